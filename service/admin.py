@@ -1,0 +1,179 @@
+"""Administrative operations behind the command line (and the tests and the demo)."""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from itertools import islice
+
+from sqlalchemy import insert, select
+from sqlalchemy.orm import Session
+
+from . import keys
+from .models import ApiKey, Organization, Project, Query, Tag, new_uuid, query_tags, utcnow
+from .validation import MAX_CODE, MAX_STRING
+
+COLOR = re.compile(r"#[0-9a-fA-F]{6}")
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+class AdminError(ValueError):
+    """A sentence for the person at the command line."""
+
+
+def create_org(session: Session, name: str) -> str:
+    org = Organization(name=_text(name, "organization name"))
+    session.add(org)
+    session.flush()
+    return org.id
+
+
+def create_key(session: Session, org_id: str, prefix: str, project_id: str | None = None,
+               name: str = "") -> str:
+    _organization(session, org_id)
+    if project_id is not None:
+        project = session.get(Project, project_id)
+        if project is None or project.org_id != org_id:
+            raise AdminError(f"No project {project_id} in organization {org_id}.")
+    key = keys.generate(prefix)
+    session.add(ApiKey(
+        org_id=org_id, project_id=project_id, name=name, key_hash=keys.digest(key),
+        prefix=keys.visible_prefix(key), last_four=key[-4:],
+    ))
+    session.flush()
+    return key
+
+
+def revoke_key(session: Session, key: str) -> None:
+    found = session.scalar(select(ApiKey).where(ApiKey.key_hash == keys.digest(key)))
+    if found is None:
+        raise AdminError("No such key.")
+    if found.revoked_at is None:
+        found.revoked_at = utcnow()
+
+
+def create_project(session: Session, org_id: str, name: str) -> str:
+    _organization(session, org_id)
+    project = Project(org_id=org_id, name=_text(name, "project name"))
+    session.add(project)
+    session.flush()
+    return project.id
+
+
+def create_tag(session: Session, project_id: str, name: str, color: str) -> int:
+    if session.get(Project, project_id) is None:
+        raise AdminError(f"No project {project_id}.")
+    if not COLOR.fullmatch(color):
+        raise AdminError(f"Colour {color!r} is not #RRGGBB.")
+    name = _text(name, "tag name")
+    exists = session.scalar(select(Tag.id).where(
+        Tag.project_id == project_id, Tag.name_folded == name.casefold()))
+    if exists is not None:
+        raise AdminError(f"The project already has a tag named {name!r}.")
+    tag = Tag(project_id=project_id, name=name, name_folded=name.casefold(),
+              color=color.lower())
+    session.add(tag)
+    session.flush()
+    return tag.id
+
+
+def set_limits(session: Session, org_id: str, per_second: int, per_minute: int,
+               per_hour: int) -> None:
+    org = _organization(session, org_id)
+    if min(per_second, per_minute, per_hour) < 1:
+        raise AdminError("Limits must be positive whole numbers.")
+    org.limit_per_second, org.limit_per_minute, org.limit_per_hour = (
+        per_second, per_minute, per_hour)
+
+
+def normalize_query(query: str, language: str, country: str) -> tuple[str, str, str]:
+    query = _text(query, "query", MAX_STRING)
+    language = _text(language, "language", MAX_CODE).lower()
+    country = _text(country, "country", MAX_CODE).upper()
+    return query, language, country
+
+
+NewQuery = tuple[str, str, str, list[int], datetime | None]  # query, language, country, tags, time
+
+
+def insert_queries(session: Session, project_id: str, rows: Iterable[NewQuery],
+                   batch_size: int = 5000) -> int:
+    """Insert normalized rows in batches; a key the project already has is skipped."""
+    count = 0
+    iterator = iter(rows)
+    while batch := list(islice(iterator, batch_size)):
+        count += _insert_batch(session, project_id, batch)
+    return count
+
+
+def _insert_batch(session: Session, project_id: str, batch: list[NewQuery]) -> int:
+    unique: dict[tuple[str, str, str], NewQuery] = {}
+    for row in batch:
+        unique.setdefault(row[:3], row)
+    existing = {tuple(row) for row in session.execute(
+        select(Query.query, Query.language, Query.country).where(
+            Query.project_id == project_id, Query.query.in_({key[0] for key in unique})))}
+    fresh = [row for key, row in unique.items() if key not in existing]
+    if not fresh:
+        return 0
+    ids = [new_uuid() for _ in fresh]
+    now = utcnow()
+    session.execute(insert(Query), [
+        {"id": query_id, "project_id": project_id, "query": q, "language": lang,
+         "country": country, "updated_at": updated_at or now}
+        for query_id, (q, lang, country, _, updated_at) in zip(ids, fresh, strict=True)
+    ])
+    pk_by_id = {query_id: pk for query_id, pk in session.execute(
+        select(Query.id, Query.pk).where(Query.id.in_(ids)))}
+    links = [{"query_pk": pk_by_id[query_id], "tag_id": tag_id}
+             for query_id, row in zip(ids, fresh, strict=True) for tag_id in set(row[3])]
+    if links:
+        session.execute(insert(query_tags), links)
+    return len(fresh)
+
+
+def import_csv(session: Session, project_id: str, lines: Iterable[str]) -> int:
+    """CSV with header query,language,country,tags (tag names joined by ';')."""
+    if session.get(Project, project_id) is None:
+        raise AdminError(f"No project {project_id}.")
+    reader = csv.DictReader(lines)
+    if reader.fieldnames is None or not {"query", "language", "country"} <= set(
+            reader.fieldnames):
+        raise AdminError("The CSV header must be query,language,country,tags.")
+    tag_ids = {folded: tag_id for tag_id, folded in session.execute(
+        select(Tag.id, Tag.name_folded).where(Tag.project_id == project_id))}
+
+    def rows() -> Iterator[NewQuery]:
+        for line_number, record in enumerate(reader, start=2):
+            try:
+                query, language, country = normalize_query(
+                    record["query"] or "", record["language"] or "", record["country"] or "")
+            except AdminError as error:
+                raise AdminError(f"Line {line_number}: {error}") from None
+            names = [n.strip() for n in (record.get("tags") or "").split(";") if n.strip()]
+            unknown = [n for n in names if n.casefold() not in tag_ids]
+            if unknown:
+                raise AdminError(f"Line {line_number}: unknown tag {unknown[0]!r}.")
+            yield query, language, country, [tag_ids[n.casefold()] for n in names], None
+
+    return insert_queries(session, project_id, rows())
+
+
+def _organization(session: Session, org_id: str) -> Organization:
+    org = session.get(Organization, org_id)
+    if org is None:
+        raise AdminError(f"No organization {org_id}.")
+    return org
+
+
+def _text(value: str, what: str, max_length: int = 200) -> str:
+    value = value.strip()
+    if not value:
+        raise AdminError(f"The {what} is empty.")
+    if len(value) > max_length:
+        raise AdminError(f"The {what} is longer than {max_length} characters.")
+    if CONTROL.search(value):
+        raise AdminError(f"The {what} contains control characters.")
+    return value

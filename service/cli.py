@@ -1,0 +1,111 @@
+"""`flask --app service <command>`: each creating command prints the new id or key alone on
+the last line of standard output."""
+
+from __future__ import annotations
+
+import click
+from flask import Flask, current_app
+
+from . import admin, schema
+from .db import session_scope
+
+
+def _engine():
+    return current_app.extensions["tagdesk_engine"]
+
+
+def _run(operation):
+    """Run an admin operation in a transaction; AdminError becomes a clean CLI error."""
+    try:
+        with session_scope(current_app) as session:
+            return operation(session)
+    except admin.AdminError as error:
+        raise click.ClickException(str(error)) from None
+
+
+@click.command("init-db")
+def init_db():
+    """Create or upgrade the schema."""
+    schema.upgrade(_engine())
+    click.echo("Database is up to date.")
+
+
+@click.command("create-org")
+@click.argument("name")
+def create_org(name):
+    """Create an organization; prints its id."""
+    click.echo(_run(lambda s: admin.create_org(s, name)))
+
+
+@click.command("create-key")
+@click.argument("org_id")
+@click.option("--project", "project_id", default=None, help="Limit the key to one project.")
+@click.option("--name", default="", help="A name to recognise the key by.")
+def create_key(org_id, project_id, name):
+    """Create an API key; prints the key (shown this once)."""
+    prefix = current_app.config["KEY_PREFIX"]
+    key = _run(lambda s: admin.create_key(s, org_id, prefix, project_id, name))
+    click.echo("Store this key now; it cannot be shown again.", err=True)
+    click.echo(key)
+
+
+@click.command("revoke-key")
+@click.argument("key")
+def revoke_key(key):
+    """Revoke a key: it stops working at once."""
+    _run(lambda s: admin.revoke_key(s, key))
+    click.echo("Key revoked.")
+
+
+@click.command("create-project")
+@click.argument("org_id")
+@click.argument("name")
+def create_project(org_id, name):
+    """Create a project; prints its id."""
+    click.echo(_run(lambda s: admin.create_project(s, org_id, name)))
+
+
+@click.command("create-tag")
+@click.argument("project_id")
+@click.argument("name")
+@click.argument("color")
+def create_tag(project_id, name, color):
+    """Create a tag (COLOR is #RRGGBB); prints its id."""
+    click.echo(_run(lambda s: admin.create_tag(s, project_id, name, color)))
+
+
+@click.command("import-queries")
+@click.argument("project_id")
+@click.argument("file", type=click.File("r", encoding="utf-8"))
+def import_queries(project_id, file):
+    """Import a CSV (query,language,country,tags with tags joined by ';'); prints the count."""
+    click.echo(_run(lambda s: admin.import_csv(s, project_id, file)))
+
+
+@click.command("set-limits")
+@click.argument("org_id")
+@click.argument("per_second", type=click.IntRange(min=1))
+@click.argument("per_minute", type=click.IntRange(min=1))
+@click.argument("per_hour", type=click.IntRange(min=1))
+def set_limits(org_id, per_second, per_minute, per_hour):
+    """Set an organization's custom rate limits."""
+    _run(lambda s: admin.set_limits(s, org_id, per_second, per_minute, per_hour))
+    click.echo(f"Limits set: {per_second}/s, {per_minute}/min, {per_hour}/h.")
+
+
+@click.command("seed-demo")
+@click.option("--queries", "count", default=5000, show_default=True,
+              type=click.IntRange(min=0, max=5_000_000), help="Queries in the first project.")
+def seed_demo(count):
+    """Create the demo organization with projects, tags and queries; prints the demo key."""
+    from . import demo
+
+    schema.upgrade(_engine())
+    key = demo.seed(current_app, count, progress=lambda m: click.echo(m, err=True))
+    click.echo(key)
+
+
+def register(app: Flask) -> None:
+    for command in (init_db, create_org, create_key, revoke_key, create_project, create_tag,
+                    import_queries, set_limits, seed_demo):
+        app.cli.add_command(command)

@@ -1,0 +1,25 @@
+"""Service configuration: defaults, then environment variables, then a test's overrides."""
+
+import os
+from pathlib import Path
+
+DEFAULT_LIMITS = (10, 300, 10_000)  # per second, per minute, per hour
+MAX_BODY_BYTES = 1024 * 1024
+
+
+def load_config(instance_path: str, overrides: dict | None = None) -> dict:
+    config = {
+        "DATABASE_URL": os.environ.get("TAGDESK_DATABASE_URL")
+        or "sqlite:///" + str(Path(instance_path) / "tagdesk.sqlite3"),
+        "REDIS_URL": os.environ.get("TAGDESK_REDIS_URL") or None,
+        "KEY_PREFIX": os.environ.get("TAGDESK_KEY_PREFIX") or "tdk",
+        "DEFAULT_LIMITS": DEFAULT_LIMITS,
+        "MAX_CONTENT_LENGTH": MAX_BODY_BYTES,
+        # Seconds between writes of a key's last_used_at: one write per request would make
+        # every read a write; a minute's precision is what people need to spot idle keys.
+        "LAST_USED_PRECISION": 60,
+        "SECRET_KEY": os.environ.get("TAGDESK_SERVICE_SECRET_KEY") or None,
+    }
+    if overrides:
+        config.update(overrides)
+    return config

@@ -1,0 +1,83 @@
+"""Engine and sessions. One engine per app; a session per request, closed at teardown."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from flask import current_app, g
+from sqlalchemy import create_engine, event
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+
+def make_engine(url: str) -> Engine:
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_pragmas(dbapi_connection, _record):
+            # SQLAlchemy, not pysqlite, decides when transactions begin (see _sqlite_begin).
+            dbapi_connection.isolation_level = None
+            # WAL lets readers run while a bulk update writes; foreign keys are off by default.
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute("PRAGMA cache_size=-65536")
+            cursor.execute("PRAGMA mmap_size=1073741824")
+            cursor.execute("PRAGMA temp_store=MEMORY")
+            cursor.close()
+
+        @event.listens_for(engine, "begin")
+        def _sqlite_begin(connection):
+            # A writer takes the write lock up front: a deferred transaction that reads and
+            # then writes fails at once (SQLITE_BUSY) when another writer got there first.
+            mode = connection.get_execution_options().get("sqlite_begin", "DEFERRED")
+            connection.exec_driver_sql(f"BEGIN {mode}")
+
+        return engine
+    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=10)
+
+
+def is_sqlite(engine: Engine) -> bool:
+    return engine.dialect.name == "sqlite"
+
+
+def get_session() -> Session:
+    if "db_session" not in g:
+        g.db_session = current_app.extensions["tagdesk_sessionmaker"]()
+    return g.db_session
+
+
+def begin_write(session: Session) -> None:
+    """Start a write transaction that holds SQLite's write lock from its first statement."""
+    if session.in_transaction():
+        session.commit()
+    session.connection(execution_options={"sqlite_begin": "IMMEDIATE"})
+
+
+def close_session(_exc=None) -> None:
+    session = g.pop("db_session", None)
+    if session is not None:
+        session.close()
+
+
+@contextmanager
+def session_scope(app):
+    """A session outside a request (command line, seeding), committed on success."""
+    session: Session = app.extensions["tagdesk_sessionmaker"]()
+    try:
+        yield session
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    finally:
+        session.close()
+
+
+def init_app(app) -> None:
+    engine = make_engine(app.config["DATABASE_URL"])
+    app.extensions["tagdesk_engine"] = engine
+    app.extensions["tagdesk_sessionmaker"] = sessionmaker(engine, expire_on_commit=False)
+    app.teardown_appcontext(close_session)

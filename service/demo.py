@@ -1,0 +1,52 @@
+"""The demo organization: three projects, about twenty tags, realistic multilingual queries."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+
+from . import admin
+from .db import session_scope
+from .demo_data import PROJECTS, TAGS, assign_tags, generate_queries
+from .models import utcnow
+
+DEMO_ORG_NAME = "Demo organization"
+SMALL_PROJECT_TAGS = 8
+BATCH = 5000
+
+
+def seed(app, count: int, progress: Callable[[str], None] = lambda _m: None,
+         seed_value: int = 7) -> str:
+    """Create the demo organization; `count` queries go to the first project. Returns a key."""
+    rng = random.Random(seed_value)
+    with session_scope(app) as session:
+        org_id = admin.create_org(session, DEMO_ORG_NAME)
+        key = admin.create_key(session, org_id, app.config["KEY_PREFIX"], name="Demo key")
+        plan = []
+        for position, project_name in enumerate(PROJECTS):
+            project_id = admin.create_project(session, org_id, project_name)
+            tags = TAGS if position == 0 else TAGS[:SMALL_PROJECT_TAGS]
+            tag_ids = [admin.create_tag(session, project_id, name, color)
+                       for name, color in tags]
+            size = count if position == 0 else min(1000, count // 10)
+            plan.append((project_id, project_name, tag_ids, size))
+
+    for project_id, project_name, tag_ids, size in plan:
+        rows = _rows(size, tag_ids, rng, seed_value + len(project_name))
+        inserted = 0
+        with session_scope(app) as session:
+            inserted = admin.insert_queries(session, project_id, rows, batch_size=BATCH)
+        progress(f"{project_name}: {inserted:,} queries")
+    return key
+
+
+def _rows(size: int, tag_ids: list[int], rng: random.Random, seed_value: int) -> Iterator:
+    now = utcnow()
+    year = 365 * 24 * 3600
+    for index, (query, language, country) in enumerate(generate_queries(size, seed_value)):
+        picked = [tag_ids[i] for i in assign_tags(index, query, language, country, rng)
+                  if i < len(tag_ids)]
+        # Recent edits are more common than old ones, as in real tagging work.
+        age = timedelta(seconds=int(year * rng.random() ** 2), milliseconds=rng.randrange(1000))
+        yield query, language, country, picked, now - age

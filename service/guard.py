@@ -1,0 +1,68 @@
+"""Before every API request: identify the caller, then charge the rate limit.
+
+A valid key is charged to its organization (all its keys share one budget); anything else is
+charged to the client address, which also slows down key guessing.
+"""
+
+from __future__ import annotations
+
+from flask import Flask, current_app, g, request
+
+from .auth import authenticate
+from .db import get_session
+from .errors import ApiError
+from .ratelimit import Decision, RateLimiter
+
+PUBLIC_PATHS = {"/api/openapi.json"}
+
+
+def _limiter() -> RateLimiter:
+    return current_app.extensions["tagdesk_ratelimiter"]
+
+
+def _address_identity() -> str:
+    return "addr:" + (request.remote_addr or "unknown")
+
+
+def _charge(identity: str, limits) -> None:
+    decision = _limiter().hit(identity, limits)
+    g.ratelimit = decision
+    if not decision.allowed:
+        raise ApiError(
+            429,
+            f"Rate limit exceeded. Retry in {decision.retry_after} seconds.",
+        )
+
+
+def before_request() -> None:
+    defaults = current_app.config["DEFAULT_LIMITS"]
+    if request.path in PUBLIC_PATHS:
+        _charge(_address_identity(), defaults)
+        return
+    try:
+        g.caller = authenticate(get_session())
+    except ApiError:
+        _charge(_address_identity(), defaults)
+        raise
+    _charge("org:" + g.caller.org_id, g.caller.limits)
+
+
+def after_request(response):
+    decision: Decision | None = g.get("ratelimit")
+    if decision is None:
+        # Answered before the limiter ran (the database was unreachable): report the address
+        # budget without charging it.
+        try:
+            decision = _limiter().peek(_address_identity(), current_app.config["DEFAULT_LIMITS"])
+        except Exception:  # headers are best effort while the counters' store is down
+            return response
+    for name, value in decision.headers().items():
+        response.headers[name] = value
+    return response
+
+
+def init_app(app: Flask, storage_uri: str) -> None:
+    app.extensions["tagdesk_ratelimiter"] = RateLimiter(storage_uri)
+    app.before_request(before_request)
+    app.after_request(after_request)
+

@@ -1,0 +1,116 @@
+"""The service's tables. Times are naive UTC, truncated to milliseconds (the API's precision)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+
+from sqlalchemy import (
+    Column,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+def utcnow() -> datetime:
+    now = datetime.now(UTC).replace(tzinfo=None)
+    return now.replace(microsecond=now.microsecond // 1000 * 1000)
+
+
+def new_uuid() -> str:
+    return str(uuid.uuid4())
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Organization(Base):
+    __tablename__ = "organizations"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_uuid)
+    name: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    # Custom agreement limits; NULL means the deployment's defaults.
+    limit_per_second: Mapped[int | None] = mapped_column(Integer)
+    limit_per_minute: Mapped[int | None] = mapped_column(Integer)
+    limit_per_hour: Mapped[int | None] = mapped_column(Integer)
+
+
+class ApiKey(Base):
+    __tablename__ = "api_keys"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    org_id: Mapped[str] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"))
+    # A key limited to one project; NULL is an organization-wide key.
+    project_id: Mapped[str | None] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), nullable=True
+    )
+    name: Mapped[str] = mapped_column(String(200), default="")
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    prefix: Mapped[str] = mapped_column(String(40))
+    last_four: Mapped[str] = mapped_column(String(4))
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    last_used_at: Mapped[datetime | None] = mapped_column(DateTime)
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime)
+
+    organization: Mapped[Organization] = relationship(lazy="joined")
+
+
+class Project(Base):
+    __tablename__ = "projects"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_uuid)
+    org_id: Mapped[str] = mapped_column(
+        ForeignKey("organizations.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class Tag(Base):
+    __tablename__ = "tags"
+    __table_args__ = (UniqueConstraint("project_id", "name_folded"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    project_id: Mapped[str] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(200))
+    # casefold(name): names are unique and matched without regard to case.
+    name_folded: Mapped[str] = mapped_column(String(200))
+    color: Mapped[str] = mapped_column(String(7))
+
+
+query_tags = Table(
+    "query_tags",
+    Base.metadata,
+    Column("query_pk", ForeignKey("queries.pk", ondelete="CASCADE"), primary_key=True),
+    Column("tag_id", ForeignKey("tags.id", ondelete="CASCADE"), primary_key=True),
+    Index("ix_query_tags_tag", "tag_id", "query_pk"),
+)
+
+
+class Query(Base):
+    """A search query. `pk` is an internal integer key (small joins, FTS rowid); `id` is public."""
+
+    __tablename__ = "queries"
+    __table_args__ = (
+        UniqueConstraint("project_id", "query", "language", "country", name="uq_queries_key"),
+        Index("ix_queries_updated", "project_id", "updated_at", "id"),
+        Index("ix_queries_language", "project_id", "language", "country"),
+        Index("ix_queries_country", "project_id", "country"),
+    )
+
+    pk: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    id: Mapped[str] = mapped_column(String(36), unique=True, default=new_uuid)
+    project_id: Mapped[str] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    query: Mapped[str] = mapped_column(Text)
+    language: Mapped[str] = mapped_column(String(35))  # stored lower-case
+    country: Mapped[str] = mapped_column(String(35))  # stored upper-case
+    updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)

@@ -1,0 +1,100 @@
+"""Per-organization rate limits over three sliding windows, on the `limits` library.
+
+`limits` gives the counters (memory, or Redis so that every service process shares one
+budget). What it does not give, and this module adds: all three windows are checked before any
+is charged, so a rejected request costs nothing; and the headers describe the window closest
+to exhaustion, with Retry-After only on a 429.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+from limits import RateLimitItemPerHour, RateLimitItemPerMinute, RateLimitItemPerSecond
+from limits.storage import storage_from_string
+from limits.strategies import MovingWindowRateLimiter
+
+WINDOW_TYPES = (RateLimitItemPerSecond, RateLimitItemPerMinute, RateLimitItemPerHour)
+
+
+@dataclass(frozen=True)
+class WindowState:
+    limit: int
+    remaining: int
+    reset_at: float  # when the oldest counted request leaves the window
+    seconds: int
+
+    def headers(self) -> dict[str, str]:
+        return {
+            "X-RateLimit-Limit": str(self.limit),
+            "X-RateLimit-Remaining": str(max(self.remaining, 0)),
+            "X-RateLimit-Reset": str(math.ceil(self.reset_at)),
+        }
+
+
+@dataclass(frozen=True)
+class Decision:
+    allowed: bool
+    window: WindowState  # the one reported in the headers
+
+    def headers(self) -> dict[str, str]:
+        headers = self.window.headers()
+        if not self.allowed:
+            headers["Retry-After"] = str(self.retry_after)
+        return headers
+
+    @property
+    def retry_after(self) -> int:
+        return max(1, math.ceil(self.window.reset_at - time.time()))
+
+
+def closest_to_exhaustion(windows: list[WindowState]) -> WindowState:
+    # Fewest requests left; on a tie the longest window, whose wait is the one that matters.
+    return min(windows, key=lambda w: (w.remaining, -w.seconds))
+
+
+class RateLimiter:
+    def __init__(self, storage_uri: str):
+        self.storage = storage_from_string(storage_uri)
+        self.strategy = MovingWindowRateLimiter(self.storage)
+
+    def _items(self, limits: tuple[int, int, int]):
+        return [kind(amount) for kind, amount in zip(WINDOW_TYPES, limits, strict=True)]
+
+    def _states(self, identity: str, limits: tuple[int, int, int]) -> list[WindowState]:
+        states = []
+        for item in self._items(limits):
+            stats = self.strategy.get_window_stats(item, identity)
+            states.append(WindowState(item.amount, stats.remaining, stats.reset_time,
+                                      item.get_expiry()))
+        return states
+
+    def peek(self, identity: str, limits: tuple[int, int, int]) -> Decision:
+        """The current state without charging a request (for responses that bypass `hit`)."""
+        states = self._states(identity, limits)
+        window = closest_to_exhaustion(states)
+        return Decision(window.remaining > 0, window)
+
+    def hit(self, identity: str, limits: tuple[int, int, int]) -> Decision:
+        states = self._states(identity, limits)
+        exhausted = [s for s in states if s.remaining <= 0]
+        if exhausted:
+            # The window that frees last is the one the caller must wait for.
+            return Decision(False, max(exhausted, key=lambda s: s.reset_at))
+        now = time.time()
+        charged = []
+        for item, state in zip(self._items(limits), states, strict=True):
+            if not self.strategy.hit(item, identity):
+                # Another process took the last request between our check and our charge.
+                return Decision(False, WindowState(state.limit, 0, state.reset_at,
+                                                   state.seconds))
+            empty_before = state.remaining >= state.limit
+            charged.append(WindowState(
+                state.limit,
+                state.remaining - 1,
+                now + state.seconds if empty_before else state.reset_at,
+                state.seconds,
+            ))
+        return Decision(True, closest_to_exhaustion(charged))

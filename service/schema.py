@@ -1,0 +1,26 @@
+"""Create or upgrade the schema with Alembic (used by `init-db`, the demo and the tests)."""
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import inspect
+from sqlalchemy.engine import Engine
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+
+
+def alembic_config(connection) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.attributes["connection"] = connection
+    return config
+
+
+def upgrade(engine: Engine) -> None:
+    with engine.begin() as connection:
+        command.upgrade(alembic_config(connection), "head")
+
+
+def is_initialized(engine: Engine) -> bool:
+    return inspect(engine).has_table("organizations")

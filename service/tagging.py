@@ -1,0 +1,106 @@
+"""Set tags on many queries: match each item, replace its tag set, all or nothing."""
+
+from __future__ import annotations
+
+from sqlalchemy import bindparam, delete, insert, select, update
+from sqlalchemy.orm import Session
+
+from .db import begin_write
+from .errors import BadRequest, NotFound
+from .models import Query, Tag, query_tags, utcnow
+from .records import query_record
+from .search import tags_by_query
+from .validation import SetTagsItem
+
+NAMED_AT_MOST = 10  # an error names this many items; beyond that it counts them
+
+
+def item_key(item: SetTagsItem) -> tuple[str, str, str]:
+    return item.query, item.language.lower(), item.country.upper()
+
+
+def describe_item(key: tuple[str, str, str]) -> str:
+    query, language, country = key
+    return f'"{query}" ({language}, {country})'
+
+
+def _named(messages: list[str]) -> list[str]:
+    if len(messages) <= NAMED_AT_MOST:
+        return messages
+    return [*messages[:NAMED_AT_MOST], f"… and {len(messages) - NAMED_AT_MOST} more."]
+
+
+def _check_items(session: Session, project_id: str, items: list[SetTagsItem]) -> None:
+    errors, first_seen = [], {}
+    for position, item in enumerate(items):
+        key = item_key(item)
+        if key in first_seen:
+            errors.append(
+                f"Item {position} repeats item {first_seen[key]} ({describe_item(key)})."
+            )
+        first_seen.setdefault(key, position)
+    wanted = {tag_id for item in items for tag_id in item.tagIds}
+    if wanted:
+        known = set(session.scalars(
+            select(Tag.id).where(Tag.project_id == project_id, Tag.id.in_(wanted))
+        ))
+        errors += [f"Tag {tag_id} is not a tag of this project."
+                   for tag_id in sorted(wanted - known)]
+    if errors:
+        raise BadRequest(_named(errors))
+
+
+def _match(session: Session, project_id: str, items: list[SetTagsItem]) -> dict:
+    texts = {item.query for item in items}
+    rows = session.execute(
+        select(Query.pk, Query.id, Query.project_id, Query.query, Query.language,
+               Query.country, Query.updated_at)
+        .where(Query.project_id == project_id, Query.query.in_(texts))
+        .order_by(Query.pk)
+        # Row locks serialize concurrent writers on the same queries (PostgreSQL); SQLite
+        # takes its write lock when the transaction begins.
+        .with_for_update()
+    ).all()
+    return {(row.query, row.language, row.country): row for row in rows}
+
+
+def set_tags(session: Session, project_id: str, items: list[SetTagsItem]) -> list[dict]:
+    begin_write(session)
+    _check_items(session, project_id, items)
+    matched = _match(session, project_id, items)
+    missing = [describe_item(item_key(i)) for i in items if item_key(i) not in matched]
+    if missing:
+        raise NotFound(_named([f"No query {name} in this project." for name in missing]))
+
+    current = tags_by_query(session, [row.pk for row in matched.values()])
+    now = utcnow()
+    additions, removals, changed = [], [], set()
+    for item in items:
+        row = matched[item_key(item)]
+        before, after = set(current.get(row.pk, [])), set(item.tagIds)
+        if before != after:
+            changed.add(row.pk)
+            additions += [{"query_pk": row.pk, "tag_id": t} for t in after - before]
+            removals += [{"q": row.pk, "t": t} for t in before - after]
+            current[row.pk] = sorted(after)
+
+    if removals:
+        session.execute(
+            delete(query_tags)
+            .where(query_tags.c.query_pk == bindparam("q"), query_tags.c.tag_id == bindparam("t"))
+            .execution_options(synchronize_session=False),
+            removals,
+        )
+    if additions:
+        session.execute(insert(query_tags), additions)
+    if changed:
+        session.execute(update(Query).where(Query.pk.in_(changed)).values(updated_at=now))
+    session.commit()
+
+    records = []
+    for item in items:
+        row = matched[item_key(item)]
+        updated_at = now if row.pk in changed else row.updated_at
+        records.append(query_record(row, current.get(row.pk, []), updated_at))
+    return records
+

@@ -1,0 +1,140 @@
+"""Request bodies: strict JSON parsing and pydantic models that forbid unknown fields."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Annotated
+
+from flask import request
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+)
+
+from .errors import ApiError, BadRequest
+
+MAX_STRING = 1000
+MAX_CODE = 35
+MAX_ITEMS = 1000
+MAX_LIMIT = 1000
+DEFAULT_LIMIT = 50
+MAX_PAGE = 1_000_000_000
+
+# C0 controls and DEL; unpaired surrogates cannot be stored by every database.
+_FORBIDDEN_CHARACTERS = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
+
+
+def _printable(value: str) -> str:
+    if _FORBIDDEN_CHARACTERS.search(value):
+        raise ValueError("must not contain control characters or unpaired surrogates")
+    return value
+
+
+Text = Annotated[StrictStr, Field(max_length=MAX_STRING), AfterValidator(_printable)]
+Code = Annotated[StrictStr, Field(max_length=MAX_CODE), AfterValidator(_printable)]
+TagRef = StrictInt | Text
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class SortItem(Strict):
+    field: StrictStr
+    direction: StrictStr = "ASC"
+
+
+class Paged(Strict):
+    page: Annotated[StrictInt, Field(ge=1, le=MAX_PAGE)] = 1
+    limit: Annotated[StrictInt, Field(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT
+    sort: Annotated[list[SortItem], Field(max_length=5)] = []
+
+
+class QueryListBody(Paged):
+    query: Text | None = None
+    languages: Annotated[list[Code], Field(max_length=MAX_ITEMS)] | None = None
+    countries: Annotated[list[Code], Field(max_length=MAX_ITEMS)] | None = None
+    tagIds: Annotated[list[TagRef], Field(max_length=MAX_ITEMS)] | None = None  # noqa: N815
+    tagNames: Annotated[list[Text], Field(max_length=MAX_ITEMS)] | None = None  # noqa: N815
+
+
+class TagListBody(Paged):
+    name: Text | None = None
+
+
+class SetTagsItem(Strict):
+    query: Text
+    language: Code
+    country: Code
+    tagIds: Annotated[list[StrictInt], Field(max_length=MAX_ITEMS)]  # noqa: N815
+
+
+class SetTagsBody(Strict):
+    queries: Annotated[list[SetTagsItem], Field(max_length=MAX_ITEMS)]
+
+
+class PageParams(Strict):
+    page: Annotated[int, Field(ge=1, le=MAX_PAGE)] = 1
+    limit: Annotated[int, Field(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def read_json() -> object:
+    """The request's JSON body; an empty body is `{}`. 415 for other media types."""
+    raw = request.get_data(cache=True)  # raises 413 past MAX_CONTENT_LENGTH
+    if not raw.strip():
+        return {}
+    if request.mimetype != "application/json":
+        raise ApiError(415, "Request body must be JSON (Content-Type: application/json).")
+    try:
+        return json.loads(raw, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        raise BadRequest("Request body is not valid JSON.") from None
+
+
+def describe(error: ValidationError) -> list[str]:
+    messages = []
+    for item in error.errors(include_url=False):
+        location = ".".join(str(part) for part in item["loc"] if part not in _UNION_TAGS)
+        if item["type"] == "extra_forbidden":
+            messages.append(f"Unknown field '{location}'.")
+        elif item["type"] == "missing":
+            messages.append(f"'{location}' is required.")
+        else:
+            message = item["msg"].removeprefix("Value error, ")
+            messages.append(f"'{location}': {message}." if location else f"{message}.")
+    return messages
+
+
+# pydantic names union members in error locations ("int", "constrained-str"); people don't care.
+_UNION_TAGS = {"int", "str", "constrained-str", "function-after[_printable(), constrained-str]"}
+
+
+def parse(model: type[Strict], data: object) -> Strict:
+    if not isinstance(data, dict):
+        raise BadRequest(["Request body must be a JSON object."])
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        raise BadRequest(describe(error)) from None
+
+
+def parse_query_string(model: type[Strict]) -> Strict:
+    data = {}
+    for name, value in request.args.items():
+        if name in model.model_fields:
+            if not re.fullmatch(r"[0-9]{1,10}", value):
+                raise BadRequest([f"'{name}' must be a positive whole number."])
+            data[name] = int(value)
+        else:
+            data[name] = value
+    return parse(model, data)
