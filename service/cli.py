@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import click
 from flask import Flask, current_app
+from flask.cli import with_appcontext
 
 from . import admin, schema
 from .db import session_scope
@@ -24,6 +25,7 @@ def _run(operation):
 
 
 @click.command("init-db")
+@with_appcontext
 def init_db():
     """Create or upgrade the schema."""
     schema.upgrade(_engine())
@@ -31,6 +33,7 @@ def init_db():
 
 
 @click.command("create-org")
+@with_appcontext
 @click.argument("name")
 def create_org(name):
     """Create an organization; prints its id."""
@@ -38,6 +41,7 @@ def create_org(name):
 
 
 @click.command("create-key")
+@with_appcontext
 @click.argument("org_id")
 @click.option("--project", "project_id", default=None, help="Limit the key to one project.")
 @click.option("--name", default="", help="A name to recognise the key by.")
@@ -50,6 +54,7 @@ def create_key(org_id, project_id, name):
 
 
 @click.command("revoke-key")
+@with_appcontext
 @click.argument("key")
 def revoke_key(key):
     """Revoke a key: it stops working at once."""
@@ -58,6 +63,7 @@ def revoke_key(key):
 
 
 @click.command("create-project")
+@with_appcontext
 @click.argument("org_id")
 @click.argument("name")
 def create_project(org_id, name):
@@ -66,6 +72,7 @@ def create_project(org_id, name):
 
 
 @click.command("create-tag")
+@with_appcontext
 @click.argument("project_id")
 @click.argument("name")
 @click.argument("color")
@@ -75,6 +82,7 @@ def create_tag(project_id, name, color):
 
 
 @click.command("import-queries")
+@with_appcontext
 @click.argument("project_id")
 @click.argument("file", type=click.File("r", encoding="utf-8"))
 def import_queries(project_id, file):
@@ -83,6 +91,7 @@ def import_queries(project_id, file):
 
 
 @click.command("set-limits")
+@with_appcontext
 @click.argument("org_id")
 @click.argument("per_second", type=click.IntRange(min=1))
 @click.argument("per_minute", type=click.IntRange(min=1))
@@ -94,6 +103,7 @@ def set_limits(org_id, per_second, per_minute, per_hour):
 
 
 @click.command("seed-demo")
+@with_appcontext
 @click.option("--queries", "count", default=5000, show_default=True,
               type=click.IntRange(min=0, max=5_000_000), help="Queries in the first project.")
 def seed_demo(count):

@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from .errors import BadRequest
 from .models import Query, Tag, query_tags
-from .validation import QueryListBody, SortItem, TagListBody
+from .validation import MAX_ID, QueryListBody, SortItem, TagListBody
 
 QUERY_SORT_FIELDS = {
     "query": Query.query,
@@ -58,12 +58,16 @@ def _text_condition(session: Session, term: str):
 
 
 def _tag_ids(values: list) -> list[int]:
+    """The values that can name a tag; anything else names no tag and so matches nothing."""
     ids = []
     for value in values:
-        if isinstance(value, int):
+        if isinstance(value, str):
+            value = value.strip()
+            if not (value.isascii() and value.isdigit()):
+                continue
+            value = int(value)
+        if 1 <= value <= MAX_ID:
             ids.append(value)
-        elif value.strip().isdigit() and value.strip().isascii():
-            ids.append(int(value.strip()))
     return ids
 
 

@@ -10,7 +10,7 @@ from .errors import BadRequest, NotFound
 from .models import Query, Tag, query_tags, utcnow
 from .records import query_record
 from .search import tags_by_query
-from .validation import SetTagsItem
+from .validation import MAX_ID, SetTagsItem
 
 NAMED_AT_MOST = 10  # an error names this many items; beyond that it counts them
 
@@ -40,10 +40,11 @@ def _check_items(session: Session, project_id: str, items: list[SetTagsItem]) ->
             )
         first_seen.setdefault(key, position)
     wanted = {tag_id for item in items for tag_id in item.tagIds}
+    storable = {tag_id for tag_id in wanted if 1 <= tag_id <= MAX_ID}
     if wanted:
         known = set(session.scalars(
-            select(Tag.id).where(Tag.project_id == project_id, Tag.id.in_(wanted))
-        ))
+            select(Tag.id).where(Tag.project_id == project_id, Tag.id.in_(storable))
+        )) if storable else set()
         errors += [f"Tag {tag_id} is not a tag of this project."
                    for tag_id in sorted(wanted - known)]
     if errors:
@@ -70,7 +71,7 @@ def set_tags(session: Session, project_id: str, items: list[SetTagsItem]) -> lis
     matched = _match(session, project_id, items)
     missing = [describe_item(item_key(i)) for i in items if item_key(i) not in matched]
     if missing:
-        raise NotFound(_named([f"No query {name} in this project." for name in missing]))
+        raise NotFound(" ".join(_named([f"No query {name} in this project." for name in missing])))
 
     current = tags_by_query(session, [row.pk for row in matched.values()])
     now = utcnow()

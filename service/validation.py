@@ -10,6 +10,7 @@ from flask import request
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StrictInt,
@@ -25,6 +26,7 @@ MAX_ITEMS = 1000
 MAX_LIMIT = 1000
 DEFAULT_LIMIT = 50
 MAX_PAGE = 1_000_000_000
+MAX_ID = 2**63 - 1  # larger integers cannot name a row in any database we run on
 
 # C0 controls and DEL; unpaired surrogates cannot be stored by every database.
 _FORBIDDEN_CHARACTERS = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
@@ -36,9 +38,17 @@ def _printable(value: str) -> str:
     return value
 
 
+def _whole_number(value):
+    # JSON Schema counts 26.0 as an integer; so do we. Booleans stay rejected (strict int).
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+Int = Annotated[StrictInt, BeforeValidator(_whole_number)]
 Text = Annotated[StrictStr, Field(max_length=MAX_STRING), AfterValidator(_printable)]
 Code = Annotated[StrictStr, Field(max_length=MAX_CODE), AfterValidator(_printable)]
-TagRef = StrictInt | Text
+TagRef = Int | Text
 
 
 class Strict(BaseModel):
@@ -51,8 +61,8 @@ class SortItem(Strict):
 
 
 class Paged(Strict):
-    page: Annotated[StrictInt, Field(ge=1, le=MAX_PAGE)] = 1
-    limit: Annotated[StrictInt, Field(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT
+    page: Annotated[Int, Field(ge=1, le=MAX_PAGE)] = 1
+    limit: Annotated[Int, Field(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT
     sort: Annotated[list[SortItem], Field(max_length=5)] = []
 
 
@@ -72,7 +82,7 @@ class SetTagsItem(Strict):
     query: Text
     language: Code
     country: Code
-    tagIds: Annotated[list[StrictInt], Field(max_length=MAX_ITEMS)]  # noqa: N815
+    tagIds: Annotated[list[Int], Field(max_length=MAX_ITEMS)]  # noqa: N815
 
 
 class SetTagsBody(Strict):

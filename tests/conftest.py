@@ -129,7 +129,9 @@ class LiveServer:
         self.server = make_server("127.0.0.1", 0, app, threaded=True)
         self.port = self.server.server_port
         self.url = f"http://127.0.0.1:{self.port}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # A short poll interval keeps shutdown (and so each test's teardown) quick.
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
 
     def start(self) -> LiveServer:
         self.thread.start()

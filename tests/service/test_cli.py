@@ -1,0 +1,141 @@
+"""The command line contract: `flask --app service <command>`, ids and keys on the last line."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import requests
+
+from service import create_app
+from tests.conftest import LiveServer
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def cli(database_url):
+    """Commands run in-process through Flask's CLI runner (a process start costs seconds)."""
+    app = create_app({"TESTING": True, "DATABASE_URL": database_url})
+    runner = app.test_cli_runner()
+
+    def run(*args, ok=True):
+        result = runner.invoke(args=list(args))
+        if ok:
+            assert result.exit_code == 0, (result.output, result.exception)
+        return result
+
+    yield run
+    app.extensions["tagdesk_engine"].dispose()
+
+
+def last_line(result):
+    return result.stdout.strip().splitlines()[-1]
+
+
+def test_the_real_command_line_prints_ids_on_the_last_line(database_url):
+    env = {**os.environ, "TAGDESK_DATABASE_URL": database_url}
+    env.pop("TAGDESK_REDIS_URL", None)
+
+    def flask(*args):
+        result = subprocess.run([sys.executable, "-m", "flask", "--app", "service", *args],
+                                cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+        return result.stdout.strip().splitlines()[-1]
+
+    flask("init-db")
+    org = flask("create-org", "Acme")
+    assert len(org) == 36 and org.count("-") == 4
+    assert flask("create-key", org).startswith("tdk_live_")
+
+
+def test_whole_command_line_against_a_live_service(cli, database_url, tmp_path):
+    cli("init-db")
+    org = last_line(cli("create-org", "Acme GmbH"))
+    key = last_line(cli("create-key", org))
+    project = last_line(cli("create-project", org, "Shop search"))
+    tag = int(last_line(cli("create-tag", project, "brand", "#1F77B4")))
+    csv_file = tmp_path / "queries.csv"
+    csv_file.write_text("query,language,country,tags\n"
+                        "laufschuhe damen,DE,de,brand\n"
+                        '"shoes, red",en,US,\n'
+                        "größe 39,de,AT,Brand;brand\n", encoding="utf-8")
+    assert last_line(cli("import-queries", project, str(csv_file))) == "3"
+    assert last_line(cli("import-queries", project, str(csv_file))) == "0"
+    cli("set-limits", org, "2", "100", "1000")
+
+    app = create_app({"TESTING": True, "DATABASE_URL": database_url})
+    server = LiveServer(app).start()
+    try:
+        headers = {"x-api-key": key, "x-project-id": project}
+        body = requests.post(server.url + "/api/queries/list", json={"sort": [{"field": "query"}]},
+                             headers=headers, timeout=10).json()
+        assert [(r["query"], r["language"], r["country"], r["tags"]) for r in body["results"]] == [
+            ("größe 39", "de", "AT", [tag]),
+            ("laufschuhe damen", "de", "DE", [tag]),
+            ("shoes, red", "en", "US", []),
+        ]
+        third = [requests.get(server.url + "/api/projects/list", headers=headers, timeout=10)
+                 for _ in range(2)][-1]
+        assert third.status_code == 429 or third.headers["X-RateLimit-Limit"] == "2"
+        cli("revoke-key", key)
+        assert requests.get(server.url + "/api/projects/list", headers=headers,
+                            timeout=10).status_code == 401
+    finally:
+        server.stop()
+        app.extensions["tagdesk_engine"].dispose()
+
+
+def test_seed_demo_prints_a_working_key(cli, database_url):
+    key = last_line(cli("seed-demo", "--queries", "300"))
+    assert key.startswith("tdk_live_")
+    app = create_app({"TESTING": True, "DATABASE_URL": database_url})
+    server = LiveServer(app).start()
+    try:
+        projects = requests.get(server.url + "/api/projects/list", headers={"x-api-key": key},
+                                timeout=10).json()["results"]
+        assert len(projects) == 3
+        totals = []
+        for project in projects:
+            headers = {"x-api-key": key, "x-project-id": project["id"]}
+            body = requests.post(server.url + "/api/queries/list", json={"limit": 1000},
+                                 headers=headers, timeout=10).json()
+            totals.append(body["page"]["totalRecords"])
+            languages = {r["language"] for r in body["results"]}
+            assert body["page"]["totalRecords"] == 0 or len(languages) >= 2
+        assert sorted(totals) == [30, 30, 300]
+        tags = requests.post(server.url + "/api/tags/list", json={}, timeout=10,
+                             headers={"x-api-key": key, "x-project-id": projects[0]["id"]})
+        assert tags.status_code == 200
+    finally:
+        server.stop()
+        app.extensions["tagdesk_engine"].dispose()
+
+
+@pytest.mark.parametrize("args,message", [
+    (["create-key", "00000000-0000-4000-8000-000000000000"], "No organization"),
+    (["create-project", "nope", "x"], "No organization"),
+    (["create-tag", "nope", "x", "#000000"], "No project"),
+    (["set-limits", "nope", "0", "1", "1"], "Invalid value"),
+    (["revoke-key", "tdk_live_unknown"], "No such key"),
+])
+def test_errors_are_sentences_not_tracebacks(cli, args, message):
+    cli("init-db")
+    result = cli(*args, ok=False)
+    assert result.exit_code != 0
+    assert message in result.output
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_bad_colour_and_bad_csv_are_refused(cli, tmp_path):
+    cli("init-db")
+    org = last_line(cli("create-org", "Acme"))
+    project = last_line(cli("create-project", org, "P"))
+    result = cli("create-tag", project, "x", "red", ok=False)
+    assert "#RRGGBB" in result.output
+    bad = tmp_path / "bad.csv"
+    bad.write_text("query,language,country,tags\nx,en,US,unknown-tag\n", encoding="utf-8")
+    result = cli("import-queries", project, str(bad), ok=False)
+    assert "Line 2: unknown tag" in result.output

@@ -1,0 +1,118 @@
+"""Rate limits per organization over real HTTP: 10/s, 300/min, 10,000/h by default."""
+
+import re
+import time
+
+import pytest
+
+from service.config import DEFAULT_LIMITS
+from tests.conftest import Api
+
+
+@pytest.fixture
+def service_config(service_config):
+    return {**service_config, "DEFAULT_LIMITS": DEFAULT_LIMITS}
+
+
+def burst(api, count):
+    return [api.projects() for _ in range(count)]
+
+
+def test_eleventh_request_within_a_second_is_429_with_exact_body(api):
+    started = time.time()
+    responses = burst(api, 11)
+    assert time.time() - started < 1, "the burst must fit in one second to mean anything"
+    assert [r.status_code for r in responses] == [200] * 10 + [429]
+    rejected = responses[-1]
+    body = rejected.json()
+    assert set(body) == {"statusCode", "message", "error"}
+    assert body["statusCode"] == 429 and body["error"] == "Too Many Requests"
+    seconds = int(re.fullmatch(r"Rate limit exceeded\. Retry in (\d+) seconds\.",
+                               body["message"]).group(1))
+    assert rejected.headers["Retry-After"] == str(seconds)
+    assert seconds == 1
+    assert rejected.headers["X-RateLimit-Limit"] == "10"
+    assert rejected.headers["X-RateLimit-Remaining"] == "0"
+
+
+def test_headers_on_every_response_and_retry_after_only_on_429(api, world):
+    responses = [api.projects(), api.queries(), api.tags(), api.call("GET", "/api/nothing"),
+                 api.queries(limit=5000)]
+    for response in responses:
+        assert response.status_code != 429
+        for name in ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"):
+            assert response.headers[name].isdigit(), name
+        assert "Retry-After" not in response.headers
+    remaining = [int(r.headers["X-RateLimit-Remaining"]) for r in responses]
+    assert remaining == [9, 8, 7, 6, 5]
+    reset = int(responses[0].headers["X-RateLimit-Reset"])
+    assert time.time() <= reset <= time.time() + 2
+
+
+def test_headers_report_the_window_closest_to_exhaustion(live_service, world):
+    world.set_limits(10, 300, 11)
+    api = Api(live_service.url, world.key, world.project_id)
+    api.projects()
+    second = api.projects()
+    # per-hour has 9 left, per-second 8: the per-second window is closest.
+    assert (second.headers["X-RateLimit-Limit"], second.headers["X-RateLimit-Remaining"]) == (
+        "10", "8")
+    time.sleep(1.05)
+    for _ in range(5):
+        last = api.projects()
+    # per-second has 5 left, per-hour 4: per-hour is reported, resetting in about an hour.
+    assert (last.headers["X-RateLimit-Limit"], last.headers["X-RateLimit-Remaining"]) == (
+        "11", "4")
+    assert int(last.headers["X-RateLimit-Reset"]) >= time.time() + 3500
+
+
+def test_on_a_tie_the_longer_window_is_reported(live_service, world):
+    world.set_limits(10, 10, 1000)
+    response = Api(live_service.url, world.key, world.project_id).projects()
+    assert response.headers["X-RateLimit-Remaining"] == "9"
+    assert int(response.headers["X-RateLimit-Reset"]) >= time.time() + 55
+
+
+def test_rejected_requests_do_not_consume_quota(live_service, world):
+    world.set_limits(2, 4, 100)
+    api = Api(live_service.url, world.key, world.project_id)
+    assert [r.status_code for r in burst(api, 6)] == [200, 200, 429, 429, 429, 429]
+    time.sleep(1.05)
+    # Only the two accepted requests count against the minute: two more fit.
+    assert [r.status_code for r in burst(api, 2)] == [200, 200]
+    time.sleep(1.05)
+    rejected = api.projects()
+    assert rejected.status_code == 429
+    assert rejected.headers["X-RateLimit-Limit"] == "4"
+    assert 55 <= int(rejected.headers["Retry-After"]) <= 60
+
+
+def test_keys_of_one_organization_share_a_budget(live_service, world):
+    other_key = world.new_key()
+    first = Api(live_service.url, world.key, world.project_id)
+    second = Api(live_service.url, other_key, world.project_id)
+    assert all(r.status_code == 200 for r in burst(first, 5) + burst(second, 5))
+    assert first.projects().status_code == 429
+    assert second.projects().status_code == 429
+
+
+def test_organizations_have_separate_budgets(live_service, world):
+    _, their_key, their_project = world.new_org()
+    ours = Api(live_service.url, world.key, world.project_id)
+    theirs = Api(live_service.url, their_key, their_project)
+    assert burst(ours, 11)[-1].status_code == 429
+    assert [r.status_code for r in burst(theirs, 10)] == [200] * 10
+
+
+def test_custom_limits_apply(live_service, world):
+    world.set_limits(3, 100, 1000)
+    api = Api(live_service.url, world.key, world.project_id)
+    assert [r.status_code for r in burst(api, 4)] == [200, 200, 200, 429]
+    assert api.projects().headers["X-RateLimit-Limit"] == "3"
+
+
+def test_requests_without_a_valid_key_are_limited_per_address(live_service, world):
+    anonymous = Api(live_service.url, "tdk_live_guess", None)
+    assert [r.status_code for r in burst(anonymous, 11)] == [401] * 10 + [429]
+    # The organization's own budget is untouched.
+    assert Api(live_service.url, world.key, None).projects().status_code == 200
