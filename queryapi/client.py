@@ -1,0 +1,246 @@
+"""The client of the Query & Tag API: one per signed-in dashboard session, or per bulk job.
+
+Why retrying is safe. Both modes may send a request again after a failure whose outcome is
+unknown (a read timeout, a dropped connection, a 503 from a proxy in front of the service), so
+every call this client makes must give the same result when repeated:
+
+- The three list calls (projects, queries, tags) only read. Repeating one changes nothing.
+  (Two of them are POSTs only because their filters travel in a JSON body.)
+- set-tags *replaces* each query's tag set with the one given; it does not add to it. Applying
+  the same items twice leaves the same tags as applying them once (the service does not even
+  touch `updatedAt` the second time, since nothing changed). The same holds for a long list
+  split into batches: if batch 3 of 5 fails, calling `set_tags` again with the whole list
+  re-applies batches 1 and 2 to the same effect and goes on.
+
+This is why urllib3's Retry is configured to retry POST and PATCH as well as GET (retries.py).
+Deltas ("add this tag") are not idempotent; the dashboard computes them into full tag sets
+from the tags as they stand just before the write, and sends those.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+from .errors import ApiError, InvalidRequest
+from .keys import ApiKey
+from .records import (
+    Project,
+    ProjectPage,
+    Query,
+    QueryFilters,
+    QueryPage,
+    Tag,
+    TagAssignment,
+    TagPage,
+    read_project_page,
+    read_queries,
+    read_query_page,
+    read_tag_page,
+)
+from .retries import Mode
+from .stats import ClientStats
+from .transport import Transport, encode
+
+# The largest page and set-tags batch the service accepts, and its body limit (1 MiB) with
+# room to spare for the envelope.
+MAX_PAGE_SIZE = 1000
+MAX_BATCH = 1000
+MAX_BODY_BYTES = 1_000_000
+# Walking every page sorts by id: a record edited during the walk keeps its place, so none is
+# skipped or seen twice (the default order, updatedAt DESC, would move it to the front).
+WALK_ORDER = [("id", "ASC")]
+
+PROJECTS = "/api/projects/list"
+QUERIES = "/api/queries/list"
+SET_TAGS = "/api/queries/many/tags-only"
+TAGS = "/api/tags/list"
+
+Listing = TypeVar("Listing", ProjectPage, QueryPage, TagPage)
+
+
+class Client:
+    """HTTP client of the Query & Tag API for one organization key.
+
+    `mode`: Mode.INTERACTIVE (default) waits at most about `interactive_budget` seconds per
+    call and otherwise raises RateLimited/Unavailable with the wait; Mode.BACKGROUND paces
+    itself to the rate limit and retries (429 after Retry-After; 503 after `unavailable_wait`
+    seconds, doubling; connection and read errors with backoff), `retries` times each.
+    `timeout`: (connect, read) seconds, on every request.
+    """
+
+    def __init__(self, base_url: str, api_key: str, mode: Mode | str = Mode.INTERACTIVE,
+                 timeout: float | tuple[float, float] = (3.05, 30), *,
+                 unavailable_wait: float = 30.0, retries: int = 6, backoff_factor: float = 0.5,
+                 interactive_budget: float = 2.0):
+        parts = urlsplit(str(base_url))
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"The base URL must start with http:// or https://: {base_url!r}")
+        self._base_url = str(base_url).rstrip("/")
+        self._key = api_key if isinstance(api_key, ApiKey) else ApiKey(api_key)
+        self._mode = Mode(mode)
+        self._timeout = (timeout, timeout) if isinstance(timeout, int | float) else tuple(timeout)
+        self._options = dict(unavailable_wait=unavailable_wait, retries=retries,
+                             backoff_factor=backoff_factor,
+                             interactive_budget=interactive_budget)
+        self._transport = Transport(self._base_url, self._key, self._mode, self._timeout,
+                                    **self._options)
+
+    # -- the object itself -----------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        return (f"Client(base_url={self._base_url!r}, key={self._key.masked!r}, "
+                f"mode={self._mode})")
+
+    @property
+    def masked_key(self) -> str:
+        return self._key.masked
+
+    @property
+    def base_url(self) -> str:
+        return self._base_url
+
+    @property
+    def mode(self) -> Mode:
+        return self._mode
+
+    @property
+    def stats(self) -> ClientStats:
+        return self._transport.stats.snapshot()
+
+    def with_mode(self, mode: Mode | str) -> Client:
+        """A new client for the same service and key, behaving as `mode` says."""
+        return Client(self._base_url, self._key, Mode(mode), self._timeout, **self._options)
+
+    def close(self) -> None:
+        self._transport.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    # -- projects --------------------------------------------------------------------------
+
+    def list_projects(self, page: int = 1, limit: int = 100) -> ProjectPage:
+        payload = self._transport.call("GET", PROJECTS, params={"page": page, "limit": limit})
+        return read_project_page(payload, f"GET {PROJECTS}", limit)
+
+    def all_projects(self) -> list[Project]:
+        return list(self._walk(lambda page, limit: self.list_projects(page, limit)))
+
+    # -- queries ---------------------------------------------------------------------------
+
+    def list_queries(self, project_id: str, filters: QueryFilters | None = None,
+                     sort: list[tuple[str, str]] | None = None, page: int = 1,
+                     limit: int = 50) -> QueryPage:
+        body = {**(filters.to_body() if filters else {}), "page": page, "limit": limit}
+        if sort:
+            body["sort"] = sort_body(sort)
+        payload = self._transport.call("POST", QUERIES, project_id=_project(project_id),
+                                       body=body)
+        return read_query_page(payload, f"POST {QUERIES}")
+
+    def iter_queries(self, project_id: str, filters: QueryFilters | None = None,
+                     sort: list[tuple[str, str]] | None = None) -> Iterator[Query]:
+        """Every matching query, fetched a page at a time (the largest page the service
+        allows) and yielded as it arrives. Sorted by id unless `sort` says otherwise."""
+        return self._walk(lambda page, limit: self.list_queries(
+            project_id, filters, sort or WALK_ORDER, page, limit))
+
+    def set_tags(self, project_id: str, items: Iterable[TagAssignment]) -> list[Query]:
+        """Give each matched query exactly the tags of its item; the updated records, in order.
+
+        Long lists go in several calls of at most 1000 items and under the 1 MiB body limit.
+        Each call is all-or-nothing on the service; if one fails, the earlier ones stay
+        applied, and calling again with the same items is safe (see the module docstring).
+        """
+        items = list(items)
+        _check_assignments(items)
+        project_id = _project(project_id)
+        updated: list[Query] = []
+        for batch in batches(items):
+            payload = self._transport.call(
+                "PATCH", SET_TAGS, project_id=project_id,
+                body={"queries": [item.to_body() for item in batch]})
+            records = read_queries(payload, f"PATCH {SET_TAGS}")
+            if len(records) != len(batch):
+                raise ApiError(f"The service answered {len(batch)} tag assignments with "
+                               f"{len(records)} records; it should be one for each.")
+            updated.extend(records)
+        return updated
+
+    # -- tags ------------------------------------------------------------------------------
+
+    def list_tags(self, project_id: str, name: str | None = None,
+                  sort: list[tuple[str, str]] | None = None, page: int = 1,
+                  limit: int = MAX_PAGE_SIZE) -> TagPage:
+        body: dict[str, Any] = {"page": page, "limit": limit}
+        if name:
+            body["name"] = name
+        if sort:
+            body["sort"] = sort_body(sort)
+        payload = self._transport.call("POST", TAGS, project_id=_project(project_id), body=body)
+        return read_tag_page(payload, f"POST {TAGS}")
+
+    def iter_tags(self, project_id: str) -> Iterator[Tag]:
+        return self._walk(lambda page, limit: self.list_tags(
+            project_id, sort=WALK_ORDER, page=page, limit=limit))
+
+    # -- paging ----------------------------------------------------------------------------
+
+    def _walk(self, fetch: Callable[[int, int], Listing]) -> Iterator:
+        """Yield every record, page by page. Asks for the largest page size and then uses the
+        size the service says it used (`page.limit`), so the pages line up either way."""
+        page: int | None = 1
+        limit = MAX_PAGE_SIZE
+        while page is not None:
+            listing = fetch(page, limit)
+            yield from listing.results
+            if listing.page.limit > 0:
+                limit = listing.page.limit
+            page = listing.page.following(len(listing.results))
+
+
+def sort_body(sort: list[tuple[str, str]]) -> list[dict[str, str]]:
+    return [{"field": field, "direction": direction.upper()} for field, direction in sort]
+
+
+def batches(items: list[TagAssignment]) -> Iterator[list[TagAssignment]]:
+    """Consecutive runs of at most MAX_BATCH items whose JSON body stays under MAX_BODY_BYTES."""
+    batch: list[TagAssignment] = []
+    size = len(encode({"queries": []}))
+    for item in items:
+        item_size = len(encode(item.to_body())) + 1  # and a comma
+        if batch and (len(batch) == MAX_BATCH or size + item_size > MAX_BODY_BYTES):
+            yield batch
+            batch, size = [], len(encode({"queries": []}))
+        batch.append(item)
+        size += item_size
+    if batch:
+        yield batch
+
+
+def _check_assignments(items: list) -> None:
+    """Refuse before sending what the service would refuse, so that no batch is half-done."""
+    seen: dict[tuple[str, str, str], int] = {}
+    repeats = []
+    for position, item in enumerate(items):
+        if not isinstance(item, TagAssignment):
+            raise InvalidRequest(f"Item {position} is not a TagAssignment.")
+        key = (item.query, item.language.casefold(), item.country.casefold())
+        if key in seen:
+            repeats.append(f'Item {position} repeats item {seen[key]} ("{item.query}", '
+                           f"{item.language}, {item.country}).")
+        seen.setdefault(key, position)
+    if repeats:
+        shown = repeats[:10] + ([f"… and {len(repeats) - 10} more."] if len(repeats) > 10 else [])
+        raise InvalidRequest(" ".join(shown), details=shown)
+
+
+def _project(project_id: str) -> str:
+    if not isinstance(project_id, str) or not project_id.strip() or not project_id.isprintable():
+        raise InvalidRequest("A project id is needed: the project's UUID.")
+    return project_id.strip()

@@ -1,0 +1,46 @@
+"""Fixtures for the client's tests: clients of the live service in either mode."""
+
+from __future__ import annotations
+
+import pytest
+
+from queryapi import Client, Mode
+
+# Background clients in tests wait fractions of a second where production waits seconds.
+FAST = dict(unavailable_wait=0.05, backoff_factor=0.01, retries=3)
+
+
+@pytest.fixture
+def make_client(live_service, world):
+    made = []
+
+    def make(mode=Mode.INTERACTIVE, key=None, url=None, **options):
+        client = Client(url or live_service.url, key or world.key, mode, **options)
+        made.append(client)
+        return client
+
+    yield make
+    for client in made:
+        client.close()
+
+
+@pytest.fixture
+def client(make_client):
+    return make_client()
+
+
+@pytest.fixture
+def background(make_client):
+    return make_client(Mode.BACKGROUND, **FAST)
+
+
+LANGUAGES = ("en", "de", "fr", "es", "nl")
+
+
+@pytest.fixture
+def many_queries(world):
+    """2,500 queries in the project, tagged 'sale' one in five."""
+    rows = [(f"query number {i:04d}", LANGUAGES[i % 5], "US", ["sale"] if i % 5 == 0 else [])
+            for i in range(2500)]
+    world.add_queries(rows)
+    return rows

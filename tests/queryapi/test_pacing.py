@@ -1,0 +1,141 @@
+"""The pacer against the service's own rate limiter (service.ratelimit, on the `limits`
+library) in simulated time: hours of traffic in a second, with the reported window switching
+between per-second, per-minute and per-hour."""
+
+from __future__ import annotations
+
+import email.utils
+import random
+import types
+
+import limits.storage.memory
+import pytest
+
+import service.ratelimit
+from queryapi.pacing import Pacer
+from service.ratelimit import RateLimiter
+
+START = 1_800_000_000.25
+
+
+class FakeTime:
+    def __init__(self):
+        self.now = START
+
+    def time(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += max(seconds, 0.0)
+
+
+@pytest.fixture
+def fake_time(monkeypatch):
+    clock = FakeTime()
+    fake = types.SimpleNamespace(time=clock.time, monotonic=clock.time, sleep=clock.advance)
+    monkeypatch.setattr(limits.storage.memory, "time", fake)
+    monkeypatch.setattr(service.ratelimit, "time", fake)
+    return clock
+
+
+def earliest_starts(calls: int, limits_: tuple[int, int, int]) -> list[float]:
+    """When each call could start at the earliest, calls taking no time (the floor)."""
+    starts: list[float] = []
+    for k in range(calls):
+        start = 0.0
+        for seconds, limit in zip((1, 60, 3600), limits_, strict=True):
+            if k >= limit:
+                start = max(start, starts[k - limit] + seconds)
+        starts.append(start)
+    return starts
+
+
+def simulate(clock: FakeTime, limits_, calls: int, *, latency=(0.001, 0.004),
+             service_time=(0.005, 0.03), rng=None, limiter=None, skew=0.0):
+    """`calls` successful requests through pacer and limiter; (rejections, last start, pacer).
+
+    `skew`: how far the client's wall clock is ahead of the service's (which then sends Date).
+    """
+    rng = rng or random.Random(7)
+    limiter = limiter or RateLimiter("memory://")
+    pacer = Pacer(clock=clock.time, wall_clock=lambda: clock.time() + skew)
+
+    def headers(decision):
+        date = {"Date": email.utils.formatdate(clock.now, usegmt=True)} if skew else {}
+        return {**decision.headers(), **date}
+
+    rejected = done = 0
+    last_start = clock.now
+    while done < calls:
+        clock.advance(pacer.delay())
+        sent = clock.now
+        clock.advance(rng.uniform(*latency))
+        decision = limiter.hit("org:simulated", limits_)
+        clock.advance(rng.uniform(*service_time))
+        if decision.allowed:
+            done += 1
+            last_start = sent
+            pacer.observe(sent, clock.now, 200, headers(decision))
+        else:
+            rejected += 1
+            pacer.observe(sent, clock.now, 429, headers(decision), float(decision.retry_after))
+    return rejected, last_start - START, pacer
+
+
+def test_default_limits_over_an_hour_and_a_bit_without_a_429(fake_time):
+    limits_ = (10, 300, 10_000)
+    calls = 10_300  # past the hourly budget: second, minute and hour windows all bind
+    rejected, elapsed, pacer = simulate(fake_time, limits_, calls)
+    floor = earliest_starts(calls, limits_)[-1]
+    assert rejected == 0
+    assert pacer.windows == {1.0: 10, 60.0: 300, 3600.0: 10_000}
+    assert floor <= elapsed <= floor * 1.02 + 2, (elapsed, floor)
+
+
+@pytest.mark.parametrize("limits_", [(3, 100, 1000), (5, 60, 200), (20, 30, 1000), (7, 7, 50)])
+def test_custom_limits_without_a_429(fake_time, limits_):
+    calls = 400
+    rejected, elapsed, _ = simulate(fake_time, limits_, calls)
+    floor = earliest_starts(calls, limits_)[-1]
+    assert rejected == 0
+    assert floor <= elapsed <= floor * 1.05 + 2, (elapsed, floor)
+
+
+def test_network_jitter_costs_no_429(fake_time):
+    # One-way delays between 0 and 80 ms: a request is logged when its answer is back, which
+    # is never before the service counted it.
+    rejected, _, pacer = simulate(fake_time, (10, 300, 10_000), 600, latency=(0.0, 0.08),
+                                  rng=random.Random(3))
+    assert rejected == 0 and pacer.margin == 0.01
+
+
+def test_slow_links_and_big_batches_are_absorbed(fake_time):
+    # Counted up to 0.6 s after sending, answered a second later: beyond what the pacer
+    # assumes, so a few 429s; each widens the margin, and the run completes.
+    limits_ = (2, 300, 10_000)
+    rejected, elapsed, pacer = simulate(fake_time, limits_, 300, latency=(0.0, 0.6),
+                                        service_time=(0.0, 0.2), rng=random.Random(5))
+    assert 0 < rejected <= 10
+    assert pacer.margin > 0.01
+    # slower than the floor: every cycle now waits out the worst latency seen
+    assert elapsed <= earliest_starts(300, limits_)[-1] * 1.6
+
+
+@pytest.mark.parametrize("skew", [-42.0, 30.0])
+def test_a_wrong_client_clock_is_corrected_from_the_date_header(fake_time, skew):
+    limits_ = (10, 300, 10_000)
+    rejected, elapsed, pacer = simulate(fake_time, limits_, 700, skew=skew)
+    assert rejected == 0
+    assert pacer.windows == {1.0: 10, 60.0: 300}
+    assert elapsed <= earliest_starts(700, limits_)[-1] * 1.02 + 2
+
+
+def test_budget_spent_by_someone_else_falls_back_to_the_service_word(fake_time):
+    limits_ = (10, 300, 10_000)
+    limiter = RateLimiter("memory://")
+    for _ in range(295):  # another job spent most of this minute's budget
+        assert limiter.hit("org:simulated", limits_).allowed
+        fake_time.advance(0.11)
+    rejected, elapsed, _ = simulate(fake_time, limits_, 100, limiter=limiter)
+    assert rejected <= 1
+    assert elapsed < 3 * 60
