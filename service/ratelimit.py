@@ -9,6 +9,7 @@ to exhaustion, with Retry-After only on a 429.
 from __future__ import annotations
 
 import math
+import threading
 import time
 from dataclasses import dataclass
 
@@ -16,7 +17,21 @@ from limits import RateLimitItemPerHour, RateLimitItemPerMinute, RateLimitItemPe
 from limits.storage import storage_from_string
 from limits.strategies import MovingWindowRateLimiter
 
-WINDOW_TYPES = (RateLimitItemPerSecond, RateLimitItemPerMinute, RateLimitItemPerHour)
+
+def _stable_key(kind):
+    """A window whose storage key leaves out the amount: `limits` puts the amount in the key,
+    so changing an organization's limit would otherwise start its windows from zero."""
+
+    class Window(kind):
+        def key_for(self, *identifiers: str) -> str:
+            return "/".join(["tagdesk", self.GRANULARITY.name, str(self.multiples), *identifiers])
+
+    Window.__name__ = kind.__name__
+    return Window
+
+
+WINDOW_TYPES = tuple(_stable_key(kind) for kind in (
+    RateLimitItemPerSecond, RateLimitItemPerMinute, RateLimitItemPerHour))
 
 
 @dataclass(frozen=True)
@@ -59,15 +74,21 @@ class RateLimiter:
     def __init__(self, storage_uri: str):
         self.storage = storage_from_string(storage_uri)
         self.strategy = MovingWindowRateLimiter(self.storage)
+        # Check-then-charge is exact within a process; across processes sharing Redis a request
+        # racing for the very last slot may still be charged to a window it was refused by.
+        self._lock = threading.Lock()
 
     def _items(self, limits: tuple[int, int, int]):
         return [kind(amount) for kind, amount in zip(WINDOW_TYPES, limits, strict=True)]
 
     def _states(self, identity: str, limits: tuple[int, int, int]) -> list[WindowState]:
-        states = []
+        states, now = [], time.time()
         for item in self._items(limits):
             stats = self.strategy.get_window_stats(item, identity)
-            states.append(WindowState(item.amount, stats.remaining, stats.reset_time,
+            # Expired entries can make the reported start lie in the past: a window with
+            # nothing in it resets a full window from now.
+            reset = stats.reset_time if stats.reset_time > now else now + item.get_expiry()
+            states.append(WindowState(item.amount, max(stats.remaining, 0), reset,
                                       item.get_expiry()))
         return states
 
@@ -78,6 +99,10 @@ class RateLimiter:
         return Decision(window.remaining > 0, window)
 
     def hit(self, identity: str, limits: tuple[int, int, int]) -> Decision:
+        with self._lock:
+            return self._hit(identity, limits)
+
+    def _hit(self, identity: str, limits: tuple[int, int, int]) -> Decision:
         states = self._states(identity, limits)
         exhausted = [s for s in states if s.remaining <= 0]
         if exhausted:

@@ -116,3 +116,12 @@ def test_requests_without_a_valid_key_are_limited_per_address(live_service, worl
     assert [r.status_code for r in burst(anonymous, 11)] == [401] * 10 + [429]
     # The organization's own budget is untouched.
     assert Api(live_service.url, world.key, None).projects().status_code == 200
+
+
+def test_changing_limits_keeps_what_was_already_counted(live_service, world):
+    world.set_limits(5, 100, 1000)
+    api = Api(live_service.url, world.key, world.project_id)
+    assert [r.status_code for r in burst(api, 4)] == [200] * 4
+    world.set_limits(6, 100, 1000)
+    # The four requests already made still count against the new limit of six.
+    assert [r.status_code for r in burst(api, 3)] == [200, 200, 429]

@@ -1,0 +1,216 @@
+"""The Tagdesk dashboard: `flask --app app run`, or `gunicorn 'app:create_app()'`.
+
+With TAGDESK_API_URL unset the API service runs embedded under /api of the same server (on a
+SQLite file in the instance folder, or TAGDESK_DATABASE_URL), seeded with demo data on first
+start. With TAGDESK_API_URL set the dashboard talks to that deployment instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+from cachelib.file import FileSystemCache
+from flask import Flask, url_for
+from flask_session import Session
+from flask_wtf.csrf import CSRFProtect
+
+from blueprints import (
+    apiclient,
+    auth,
+    errors,
+    names,
+    projects,
+    queries,
+    security,
+    tags,
+    timing,
+)
+from blueprints.chips import chip_style
+from blueprints.embedded import write_private
+
+SECRET_KEY_FILE = "secret-key"  # noqa: S105 (a file name, not a secret)
+DEMO_QUERIES = 5000
+
+# htmx settings (read from a meta tag: no inline script). History restores always come from
+# the server as whole pages; no eval (the CSP forbids it anyway); error answers are swapped
+# too, because the dashboard sends each as a sentence aimed at the notice area.
+HTMX_CONFIG = json.dumps({
+    "historyCacheSize": 0,
+    "refreshOnHistoryMiss": True,
+    "historyRestoreAsHxRequest": False,
+    "allowEval": False,
+    "allowScriptTags": False,
+    "includeIndicatorStyles": False,
+    "selfRequestsOnly": True,
+    "responseHandling": [
+        {"code": "204", "swap": False},
+        {"code": "[23]..", "swap": True},
+        {"code": "[45]..", "swap": True, "error": True},
+    ],
+}, separators=(",", ":"))
+
+csrf = CSRFProtect()
+_announced = False
+
+
+def default_config() -> dict:
+    api_url = (os.environ.get("TAGDESK_API_URL") or "").strip().rstrip("/") or None
+    return {
+        "API_URL": api_url,
+        "REDIS_URL": os.environ.get("TAGDESK_REDIS_URL") or None,
+        "SECRET_KEY": os.environ.get("TAGDESK_SECRET_KEY") or None,
+        "TRUSTED_PROXIES": int(os.environ.get("TAGDESK_TRUSTED_PROXIES") or 0),
+        # Seconds the project and tag lists are reused before they are read again.
+        "CACHE_SECONDS": 60,
+        "SIGNIN_LIMIT": "10/minute",
+        "DEMO_QUERIES": DEMO_QUERIES,
+        "API_TIMEOUT": (3.05, 30),
+        # A Server-Timing header on every response: time in API calls, time of the dashboard.
+        "SERVER_TIMING": False,
+        # Embedded mode only: a test's or benchmark's configuration for the service.
+        "SERVICE_CONFIG": None,
+        "SESSION_COOKIE_NAME": "tagdesk_session",
+        "SESSION_COOKIE_HTTPONLY": True,
+        "SESSION_COOKIE_SAMESITE": "Lax",
+        "SESSION_COOKIE_SECURE": False,  # and Secure whenever the request came over HTTPS
+        "SESSION_PERMANENT": True,
+        "PERMANENT_SESSION_LIFETIME": timedelta(hours=12),
+        # Only changed sessions are written: page views never write the session store.
+        "SESSION_REFRESH_EACH_REQUEST": False,
+        "SESSION_KEY_PREFIX": "tagdesk:session:",
+        "SESSION_SERIALIZATION_FORMAT": "json",
+        # Static URLs carry a hash of the file's content (static_url), so they may be kept.
+        "SEND_FILE_MAX_AGE_DEFAULT": 365 * 24 * 3600,
+    }
+
+
+def secret_key(instance_path: str) -> str:
+    """TAGDESK_SECRET_KEY, or one generated on first start and kept in the instance folder
+    (mode 600). Several workers starting at once agree on the first one written."""
+    path = Path(instance_path) / SECRET_KEY_FILE
+    if not path.exists():
+        candidate = path.with_name(f".{SECRET_KEY_FILE}.{os.getpid()}.tmp")
+        write_private(candidate, secrets.token_hex(32) + "\n")
+        try:
+            os.link(candidate, path)  # fails if another process won the race
+        except FileExistsError:
+            pass
+        finally:
+            candidate.unlink(missing_ok=True)
+    return path.read_text(encoding="utf-8").strip()
+
+
+def _sessions(app: Flask) -> None:
+    if app.config["REDIS_URL"]:
+        import redis
+
+        app.config.setdefault("SESSION_TYPE", "redis")
+        app.config.setdefault("SESSION_REDIS", redis.Redis.from_url(app.config["REDIS_URL"]))
+    else:
+        folder = os.path.join(app.instance_path, "sessions")
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        os.chmod(folder, 0o700)
+        app.config.setdefault("SESSION_TYPE", "cachelib")
+        app.config.setdefault("SESSION_CACHELIB", FileSystemCache(
+            folder, threshold=20000, mode=0o600))
+    Session(app)
+
+
+def _static_url(app: Flask):
+    versions: dict[str, str] = {}
+
+    def static_url(filename: str) -> str:
+        """A static file's URL with a content hash, so browsers may keep it for long."""
+        version = versions.get(filename)
+        if version is None or app.debug:
+            data = Path(app.static_folder, filename).read_bytes()
+            version = versions[filename] = hashlib.sha256(data).hexdigest()[:12]
+        return url_for("static", filename=filename, v=version)
+
+    return static_url
+
+
+def _embed(app: Flask):
+    """Mount the service under /api and give the client its internal address."""
+    from blueprints.embedded import Embedded, register_for_fork
+
+    embedded = Embedded(app.instance_path, app.config["SERVICE_CONFIG"])
+    register_for_fork(embedded)
+    app.config["DEMO_KEY"] = embedded.prepare(app.config["DEMO_QUERIES"])
+    app.extensions["tagdesk_embedded"] = embedded
+    app.wsgi_app = embedded.wsgi(app.wsgi_app)
+    return embedded.internal_url
+
+
+def _announce(app: Flask) -> None:
+    """Print where the dashboard is and the demo key — once per process, not in tests.
+    Under `flask run` the address is known; under gunicorn it is whatever --bind says."""
+    global _announced
+    if _announced or app.testing:
+        return
+    _announced = True
+    if os.environ.get("FLASK_RUN_FROM_CLI") == "true":
+        host = os.environ.get("FLASK_RUN_HOST") or "127.0.0.1"
+        port = os.environ.get("FLASK_RUN_PORT") or "5000"
+        where = f"http://{host}:{port}/"
+        lines = [f"Tagdesk dashboard: {where}"]
+    else:
+        where = "/"
+        lines = [f"Tagdesk dashboard: started (process {os.getpid()})"]
+    if app.config.get("API_URL"):
+        lines.append(f"API: {app.config['API_URL']}")
+    else:
+        lines.append(f"API (embedded): {where}api/")
+        if app.config.get("DEMO_KEY"):
+            lines.append(f"Demo key: {app.config['DEMO_KEY']}")
+    print("\n".join(lines), file=sys.stderr, flush=True)
+
+
+def create_app(test_config: dict | None = None) -> Flask:
+    test_config = dict(test_config or {})
+    app = Flask(__name__, instance_relative_config=True,
+                instance_path=test_config.pop("INSTANCE_PATH", None))
+    os.makedirs(app.instance_path, exist_ok=True)
+    app.config.from_mapping(default_config())
+    app.config.update(test_config)
+    if not app.config["SECRET_KEY"]:
+        app.config["SECRET_KEY"] = secret_key(app.instance_path)
+    app.config["DEMO_KEY"] = None
+
+    if app.config["API_URL"]:
+        api_url = app.config["API_URL"]
+
+        def base_url():
+            return api_url
+    else:
+        base_url = _embed(app)
+
+    app.extensions["tagdesk_registry"] = apiclient.Registry(base_url, app.config["API_TIMEOUT"])
+    _sessions(app)
+    timing.init_app(app)
+    csrf.init_app(app)
+    auth.init_app(app)
+    security.init_app(app)
+    errors.init_app(app)
+    app.register_blueprint(projects.bp)
+    app.register_blueprint(queries.bp)
+    app.register_blueprint(tags.bp)
+
+    app.jinja_env.globals.update(
+        static_url=_static_url(app),
+        htmx_config=HTMX_CONFIG,
+        demo_mode=bool(app.config["DEMO_KEY"]),
+        chip_style=chip_style,
+        language_label=names.language_label,
+        country_label=names.country_label,
+    )
+    app.jinja_env.trim_blocks = True
+    app.jinja_env.lstrip_blocks = True
+    _announce(app)
+    return app

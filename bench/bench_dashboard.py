@@ -1,0 +1,221 @@
+"""Benchmark (not a test): a dashboard page view of 50 rows, with the embedded service.
+
+    uv run python bench/bench_dashboard.py --queries 100000            # seeds a temporary file
+    uv run python bench/bench_dashboard.py --database /tmp/big.sqlite3  # an already seeded one
+
+A million queries take a few minutes to seed:
+
+    TAGDESK_DATABASE_URL=sqlite:////tmp/big.sqlite3 \\
+        uv run flask --app service seed-demo --queries 1000000
+
+The dashboard runs in this process on a threaded werkzeug server, in embedded mode, signed in
+with a key made for the run; views are requested one after another over HTTP, as full pages
+and as htmx partials, after one warm-up round (steady state: the tag and project lists are
+cached). For each view:
+
+- total     the whole response, measured by the client (request sent -> body read);
+- api       time the dashboard spent in API calls (its Server-Timing header);
+- service   time inside the service app (measured around its WSGI callable);
+- overhead  total - api: everything that is not the API call (routing, session, rendering,
+            HTTP) — the dashboard's own cost;
+- API calls per view, counted at the service.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import requests  # noqa: E402
+from sqlalchemy import create_engine, select  # noqa: E402
+from werkzeug.serving import make_server  # noqa: E402
+
+import app as dashboard_module  # noqa: E402
+from service import admin, demo, schema  # noqa: E402
+from service import create_app as create_service_app  # noqa: E402
+from service.db import session_scope  # noqa: E402
+from service.models import Organization  # noqa: E402
+
+UNLIMITED = (1_000_000, 10_000_000, 100_000_000)
+PROJECT = "Online shop search"
+VIEWS = [
+    ("default", ""),
+    ("page 2", "page=2"),
+    ("page 40", "page=40"),
+    ("text", "q=running"),
+    ("text (German)", "q=damen"),
+    ("language", "lang=de"),
+    ("2 languages", "lang=fr&lang=es"),
+    ("country", "country=GB"),
+    ("tag", "tag=high%20intent"),
+    ("combined", "q=schuhe&lang=de&tag=product"),
+    ("sort query", "sort=query"),
+    ("sort country desc", "sort=-country"),
+    ("sort updated asc", "sort=updated&page=3"),
+]
+CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
+TIMING = re.compile(r"(\w+);dur=([0-9.]+)")
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def prepare_database(args) -> str:
+    if args.database:
+        return "sqlite:///" + str(Path(args.database).resolve())
+    folder = Path(tempfile.mkdtemp(prefix="tagdesk-bench-"))
+    url = f"sqlite:///{folder / 'bench.sqlite3'}"
+    service_app = create_service_app({"DATABASE_URL": url})
+    schema.upgrade(service_app.extensions["tagdesk_engine"])
+    started = time.perf_counter()
+    print(f"seeding {args.queries:,} queries into {folder} …", file=sys.stderr)
+    demo.seed(service_app, args.queries)
+    print(f"seeded in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    service_app.extensions["tagdesk_engine"].dispose()
+    return url
+
+
+def bench_key(url: str) -> str:
+    """A fresh key of the demo organization for this run."""
+    service_app = create_service_app({"DATABASE_URL": url})
+    with session_scope(service_app) as session:
+        org_id = session.scalar(select(Organization.id).where(
+            Organization.name == demo.DEMO_ORG_NAME))
+        key = admin.create_key(session, org_id, service_app.config["KEY_PREFIX"],
+                               name="benchmark")
+    service_app.extensions["tagdesk_engine"].dispose()
+    return key
+
+
+class ServiceMeter:
+    """Counts the service's requests and the time spent inside it."""
+
+    def __init__(self, service_app):
+        self.requests = 0
+        self.seconds: list[float] = []
+        inner = service_app.wsgi_app
+
+        def metered(environ, start_response):
+            started = time.perf_counter()
+            try:
+                return list(inner(environ, start_response))
+            finally:
+                self.requests += 1
+                self.seconds.append(time.perf_counter() - started)
+
+        service_app.wsgi_app = metered
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--database", help="an SQLite file already seeded with seed-demo")
+    parser.add_argument("--queries", type=int, default=100_000,
+                        help="queries to seed into a temporary file (without --database)")
+    parser.add_argument("--rounds", type=int, default=8, help="measured rounds over the views")
+    args = parser.parse_args()
+
+    url = prepare_database(args)
+    engine = create_engine(url)
+    with engine.connect() as connection:
+        total_queries = connection.exec_driver_sql("SELECT count(*) FROM queries").scalar()
+    engine.dispose()
+    key = bench_key(url)
+
+    dashboard_module._announced = True  # no start-up banner in the middle of the figures
+    instance = tempfile.mkdtemp(prefix="tagdesk-bench-instance-")
+    app = dashboard_module.create_app({
+        "INSTANCE_PATH": instance,
+        "SECRET_KEY": "benchmark",
+        "SERVER_TIMING": True,
+        "SIGNIN_LIMIT": "1000/minute",
+        "SERVICE_CONFIG": {"DATABASE_URL": url, "DEFAULT_LIMITS": UNLIMITED},
+    })
+    meter = ServiceMeter(app.extensions["tagdesk_embedded"].service_app)
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_port}"
+
+    browser = requests.Session()
+    token = CSRF.search(browser.get(base + "/signin").text).group(1)
+    answer = browser.post(base + "/signin", data={"csrf_token": token, "api_key": key})
+    assert answer.url.endswith("/projects"), answer.url
+    project_id = re.search(r'href="/projects/([^/]+)/queries">' + PROJECT, answer.text).group(1)
+    page_url = f"{base}/projects/{project_id}/queries"
+
+    def view(query: str, partial: bool) -> tuple[float, float]:
+        headers = {"HX-Request": "true"} if partial else {}
+        started = time.perf_counter()
+        response = browser.get(page_url + ("?" + query if query else ""), headers=headers)
+        body = response.content
+        total = time.perf_counter() - started
+        assert response.status_code == 200 and body, (query, response.status_code)
+        timing = dict(TIMING.findall(response.headers["Server-Timing"]))
+        return total * 1000, float(timing["api"])
+
+    for _name, query in VIEWS:  # warm-up: caches, connections, SQLite's page cache
+        view(query, False)
+        view(query, True)
+
+    results: dict[tuple[str, bool], list[tuple[float, float]]] = {}
+    meter.requests, meter.seconds = 0, []
+    views = 0
+    for _ in range(args.rounds):
+        for name, query in VIEWS:
+            for partial in (False, True):
+                results.setdefault((name, partial), []).append(view(query, partial))
+                views += 1
+    calls_per_view = meter.requests / views
+    service_ms = [s * 1000 for s in meter.seconds]
+
+    print(f"\nTagdesk dashboard benchmark — {total_queries:,} queries in the embedded service "
+          f"(SQLite), 50 rows per view, {views} measured views "
+          f"({len(VIEWS)} views × full page and htmx partial × {args.rounds} rounds)\n")
+    print(f"{'view':<22}{'kind':<9}{'total p50':>10}{'p95':>8}{'api p50':>10}"
+          f"{'overhead p50':>14}{'p95':>8}")
+    for (name, partial), samples in results.items():
+        totals = [t for t, _ in samples]
+        apis = [a for _, a in samples]
+        overheads = [t - a for t, a in samples]
+        print(f"{name:<22}{'partial' if partial else 'page':<9}"
+              f"{statistics.median(totals):>10.1f}{percentile(totals, .95):>8.1f}"
+              f"{statistics.median(apis):>10.1f}{statistics.median(overheads):>14.1f}"
+              f"{percentile(overheads, .95):>8.1f}")
+
+    print("\nall views (milliseconds)      p50      p95")
+    for label, partial in (("full pages", False), ("htmx partials", True), ("both", None)):
+        samples = [s for (_, kind), group in results.items()
+                   if partial is None or kind == partial for s in group]
+        totals = [t for t, _ in samples]
+        apis = [a for _, a in samples]
+        overheads = [t - a for t, a in samples]
+        shares = [a / t for t, a in samples]
+        print(f"  {label}")
+        print(f"    whole response        {statistics.median(totals):8.1f} "
+              f"{percentile(totals, .95):8.1f}")
+        print(f"    API call              {statistics.median(apis):8.1f} "
+              f"{percentile(apis, .95):8.1f}   "
+              f"(share of the response: median {statistics.median(shares):.0%})")
+        print(f"    dashboard overhead    {statistics.median(overheads):8.1f} "
+              f"{percentile(overheads, .95):8.1f}")
+    print(f"  inside the service        {statistics.median(service_ms):8.1f} "
+          f"{percentile(service_ms, .95):8.1f}")
+    print(f"\nAPI calls per view: {calls_per_view:.3f}")
+
+    server.shutdown()
+    app.extensions["tagdesk_embedded"].stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,187 @@
+"""Service latency at scale: queries/list views and a 1,000-item set-tags over loopback HTTP.
+
+    uv run python bench/bench_service.py --queries 1000000                 # SQLite file in /tmp
+    uv run python bench/bench_service.py --queries 1000000 --postgres      # a PostgreSQL database
+    uv run python bench/bench_service.py --database-url sqlite:////tmp/x.sqlite3
+
+The database is seeded with `seed-demo` when it has no organization yet (and reused after).
+The service runs under gunicorn (1 worker, 4 threads) in its own process; this script is the
+client. Figures: p50 and p95 of sequential requests, after a warm-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import requests
+from sqlalchemy import create_engine, func, select, text
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from service import admin, create_app, demo, schema  # noqa: E402
+from service.db import session_scope  # noqa: E402
+from service.models import Organization, Query, Tag, query_tags  # noqa: E402
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+
+
+def prepare(url: str, count: int):
+    """Seed when empty; return (key, project id, tag ids by popularity) with limits lifted."""
+    app = create_app({"DATABASE_URL": url})
+    engine = app.extensions["tagdesk_engine"]
+    schema.upgrade(engine)
+    with session_scope(app) as session:
+        has_org = session.scalar(select(func.count()).select_from(Organization))
+    if not has_org:
+        started = time.perf_counter()
+        demo.seed(app, count, progress=lambda m: print("  seeded", m, flush=True))
+        print(f"seed-demo --queries {count:,}: {time.perf_counter() - started:.1f} s")
+    with session_scope(app) as session:
+        org_id = session.scalar(select(Organization.id).order_by(Organization.created_at))
+        project_id = session.scalar(
+            select(Query.project_id).group_by(Query.project_id)
+            .order_by(func.count().desc()).limit(1))
+        total = session.scalar(select(func.count()).where(Query.project_id == project_id))
+        popularity = session.execute(
+            select(Tag.id, Tag.name, func.count(query_tags.c.query_pk))
+            .join(query_tags, query_tags.c.tag_id == Tag.id)
+            .where(Tag.project_id == project_id)
+            .group_by(Tag.id, Tag.name).order_by(func.count(query_tags.c.query_pk).desc())
+        ).all()
+        admin.set_limits(session, org_id, 1_000_000, 10_000_000, 100_000_000)
+        key = admin.create_key(session, org_id, "tdk", name="benchmark")
+        if engine.dialect.name == "sqlite":
+            session.execute(text("ANALYZE"))
+    engine.dispose()
+    return key, project_id, total, popularity
+
+
+def start_service(url: str, port: int) -> subprocess.Popen:
+    env = {**os.environ, "TAGDESK_DATABASE_URL": url}
+    env.pop("TAGDESK_REDIS_URL", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "-b", f"127.0.0.1:{port}", "-w", "1",
+         "--threads", "4", "--log-level", "warning", "service:create_app()"],
+        cwd=ROOT, env=env)
+    for _ in range(100):
+        try:
+            requests.get(f"http://127.0.0.1:{port}/api/openapi.json", timeout=10)
+            return process
+        except requests.RequestException:
+            time.sleep(0.1)
+    process.kill()
+    raise SystemExit("the service did not start")
+
+
+def measure(call, runs: int) -> tuple[list[float], object]:
+    for _ in range(3):
+        result = call()
+    timings = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        result = call()
+        timings.append((time.perf_counter() - started) * 1000)
+    return timings, result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--queries", type=int, default=1_000_000)
+    parser.add_argument("--database-url")
+    parser.add_argument("--postgres", action="store_true",
+                        help="use postgresql+psycopg://postgres@127.0.0.1/tagdesk_bench")
+    parser.add_argument("--runs", type=int, default=100)
+    args = parser.parse_args()
+
+    if args.database_url:
+        url = args.database_url
+    elif args.postgres:
+        url = "postgresql+psycopg://postgres@127.0.0.1:5432/tagdesk_bench"
+        admin_engine = create_engine("postgresql+psycopg://postgres@127.0.0.1:5432/postgres",
+                                     isolation_level="AUTOCOMMIT")
+        with admin_engine.connect() as connection:
+            if not connection.scalar(text(
+                    "SELECT 1 FROM pg_database WHERE datname = 'tagdesk_bench'")):
+                connection.execute(text("CREATE DATABASE tagdesk_bench"))
+        admin_engine.dispose()
+    else:
+        url = f"sqlite:////tmp/tagdesk-bench-{args.queries}.sqlite3"
+    print(f"database: {url.split('@')[-1]}")
+
+    key, project_id, total, popularity = prepare(url, args.queries)
+    common_tag = popularity[0]
+    rare_tag = popularity[-1]
+    print(f"project: {total:,} queries; common tag {common_tag[1]!r} on {common_tag[2]:,}, "
+          f"rare tag {rare_tag[1]!r} on {rare_tag[2]:,}")
+
+    port = free_port()
+    service = start_service(url, port)
+    base = f"http://127.0.0.1:{port}/api"
+    session = requests.Session()
+    session.headers.update({"x-api-key": key, "x-project-id": project_id})
+
+    views = {
+        "first page, no filter": {},
+        "language + country": {"languages": ["de"], "countries": ["DE"]},
+        f"one tag (common, {common_tag[2]:,})": {"tagIds": [common_tag[0]]},
+        f"one tag (rare, {rare_tag[2]:,})": {"tagIds": [rare_tag[0]]},
+        "substring 'schu' (4 letters)": {"query": "schu"},
+        "substring 'shoe' (4 letters)": {"query": "shoe"},
+        "sorted by query text": {"sort": [{"field": "query", "direction": "ASC"}]},
+        "sorted by text, page 100": {"sort": [{"field": "query"}], "page": 100},
+    }
+    try:
+        print(f"\n{'queries/list, 50 results':<34}{'p50 ms':>9}{'p95 ms':>9}{'matches':>11}")
+        for name, body in views.items():
+            def call(body=body):
+                response = session.post(base + "/queries/list", json={"limit": 50, **body})
+                response.raise_for_status()
+                return response.json()
+            timings, result = measure(call, args.runs)
+            print(f"{name:<34}{statistics.median(timings):>9.1f}"
+                  f"{percentile(timings, 0.95):>9.1f}{result['page']['totalRecords']:>11,}")
+
+        page = session.post(base + "/queries/list",
+                            json={"limit": 1000, "page": 7}).json()["results"]
+        tag = rare_tag[0]
+        with_tag = [{"query": r["query"], "language": r["language"], "country": r["country"],
+                     "tagIds": sorted(set(r["tags"]) | {tag})} for r in page]
+        original = [{"query": r["query"], "language": r["language"], "country": r["country"],
+                     "tagIds": r["tags"]} for r in page]
+        flip = {"state": False}
+
+        def update():
+            flip["state"] = not flip["state"]
+            body = {"queries": with_tag if flip["state"] else original}
+            response = session.patch(base + "/queries/many/tags-only", json=body)
+            response.raise_for_status()
+            return response.json()
+
+        timings, _ = measure(update, max(10, args.runs // 5))
+        print(f"\n{'set-tags, 1,000 items':<34}{statistics.median(timings):>9.1f}"
+              f"{percentile(timings, 0.95):>9.1f}")
+        session.patch(base + "/queries/many/tags-only", json={"queries": original})
+    finally:
+        service.terminate()
+        service.wait(10)
+
+
+if __name__ == "__main__":
+    main()

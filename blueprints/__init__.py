@@ -1,0 +1,1 @@
+"""The dashboard's pages (Flask blueprints) and their small helper modules."""

@@ -1,0 +1,180 @@
+"""Embedded mode: the API service inside the dashboard's own server, under /api.
+
+The only module of the dashboard that imports `service`. It
+
+- builds the service app (`service.create_app`, which reads TAGDESK_DATABASE_URL itself);
+- on first start, when the database has no organization yet, creates the schema and seeds the
+  demo organization, keeping the demo key in `instance/demo-key` (mode 600) so that later
+  starts can print it and the sign-in page can offer it;
+- routes requests whose path starts with /api/ to the service (`ApiDispatcher`), so browsers,
+  curl and other tools reach the API at the dashboard's address;
+- gives the dashboard's own client an address that can never deadlock: not the public port
+  (a gunicorn sync worker calling itself would wait for itself forever), but a loopback port
+  served from a daemon thread of the same process, started on first use and again after a
+  fork (each worker gets its own).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import os
+import threading
+import weakref
+from pathlib import Path
+
+from sqlalchemy import func, select
+from werkzeug.serving import WSGIRequestHandler, make_server
+
+import service
+from service import demo, schema
+from service.models import Organization
+
+log = logging.getLogger(__name__)
+
+DEMO_KEY_FILE = "demo-key"
+SEED_LOCK_FILE = "seed.lock"
+
+
+class _QuietHandler(WSGIRequestHandler):
+    """The internal server's requests are the dashboard's own; they are not logged."""
+
+    def log_request(self, code="-", size="-"):
+        pass
+
+
+class ApiDispatcher:
+    """WSGI: paths under /api go to the service, everything else to the dashboard.
+
+    Paths are passed on unchanged (the service's routes include the /api prefix)."""
+
+    def __init__(self, dashboard_wsgi, service_wsgi):
+        self.dashboard_wsgi = dashboard_wsgi
+        self.service_wsgi = service_wsgi
+
+    def __call__(self, environ, start_response):
+        path = environ.get("PATH_INFO", "")
+        if path == "/api" or path.startswith("/api/"):
+            return self.service_wsgi(environ, start_response)
+        return self.dashboard_wsgi(environ, start_response)
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write a file only its owner can read (0600), atomically replacing any old one."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.chmod(temporary, 0o600)
+    os.replace(temporary, path)
+
+
+def read_demo_key(instance_path: str) -> str | None:
+    try:
+        key = (Path(instance_path) / DEMO_KEY_FILE).read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return key or None
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path):
+    """Several gunicorn workers may start at once; one seeds, the others wait."""
+    with open(path, "a", encoding="utf-8") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+class Embedded:
+    def __init__(self, instance_path: str, service_config: dict | None = None):
+        self.instance_path = instance_path
+        self.service_app = service.create_app(service_config)
+        self._lock = threading.Lock()
+        self._server = None
+        self._url: str | None = None
+        self._pid: int | None = None
+
+    # --- first start ---------------------------------------------------------------------
+
+    @property
+    def engine(self):
+        return self.service_app.extensions["tagdesk_engine"]
+
+    def prepare(self, demo_queries: int) -> str | None:
+        """Create or upgrade the schema; seed the demo on an empty database. Returns the
+        demo key if this instance has one."""
+        os.makedirs(self.instance_path, exist_ok=True)
+        with _file_lock(Path(self.instance_path) / SEED_LOCK_FILE):
+            schema.upgrade(self.engine)
+            with self.engine.connect() as connection:
+                organizations = connection.scalar(select(func.count()).select_from(Organization))
+            if not organizations:
+                log.warning("Empty database: creating the demo organization (%d queries)…",
+                            demo_queries)
+                key = demo.seed(self.service_app, demo_queries)
+                write_private(Path(self.instance_path) / DEMO_KEY_FILE, key + "\n")
+        return read_demo_key(self.instance_path)
+
+    # --- the internal address ------------------------------------------------------------
+
+    def internal_url(self) -> str:
+        """http://127.0.0.1:<port> of this process's private server for the service."""
+        pid = os.getpid()
+        if self._pid != pid:
+            with self._lock:
+                if self._pid != pid:
+                    self._start(pid)
+        return self._url
+
+    def _start(self, pid: int) -> None:
+        server = make_server("127.0.0.1", 0, self.service_app, threaded=True,
+                             request_handler=_QuietHandler)
+        server.daemon_threads = True
+        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
+                                  name="tagdesk-embedded-api", daemon=True)
+        thread.start()
+        self._server = server
+        self._url = f"http://127.0.0.1:{server.server_port}"
+        self._pid = pid
+
+    def after_fork_in_child(self) -> None:
+        """A forked worker has neither the parent's server thread nor a safe copy of its
+        database connections: forget both (the next use starts afresh)."""
+        self._lock = threading.Lock()
+        self._server = None
+        self._url = None
+        self._pid = None
+        self.engine.dispose(close=False)
+
+    def stop(self) -> None:
+        """Shut the internal server down (tests, benchmarks)."""
+        with self._lock:
+            if self._server is not None and self._pid == os.getpid():
+                self._server.shutdown()
+                self._server.server_close()
+            self._server, self._url, self._pid = None, None, None
+        self.engine.dispose()
+
+    def wsgi(self, dashboard_wsgi) -> ApiDispatcher:
+        return ApiDispatcher(dashboard_wsgi, self.service_app)
+
+
+_instances: list = []
+
+
+def _after_fork() -> None:
+    for reference in list(_instances):
+        embedded = reference()
+        if embedded is not None:
+            embedded.after_fork_in_child()
+
+
+def register_for_fork(embedded: Embedded) -> None:
+    if not _instances:
+        os.register_at_fork(after_in_child=_after_fork)
+    _instances[:] = [r for r in _instances if r() is not None]
+    _instances.append(weakref.ref(embedded))

@@ -1,0 +1,159 @@
+"""Every failure is a sentence: friendly pages for whole-page requests, a notice in the page's
+notice area for htmx requests (never an error page swapped into the table), no stack trace.
+
+- the key stops working mid-session -> back to sign-in with a sentence (HX-Redirect for htmx);
+- 429 / 503 from the service -> a banner that retries by itself after the wait;
+- the service cannot be reached -> the page says so (and retries a little later);
+- an expired CSRF token -> a fresh token and a request to try again;
+- unknown pages and projects -> 404; anything unexpected -> 500, logged, never shown.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+
+from flask import flash, make_response, redirect, render_template, request, url_for
+from flask_wtf.csrf import CSRFError, generate_csrf
+from werkzeug.exceptions import HTTPException
+
+from queryapi import (
+    ApiError,
+    AuthError,
+    InvalidRequest,
+    NotFound,
+    RateLimited,
+    TransportError,
+    Unavailable,
+)
+
+from . import auth
+from .htmxutil import is_htmx
+
+log = logging.getLogger(__name__)
+
+UNREACHABLE_RETRY_SECONDS = 10
+LONGEST_AUTOMATIC_WAIT = 3600
+
+PAGES = {
+    400: ("That request could not be used",
+          "Something in the address or the form was not understood. Please go back and try "
+          "again."),
+    401: ("Please sign in", "You need to sign in to see this page."),
+    403: ("Not allowed", "You are not allowed to do that."),
+    404: ("Page not found",
+          "We can't find that page. It may have moved, or the address may be mistyped."),
+    405: ("That did not work", "That page cannot be used this way."),
+    413: ("Too much at once", "That request was too large. Please try with less."),
+    429: ("Too many requests", "Too many requests in a short time. Please wait a moment."),
+    500: ("Something went wrong",
+          "Something went wrong on our side. It has been noted; please try again in a moment."),
+}
+
+
+def retry_url() -> str | None:
+    """Requests worth repeating are GETs; the URL is this site's own path."""
+    if request.method != "GET":
+        return None
+    return request.full_path.rstrip("?") if request.query_string else request.path
+
+
+def respond(status: int, heading: str, message: str, kind: str = "error",
+            retry_after: float | None = None, headers: dict | None = None):
+    wait = None
+    if retry_after is not None:
+        wait = min(max(1, math.ceil(retry_after)), LONGEST_AUTOMATIC_WAIT)
+    context = {"heading": heading, "message": message, "kind": kind,
+               "retry_after": wait, "retry_url": retry_url() if wait else None}
+    try:
+        if is_htmx():
+            response = make_response(render_template("errors/notice.html", **context), status)
+            # The sentence goes into the page's notice area; the URL stays what it was.
+            response.headers["HX-Retarget"] = "#notices"
+            response.headers["HX-Reswap"] = "innerHTML"
+            response.headers["HX-Push-Url"] = "false"
+        else:
+            response = make_response(render_template("errors/page.html", **context), status)
+    except Exception:  # the page itself could not be drawn (e.g. the session store is down)
+        log.exception("error page could not be rendered")
+        response = make_response(f"{heading}. {message}", status)
+        response.mimetype = "text/plain"
+    if wait:
+        response.headers["Retry-After"] = str(wait)
+    for name, value in (headers or {}).items():
+        response.headers[name] = value
+    return response
+
+
+def page(status: int, message: str | None = None):
+    heading, default = PAGES.get(status, PAGES[500] if status >= 500 else PAGES[400])
+    return respond(status, heading, message or default)
+
+
+def init_app(app) -> None:
+    @app.errorhandler(AuthError)
+    def _key_rejected(_error):
+        return auth.key_rejected_response()
+
+    @app.errorhandler(RateLimited)
+    def _rate_limited(error):
+        return respond(429, "A short pause",
+                       "Your organization has made a lot of requests in a short time, so the "
+                       "service asked us to wait a moment.", "warning", error.retry_after)
+
+    @app.errorhandler(Unavailable)
+    def _unavailable(error):
+        return respond(503, "The service is taking a break",
+                       "The Tagdesk service is temporarily unavailable.", "warning",
+                       error.retry_after)
+
+    @app.errorhandler(TransportError)
+    def _unreachable(_error):
+        log.warning("the API could not be reached")
+        return respond(502, "The service cannot be reached",
+                       "The Tagdesk service cannot be reached right now. Your work is safe; "
+                       "this page will try again shortly.", "error", UNREACHABLE_RETRY_SECONDS)
+
+    @app.errorhandler(NotFound)
+    def _api_not_found(_error):
+        return page(404, "That project does not exist, or it belongs to another organization.")
+
+    @app.errorhandler(InvalidRequest)
+    def _invalid(error):
+        log.info("the API rejected a request: %s", error.message)
+        return page(400, "The service could not use these filters. Try a shorter search or "
+                         "fewer filters.")
+
+    @app.errorhandler(ApiError)
+    def _api_error(error):
+        log.warning("unexpected API error: %r", error)
+        return respond(502, "The service answered unexpectedly",
+                       "The Tagdesk service gave an answer we did not expect. Please try again "
+                       "in a moment.")
+
+    @app.errorhandler(CSRFError)
+    def _csrf(_error):
+        message = ("This page was open for a long time, so its security check expired. "
+                   "Nothing was changed — please try again.")
+        if request.endpoint == "auth.signin":
+            return auth.render_signin(message, 400)
+        if is_htmx():
+            if not auth.is_signed_in():
+                return auth.signin_redirect_for_htmx()
+            return respond(400, "Please try again", message, "warning",
+                           headers={"X-CSRFToken": generate_csrf()})
+        flash(message, "warning")
+        return redirect(auth.safe_referrer() or url_for("projects.home"), 303)
+
+    @app.errorhandler(HTTPException)
+    def _http(error):
+        status = error.code or 500
+        response = page(status)
+        if status == 405 and getattr(error, "valid_methods", None):
+            response.headers["Allow"] = ", ".join(sorted(error.valid_methods))
+        return response
+
+    @app.errorhandler(Exception)
+    def _unexpected(error):
+        log.exception("unhandled error on %s %s", request.method, request.path)
+        return page(500)

@@ -1,0 +1,55 @@
+"""The organization's projects; the start page goes where work happens."""
+
+from __future__ import annotations
+
+from flask import Blueprint, redirect, render_template, request, url_for
+from flask_login import login_required
+
+from . import apiclient
+
+bp = Blueprint("projects", __name__)
+
+LAST_PROJECT_COOKIE = "tagdesk_project"
+LAST_PROJECT_SECONDS = 365 * 24 * 3600
+
+
+def last_project_id() -> str | None:
+    return request.cookies.get(LAST_PROJECT_COOKIE) or None
+
+
+def remember_project(response, project_id: str):
+    """The last project used is remembered in the browser (a project id is no secret)."""
+    if request.cookies.get(LAST_PROJECT_COOKIE) != project_id:
+        response.set_cookie(LAST_PROJECT_COOKIE, project_id, max_age=LAST_PROJECT_SECONDS,
+                            httponly=True, samesite="Lax", secure=request.is_secure)
+    return response
+
+
+@bp.get("/")
+@login_required
+def home():
+    """A single project, or the last one used: straight to its queries. Otherwise the list."""
+    projects = apiclient.projects()
+    ids = {project.id for project in projects}
+    if len(projects) == 1:
+        return redirect(url_for("queries.index", project_id=projects[0].id))
+    last = last_project_id()
+    if last in ids:
+        return redirect(url_for("queries.index", project_id=last))
+    return redirect(url_for("projects.index"))
+
+
+@bp.get("/projects")
+@login_required
+def index():
+    projects = apiclient.projects()
+    if len(projects) == 1:
+        return redirect(url_for("queries.index", project_id=projects[0].id))
+    return render_template("projects/index.html", projects=projects,
+                           last_project_id=last_project_id(), section="projects")
+
+
+@bp.get("/projects/<project_id>")
+@login_required
+def show(project_id: str):
+    return redirect(url_for("queries.index", project_id=project_id))

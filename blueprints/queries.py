@@ -1,0 +1,324 @@
+"""A project's queries: search, filters, sort, pages — the whole view in the URL.
+
+One `queries/list` call per view. The project (for the header) and its tags (for chip colours
+and the tag picker) come from the per-session cache. The same results template is rendered
+inside the page and, for htmx requests, alone.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import lru_cache
+
+from flask import Blueprint, abort, make_response, render_template, request, url_for
+from flask_login import login_required
+from markupsafe import Markup
+
+from queryapi import Project, Query, QueryFilters, Tag
+
+from . import apiclient, names
+from .chips import chip_style
+from .htmxutil import wants_partial
+from .projects import remember_project
+from .viewstate import (
+    COUNTRY,
+    DEFAULT_PAGE_SIZE,
+    DEFAULT_SORT,
+    LANGUAGE,
+    PAGE_SIZES,
+    TAG,
+    TEXT,
+    QueryView,
+)
+
+bp = Blueprint("queries", __name__)
+
+PROJECT_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+COLUMNS = (("query", "Query", True), ("language", "Language", True),
+           ("country", "Country", True), ("tags", "Tags", False), ("updated", "Updated", True))
+SORT_WORDS = {
+    "query": ("Query, A to Z", "Query, Z to A"),
+    "language": ("Language code, A to Z", "Language code, Z to A"),
+    "country": ("Country code, A to Z", "Country code, Z to A"),
+    "updated": ("Updated, oldest first", "Updated, newest first"),
+}
+
+
+def load_project(project_id: str) -> Project:
+    """The project from the session's cached list, or a 404 page (no API call for ids that
+    cannot be project ids)."""
+    if not PROJECT_ID.fullmatch(project_id):
+        abort(404)
+    return apiclient.project_or_404(project_id)
+
+
+# --- chips -------------------------------------------------------------------------------------
+
+
+CHIP = Markup('<span class="{classes}"{style}>{name}</span>')
+CHIP_LINK = Markup('<a class="{classes}"{style} href="{href}">{name}</a>')
+STYLE = Markup(' style="{}"')
+NOTHING = Markup("")
+
+
+def chip_html(name: str, color: object, href: str | None = None, small: bool = False) -> Markup:
+    """A tag chip: the tag's colour as background when it is #RRGGBB, else a neutral chip.
+    (Markup.format escapes every value it is given.)"""
+    style = chip_style(color)
+    classes = "chip" + (" chip--small" if small else "") + ("" if style.background
+                                                            else " chip--neutral")
+    style_attribute = STYLE.format(style.style) if style.background else NOTHING
+    template = CHIP if href is None else CHIP_LINK
+    return template.format(classes=classes, style=style_attribute, href=href or "", name=name)
+
+
+# --- rows ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    query: str
+    language: str
+    country: str
+    chips: list[Markup]
+    updated_iso: str
+    updated_relative: str
+    updated_exact: str
+
+
+UNITS = (("year", 365 * 86400), ("month", 30 * 86400), ("week", 7 * 86400),
+         ("day", 86400), ("hour", 3600), ("minute", 60))
+
+
+def relative_time(moment: datetime, now: datetime) -> str:
+    """'3 days ago' (Babel's rule: the largest unit of which there is at least 0.85)."""
+    seconds = (now - moment).total_seconds()
+    if abs(seconds) < 45:
+        return "just now"
+    for unit, size in UNITS:
+        amount = abs(seconds) / size
+        if amount >= 0.85:
+            whole = max(1, round(amount))
+            text = f"{whole} {unit}" + ("" if whole == 1 else "s")
+            return f"{text} ago" if seconds > 0 else f"in {text}"
+    return "just now"
+
+
+def rows_for(results: tuple[Query, ...], tags_by_id: dict[int, Tag]) -> list[Row]:
+    now = datetime.now(UTC)
+    chips: dict[int, Markup] = {}
+    rows = []
+    for query in results:
+        row_chips = []
+        for tag_id in query.tags:
+            chip = chips.get(tag_id)
+            if chip is None:
+                tag = tags_by_id.get(tag_id)
+                chip = (chip_html(tag.name, tag.color, small=True) if tag is not None
+                        else chip_html(f"Tag {tag_id}", None, small=True))
+                chips[tag_id] = chip
+            row_chips.append(chip)
+        updated = query.updated_at
+        rows.append(Row(
+            id=query.id,
+            query=query.query,
+            language=names.language_label(query.language),
+            country=names.country_label(query.country),
+            chips=row_chips,
+            updated_iso=updated.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            updated_relative=relative_time(updated, now),
+            updated_exact=f"{updated.day} {updated:%b %Y, %H:%M:%S} UTC",
+        ))
+    return rows
+
+
+# --- the view's links and texts -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FilterChip:
+    kind: str
+    text: str
+    remove_qs: str
+    style: str = ""
+    neutral: bool = False
+
+
+def active_chips(view: QueryView, tags_by_name: dict[str, Tag]) -> list[FilterChip]:
+    chips = []
+    if view.text:
+        chips.append(FilterChip("Search", f"“{view.text}”", view.without(TEXT).query_string()))
+    for code in view.languages:
+        chips.append(FilterChip("Language", names.language_label(code),
+                                view.without(LANGUAGE, code).query_string()))
+    for code in view.countries:
+        chips.append(FilterChip("Country", names.country_label(code),
+                                view.without(COUNTRY, code).query_string()))
+    for name in view.tags:
+        tag = tags_by_name.get(name.casefold())
+        style = chip_style(tag.color if tag else None).style
+        chips.append(FilterChip("Tag", tag.name if tag else name,
+                                view.without(TAG, name).query_string(), style=style,
+                                neutral=not style))
+    return chips
+
+
+def range_text(view: QueryView, total: int, shown: int) -> str:
+    noun = "query" if total == 1 else "queries"
+    if total == 0:
+        return "No queries match" if view.has_filters else "No queries"
+    if shown == 0:
+        return f"{total:,} {noun}"
+    first = (view.page - 1) * view.size + 1
+    return f"{first:,}–{first + shown - 1:,} of {total:,} {noun}"
+
+
+def columns_for(view: QueryView) -> list[dict]:
+    return [{
+        "key": key,
+        "label": label,
+        "sortable": sortable,
+        "sort_state": view.sort_state(key) if sortable else "none",
+        "sort_qs": view.sorted_by(key).query_string() if sortable else "",
+    } for key, label, sortable in COLUMNS]
+
+
+def pager_for(view: QueryView, total_pages: int) -> dict:
+    last = max(total_pages, 1)
+    return {
+        "first_qs": view.at_page(1).query_string(),
+        "prev_qs": view.at_page(min(view.page - 1, last)).query_string()
+        if view.page > 1 else None,
+        "next_qs": view.at_page(view.page + 1).query_string() if view.page < last else None,
+        "last_qs": view.at_page(last).query_string(),
+    }
+
+
+def title_for(view: QueryView, project: Project) -> str:
+    parts = []
+    if view.text:
+        parts.append(f"“{view.text}”")
+    if view.page > 1:
+        parts.append(f"page {view.page:,}")
+    prefix = " · ".join(parts)
+    return (prefix + " – " if prefix else "") + f"Queries · {project.name} · Tagdesk"
+
+
+# --- pickers (whole page only) ---------------------------------------------------------------
+
+
+OPTION = Markup('<label class="option" data-option="{key}"><input type="checkbox" '
+                'name="{name}" value="{code}"{checked}> {label}</label>')
+CHECKED = Markup(" checked")
+
+
+def _options_html(name: str, options, checked: bool) -> Markup:
+    mark = CHECKED if checked else NOTHING
+    return NOTHING.join(OPTION.format(key=label.lower(), name=name, code=code, checked=mark,
+                                      label=label)
+                        for code, label in options)
+
+
+@lru_cache(maxsize=64)
+def _rest_html(name: str, every: tuple[tuple[str, str], ...], listed: frozenset[str]) -> Markup:
+    """The long tail of a picker (every code not chosen or seen): the same for most views of a
+    project, so drawn once."""
+    return _options_html(name, (pair for pair in every if pair[0] not in listed), False)
+
+
+def code_groups(name: str, chosen: tuple[str, ...], seen: set[str],
+                every: tuple[tuple[str, str], ...], label, all_label: str):
+    """(group label, options as HTML): chosen codes first, then those seen in this project,
+    then all the others."""
+    chosen_set = set(chosen)
+    seen_options = sorted(((code, label(code)) for code in seen if code not in chosen_set),
+                          key=lambda pair: pair[1].casefold())
+    listed = frozenset(chosen_set | seen)
+    groups = [
+        ("Chosen", _options_html(name, ((c, label(c)) for c in chosen), True)),
+        ("In this project", _options_html(name, seen_options, False)),
+        (all_label, _rest_html(name, every, listed)),
+    ]
+    return [(group_label, html) for group_label, html in groups if html]
+
+
+@dataclass(frozen=True)
+class TagOption:
+    name: str
+    chip: Markup
+    checked: bool
+
+
+def tag_options(tags: list[Tag], chosen: tuple[str, ...]) -> list[TagOption]:
+    folded = {name.casefold() for name in chosen}
+    options = [TagOption(tag.name, chip_html(tag.name, tag.color), tag.name.casefold() in folded)
+               for tag in tags]
+    known = {tag.name.casefold() for tag in tags}
+    options += [TagOption(name, chip_html(name, None), True)
+                for name in chosen if name.casefold() not in known]
+    return options
+
+
+# --- the view ----------------------------------------------------------------------------------
+
+
+@bp.get("/projects/<project_id>/queries")
+@login_required
+def index(project_id: str):
+    project = load_project(project_id)
+    view = QueryView.from_args(request.args)
+    filters = QueryFilters(text=view.text, languages=view.languages, countries=view.countries,
+                           tag_names=view.tags)
+    result = apiclient.client().list_queries(project.id, filters=filters, sort=view.api_sort(),
+                                             page=view.page, limit=view.size)
+    tags = apiclient.tags_covering(project.id, {t for q in result.results for t in q.tags})
+    tags_by_id = {tag.id: tag for tag in tags}
+    tags_by_name = {tag.name.casefold(): tag for tag in tags}
+
+    languages_seen, countries_seen = apiclient.seen_codes(project.id)
+    for query in result.results:
+        languages_seen.add(query.language)
+        countries_seen.add(query.country)
+
+    page = result.page
+    past_end = not result.results and page.total_records > 0 and view.page > 1
+    context = {
+        "project": project,
+        "section": "queries",
+        "view": view,
+        "page": page,
+        "rows": rows_for(result.results, tags_by_id),
+        "range_text": range_text(view, page.total_records, len(result.results)),
+        "active_chips": active_chips(view, tags_by_name) if view.has_filters else [],
+        "clear_qs": view.cleared().query_string(),
+        "columns": columns_for(view),
+        "sort_caption": "sorted by " + SORT_WORDS[view.sort_column][
+            1 if view.sort.startswith("-") else 0],
+        "pager": pager_for(view, page.total_pages),
+        "past_end": past_end,
+        "last_page_qs": view.at_page(page.total_pages).query_string(),
+        "page_title": title_for(view, project),
+    }
+    canonical = url_for("queries.index", project_id=project.id) + view.query_string()
+    if wants_partial():
+        response = make_response(render_template("queries/partial.html", **context))
+        response.headers["HX-Push-Url"] = canonical
+    else:
+        response = make_response(render_template(
+            "queries/index.html",
+            language_groups=code_groups(LANGUAGE, view.languages, languages_seen,
+                                        names.all_languages(), names.language_label,
+                                        "All languages"),
+            country_groups=code_groups(COUNTRY, view.countries, countries_seen,
+                                       names.all_countries(), names.country_label,
+                                       "All countries"),
+            tag_options=tag_options(tags, view.tags),
+            page_sizes=PAGE_SIZES,
+            default_size=DEFAULT_PAGE_SIZE,
+            default_sort=DEFAULT_SORT,
+            **context,
+        ))
+    return remember_project(response, project.id)

@@ -1,0 +1,69 @@
+"""Response headers that keep pages safe, and cookies that are Secure behind HTTPS.
+
+The Content-Security-Policy allows scripts and styles from this site only; no inline script
+exists. Inline style *attributes* are allowed (`style-src-attr`) because tag chips carry their
+colour that way — and only a validated #RRGGBB colour ever reaches one (chips.py).
+"""
+
+from __future__ import annotations
+
+from flask import request
+from werkzeug.middleware.proxy_fix import ProxyFix
+
+from .htmxutil import add_vary
+
+CONTENT_SECURITY_POLICY = "; ".join([
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "style-src-elem 'self'",
+    "style-src-attr 'unsafe-inline'",
+    "img-src 'self' data:",
+    "font-src 'self'",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+])
+
+HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "same-origin",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Resource-Policy": "same-origin",
+    "Permissions-Policy": "camera=(), microphone=(), geolocation=(), payment=(), usb=()",
+}
+
+
+def _secure_headers(response):
+    for name, value in HEADERS.items():
+        response.headers.setdefault(name, value)
+    if request.is_secure:
+        response.headers.setdefault("Strict-Transport-Security", "max-age=31536000")
+    if request.endpoint != "static":
+        # Pages hold an organization's data: no shared or stored copies; partials and pages
+        # at the same URL are told apart by the htmx headers.
+        response.headers["Cache-Control"] = "no-store"
+        add_vary(response)
+    return response
+
+
+def init_app(app) -> None:
+    hops = int(app.config.get("TRUSTED_PROXIES") or 0)
+    if hops > 0:
+        # Behind a reverse proxy: the client's address (sign-in throttling) and https
+        # (Secure cookies) come from its X-Forwarded-* headers.
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)
+    app.after_request(_secure_headers)
+
+    # The session cookie is Secure whenever the page came over HTTPS.
+    interface = app.session_interface
+    configured = app.config.get("SESSION_COOKIE_SECURE", False)
+
+    def get_cookie_secure(_app):
+        return bool(configured) or request.is_secure
+
+    interface.get_cookie_secure = get_cookie_secure

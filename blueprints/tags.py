@@ -1,0 +1,55 @@
+"""A project's tags as coloured chips, each leading to the queries that have it.
+
+One `tags/list` call per view (every tag, so the name filter works on the full list and the
+session's tag cache is refreshed with it on the way).
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, make_response, render_template, request, url_for
+from flask_login import login_required
+
+from . import apiclient
+from .htmxutil import wants_partial
+from .queries import chip_html, load_project
+from .viewstate import QueryView, TagView
+
+bp = Blueprint("tags", __name__)
+
+
+def count_text(shown: int, total: int, filtered: bool) -> str:
+    noun = "tag" if total == 1 else "tags"
+    if filtered:
+        return f"{shown:,} of {total:,} {noun}"
+    return f"{total:,} {noun}"
+
+
+@bp.get("/projects/<project_id>/tags")
+@login_required
+def index(project_id: str):
+    project = load_project(project_id)
+    view = TagView.from_args(request.args)
+    every = apiclient.store_tags(project.id, list(apiclient.client().iter_tags(project.id)))
+    needle = view.name.casefold()
+    shown = [tag for tag in every if needle in tag.name.casefold()] if needle else every
+    queries_url = url_for("queries.index", project_id=project.id)
+    tags = [{
+        "name": tag.name,
+        "link": chip_html(tag.name, tag.color,
+                          href=queries_url + QueryView(tags=(tag.name,)).query_string()),
+    } for tag in shown]
+    title = (f"“{view.name}” – " if view.name else "") + f"Tags · {project.name} · Tagdesk"
+    context = {
+        "project": project,
+        "section": "tags",
+        "view": view,
+        "tags": tags,
+        "count_text": count_text(len(shown), len(every), bool(needle)),
+        "page_title": title,
+    }
+    if wants_partial():
+        response = make_response(render_template("tags/partial.html", **context))
+        response.headers["HX-Push-Url"] = (url_for("tags.index", project_id=project.id)
+                                           + view.query_string())
+        return response
+    return render_template("tags/index.html", **context)

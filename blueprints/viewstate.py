@@ -1,0 +1,185 @@
+"""The URL is the view: a queries view <-> its GET parameters, and nothing else.
+
+`QueryView.from_args` accepts anything a browser, a colleague or an attacker can put in a query
+string and turns it into a valid view (unknown or malformed values are dropped, numbers are
+clamped), so the API never sees a request it would reject for a reason the person cannot fix.
+`params()` gives the canonical form (defaults left out, fixed order), used for every link,
+for the URL htmx pushes, and for comparing views.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+# GET parameter names (short: people read and share these URLs).
+TEXT, LANGUAGE, COUNTRY, TAG = "q", "lang", "country", "tag"
+SORT, PAGE, SIZE = "sort", "page", "size"
+
+# Column name in the URL -> the API's sort field; the first direction a click asks for.
+SORT_COLUMNS = {"query": "query", "language": "language", "country": "country",
+                "updated": "updatedAt"}
+FIRST_DIRECTION = {"query": "", "language": "", "country": "", "updated": "-"}
+DEFAULT_SORT = "-updated"
+PAGE_SIZES = (25, 50, 100, 200)
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE = 1_000_000
+MAX_TEXT = 500
+MAX_TAG_NAME = 200
+MAX_VALUES = 50  # per multi-valued filter
+
+CODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,34}")
+UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+DIGITS = re.compile(r"[0-9]{1,9}")
+
+
+def clean_text(value: str, limit: int) -> str:
+    """Control characters become spaces; surrounding space goes; at most `limit` characters."""
+    return UNPRINTABLE.sub(" ", value).strip()[:limit].strip()
+
+
+def _unique(values, key=lambda v: v) -> tuple[str, ...]:
+    seen, kept = set(), []
+    for value in values:
+        if value and key(value) not in seen:
+            seen.add(key(value))
+            kept.append(value)
+    return tuple(kept[:MAX_VALUES])
+
+
+def _codes(values: list[str], upper: bool) -> tuple[str, ...]:
+    codes = (v.strip() for v in values)
+    codes = (c.upper() if upper else c.lower() for c in codes if CODE.fullmatch(c))
+    return _unique(codes)
+
+
+def _whole_number(value: str | None, default: int, lowest: int, highest: int) -> int:
+    if value is None or not DIGITS.fullmatch(value.strip()):
+        return default
+    return min(max(int(value.strip()), lowest), highest)
+
+
+@dataclass(frozen=True)
+class QueryView:
+    text: str = ""
+    languages: tuple[str, ...] = ()
+    countries: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    sort: str = DEFAULT_SORT
+    page: int = 1
+    size: int = DEFAULT_PAGE_SIZE
+
+    # --- from the URL --------------------------------------------------------------------
+
+    @classmethod
+    def from_args(cls, args) -> QueryView:
+        """`args`: a MultiDict (request.args). Never raises."""
+        sort = (args.get(SORT) or "").strip()
+        if sort.lstrip("-") not in SORT_COLUMNS or sort.startswith("--"):
+            sort = DEFAULT_SORT
+        size = _whole_number(args.get(SIZE), DEFAULT_PAGE_SIZE, 1, max(PAGE_SIZES))
+        return cls(
+            text=clean_text(args.get(TEXT) or "", MAX_TEXT),
+            languages=_codes(args.getlist(LANGUAGE), upper=False),
+            countries=_codes(args.getlist(COUNTRY), upper=True),
+            tags=_unique((clean_text(v, MAX_TAG_NAME) for v in args.getlist(TAG)),
+                         key=str.casefold),
+            sort=sort,
+            page=_whole_number(args.get(PAGE), 1, 1, MAX_PAGE),
+            size=size if size in PAGE_SIZES else DEFAULT_PAGE_SIZE,
+        )
+
+    # --- to the URL ----------------------------------------------------------------------
+
+    def params(self) -> list[tuple[str, str]]:
+        """Canonical GET parameters: defaults left out, always in the same order."""
+        pairs: list[tuple[str, str]] = []
+        if self.text:
+            pairs.append((TEXT, self.text))
+        pairs += [(LANGUAGE, code) for code in self.languages]
+        pairs += [(COUNTRY, code) for code in self.countries]
+        pairs += [(TAG, name) for name in self.tags]
+        if self.sort != DEFAULT_SORT:
+            pairs.append((SORT, self.sort))
+        if self.size != DEFAULT_PAGE_SIZE:
+            pairs.append((SIZE, str(self.size)))
+        if self.page != 1:
+            pairs.append((PAGE, str(self.page)))
+        return pairs
+
+    def query_string(self) -> str:
+        """'?q=shoe&lang=de' or '' for the default view."""
+        encoded = urlencode(self.params())
+        return "?" + encoded if encoded else ""
+
+    # --- derived views (for links) -------------------------------------------------------
+
+    def replace(self, **changes) -> QueryView:
+        """A changed view; any change other than the page itself goes back to page 1."""
+        if "page" not in changes:
+            changes["page"] = 1
+        return dataclasses.replace(self, **changes)
+
+    def without(self, kind: str, value: str = "") -> QueryView:
+        """The view without one active filter (for the removable chips)."""
+        if kind == TEXT:
+            return self.replace(text="")
+        field = {LANGUAGE: "languages", COUNTRY: "countries", TAG: "tags"}[kind]
+        kept = tuple(v for v in getattr(self, field) if v != value)
+        return self.replace(**{field: kept})
+
+    def cleared(self) -> QueryView:
+        """No filters; the sort and page size stay (they are how one likes to look)."""
+        return QueryView(sort=self.sort, size=self.size)
+
+    def at_page(self, page: int) -> QueryView:
+        return self.replace(page=min(max(page, 1), MAX_PAGE))
+
+    def sorted_by(self, column: str) -> QueryView:
+        """Click on a column header: first direction for that column, then toggle."""
+        if self.sort_column == column:
+            sort = column if self.sort.startswith("-") else "-" + column
+        else:
+            sort = FIRST_DIRECTION[column] + column
+        return self.replace(sort=sort)
+
+    # --- reading -------------------------------------------------------------------------
+
+    @property
+    def has_filters(self) -> bool:
+        return bool(self.text or self.languages or self.countries or self.tags)
+
+    @property
+    def sort_column(self) -> str:
+        return self.sort.lstrip("-")
+
+    def sort_state(self, column: str) -> str:
+        """aria-sort value of a column header."""
+        if self.sort_column != column:
+            return "none"
+        return "descending" if self.sort.startswith("-") else "ascending"
+
+    def api_sort(self) -> list[tuple[str, str]]:
+        return [(SORT_COLUMNS[self.sort_column], "DESC" if self.sort.startswith("-") else "ASC")]
+
+
+NAME = "name"
+MAX_NAME_FILTER = 200
+
+
+@dataclass(frozen=True)
+class TagView:
+    name: str = ""
+
+    @classmethod
+    def from_args(cls, args) -> TagView:
+        return cls(name=clean_text(args.get(NAME) or "", MAX_NAME_FILTER))
+
+    def params(self) -> list[tuple[str, str]]:
+        return [(NAME, self.name)] if self.name else []
+
+    def query_string(self) -> str:
+        encoded = urlencode(self.params())
+        return "?" + encoded if encoded else ""

@@ -1,0 +1,130 @@
+"""Embedded mode: the service under /api, a private loopback server per process (so that no
+self-call can deadlock), re-created after a fork; gunicorn with sync workers; the start-up
+message."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+import app as app_module
+from app import create_app
+from tests.conftest import UNLIMITED
+from tests.dashboard.conftest import close_app, csrf_token
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_client_uses_a_private_loopback_server(app, shop):
+    embedded = app.extensions["tagdesk_embedded"]
+    url = embedded.internal_url()
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+", url)
+    assert embedded.internal_url() == url
+    response = requests.get(url + "/api/projects/list", headers={"x-api-key": shop.key},
+                            timeout=10)
+    assert response.status_code == 200
+
+
+def test_a_forked_process_starts_its_own_internal_server(app, shop):
+    embedded = app.extensions["tagdesk_embedded"]
+    parent_url = embedded.internal_url()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: answer through the pipe, then leave at once
+        try:
+            child_url = embedded.internal_url()
+            status = requests.get(child_url + "/api/projects/list",
+                                  headers={"x-api-key": shop.key}, timeout=10).status_code
+            os.write(write_end, f"{child_url} {status}".encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        pytest.fail("the forked process did not answer")
+    answer = os.read(read_end, 1000).decode()
+    os.close(read_end)
+    child_url, status = answer.split()
+    assert status == "200"
+    assert child_url != parent_url
+    assert embedded.internal_url() == parent_url  # the parent's server is untouched
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.parametrize("options", [["--workers", "1"],
+                                     ["--preload", "--workers", "2", "--threads", "2"]],
+                         ids=["one-sync-worker", "preloaded-threaded-workers"])
+def test_gunicorn_workers_serve_pages_without_deadlock(shop, database_url, tmp_path, options):
+    port = free_port()
+    config = {"INSTANCE_PATH": str(tmp_path / "instance"),
+              "SERVICE_CONFIG": {"DATABASE_URL": database_url, "DEFAULT_LIMITS": UNLIMITED}}
+    command = [sys.executable, "-m", "gunicorn", *options, "--timeout", "20",
+               "--no-control-socket",
+               "--bind", f"127.0.0.1:{port}", f"app:create_app({json.dumps(config)})"]
+    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
+    server = subprocess.Popen(command, cwd=ROOT, env=environment, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        browser = requests.Session()
+        for _ in range(100):
+            try:
+                page = browser.get(base + "/signin", timeout=5)
+                break
+            except requests.ConnectionError:
+                time.sleep(0.1)
+        else:
+            pytest.fail("gunicorn did not start")
+        answer = browser.post(base + "/signin", timeout=10, data={
+            "csrf_token": csrf_token(page.text), "api_key": shop.key})
+        assert answer.status_code == 200 and answer.url == base + "/projects"
+        for _ in range(6):  # several views, landing on either worker
+            view = browser.get(f"{base}/projects/{shop.project_id}/queries?q=schuhe",
+                               timeout=10)
+            assert view.status_code == 200
+            assert "laufschuhe" in view.text
+        assert browser.get(base + "/api/openapi.json", timeout=10).status_code == 200
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+def test_start_up_prints_the_url_and_the_demo_key(dashboard_config, monkeypatch, capsys):
+    monkeypatch.setattr(app_module, "_announced", False)
+    monkeypatch.setenv("FLASK_RUN_FROM_CLI", "true")
+    monkeypatch.setenv("FLASK_RUN_PORT", "5077")
+    config = {key: value for key, value in dashboard_config.items() if key != "TESTING"}
+    app = create_app(config)
+    try:
+        printed = capsys.readouterr().err
+        assert "Tagdesk dashboard: http://127.0.0.1:5077/" in printed
+        assert f"Demo key: {app.config['DEMO_KEY']}" in printed
+        again = create_app(config)  # once per process
+        close_app(again)
+        assert "Tagdesk dashboard" not in capsys.readouterr().err
+    finally:
+        close_app(app)

@@ -1,0 +1,110 @@
+"""End-to-end fixtures: a live dashboard (werkzeug, threaded, on a free loopback port) with the
+embedded service seeded with the demo, and headless Chromium driven by Playwright.
+
+Playwright cannot download its browsers here: the tests use Debian's /usr/bin/chromium. They
+are skipped (with the reason) when it is absent, unless TAGDESK_TEST_BROWSER=1 asks for them,
+in which case a missing Chromium is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from app import create_app
+from queryapi import Client
+from tests.conftest import UNLIMITED, LiveServer, wanted
+from tests.dashboard.conftest import close_app
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+SCREENSHOTS = ROOT / "tests" / "screenshots"
+DEMO_QUERIES = 400
+LAPTOP = {"width": 1280, "height": 860}
+
+
+def require_browser() -> None:
+    if os.path.exists(CHROMIUM):
+        return
+    if wanted("TAGDESK_TEST_BROWSER"):
+        pytest.fail(f"TAGDESK_TEST_BROWSER=1 but Chromium is missing at {CHROMIUM} "
+                    "(apt-get install chromium)")
+    pytest.skip(f"Chromium is not installed at {CHROMIUM}; browser tests are skipped "
+                "(install it, or set TAGDESK_TEST_BROWSER=1 to make its absence a failure)")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    require_browser()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@dataclass
+class Dashboard:
+    url: str
+    app: object
+    demo_key: str
+
+    @property
+    def service_app(self):
+        return self.app.extensions["tagdesk_embedded"].service_app
+
+    def api(self, key: str | None = None) -> Client:
+        """The API itself (through the dashboard's /api), for what the tests compare with."""
+        return Client(self.url, key or self.demo_key)
+
+
+@pytest.fixture(scope="session")
+def live_dashboard(tmp_path_factory, sqlite_template):
+    require_browser()
+    folder = tmp_path_factory.mktemp("e2e")
+    database = folder / "e2e.sqlite3"
+    shutil.copy(sqlite_template, database)
+    app = create_app({
+        "TESTING": True,
+        "INSTANCE_PATH": str(folder / "instance"),
+        "SECRET_KEY": "e2e-secret",
+        "DEMO_QUERIES": DEMO_QUERIES,
+        # Every test signs in from 127.0.0.1; the throttle has route tests of its own.
+        "SIGNIN_LIMIT": "1000/minute",
+        "SERVICE_CONFIG": {"TESTING": True, "DATABASE_URL": f"sqlite:///{database}",
+                           "REDIS_URL": None, "DEFAULT_LIMITS": UNLIMITED},
+    })
+    server = LiveServer(app).start()
+    yield Dashboard(server.url, app, app.config["DEMO_KEY"])
+    server.stop()
+    close_app(app)
+
+
+@pytest.fixture
+def context(browser):
+    context = browser.new_context(viewport=LAPTOP)
+    context.set_default_timeout(10_000)
+    yield context
+    context.close()
+
+
+@pytest.fixture
+def page(context):
+    page = context.new_page()
+    page.console_messages = []
+    page.on("console", lambda message: page.console_messages.append(message.text))
+    return page
+
+
+@pytest.fixture(scope="session")
+def screenshots() -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    return SCREENSHOTS

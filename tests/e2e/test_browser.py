@@ -1,0 +1,331 @@
+"""The dashboard in headless Chromium, against a live server with the embedded service.
+
+The API itself (queryapi through /api) is the ground truth the pages are compared with.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from playwright.sync_api import expect
+
+from blueprints.chips import contrast_ratio
+from queryapi import Client, QueryFilters, Unavailable
+from service import admin
+from service.db import session_scope
+from tests.e2e.conftest import AXE, DEMO_QUERIES, LAPTOP
+
+pytestmark = pytest.mark.browser
+
+SHOP = "Online shop search"
+ROW_QUERIES = "table.queries-table tbody td.col-query"
+
+
+def sign_in_with_demo(page, dashboard, path="/signin"):
+    page.goto(dashboard.url + path)
+    page.get_by_role("button", name="Use the demo key").click()
+
+
+def open_shop(page, dashboard):
+    sign_in_with_demo(page, dashboard)
+    page.get_by_role("link", name=SHOP, exact=True).click()
+    expect(page.get_by_role("heading", name="Queries", level=1)).to_be_visible()
+    return page.url.split("?")[0]
+
+
+def open_picker(page, title: str) -> None:
+    page.locator("summary.picker__summary", has_text=title).click()
+
+
+def rows(page) -> list[str]:
+    return page.locator(ROW_QUERIES).all_inner_texts()
+
+
+def params(url: str) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(url).query)
+
+
+def shop_id(dashboard) -> str:
+    with dashboard.api() as api:
+        return next(p.id for p in api.all_projects() if p.name == SHOP)
+
+
+def pick_filters(dashboard):
+    """A German query with a tag, a piece of its text, and the API's answer for all three."""
+    project_id = shop_id(dashboard)
+    with dashboard.api() as api:
+        tags = {tag.id: tag.name for tag in api.iter_tags(project_id)}
+        german = [q for q in api.iter_queries(project_id, QueryFilters(languages=("de",)))
+                  if q.tags]
+        word_counts = Counter(word for q in german for word in q.query.split() if len(word) > 4)
+        word = word_counts.most_common(1)[0][0]
+        with_word = [q for q in german if word in q.query]
+        tag = Counter(tags[t] for q in with_word for t in q.tags).most_common(1)[0][0]
+        expected = api.list_queries(project_id, QueryFilters(
+            text=word, languages=("de",), tag_names=(tag,)), limit=200)
+    return word, tag, [q.query for q in expected.results]
+
+
+def axe_serious(page) -> list[str]:
+    """Serious or critical axe-core violations of the page (axe injected through DevTools,
+    which the page's CSP does not govern)."""
+    if not AXE.exists():
+        pytest.fail(f"axe-core is missing at {AXE}: run `npm install` in the repository")
+    page.evaluate(AXE.read_text(encoding="utf-8"))
+    result = page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
+    return [f"{v['id']} ({v['impact']}): {v['help']} — "
+            f"{[node['target'] for node in v['nodes']][:3]}"
+            for v in result["violations"] if v["impact"] in ("serious", "critical")]
+
+
+def csp_errors(page) -> list[str]:
+    return [m for m in page.console_messages if "Content Security Policy" in m]
+
+
+def test_the_journey_sign_in_filter_sort_page_share_and_go_back(page, browser, live_dashboard,
+                                                               screenshots):
+    dashboard = live_dashboard
+    page.goto(dashboard.url + "/")
+    expect(page).to_have_url(re.compile(r"/signin"))
+    page.screenshot(path=screenshots / "signin.png")
+    assert axe_serious(page) == []
+
+    # A wrong key: a sentence on the same page, the key not kept in the field.
+    page.get_by_label("API key").fill("tdk_live_not-the-right-key-at-all-000000000000")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("alert")).to_contain_text("That API key was not accepted")
+    expect(page.get_by_label("API key")).to_have_value("")
+    assert "not-the-right-key" not in page.content()
+
+    # The demo key, with one click.
+    page.get_by_role("button", name="Use the demo key").click()
+    expect(page).to_have_url(re.compile(r"/projects$"))
+    expect(page.get_by_role("button", name="Sign out")).to_be_visible()
+    assert dashboard.demo_key not in page.content()
+    page.screenshot(path=screenshots / "projects.png")
+    assert axe_serious(page) == []
+
+    # Pick a project.
+    page.get_by_role("link", name=SHOP, exact=True).click()
+    expect(page.locator(".results__count")).to_have_text(f"1–50 of {DEMO_QUERIES} queries")
+    base = page.url
+    page.screenshot(path=screenshots / "queries.png")
+    assert axe_serious(page) == []
+
+    # Filter by text, language and tag; only the results are swapped, the URL follows.
+    word, tag, expected = pick_filters(dashboard)
+    search = page.get_by_label("Search queries")
+    search.fill(word)
+    page.wait_for_url(lambda url: params(url).get("q") == [word])
+    expect(search).to_be_focused()
+    open_picker(page, "Language")
+    page.get_by_role("checkbox", name="German (de)").check()
+    page.wait_for_url(lambda url: params(url).get("lang") == ["de"])
+    page.keyboard.press("Escape")
+    open_picker(page, "Tags")
+    page.get_by_role("checkbox", name=tag, exact=True).check()
+    page.wait_for_url(lambda url: params(url).get("tag") == [tag])
+    page.keyboard.press("Escape")
+    expect(page.locator(".results__count")).to_contain_text(f"of {len(expected)} quer")
+    assert rows(page) == expected
+    for language in page.locator("td.col-language").all_inner_texts():
+        assert language == "German (de)"
+    assert page.locator("#filters").count() == 1  # the form was not re-rendered
+    chips = page.get_by_role("link", name=re.compile(r"^Remove filter"))
+    expect(chips).to_have_count(3)
+    page.screenshot(path=screenshots / "queries-filtered.png")
+
+    # Clear all, sort by query, then the next page.
+    page.get_by_role("link", name="Clear all").click()
+    page.wait_for_url(base)
+    expect(page.get_by_label("Search queries")).to_have_value("")
+    expect(page.locator('#filters input[name="lang"][value="de"]')).not_to_be_checked()
+    page.get_by_role("link", name="Query", exact=True).click()
+    page.wait_for_url(lambda url: params(url).get("sort") == ["query"])
+    expect(page.get_by_role("columnheader", name="Query")).to_have_attribute(
+        "aria-sort", "ascending")
+    first_page = rows(page)
+    assert first_page == sorted(first_page)
+    page.get_by_role("link", name="Next", exact=True).click()
+    page.wait_for_url(lambda url: params(url).get("page") == ["2"])
+    expect(page.locator(".results__count")).to_have_text(f"51–100 of {DEMO_QUERIES} queries")
+    second_page = rows(page)
+    assert second_page == sorted(second_page) and second_page[0] >= first_page[-1]
+    shared_url = page.url
+
+    # A colleague opens the link: sign-in first, then exactly the same rows.
+    colleague = browser.new_context(viewport=LAPTOP)
+    try:
+        other = colleague.new_page()
+        other.goto(shared_url)
+        expect(other).to_have_url(re.compile(r"/signin\?next="))
+        expect(other.get_by_text("Please sign in to see that page.")).to_be_visible()
+        other.get_by_role("button", name="Use the demo key").click()
+        other.wait_for_url(shared_url)
+        assert rows(other) == second_page
+    finally:
+        colleague.close()
+
+    # Back: the previous view again, as a whole page from the server.
+    page.go_back()
+    page.wait_for_url(lambda url: params(url).get("sort") == ["query"]
+                      and "page" not in params(url))
+    expect(page.locator(".results__count")).to_have_text(f"1–50 of {DEMO_QUERIES} queries")
+    assert rows(page) == first_page
+    navigation = page.evaluate("performance.getEntriesByType('navigation')[0].type")
+    assert navigation in ("reload", "back_forward")
+    assert page.locator("#filters").count() == 1
+    assert csp_errors(page) == []
+
+
+def test_chip_colours_are_the_apis_with_aa_contrast(page, live_dashboard, screenshots):
+    dashboard = live_dashboard
+    open_shop(page, dashboard)
+    with dashboard.api() as api:
+        colours = {tag.name: tag.color.lower() for tag in api.iter_tags(shop_id(dashboard))}
+    chips = page.locator("td.col-tags .chip")
+    assert chips.count() > 20
+    seen = set()
+    for chip in chips.all():
+        name = chip.inner_text()
+        background, text = chip.evaluate(
+            "e => [getComputedStyle(e).backgroundColor, getComputedStyle(e).color]")
+        assert to_hex(background) == colours[name], name
+        assert contrast_ratio(to_hex(background), to_hex(text)) >= 4.5, name
+        seen.add(name)
+    assert len(seen) >= 5
+
+    page.get_by_role("link", name="Tags", exact=True).click()
+    expect(page.get_by_role("heading", name="Tags", level=1)).to_be_visible()
+    page.screenshot(path=screenshots / "tags.png")
+    assert axe_serious(page) == []
+    tag_links = page.locator(".tag-cloud a.chip")
+    expect(tag_links).to_have_count(len(colours))
+    for link in tag_links.all():
+        background = to_hex(link.evaluate("e => getComputedStyle(e).backgroundColor"))
+        assert background == colours[link.inner_text()]
+    page.get_by_role("link", name="brand", exact=True).click()
+    page.wait_for_url(lambda url: params(url).get("tag") == ["brand"])
+    for cell in page.locator("td.col-tags").all():
+        assert "brand" in cell.inner_text().split("\n")
+    assert csp_errors(page) == []
+
+
+def to_hex(css: str) -> str:
+    red, green, blue = (int(v) for v in re.findall(r"\d+", css)[:3])
+    return f"#{red:02x}{green:02x}{blue:02x}"
+
+
+def test_keyboard_slash_focuses_search_and_escape_clears_it(page, live_dashboard):
+    base = open_shop(page, live_dashboard)
+    page.locator("body").click(position={"x": 5, "y": 300})
+    page.keyboard.press("/")
+    search = page.get_by_label("Search queries")
+    expect(search).to_be_focused()
+    page.keyboard.type("schuhe")
+    page.wait_for_url(lambda url: params(url).get("q") == ["schuhe"])
+    page.keyboard.press("Escape")
+    expect(search).to_have_value("")
+    page.wait_for_url(base)
+    expect(search).to_be_focused()
+    # Focus is visible: the focused search box has an outline.
+    outline = search.evaluate("e => getComputedStyle(e).outlineStyle")
+    assert outline != "none"
+
+
+def test_select_all_on_this_page_and_the_selection_count(page, live_dashboard):
+    open_shop(page, live_dashboard)
+    select_all = page.get_by_role("checkbox", name="Select all on this page")
+    select_all.check()
+    expect(page.locator("[data-selected-count]")).to_have_text("50")
+    first = rows(page)[0]
+    page.get_by_role("checkbox", name=f"Select {first}", exact=True).uncheck()
+    expect(page.locator("[data-selected-count]")).to_have_text("49")
+    assert select_all.evaluate("e => e.indeterminate")
+
+
+def test_filters_work_without_javascript(browser, live_dashboard):
+    context = browser.new_context(viewport=LAPTOP, java_script_enabled=False)
+    try:
+        page = context.new_page()
+        open_shop(page, live_dashboard)
+        open_picker(page, "Language")
+        page.get_by_role("checkbox", name="German (de)").check()
+        page.get_by_role("button", name="Apply filters").click()
+        page.wait_for_url(lambda url: params(url).get("lang") == ["de"])
+        languages = set(page.locator("td.col-language").all_inner_texts())
+        assert languages == {"German (de)"}
+        page.get_by_role("link", name="Next", exact=True).click()
+        page.wait_for_url(lambda url: params(url).get("page") == ["2"])
+        assert set(page.locator("td.col-language").all_inner_texts()) == {"German (de)"}
+    finally:
+        context.close()
+
+
+def test_busy_service_banner_retries_by_itself(page, live_dashboard, monkeypatch):
+    base = open_shop(page, live_dashboard)
+    real = Client.list_queries
+    failures = {"left": 1}
+
+    def busy_once(self, *args, **kwargs):
+        if failures["left"] > 0:
+            failures["left"] -= 1
+            raise Unavailable(retry_after=2, status=503)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Client, "list_queries", busy_once)
+    before = rows(page)
+    page.get_by_label("Search queries").fill("a")
+    banner = page.locator("#notices .notice")
+    expect(banner).to_contain_text("temporarily unavailable")
+    assert rows(page) == before  # the table was left alone
+    # After the wait the page loads the view again, by itself.
+    page.wait_for_url(lambda url: params(url).get("q") == ["a"], timeout=8000)
+    expect(page.locator("#notices .notice")).to_have_count(0, timeout=8000)
+    expect(page.locator(".results__count")).to_contain_text("queries")
+    assert page.url.startswith(base)
+
+
+def test_a_key_revoked_mid_session_returns_to_sign_in(page, live_dashboard):
+    dashboard = live_dashboard
+    service_app = dashboard.service_app
+    with dashboard.api() as api:
+        project_id = shop_id(dashboard)
+        assert api.list_queries(project_id, limit=1).results
+    with session_scope(service_app) as session:
+        from sqlalchemy import select
+
+        from service.models import Organization
+
+        org_id = session.scalar(select(Organization.id))
+        key = admin.create_key(session, org_id, "tdk", name="to revoke")
+    page.goto(dashboard.url + "/signin")
+    page.get_by_label("API key").fill(key)
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("link", name=SHOP, exact=True).click()
+    expect(page.locator(".results__count")).to_contain_text("queries")
+    with session_scope(service_app) as session:
+        admin.revoke_key(session, key)
+    page.get_by_label("Search queries").fill("schuhe")
+    page.wait_for_url(re.compile(r"/signin\?next="))
+    expect(page.get_by_text("no longer accepted")).to_be_visible()
+    assert "q%3Dschuhe" in page.url  # after signing in again, back to this very view
+    assert page.locator("table.queries-table").count() == 0
+
+
+def test_tablet_width_keeps_everything_usable(browser, live_dashboard, screenshots):
+    context = browser.new_context(viewport={"width": 800, "height": 1024})
+    try:
+        page = context.new_page()
+        open_shop(page, live_dashboard)
+        overflow = page.evaluate(
+            "document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        assert overflow <= 0
+        expect(page.get_by_label("Search queries")).to_be_visible()
+        expect(page.get_by_role("button", name="Sign out")).to_be_visible()
+        page.screenshot(path=screenshots / "queries-tablet.png")
+    finally:
+        context.close()
