@@ -6,7 +6,7 @@ import random
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 
-from . import admin
+from . import admin, schema
 from .db import session_scope
 from .demo_data import PROJECTS, TAGS, assign_tags, generate_queries
 from .models import utcnow
@@ -38,6 +38,7 @@ def seed(app, count: int, progress: Callable[[str], None] = lambda _m: None,
         with session_scope(app) as session:
             inserted = admin.insert_queries(session, project_id, rows, batch_size=BATCH)
         progress(f"{project_name}: {inserted:,} queries")
+    schema.analyze(app.extensions["tagdesk_engine"])
     return key
 
 

@@ -73,6 +73,8 @@ class Project(Base):
     )
     name: Mapped[str] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    # Kept by database triggers (migration 0002); never written by the application.
+    query_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class Tag(Base):
@@ -103,8 +105,11 @@ class Query(Base):
     __table_args__ = (
         UniqueConstraint("project_id", "query", "language", "country", name="uq_queries_key"),
         Index("ix_queries_updated", "project_id", "updated_at", "id"),
-        Index("ix_queries_language", "project_id", "language", "country"),
-        Index("ix_queries_country", "project_id", "country"),
+        Index("ix_queries_project_id", "project_id", "id"),
+        Index("ix_queries_language_id", "project_id", "language", "id"),
+        Index("ix_queries_country_id", "project_id", "country", "id"),
+        Index("ix_queries_language_country_updated",
+              "project_id", "language", "country", "updated_at", "id"),
     )
 
     pk: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
@@ -114,3 +119,44 @@ class Query(Base):
     language: Mapped[str] = mapped_column(String(35))  # stored lower-case
     country: Mapped[str] = mapped_column(String(35))  # stored upper-case
     updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class User(Base):
+    """A person of an organization who may sign in to its settings (service/settings)."""
+
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    org_id: Mapped[str] = mapped_column(
+        ForeignKey("organizations.id", ondelete="CASCADE"), index=True
+    )
+    # casefold(email): one account per address, matched without regard to case.
+    email: Mapped[str] = mapped_column(String(320), unique=True)
+    password_hash: Mapped[str] = mapped_column(String(255))  # werkzeug: scrypt by default
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+    organization: Mapped[Organization] = relationship(lazy="joined")
+
+
+class KeyEvent(Base):
+    """An API key generated or revoked: by whom (NULL: the command line), when, which key."""
+
+    __tablename__ = "key_events"
+    __table_args__ = (Index("ix_key_events_org_at", "org_id", "at", "id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    org_id: Mapped[str] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"))
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
+    action: Mapped[str] = mapped_column(String(20))  # "generated" or "revoked"
+    # The key's row may go with its project; what identifies it to people stays here.
+    key_id: Mapped[int | None] = mapped_column(
+        ForeignKey("api_keys.id", ondelete="SET NULL"), nullable=True
+    )
+    key_prefix: Mapped[str] = mapped_column(String(40))
+    key_last_four: Mapped[str] = mapped_column(String(4))
+    key_name: Mapped[str] = mapped_column(String(200), default="")
+    # The generate form's one-time token: a resubmitted form (a reload) makes no second key.
+    form_token: Mapped[str | None] = mapped_column(String(64), unique=True, nullable=True)
+    at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+    user: Mapped[User | None] = relationship(lazy="joined")

@@ -22,5 +22,11 @@ def upgrade(engine: Engine) -> None:
         command.upgrade(alembic_config(connection), "head")
 
 
+def analyze(engine: Engine) -> None:
+    """Refresh the planner's statistics after large imports (SQLite has none until asked)."""
+    with engine.begin() as connection:
+        connection.exec_driver_sql("ANALYZE")
+
+
 def is_initialized(engine: Engine) -> bool:
     return inspect(engine).has_table("organizations")

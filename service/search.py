@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 
-from sqlalchemy import and_, column, false, func, select, table, text
+from sqlalchemy import and_, column, func, select, table, text
 from sqlalchemy.orm import Session
 
 from .errors import BadRequest
-from .models import Query, Tag, query_tags
+from .models import Project, Query, Tag, query_tags
 from .validation import MAX_ID, QueryListBody, SortItem, TagListBody
 
 QUERY_SORT_FIELDS = {
@@ -25,6 +26,9 @@ DEFAULT_TAG_SORT = [SortItem(field="name", direction="ASC")]
 FTS = table("queries_fts", column("rowid"))
 # The trigram index needs at least three characters; shorter terms fall back to LIKE.
 TRIGRAM = 3
+# A filter matching at least this share of the project is cheaper to check row by row in
+# sort order (about 1/share rows read per result) than to collect and sort all its matches.
+SCAN_IN_ORDER_SHARE = 0.005
 
 
 def order_by(sort: list[SortItem], fields: dict, default: list[SortItem], tie_breaker):
@@ -46,17 +50,6 @@ def order_by(sort: list[SortItem], fields: dict, default: list[SortItem], tie_br
     return [*clauses, tie_breaker.asc()]
 
 
-def _text_condition(session: Session, term: str):
-    if session.get_bind().dialect.name == "sqlite":
-        if len(term) >= TRIGRAM:
-            phrase = '"' + term.replace('"', '""') + '"'
-            matching = select(FTS.c.rowid).where(
-                text("queries_fts MATCH :phrase").bindparams(phrase=phrase))
-            return Query.pk.in_(matching)
-        return Query.query.contains(term, autoescape=True)
-    return Query.query.icontains(term, autoescape=True)
-
-
 def _tag_ids(values: list) -> list[int]:
     """The values that can name a tag; anything else names no tag and so matches nothing."""
     ids = []
@@ -71,32 +64,111 @@ def _tag_ids(values: list) -> list[int]:
     return ids
 
 
-def _has_any_tag(tag_id_source):
-    return (
-        select(query_tags.c.query_pk)
-        .where(query_tags.c.query_pk == Query.pk, query_tags.c.tag_id.in_(tag_id_source))
-        .exists()
+@dataclass(frozen=True)
+class Filters:
+    """A queries/list filter with its tags resolved to this project's tag ids."""
+
+    text: str
+    languages: frozenset[str]
+    countries: frozenset[str]
+    tag_sets: tuple[frozenset[int], ...]  # the query has one of each set's tags
+
+    @property
+    def empty(self) -> bool:
+        return not (self.text or self.languages or self.countries or self.tag_sets)
+
+
+def resolve_filters(session: Session, project_id: str, body: QueryListBody) -> Filters | None:
+    """None when a tag filter names no tag of this project: then nothing can match."""
+    tag_sets = []
+    if body.tagIds:
+        wanted = _tag_ids(body.tagIds)
+        tag_sets.append(frozenset(session.scalars(select(Tag.id).where(
+            Tag.project_id == project_id, Tag.id.in_(wanted)))) if wanted else frozenset())
+    if body.tagNames:
+        tag_sets.append(frozenset(session.scalars(select(Tag.id).where(
+            Tag.project_id == project_id,
+            Tag.name_folded.in_({name.casefold() for name in body.tagNames})))))
+    if any(not ids for ids in tag_sets):
+        return None
+    return Filters(
+        text=body.query or "",
+        languages=frozenset(code.lower() for code in body.languages or ()),
+        countries=frozenset(code.upper() for code in body.countries or ()),
+        tag_sets=tuple(tag_sets),
     )
 
 
-def query_conditions(session: Session, project_id: str, body: QueryListBody) -> list:
+def _trigram_phrase(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def _fts_rowids(term: str):
+    return select(FTS.c.rowid).where(
+        text("queries_fts MATCH :phrase").bindparams(phrase=_trigram_phrase(term)))
+
+
+def _uses_trigram_index(session: Session, term: str) -> bool:
+    return session.get_bind().dialect.name == "sqlite" and len(term) >= TRIGRAM
+
+
+def _conditions(session: Session, project_id: str, filters: Filters, *, in_order: bool,
+                text_joined: bool = False) -> list:
+    """WHERE conditions in one of two shapes.
+
+    Driving (in_order=False): each filter may use its index to find its few matches, which
+    are then sorted. In order (SQLite, for filters that match much of the project): the
+    filters are written so that no index of theirs is usable (`pk + 0`, `language || ''`), so
+    SQLite walks the sort order's index and checks each row, stopping after one page.
+    """
     conditions = [Query.project_id == project_id]
-    if body.query:
-        conditions.append(_text_condition(session, body.query))
-    if body.languages:
-        conditions.append(Query.language.in_({code.lower() for code in body.languages}))
-    if body.countries:
-        conditions.append(Query.country.in_({code.upper() for code in body.countries}))
-    if body.tagIds:
-        ids = _tag_ids(body.tagIds)
-        conditions.append(_has_any_tag(ids) if ids else false())
-    if body.tagNames:
-        named = select(Tag.id).where(
-            Tag.project_id == project_id,
-            Tag.name_folded.in_({name.casefold() for name in body.tagNames}),
-        )
-        conditions.append(_has_any_tag(named))
+    sqlite = session.get_bind().dialect.name == "sqlite"
+    if filters.text and not text_joined:
+        if _uses_trigram_index(session, filters.text):
+            key = Query.pk + 0 if in_order else Query.pk
+            conditions.append(key.in_(_fts_rowids(filters.text)))
+        elif sqlite:
+            conditions.append(Query.query.contains(filters.text, autoescape=True))
+        else:
+            conditions.append(Query.query.icontains(filters.text, autoescape=True))
+    language, country = Query.language, Query.country
+    if in_order and sqlite:
+        language, country = Query.language.concat(""), Query.country.concat("")
+    if filters.languages:
+        conditions.append(language.in_(sorted(filters.languages)))
+    if filters.countries:
+        conditions.append(country.in_(sorted(filters.countries)))
+    for ids in filters.tag_sets:
+        if in_order or text_joined:
+            conditions.append(select(query_tags.c.query_pk).where(
+                query_tags.c.query_pk == Query.pk, query_tags.c.tag_id.in_(sorted(ids))
+            ).exists())
+        else:
+            conditions.append(Query.pk.in_(select(query_tags.c.query_pk).where(
+                query_tags.c.tag_id.in_(sorted(ids)))))
     return conditions
+
+
+def count_queries(session: Session, project_id: str, filters: Filters) -> int:
+    if filters.empty:
+        return session.scalar(select(Project.query_count).where(Project.id == project_id))
+    only_tags = not (filters.text or filters.languages or filters.countries)
+    if only_tags and len(filters.tag_sets) == 1:
+        # Links never cross projects (set-tags checks every tag), so the project's tags
+        # alone say which of its queries match: no need to visit the queries table.
+        (ids,) = filters.tag_sets
+        counted = func.count() if len(ids) == 1 else func.count(query_tags.c.query_pk.distinct())
+        return session.scalar(select(counted).where(query_tags.c.tag_id.in_(sorted(ids))))
+    if filters.text and _uses_trigram_index(session, filters.text):
+        statement = (
+            select(func.count()).select_from(FTS).join(Query, Query.pk == FTS.c.rowid)
+            .where(text("queries_fts MATCH :phrase").bindparams(
+                phrase=_trigram_phrase(filters.text)))
+            .where(*_conditions(session, project_id, filters, in_order=False,
+                                text_joined=True)))
+        return session.scalar(statement)
+    return session.scalar(select(func.count()).select_from(Query).where(
+        *_conditions(session, project_id, filters, in_order=False)))
 
 
 def tags_by_query(session: Session, query_pks: list[int]) -> dict[int, list[int]]:
@@ -115,15 +187,20 @@ def tags_by_query(session: Session, query_pks: list[int]) -> dict[int, list[int]
 def list_queries(session: Session, project_id: str, body: QueryListBody):
     """(total, rows, tags by query pk) for one page."""
     ordering = order_by(body.sort, QUERY_SORT_FIELDS, DEFAULT_QUERY_SORT, Query.id)
-    where = and_(*query_conditions(session, project_id, body))
-    total = session.scalar(select(func.count()).select_from(Query).where(where))
+    filters = resolve_filters(session, project_id, body)
+    if filters is None:
+        return 0, [], {}
+    total = count_queries(session, project_id, filters)
     offset = (body.page - 1) * body.limit
     if offset >= total:
         return total, [], {}
+    in_order = not filters.empty and total >= SCAN_IN_ORDER_SHARE * max(
+        1, session.scalar(select(Project.query_count).where(Project.id == project_id)))
     rows = session.execute(
         select(Query.pk, Query.id, Query.project_id, Query.query, Query.language,
                Query.country, Query.updated_at)
-        .where(where).order_by(*ordering).limit(body.limit).offset(offset)
+        .where(*_conditions(session, project_id, filters, in_order=in_order))
+        .order_by(*ordering).limit(body.limit).offset(offset)
     ).all()
     return total, rows, tags_by_query(session, [row.pk for row in rows])
 
