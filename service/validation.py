@@ -26,7 +26,7 @@ MAX_ITEMS = 1000
 MAX_LIMIT = 1000
 DEFAULT_LIMIT = 50
 MAX_PAGE = 1_000_000_000
-MAX_ID = 2**63 - 1  # larger integers cannot name a row in any database we run on
+MAX_ID = 2**31 - 1  # ids are 32-bit integers (PostgreSQL `integer`); larger ones name no row
 
 # C0 controls and DEL; unpaired surrogates cannot be stored by every database.
 _FORBIDDEN_CHARACTERS = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")

@@ -88,14 +88,17 @@ def test_gunicorn_workers_serve_pages_without_deadlock(shop, database_url, tmp_p
     base = f"http://127.0.0.1:{port}"
     try:
         browser = requests.Session()
-        for _ in range(100):
+        # A worker boots (imports, migrations) before it answers; on a busy machine that can
+        # take several seconds, so wait for an answer rather than for an open port.
+        deadline = time.monotonic() + 90
+        while True:
             try:
-                page = browser.get(base + "/signin", timeout=5)
+                page = browser.get(base + "/signin", timeout=30)
                 break
-            except requests.ConnectionError:
-                time.sleep(0.1)
-        else:
-            pytest.fail("gunicorn did not start")
+            except requests.RequestException:
+                if time.monotonic() > deadline:
+                    pytest.fail("gunicorn did not start")
+                time.sleep(0.2)
         answer = browser.post(base + "/signin", timeout=10, data={
             "csrf_token": csrf_token(page.text), "api_key": shop.key})
         assert answer.status_code == 200 and answer.url == base + "/projects"
