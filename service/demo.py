@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
+
+from sqlalchemy import text
 
 from . import admin, schema
 from .db import session_scope
@@ -14,6 +17,7 @@ from .models import utcnow
 DEMO_ORG_NAME = "Demo organization"
 SMALL_PROJECT_TAGS = 8
 BATCH = 5000
+BULK_REBUILD_AT = 50_000
 
 
 def seed(app, count: int, progress: Callable[[str], None] = lambda _m: None,
@@ -34,12 +38,26 @@ def seed(app, count: int, progress: Callable[[str], None] = lambda _m: None,
 
     for project_id, project_name, tag_ids, size in plan:
         rows = _rows(size, tag_ids, rng, seed_value + len(project_name))
-        inserted = 0
-        with session_scope(app) as session:
+        with session_scope(app) as session, _trigram_index_built_after(session, size):
             inserted = admin.insert_queries(session, project_id, rows, batch_size=BATCH)
         progress(f"{project_name}: {inserted:,} queries")
     schema.analyze(app.extensions["tagdesk_engine"])
     return key
+
+
+@contextmanager
+def _trigram_index_built_after(session, size: int):
+    """On PostgreSQL, build the trigram index once after a large load: updating a GIN index
+    row by row costs far more than building it. Only the demo does this — the index is
+    dropped inside the loading transaction, which holds the table for its duration."""
+    rebuild = size >= BULK_REBUILD_AT and session.get_bind().dialect.name == "postgresql"
+    if rebuild:
+        session.execute(text("DROP INDEX IF EXISTS ix_queries_query_trgm"))
+    yield
+    if rebuild:
+        session.flush()
+        session.execute(text(
+            "CREATE INDEX ix_queries_query_trgm ON queries USING gin (query gin_trgm_ops)"))
 
 
 def _rows(size: int, tag_ids: list[int], rng: random.Random, seed_value: int) -> Iterator:
