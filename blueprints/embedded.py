@@ -45,7 +45,8 @@ class _QuietHandler(WSGIRequestHandler):
 
 
 class ApiDispatcher:
-    """WSGI: paths under /api go to the service, everything else to the dashboard.
+    """WSGI: paths under /api and /settings (the service's organization settings) go to the
+    service, everything else to the dashboard.
 
     Paths are passed on unchanged (the service's routes include the /api prefix)."""
 
@@ -55,7 +56,7 @@ class ApiDispatcher:
 
     def __call__(self, environ, start_response):
         path = environ.get("PATH_INFO", "")
-        if path == "/api" or path.startswith("/api/"):
+        if path in ("/api", "/settings") or path.startswith(("/api/", "/settings/")):
             return self.service_wsgi(environ, start_response)
         return self.dashboard_wsgi(environ, start_response)
 

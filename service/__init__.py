@@ -6,12 +6,14 @@ import logging
 
 from flask import Flask
 
-from . import cli, db, errors, guard, routes
+from . import cli, db, errors, guard, routes, settings
 from .config import load_config
 
 
 def create_app(test_config: dict | None = None) -> Flask:
-    app = Flask(__name__, instance_relative_config=True)
+    # The settings area's stylesheet and script live under its own path (/settings/static).
+    app = Flask(__name__, instance_relative_config=True, static_url_path="/settings/static")
+    app.config.from_mapping(settings.DEFAULTS)
     app.config.from_mapping(load_config(app.instance_path, test_config))
     app.json.sort_keys = False
     app.json.ensure_ascii = False
@@ -24,6 +26,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     guard.init_app(app, app.config["REDIS_URL"] or "memory://")
     errors.register(app)
     app.register_blueprint(routes.bp)
+    settings.init_app(app, routes.bp)
     cli.register(app)
     logging.getLogger("service").setLevel(logging.INFO)
     return app

@@ -3,12 +3,15 @@ the last line of standard output."""
 
 from __future__ import annotations
 
+import sys
+
 import click
 from flask import Flask, current_app
 from flask.cli import with_appcontext
 
 from . import admin, schema
 from .db import session_scope
+from .settings import accounts, audit
 
 
 def _engine():
@@ -48,7 +51,13 @@ def create_org(name):
 def create_key(org_id, project_id, name):
     """Create an API key; prints the key (shown this once)."""
     prefix = current_app.config["KEY_PREFIX"]
-    key = _run(lambda s: admin.create_key(s, org_id, prefix, project_id, name))
+
+    def create(session):
+        key = admin.create_key(session, org_id, prefix, project_id, name)
+        audit.record(session, audit.key_by_value(session, key), audit.GENERATED)  # by: CLI
+        return key
+
+    key = _run(create)
     click.echo("Store this key now; it cannot be shown again.", err=True)
     click.echo(key)
 
@@ -58,8 +67,35 @@ def create_key(org_id, project_id, name):
 @click.argument("key")
 def revoke_key(key):
     """Revoke a key: it stops working at once."""
-    _run(lambda s: admin.revoke_key(s, key))
+    def revoke(session):
+        found = audit.key_by_value(session, key)
+        was_active = found is not None and found.revoked_at is None
+        admin.revoke_key(session, key)
+        if was_active:
+            audit.record(session, found, audit.REVOKED)  # by: the command line
+
+    _run(revoke)
     click.echo("Key revoked.")
+
+
+def _stdin_is_terminal() -> bool:
+    return sys.stdin.isatty()
+
+
+@click.command("create-user")
+@with_appcontext
+@click.argument("org_id")
+@click.argument("email")
+def create_user(org_id, email):
+    """Create a person who may sign in to the organization's settings; prints the user id.
+
+    The password is asked for (twice, hidden) at a terminal, or read as the first line of
+    standard input otherwise (`... create-user ORG EMAIL < password-file`)."""
+    if _stdin_is_terminal():
+        password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
+    else:
+        password = sys.stdin.readline().rstrip("\r\n")
+    click.echo(_run(lambda s: accounts.create_user(s, org_id, email, password)))
 
 
 @click.command("create-project")
@@ -118,6 +154,6 @@ def seed_demo(count):
 
 
 def register(app: Flask) -> None:
-    for command in (init_db, create_org, create_key, revoke_key, create_project, create_tag,
-                    import_queries, set_limits, seed_demo):
+    for command in (init_db, create_org, create_key, revoke_key, create_user, create_project,
+                    create_tag, import_queries, set_limits, seed_demo):
         app.cli.add_command(command)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from http import HTTPStatus
 
-from flask import Flask, jsonify
+from flask import Flask, current_app, jsonify
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from sqlalchemy.exc import DBAPIError, OperationalError
@@ -75,10 +75,19 @@ def database_is_unreachable(error: Exception) -> bool:
     return isinstance(error, DBAPIError) and error.connection_invalidated
 
 
+def _page(status: int, error: Exception | None, headers: dict | None, otherwise):
+    """The settings area's HTML error page for its own paths (service/settings); otherwise
+    the API's JSON error."""
+    render = current_app.extensions.get("tagdesk_error_page")
+    page = render(status, error, headers) if render is not None else None
+    return otherwise() if page is None else page
+
+
 def register(app: Flask) -> None:
     @app.errorhandler(ApiError)
     def _api_error(error: ApiError):
-        return error_response(error.status, error.message, error.headers)
+        return _page(error.status, error, error.headers, lambda: error_response(
+            error.status, error.message, error.headers))
 
     @app.errorhandler(HTTPException)
     def _http_error(error: HTTPException):
@@ -86,12 +95,14 @@ def register(app: Flask) -> None:
         headers = {}
         if status == 405 and error.valid_methods:
             headers["Allow"] = ", ".join(sorted(error.valid_methods))
-        return error_response(status, HTTP_MESSAGES.get(status, phrase(status) + "."), headers)
+        return _page(status, error, headers, lambda: error_response(
+            status, HTTP_MESSAGES.get(status, phrase(status) + "."), headers))
 
     @app.errorhandler(Exception)
     def _unexpected(error: Exception):
         if database_is_unreachable(error):
             log.warning("database unreachable: %s", getattr(error, "orig", error))
-            return unavailable()
+            return _page(503, error, {"Retry-After": str(UNAVAILABLE_RETRY_SECONDS)},
+                         unavailable)
         log.exception("unhandled error")
-        return error_response(500, "Internal server error.")
+        return _page(500, error, None, lambda: error_response(500, "Internal server error."))

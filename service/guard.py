@@ -1,4 +1,6 @@
-"""Before every API request: identify the caller, then charge the rate limit.
+"""Before every API request (paths under /api): identify the caller, then charge the rate
+limit. Other paths of the service (the settings pages, /settings) are not the API's: they sign
+people in with a password and are left alone here.
 
 A valid key is charged to its organization (all its keys share one budget); anything else is
 charged to the client address, which also slows down key guessing.
@@ -14,6 +16,10 @@ from .errors import ApiError
 from .ratelimit import Decision, RateLimiter
 
 PUBLIC_PATHS = {"/api/openapi.json"}
+
+
+def is_api_path(path: str) -> bool:
+    return path == "/api" or path.startswith("/api/")
 
 
 def _limiter() -> RateLimiter:
@@ -35,6 +41,8 @@ def _charge(identity: str, limits) -> None:
 
 
 def before_request() -> None:
+    if not is_api_path(request.path):
+        return
     defaults = current_app.config["DEFAULT_LIMITS"]
     if request.path in PUBLIC_PATHS:
         _charge(_address_identity(), defaults)
@@ -48,6 +56,8 @@ def before_request() -> None:
 
 
 def after_request(response):
+    if not is_api_path(request.path):
+        return response
     decision: Decision | None = g.get("ratelimit")
     if decision is None:
         # Answered before the limiter ran (the database was unreachable): report the address

@@ -1,0 +1,54 @@
+"""Organization settings: people who sign in to them, and the record of key actions.
+
+Revision ID: 0003
+Revises: 0002
+"""
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0003"
+down_revision = "0002"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    op.create_table(
+        "users",
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column(
+            "org_id",
+            sa.String(36),
+            sa.ForeignKey("organizations.id", ondelete="CASCADE"),
+            nullable=False,
+        ),
+        sa.Column("email", sa.String(320), nullable=False, unique=True),
+        sa.Column("password_hash", sa.String(255), nullable=False),
+        sa.Column("created_at", sa.DateTime, nullable=False),
+    )
+    op.create_index("ix_users_org_id", "users", ["org_id"])
+    op.create_table(
+        "key_events",
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column(
+            "org_id",
+            sa.String(36),
+            sa.ForeignKey("organizations.id", ondelete="CASCADE"),
+            nullable=False,
+        ),
+        sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id")),
+        sa.Column("action", sa.String(20), nullable=False),
+        sa.Column("key_id", sa.Integer, sa.ForeignKey("api_keys.id", ondelete="SET NULL")),
+        sa.Column("key_prefix", sa.String(40), nullable=False),
+        sa.Column("key_last_four", sa.String(4), nullable=False),
+        sa.Column("key_name", sa.String(200), nullable=False),
+        sa.Column("form_token", sa.String(64), unique=True),
+        sa.Column("at", sa.DateTime, nullable=False),
+    )
+    op.create_index("ix_key_events_org_at", "key_events", ["org_id", "at", "id"])
+
+
+def downgrade() -> None:
+    op.drop_table("key_events")
+    op.drop_table("users")

@@ -1,0 +1,168 @@
+"""What the settings area's pages share: the session cookie, safe response headers, calm HTML
+error pages, and static URLs that carry a hash of the file's content.
+
+Only paths under /settings have a session: the JSON API (/api) authenticates by header, never
+by cookie, and its responses never set one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import threading
+from pathlib import Path
+
+from flask import Flask, current_app, g, render_template, request, url_for
+from flask.sessions import SecureCookieSessionInterface
+from flask_wtf.csrf import CSRFError
+
+from .secret import instance_secret_key
+
+PREFIX = "/settings"
+
+CONTENT_SECURITY_POLICY = "; ".join([
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+])
+
+HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "same-origin",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Resource-Policy": "same-origin",
+    "Permissions-Policy": "camera=(), microphone=(), geolocation=(), payment=(), usb=()",
+}
+
+PAGES = {
+    400: ("That request could not be used",
+          "Something in the address or the form was not understood. Please go back and try "
+          "again."),
+    404: ("Page not found",
+          "We can't find that page. It may have moved, or the address may be mistyped."),
+    405: ("That did not work", "That page cannot be used this way."),
+    413: ("Too much at once", "That request was too large. Please try with less."),
+    429: ("Too many requests", "Too many requests in a short time. Please wait a moment."),
+    500: ("Something went wrong",
+          "Something went wrong on our side. It has been noted; please try again in a moment."),
+    503: ("Temporarily unavailable",
+          "The service cannot reach its database right now. Please try again in a little "
+          "while."),
+}
+CSRF_PAGE = ("That form has expired",
+             "For your safety, forms work only for a while and only from this site. Please go "
+             "back, reload the page and try again.")
+
+_secret_lock = threading.Lock()
+
+
+def is_settings_path(path: str) -> bool:
+    return path == PREFIX or path.startswith(PREFIX + "/")
+
+
+def ensure_secret_key(app: Flask) -> None:
+    """TAGDESK_SERVICE_SECRET_KEY (or a test's SECRET_KEY); else, on first use, the key kept in
+    the instance folder — a test app without one gets a fresh random key instead."""
+    if app.config.get("SECRET_KEY"):
+        return
+    with _secret_lock:
+        if not app.config.get("SECRET_KEY"):
+            app.config["SECRET_KEY"] = (secrets.token_hex(32) if app.testing
+                                        else instance_secret_key(app.instance_path))
+
+
+def has_session(path: str) -> bool:
+    return is_settings_path(path) and not path.startswith(PREFIX + "/static/")
+
+
+class SettingsSessionInterface(SecureCookieSessionInterface):
+    """Flask's signed-cookie session, for the settings area's pages only."""
+
+    def open_session(self, app, request):
+        if not has_session(request.path):
+            return self.session_class()
+        ensure_secret_key(app)
+        return super().open_session(app, request)
+
+    def save_session(self, app, session, response):
+        if not has_session(request.path):
+            return
+        super().save_session(app, session, response)
+
+    def get_cookie_secure(self, app) -> bool:
+        # Secure whenever the page came over HTTPS (or always, if configured).
+        return bool(app.config.get("SESSION_COOKIE_SECURE")) or request.is_secure
+
+
+def _secure_headers(response):
+    if not is_settings_path(request.path):
+        return response
+    for name, value in HEADERS.items():
+        response.headers.setdefault(name, value)
+    if request.is_secure:
+        response.headers.setdefault("Strict-Transport-Security", "max-age=31536000")
+    if request.endpoint != "static":
+        # Pages show an organization's keys (and once, a whole key): never stored or shared.
+        response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def error_page(status: int, error: Exception | None = None, headers: dict | None = None):
+    """The settings area's HTML error page, or None for paths that are not its own (the API
+    keeps its JSON errors)."""
+    if not is_settings_path(request.path):
+        return None
+    heading, sentence = CSRF_PAGE if isinstance(error, CSRFError) else PAGES.get(
+        status, PAGES[500] if status >= 500 else PAGES[400])
+    if "user" not in g:
+        # Refused before the blueprint knew who is signed in (CSRF, an unknown page): look,
+        # so that the page keeps its navigation — unless the database is the trouble.
+        g.user = None
+        if status < 500:
+            from .views import load_user
+
+            try:
+                load_user()
+            except Exception:
+                g.user = None
+    try:
+        body = render_template("settings/error.html", heading=heading, sentence=sentence,
+                               status=status)
+    except Exception:  # the template needs the database (the signed-in user): plain text
+        current_app.logger.warning("settings error page rendered without its layout")
+        body = f"<!doctype html><title>{heading}</title><h1>{heading}</h1><p>{sentence}</p>"
+    response = current_app.make_response((body, status))
+    for name, value in (headers or {}).items():
+        response.headers[name] = value
+    return response
+
+
+def static_url_function(app: Flask):
+    versions: dict[str, str] = {}
+
+    def static_url(filename: str) -> str:
+        """A static file's URL with a content hash (a changed file gets a new URL)."""
+        version = versions.get(filename)
+        if version is None or app.debug:
+            data = Path(app.static_folder, filename).read_bytes()
+            version = versions[filename] = hashlib.sha256(data).hexdigest()[:12]
+        return url_for("static", filename=filename, v=version)
+
+    return static_url
+
+
+def init_app(app: Flask) -> None:
+    app.session_interface = SettingsSessionInterface()
+    app.after_request(_secure_headers)
+    app.extensions["tagdesk_error_page"] = error_page
+    app.jinja_env.globals["static_url"] = static_url_function(app)
+    app.jinja_env.trim_blocks = True
+    app.jinja_env.lstrip_blocks = True
