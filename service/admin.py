@@ -120,7 +120,7 @@ def _insert_batch(session: Session, project_id: str, batch: list[NewQuery]) -> i
         return 0
     ids = [new_uuid() for _ in fresh]
     now = utcnow()
-    session.execute(insert(Query), [
+    _insert_rows(session, Query.__table__, [
         {"id": query_id, "project_id": project_id, "query": q, "language": lang,
          "country": country, "updated_at": updated_at or now}
         for query_id, (q, lang, country, _, updated_at) in zip(ids, fresh, strict=True)
@@ -130,8 +130,19 @@ def _insert_batch(session: Session, project_id: str, batch: list[NewQuery]) -> i
     links = [{"query_pk": pk_by_id[query_id], "tag_id": tag_id}
              for query_id, row in zip(ids, fresh, strict=True) for tag_id in set(row[3])]
     if links:
-        session.execute(insert(query_tags), links)
+        _insert_rows(session, query_tags, links)
     return len(fresh)
+
+
+def _insert_rows(session: Session, table, rows: list[dict], per_statement: int = 1000) -> None:
+    """On PostgreSQL, multi-row INSERT statements: the driver would otherwise send one
+    statement per row, and the statement-level trigger keeping the project's query counter
+    would run once per row. SQLite's executemany is already the fast path there."""
+    if session.get_bind().dialect.name == "sqlite":
+        session.execute(insert(table), rows)
+        return
+    for start in range(0, len(rows), per_statement):
+        session.execute(insert(table).values(rows[start:start + per_statement]))
 
 
 def import_csv(session: Session, project_id: str, lines: Iterable[str]) -> int:
