@@ -106,6 +106,7 @@ class Query(Base):
         UniqueConstraint("project_id", "query", "language", "country", name="uq_queries_key"),
         Index("ix_queries_updated", "project_id", "updated_at", "id"),
         Index("ix_queries_project_id", "project_id", "id"),
+        Index("ix_queries_project_pk", "project_id", "pk"),
         Index("ix_queries_language_id", "project_id", "language", "id"),
         Index("ix_queries_country_id", "project_id", "country", "id"),
         Index("ix_queries_language_country_updated",

@@ -149,6 +149,22 @@ def _conditions(session: Session, project_id: str, filters: Filters, *, in_order
     return conditions
 
 
+def _contiguous_span(session: Session, project_id: str) -> tuple[int, int] | None:
+    """The project's lowest and highest row key when no other project's row lies between
+    them — as after a bulk import. Row keys are unique integers, so the span holds only this
+    project's rows exactly when its width equals the project's query count."""
+    # Three single-aggregate subqueries: each is one index probe (min/max optimization).
+    in_project = Query.project_id == project_id
+    low, high, count = session.execute(select(
+        select(func.min(Query.pk)).where(in_project).scalar_subquery(),
+        select(func.max(Query.pk)).where(in_project).scalar_subquery(),
+        select(Project.query_count).where(Project.id == project_id).scalar_subquery(),
+    )).one()
+    if low is not None and high - low + 1 == count:
+        return low, high
+    return None
+
+
 def count_queries(session: Session, project_id: str, filters: Filters) -> int:
     if filters.empty:
         return session.scalar(select(Project.query_count).where(Project.id == project_id))
@@ -160,6 +176,14 @@ def count_queries(session: Session, project_id: str, filters: Filters) -> int:
         counted = func.count() if len(ids) == 1 else func.count(query_tags.c.query_pk.distinct())
         return session.scalar(select(counted).where(query_tags.c.tag_id.in_(sorted(ids))))
     if filters.text and _uses_trigram_index(session, filters.text):
+        only_text = not (filters.languages or filters.countries or filters.tag_sets)
+        span = _contiguous_span(session, project_id) if only_text else None
+        if span is not None:
+            # Every row key in the span is this project's: the index alone can count.
+            return session.scalar(select(func.count()).select_from(FTS).where(
+                text("queries_fts MATCH :phrase").bindparams(
+                    phrase=_trigram_phrase(filters.text)),
+                FTS.c.rowid.between(*span)))
         statement = (
             select(func.count()).select_from(FTS).join(Query, Query.pk == FTS.c.rowid)
             .where(text("queries_fts MATCH :phrase").bindparams(

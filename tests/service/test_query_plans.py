@@ -70,3 +70,25 @@ def test_every_filter_and_sort_matches_the_reference(api, dataset, monkeypatch, 
             expected = sorted(expected_set, key=lambda r: r["id"])
             expected.sort(key=lambda r: r[field], reverse=direction == "DESC")
             assert [r["id"] for r in got] == [r["id"] for r in expected], (body, field)
+
+
+def test_text_counts_are_exact_whether_or_not_a_project_is_contiguous(api, world):
+    shoes = [(f"running shoes {i}", "en", "US", []) for i in range(5)]
+    world.add_queries(shoes[:3])
+    assert api.queries(query="shoes").json()["page"]["totalRecords"] == 3
+    # Rows of another project land between this project's rows: the span no longer holds
+    # only this project, and the count must still be exact.
+    world.add_queries([("other shoes", "en", "US", [])], project_id=world.other_project_id)
+    world.add_queries(shoes[3:])
+    assert api.queries(query="shoes").json()["page"]["totalRecords"] == 5
+    assert api.queries(query="shoes", page=1, limit=10).json()["results"][0]["project"] == (
+        world.project_id)
+
+
+def test_contiguous_span_is_only_claimed_when_true(world):
+    world.add_queries([("a b c", "en", "US", []), ("d e f", "en", "US", [])])
+    span = world.run(lambda s: search._contiguous_span(s, world.project_id))
+    assert span is not None and span[1] - span[0] == 1
+    world.add_queries([("x y z", "en", "US", [])], project_id=world.other_project_id)
+    world.add_queries([("g h i", "en", "US", [])])
+    assert world.run(lambda s: search._contiguous_span(s, world.project_id)) is None
