@@ -21,9 +21,13 @@ from flask_session import Session
 from flask_wtf.csrf import CSRFProtect
 
 from blueprints import (
+    activity,
     apiclient,
     auth,
+    bulk,
     errors,
+    export,
+    htmxutil,
     names,
     projects,
     queries,
@@ -33,6 +37,9 @@ from blueprints import (
 )
 from blueprints.chips import chip_style
 from blueprints.embedded import write_private
+from jobs import sessions as job_sessions
+from jobs.runner import InlineRunner, ThreadRunner
+from jobs.store import Store
 
 SECRET_KEY_FILE = "secret-key"  # noqa: S105 (a file name, not a secret)
 DEMO_QUERIES = 5000
@@ -75,6 +82,25 @@ def default_config() -> dict:
         "SERVER_TIMING": False,
         # Embedded mode only: a test's or benchmark's configuration for the service.
         "SERVICE_CONFIG": None,
+        # Bulk edits, their jobs and the activity log: the dashboard's own database (unset:
+        # SQLite in the instance folder; postgresql+psycopg://… works too).
+        "JOBS_DATABASE_URL": os.environ.get("TAGDESK_JOBS_DATABASE_URL") or None,
+        # "thread": jobs run in a few threads of the web process; "inline": in the request
+        # that starts them (tests, benchmarks).
+        "JOBS_RUNNER": "thread",
+        "JOBS_WORKERS": 2,
+        # A running job's heartbeat, and how long a silent one takes to count as stopped.
+        "JOBS_HEARTBEAT_SECONDS": 2.0,
+        "JOBS_STALE_SECONDS": 30.0,
+        # Queries read and written per batch of a job (the service's maximum is 1000).
+        "BULK_BATCH_SIZE": 1000,
+        # Overlap a job's reads with its writes (see jobs/walk.py: off until queryapi's pacer
+        # reserves room for requests in flight).
+        "BULK_PIPELINE": False,
+        # Seconds an in-page edit waits for another edit of the same project to finish.
+        "BULK_LOCK_WAIT": 10.0,
+        # Views up to this many rows download at once; larger exports run as jobs.
+        "EXPORT_STREAM_LIMIT": 5000,
         "SESSION_COOKIE_NAME": "tagdesk_session",
         "SESSION_COOKIE_HTTPONLY": True,
         "SESSION_COOKIE_SAMESITE": "Lax",
@@ -148,6 +174,41 @@ def _embed(app: Flask):
     return embedded.internal_url
 
 
+def job_config(app: Flask, base_url) -> dict:
+    """Plain data for `run_job` (no app, no request): where the jobs and the sessions live,
+    and the API's address (resolved in the process that runs the job)."""
+    static = {
+        "JOBS_DATABASE_URL": app.config["JOBS_DATABASE_URL"],
+        "API_TIMEOUT": list(app.config["API_TIMEOUT"]),
+        "BULK_BATCH_SIZE": app.config["BULK_BATCH_SIZE"],
+        "JOBS_HEARTBEAT_SECONDS": app.config["JOBS_HEARTBEAT_SECONDS"],
+        "EXPORT_FOLDER": os.path.join(app.instance_path, "exports"),
+        "SESSIONS": job_sessions.store_config(app),
+    }
+
+    def config() -> dict:
+        return {**static, "BULK_BATCH_SIZE": app.config["BULK_BATCH_SIZE"],
+                "BULK_PIPELINE": app.config["BULK_PIPELINE"], "API_URL": base_url()}
+
+    return config
+
+
+def _jobs(app: Flask, base_url) -> None:
+    """The jobs database (tables created if missing), jobs a stopped process left running
+    marked interrupted, and the runner."""
+    if not app.config["JOBS_DATABASE_URL"]:
+        app.config["JOBS_DATABASE_URL"] = "sqlite:///" + os.path.join(
+            app.instance_path, "dashboard.sqlite3")
+    store = Store.for_url(app.config["JOBS_DATABASE_URL"])
+    store.interrupt_dead(float(app.config["JOBS_STALE_SECONDS"]))
+    app.extensions["tagdesk_jobs"] = store
+    config = job_config(app, base_url)
+    if app.config["JOBS_RUNNER"] == "inline":
+        app.extensions["tagdesk_runner"] = InlineRunner(config)
+    else:
+        app.extensions["tagdesk_runner"] = ThreadRunner(config, int(app.config["JOBS_WORKERS"]))
+
+
 def _announce(app: Flask) -> None:
     """Print where the dashboard is and the demo key — once per process, not in tests.
     Under `flask run` the address is known; under gunicorn it is whatever --bind says."""
@@ -193,6 +254,8 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     app.extensions["tagdesk_registry"] = apiclient.Registry(base_url, app.config["API_TIMEOUT"])
     _sessions(app)
+    _jobs(app, base_url)
+    htmxutil.init_app(app)
     timing.init_app(app)
     csrf.init_app(app)
     auth.init_app(app)
@@ -201,6 +264,9 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.register_blueprint(projects.bp)
     app.register_blueprint(queries.bp)
     app.register_blueprint(tags.bp)
+    bulk.register(app)
+    app.register_blueprint(activity.bp)
+    app.register_blueprint(export.bp)
 
     app.jinja_env.globals.update(
         static_url=_static_url(app),

@@ -31,6 +31,7 @@ from queryapi import ApiError, AuthError, RateLimited, TransportError, Unavailab
 
 from . import apiclient
 from .htmxutil import hx_redirect, is_htmx
+from .viewstate import clean_text
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +40,8 @@ login_manager = LoginManager()
 
 SESSION_UID = "uid"
 SESSION_MASKED = "masked_key"
+SESSION_NAME = "display_name"
+LONGEST_NAME = 80
 LONGEST_KEY = 500
 KEY_HINT = "tdk_live_"
 
@@ -135,11 +138,17 @@ def _throttle() -> SignInThrottle:
 # --- views ------------------------------------------------------------------------------------
 
 
+def display_name_from_form() -> str:
+    """The optional name people give at sign-in (shown in the activity log)."""
+    return clean_text(request.form.get("display_name") or "", LONGEST_NAME)
+
+
 def render_signin(error: str | None = None, status: int = 200):
     next_url = safe_next(request.args.get("next"))
     return render_template(
         "auth/signin.html",
         error=error,
+        display_name=display_name_from_form() if request.method == "POST" else "",
         next_url=next_url,
         demo_available=bool(current_app.config.get("DEMO_KEY")),
         key_hint=KEY_HINT,
@@ -199,6 +208,9 @@ def signin():
 
     masked = client.masked_key
     _start_session(uid, key, masked)
+    name = display_name_from_form()
+    if name:
+        session[SESSION_NAME] = name
     apiclient.remember_projects(uid, key, projects)
     login_user(SignedIn(uid, masked))
     return redirect(next_url or url_for("projects.home"), 303)

@@ -1,32 +1,42 @@
-"""When to answer with a partial, and the response headers htmx understands.
+"""When to answer with a partial, and the response headers htmx understands — on flask-htmx.
 
 A partial is only for a genuine htmx request that is not a history restore: a URL htmx pushed
 can be loaded directly, reloaded or restored from history, and each of those must get the
 whole page. Responses that differ by these headers say so with `Vary`.
+
+flask-htmx reads the HX-* request headers (`htmx`, a proxy of the current request) and writes
+the HX-* response headers (`flask_htmx.make_response`); the small functions here keep the
+dashboard's callers simple.
 """
 
 from __future__ import annotations
 
-from flask import Response, request
+from flask import Response
+from flask_htmx import HTMX
+from flask_htmx import make_response as htmx_response
 
 VARY = ("HX-Request", "HX-History-Restore-Request")
 
+# The extension: `bool(htmx)` is "this is an htmx request"; `.boosted`,
+# `.history_restore_request`, `.current_url`, … read the other request headers.
+htmx = HTMX()
+
+
+def init_app(app) -> None:
+    htmx.init_app(app)
+
 
 def is_htmx() -> bool:
-    return request.headers.get("HX-Request") == "true"
+    return bool(htmx)
 
 
 def wants_partial() -> bool:
-    return (is_htmx()
-            and request.headers.get("HX-History-Restore-Request") != "true"
-            and request.headers.get("HX-Boosted") != "true")
+    return is_htmx() and not htmx.history_restore_request and not htmx.boosted
 
 
 def hx_redirect(url: str) -> Response:
     """Make htmx load `url` as a whole page (never a page swapped into a fragment)."""
-    response = Response("", status=200)
-    response.headers["HX-Redirect"] = url
-    return response
+    return htmx_response("", redirect=url)
 
 
 def add_vary(response: Response) -> Response:

@@ -16,6 +16,7 @@ from flask import Blueprint, abort, make_response, render_template, request, url
 from flask_login import login_required
 from markupsafe import Markup
 
+from jobs.deltas import row_key_json
 from queryapi import Project, Query, QueryFilters, Tag
 
 from . import apiclient, names
@@ -87,6 +88,10 @@ class Row:
     updated_iso: str
     updated_relative: str
     updated_exact: str
+    # The row's identity as its checkbox sends it back (id, query, language, country), and
+    # its tag ids (the quick edit starts from them).
+    key: str = ""
+    tag_ids: tuple[int, ...] = ()
 
 
 UNITS = (("year", 365 * 86400), ("month", 30 * 86400), ("week", 7 * 86400),
@@ -131,6 +136,8 @@ def rows_for(results: tuple[Query, ...], tags_by_id: dict[int, Tag]) -> list[Row
             updated_iso=updated.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
             updated_relative=relative_time(updated, now),
             updated_exact=f"{updated.day} {updated:%b %Y, %H:%M:%S} UTC",
+            key=row_key_json(query),
+            tag_ids=tuple(query.tags),
         ))
     return rows
 
@@ -265,6 +272,15 @@ def tag_options(tags: list[Tag], chosen: tuple[str, ...]) -> list[TagOption]:
 # --- the view ----------------------------------------------------------------------------------
 
 
+def bulk_context(project: Project, view: QueryView, total: int, full: bool) -> dict:
+    """The bulk-editing parts of the page (toolbar, picker and export URLs; on whole pages
+    the panels of unfinished jobs). No API call."""
+    from .bulk import page_context  # bulk.py builds on this module
+
+    return page_context(project, view, total, with_jobs=full)
+
+
+
 @bp.get("/projects/<project_id>/queries")
 @login_required
 def index(project_id: str):
@@ -301,11 +317,14 @@ def index(project_id: str):
         "past_end": past_end,
         "last_page_qs": view.at_page(page.total_pages).query_string(),
         "page_title": title_for(view, project),
+        "bulk": bulk_context(project, view, page.total_records, full=not wants_partial()),
     }
     canonical = url_for("queries.index", project_id=project.id) + view.query_string()
     if wants_partial():
         response = make_response(render_template("queries/partial.html", **context))
-        response.headers["HX-Push-Url"] = canonical
+        # A refresh after a job (app.js) shows the same view again: no new history entry.
+        refresh = request.headers.get("X-Tagdesk-Refresh") == "1"
+        response.headers["HX-Push-Url"] = "false" if refresh else canonical
     else:
         response = make_response(render_template(
             "queries/index.html",

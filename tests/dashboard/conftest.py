@@ -11,6 +11,7 @@ from collections import Counter
 import pytest
 
 from app import create_app
+from jobs.store import Store
 
 CSRF_FIELD = re.compile(r'name="csrf_token" value="([^"]+)"')
 CSRF_META = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
@@ -29,6 +30,10 @@ FILLER = 60  # plain queries so that there are several pages
 
 
 def close_app(app) -> None:
+    runner = app.extensions.get("tagdesk_runner")
+    if runner is not None:
+        runner.shutdown(wait=True)
+    Store.forget(app.config["JOBS_DATABASE_URL"])
     embedded = app.extensions.get("tagdesk_embedded")
     if embedded is not None:
         embedded.stop()

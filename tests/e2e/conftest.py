@@ -108,3 +108,57 @@ def page(context):
 def screenshots() -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS
+
+
+# --- organizations of their own for the bulk-editing tests ----------------------------------
+
+
+@dataclass
+class Org:
+    """An organization made through the service's admin layer (test setup), with its key,
+    projects by name and tag ids by name (per project)."""
+
+    dashboard: Dashboard
+    org_id: str
+    key: str
+    projects: dict
+    tags: dict
+
+    def api(self) -> Client:
+        return Client(self.dashboard.url, self.key)
+
+    def set_limits(self, per_second: int, per_minute: int, per_hour: int) -> None:
+        from service import admin
+        from service.db import session_scope
+
+        with session_scope(self.dashboard.service_app) as session:
+            admin.set_limits(session, self.org_id, per_second, per_minute, per_hour)
+
+
+BULK_TAGS = {"brand": "#1f77b4", "sale": "#ff7f0e", "question": "#2ca02c", "local": "#d62728",
+             "seasonal": "#9467bd"}
+
+
+def make_org(dashboard: Dashboard, name: str, projects: dict) -> Org:
+    """projects: {project name: [(query, language, country, [tag names]), …]}."""
+    from service import admin
+    from service.db import session_scope
+
+    app = dashboard.service_app
+    with session_scope(app) as session:
+        org_id = admin.create_org(session, name)
+        key = admin.create_key(session, org_id, "tdk")
+        admin.set_limits(session, org_id, *UNLIMITED)
+        ids, tags = {}, {}
+        for project_name in projects:
+            project_id = admin.create_project(session, org_id, project_name)
+            ids[project_name] = project_id
+            tags[project_name] = {tag: admin.create_tag(session, project_id, tag, color)
+                                  for tag, color in BULK_TAGS.items()}
+    for project_name, rows in projects.items():
+        normalized = [(*admin.normalize_query(q, lang, country),
+                       [tags[project_name][n] for n in names], None)
+                      for q, lang, country, names in rows]
+        with session_scope(app) as session:
+            admin.insert_queries(session, ids[project_name], normalized)
+    return Org(dashboard, org_id, key, ids, tags)

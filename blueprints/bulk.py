@@ -1,0 +1,573 @@
+"""Bulk tag editing: the tag picker, in-page edits with Undo, select-all jobs with a confirm
+step, progress, Cancel, Resume — all as deltas applied to fresh state.
+
+In-page (the selected rows of the visible page, or one row's quick edit): the request itself
+reads the rows' tags afresh (the view re-run: one queries/list call; a row that moved away is
+looked up by its exact text, language and country), computes each row's new set, writes the
+changed ones in one set-tags call, records the edit, and answers with the changed rows
+re-rendered in place (htmx out-of-band swaps) and a sentence with Undo.
+
+Select-all ("all N matching"): the filter — not a list of ids — is confirmed with its real
+count and its words, then stored as a job; the job re-runs the filter when it executes
+(jobs/walk.py). Its panel polls for progress.
+
+Every POST carries the CSRF token (htmx sends it as X-CSRFToken) and re-checks the chosen tags
+against the project's own tags.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from urllib.parse import urlencode
+
+from flask import (
+    Blueprint,
+    abort,
+    current_app,
+    make_response,
+    render_template,
+    request,
+    session,
+    url_for,
+)
+from flask_login import current_user, login_required
+from itsdangerous import BadSignature, URLSafeTimedSerializer
+from markupsafe import Markup
+
+from jobs.deltas import ADD, EDIT, REMOVE, REPLACE, Change, Delta, RowKey, Scope, undo_scope
+from jobs.fresh import TooManyMoved, by_recency, find_rows
+from jobs.store import Edit, LockBusy, Store, new_id, process_owner
+from queryapi import QueryFilters, Tag
+
+from . import apiclient, wording
+from .htmxutil import htmx_response
+from .queries import chip_html, load_project, rows_for
+from .viewstate import QueryView
+
+bp = Blueprint("bulk", __name__)
+
+MAX_SELECTED = 1000          # rows of one in-page edit (a page has at most 200)
+INLINE_UNDO_LIMIT = 1000     # changes an undo makes within its request; more: a job
+PLAN_SALT = "tagdesk-bulk-plan"
+PLAN_MAX_AGE = 3600
+VERBS = {ADD: "Add tags", REMOVE: "Remove tags", REPLACE: "Replace tags", EDIT: "Edit tags"}
+DISPLAY_NAME = "display_name"
+
+
+class Refusal(Exception):
+    """A sentence for the person; nothing was changed."""
+
+    def __init__(self, message: str, status: int = 400):
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+def refused(error: Refusal):
+    """A refusal is a sentence where the person is looking (the picker's message area, or
+    the panel or notice whose button was pressed)."""
+    return make_response(render_template("bulk/_feedback.html", message=error.message),
+                         error.status)
+
+
+# --- shared helpers ------------------------------------------------------------------------
+
+
+def jobs_store() -> Store:
+    return current_app.extensions["tagdesk_jobs"]
+
+
+def runner():
+    return current_app.extensions["tagdesk_runner"]
+
+
+def who() -> dict:
+    """Who makes an edit: the name given at sign-in, the masked key, and the session that
+    holds the key (a background job reads the key from there; it is never stored with it)."""
+    return {"actor": session.get(DISPLAY_NAME) or "", "masked_key": current_user.masked_key,
+            "session_ref": getattr(session, "sid", None)}
+
+
+def project_edit(project_id: str, edit_id: str) -> Edit:
+    if len(edit_id) > 64:
+        abort(404)
+    edit = jobs_store().get(edit_id)
+    if edit is None or edit.project_id != project_id:
+        abort(404)
+    return edit
+
+
+def tag_ids_from(values: list[str]) -> list[int]:
+    ids = []
+    for value in values:
+        value = value.strip()
+        if not value.isascii() or not value.isdigit() or len(value) > 12:
+            raise Refusal("One of the chosen tags is not a tag of this project, so nothing "
+                          "was changed.")
+        ids.append(int(value))
+    return sorted(set(ids))
+
+
+def project_tags(project_id: str, wanted: list[int]) -> dict[int, Tag]:
+    """The project's tags, checked to include every wanted id (read afresh once if not)."""
+    tags = {tag.id: tag for tag in apiclient.tags_covering(project_id, wanted)}
+    if any(tag_id not in tags for tag_id in wanted):
+        tags = {tag.id: tag for tag in apiclient.tags(project_id, refresh=True)}
+    unknown = [tag_id for tag_id in wanted if tag_id not in tags]
+    if unknown:
+        raise Refusal("One of the chosen tags is not a tag of this project (it may belong to "
+                      "another project), so nothing was changed.")
+    return tags
+
+
+def delta_from_form(action: str, chosen: list[int], had: list[int]) -> Delta:
+    if action == ADD:
+        if not chosen:
+            raise Refusal("Choose at least one tag to add.")
+        return Delta(add=chosen)
+    if action == REMOVE:
+        if not chosen:
+            raise Refusal("Choose at least one tag to remove.")
+        return Delta(remove=chosen)
+    if action == REPLACE:
+        return Delta(replace=chosen)
+    if action == EDIT:
+        return Delta(add=set(chosen) - set(had), remove=set(had) - set(chosen))
+    raise Refusal("That is not something the tag picker can do.")
+
+
+def scope_of(view: QueryView) -> Scope:
+    return Scope(text=view.text, languages=view.languages, countries=view.countries,
+                 tag_names=view.tags)
+
+
+def names_of(delta: Delta, tags: dict[int, Tag]) -> dict[str, str]:
+    return {str(tag_id): tags[tag_id].name for tag_id in sorted(delta.tag_ids)
+            if tag_id in tags}
+
+
+def selected_keys(values: list[str]) -> list[RowKey]:
+    keys: dict[str, RowKey] = {}
+    for value in values:
+        key = RowKey.parse(value)
+        if key is not None:
+            keys.setdefault(key.id, key)
+    return list(keys.values())
+
+
+def shown_ids() -> set[str]:
+    """Ids of the rows the page shows (app.js sends them with Undo), so that only rows that
+    are there are swapped in."""
+    raw = request.form.get("shown", "")
+    return {part for part in raw.split(",") if 0 < len(part) <= 255} if raw else set()
+
+
+def lock_wait() -> float:
+    return float(current_app.config.get("BULK_LOCK_WAIT", 10))
+
+
+def _busy() -> Refusal:
+    return Refusal("Someone else is saving changes to this project right now. Nothing was "
+                   "changed; please try again in a moment.", 409)
+
+
+def _moved() -> Refusal:
+    return Refusal("Many of the selected queries changed since this page was loaded and moved "
+                   "elsewhere. Nothing was changed; please reload the page and try again.",
+                   409)
+
+
+def _plan_serializer() -> URLSafeTimedSerializer:
+    return URLSafeTimedSerializer(current_app.secret_key, salt=PLAN_SALT)
+
+
+# --- the tag picker ------------------------------------------------------------------------
+
+
+@bp.get("/projects/<project_id>/bulk/picker")
+@login_required
+def picker(project_id: str):
+    project = load_project(project_id)
+    action = request.args.get("action", "")
+    if action not in VERBS:
+        raise Refusal("That is not something the tag picker can do.")
+    tags = apiclient.tags(project.id)
+    row = None
+    had: set[int] = set()
+    if action == EDIT:
+        row = RowKey.parse(request.args.get("row", ""))
+        if row is None:
+            raise Refusal("That row could not be found. Please reload the page.")
+        try:
+            had = set(tag_ids_from(request.args.getlist("had")))
+        except Refusal:
+            had = set()
+    options = [{"id": tag.id, "name": tag.name, "chip": chip_html(tag.name, tag.color),
+                "checked": tag.id in had} for tag in tags]
+    return render_template(
+        "bulk/_picker.html", project=project, action=action, title=VERBS[action],
+        options=options, row=row, row_json=request.args.get("row", "") if row else "",
+        had=sorted(had), apply_url=url_for("bulk.apply", project_id=project.id))
+
+
+# --- Apply ---------------------------------------------------------------------------------
+
+
+@bp.post("/projects/<project_id>/bulk")
+@login_required
+def apply(project_id: str):
+    project = load_project(project_id)
+    form = request.form
+    action = form.get("action", "")
+    if action not in VERBS:
+        raise Refusal("That is not something the tag picker can do.")
+    chosen = tag_ids_from(form.getlist("apply_tag"))
+    had = tag_ids_from(form.getlist("had")) if action == EDIT else []
+    tags = project_tags(project.id, sorted(set(chosen) | set(had)))
+    delta = delta_from_form(action, chosen, had)
+    view = QueryView.from_args(form)
+
+    if action == EDIT:
+        key = RowKey.parse(form.get("row", ""))
+        if key is None:
+            raise Refusal("That row could not be found. Please reload the page and try again.")
+        if delta.empty:
+            raise Refusal("Nothing to change: tick or untick a tag first.", 422)
+        return edit_rows(project, [key], delta, tags, view, scope="row",
+                         words=f"“{key.query}”")
+
+    if form.get("scope") == "all":
+        return confirm_step(project, delta, tags, view)
+
+    keys = selected_keys(form.getlist("selected"))
+    if not keys:
+        raise Refusal("No queries are selected. Tick the box at the start of each row you "
+                      "want to change (or “Select all on this page”), then try again.")
+    if len(keys) > MAX_SELECTED:
+        raise Refusal(f"At most {MAX_SELECTED:,} rows can be changed at once this way; use "
+                      "“Select all matching” for more.")
+    return edit_rows(project, keys, delta, tags, view, scope="rows", words="")
+
+
+def edit_rows(project, keys: list[RowKey], delta: Delta, tags: dict[int, Tag],
+              view: QueryView, scope: str, words: str):
+    """An in-page edit: fresh read, delta, one write, recorded; rows re-rendered in place."""
+    client = apiclient.client()
+    store = jobs_store()
+    holder = new_id()
+    try:
+        with store.project_lock(project.id, holder, wait=lock_wait()):
+            first = client.list_queries(project.id, QueryFilters(
+                text=view.text, languages=view.languages, countries=view.countries,
+                tag_names=view.tags), sort=view.api_sort(), page=view.page, limit=view.size)
+            found, _gone = find_rows(client, project.id, keys, first)
+            writes, changes = [], []
+            for key in keys:
+                record = found.get(key.id)
+                if record is None:
+                    continue
+                new = delta.apply(record.tags)
+                if set(new) != set(record.tags):
+                    writes.append(record.assignment(new))
+                    changes.append(Change.between(record, record.tags, new))
+            updated = {}
+            if writes:
+                updated = {record.id: record for record in client.set_tags(project.id, writes)}
+    except LockBusy:
+        raise _busy() from None
+    except TooManyMoved:
+        raise _moved() from None
+
+    edit = store.record_finished(
+        changes, project_id=project.id, kind="edit", scope=scope, scope_words=words,
+        delta=delta.to_json(), tag_names=names_of(delta, tags), expected=len(keys),
+        total=len(found), processed=len(found), changed=len(changes),
+        untouched=len(found) - len(changes), **who())
+    records = [updated.get(key.id) or found[key.id] for key in keys if key.id in found]
+    response = rows_response(project, edit, records, checked=(scope == "rows"))
+    apiclient.invalidate(project.id)
+    return response
+
+
+def rows_response(project, edit: Edit, records, checked: bool):
+    """Out-of-band rows, the sentence (with Undo) in the notice area, the dialog closed."""
+    tags = apiclient.tags_covering(project.id, {t for r in records for t in r.tags})
+    rows = rows_for(tuple(records), {tag.id: tag for tag in tags})
+    html = render_template("bulk/_edit_done.html", project=project, edit=edit, rows=rows,
+                           checked=checked, summary=wording.what_it_did(edit))
+    return htmx_response(html, trigger={"tagdesk:bulkDone": {"keepSelection": checked}})
+
+
+# --- select all matching: confirm, then a job ----------------------------------------------
+
+
+def confirm_step(project, delta: Delta, tags: dict[int, Tag], view: QueryView):
+    scope = scope_of(view)
+    client = apiclient.client()
+    count = client.list_queries(project.id, scope.filters(), page=1, limit=1).page.total_records
+    if count == 0:
+        raise Refusal("No queries match these filters, so there is nothing to change.")
+    tag_names = {tag_id: tags[tag_id].name for tag_id in delta.tag_ids}
+    plan = _plan_serializer().dumps({
+        "project": project.id, "delta": delta.to_json(), "scope": scope.to_json(),
+        "count": count, "names": {str(k): v for k, v in tag_names.items()},
+    })
+    sentence = wording.plan_sentence(delta, tag_names, count, scope)
+    html = render_template("bulk/_confirm.html", project=project, sentence=sentence,
+                           plan=plan, count=count,
+                           confirm_url=url_for("bulk.confirm", project_id=project.id))
+    return htmx_response(html, retarget="[data-bulk-dialog-body]", reswap="innerHTML")
+
+
+@bp.post("/projects/<project_id>/bulk/confirm")
+@login_required
+def confirm(project_id: str):
+    project = load_project(project_id)
+    try:
+        plan = _plan_serializer().loads(request.form.get("plan", ""), max_age=PLAN_MAX_AGE)
+    except BadSignature:
+        raise Refusal("This confirmation is too old or not valid any more. Nothing was "
+                      "changed; please choose the tags again.") from None
+    if plan.get("project") != project.id:
+        raise Refusal("This confirmation belongs to another project. Nothing was changed.")
+    delta = Delta.from_json(plan["delta"])
+    tags = project_tags(project.id, sorted(delta.tag_ids))
+    scope = Scope.from_json(plan["scope"])
+    store = jobs_store()
+    edit = store.create(
+        project_id=project.id, kind="edit", scope="filter", scope_filter=scope.to_json(),
+        scope_words=wording.matching(scope), delta=delta.to_json(),
+        tag_names=names_of(delta, tags), state="queued", expected=int(plan["count"]),
+        total=int(plan["count"]), owner=process_owner(), **who())
+    runner().submit(edit.id)
+    html = render_template("bulk/_job_started.html", panel=job_panel(project, store.get(edit.id)))
+    return htmx_response(html, trigger={"tagdesk:bulkDone": {"keepSelection": False}})
+
+
+# --- job panels: progress, cancel, resume -----------------------------------------------
+
+
+def job_context(project, edit: Edit) -> dict:
+    store = jobs_store()
+    original = store.get(edit.undo_of) if edit.undo_of else None
+    seconds_left = None
+    if edit.state == "running" and edit.run_started_at:
+        done_now = edit.processed - edit.run_processed_start
+        elapsed = time.time() - edit.run_started_at
+        if done_now > 0 and elapsed > 0:
+            seconds_left = max(edit.total - edit.processed, 0) / (done_now / elapsed)
+    return {
+        "project": project,
+        "edit": edit,
+        "title": wording.task_title(edit, original),
+        "summary": wording.summary(edit, original) if not edit.active else "",
+        "time_left": wording.time_left(seconds_left) if edit.state == "running" else "",
+        "percent": 0 if not edit.total else min(100, math.floor(100 * edit.processed
+                                                                 / edit.total)),
+        "status_url": url_for("bulk.job_status", project_id=project.id, edit_id=edit.id),
+        "noun": "query" if edit.total == 1 else "queries",
+    }
+
+
+def job_panel(project, edit: Edit) -> Markup:
+    """A job's panel (HTML, to be placed in other templates as is)."""
+    # A rendered template is escaped HTML already.
+    return Markup(render_template("bulk/_job.html", **job_context(project, edit)))  # noqa: S704
+
+
+def stale_seconds() -> float:
+    return float(current_app.config.get("JOBS_STALE_SECONDS", 30))
+
+
+@bp.get("/projects/<project_id>/jobs/<edit_id>")
+@login_required
+def job_status(project_id: str, edit_id: str):
+    project = load_project(project_id)
+    project_edit(project.id, edit_id)
+    store = jobs_store()
+    store.interrupt_dead(stale_seconds(), project.id)
+    edit = store.get(edit_id)
+    trigger = None
+    if request.args.get("poll") and not edit.active:
+        # The job ended since the last look: the list of queries is out of date.
+        apiclient.invalidate(project.id)
+        trigger = {"tagdesk:resultsStale": True}
+    return htmx_response(job_panel(project, edit), trigger=trigger)
+
+
+@bp.post("/projects/<project_id>/jobs/<edit_id>/cancel")
+@login_required
+def cancel(project_id: str, edit_id: str):
+    project = load_project(project_id)
+    edit = project_edit(project.id, edit_id)
+    if edit.active or edit.state == "interrupted":
+        edit = jobs_store().request_cancel(edit.id)
+    return job_panel(project, edit)
+
+
+@bp.post("/projects/<project_id>/jobs/<edit_id>/resume")
+@login_required
+def resume(project_id: str, edit_id: str):
+    project = load_project(project_id)
+    edit = project_edit(project.id, edit_id)
+    store = jobs_store()
+    if not edit.resumable:
+        raise Refusal("This can no longer be resumed.", 409)
+    if store.requeue(edit.id, process_owner(), session_ref=who()["session_ref"]):
+        runner().submit(edit.id)
+    return job_panel(project, store.get(edit.id))
+
+
+# --- Undo ----------------------------------------------------------------------------------
+
+
+@bp.post("/projects/<project_id>/edits/<edit_id>/undo")
+@login_required
+def undo(project_id: str, edit_id: str):
+    project = load_project(project_id)
+    edit = project_edit(project.id, edit_id)
+    store = jobs_store()
+    context = request.form.get("context", "panel")
+    if not edit.undoable:
+        raise Refusal("This edit cannot be undone (it was undone already, or it is still "
+                      "running).", 409)
+    undo_id = new_id()
+    if not store.mark_undone(edit.id, undo_id):
+        raise Refusal("This edit is being undone already.", 409)
+    try:
+        result = undo_inline(project, edit, undo_id) if edit.changed <= INLINE_UNDO_LIMIT \
+            else None
+    except BaseException:
+        store.release_undo(edit.id, undo_id)
+        raise
+    if result is None:
+        undone = start_undo_job(project, edit, undo_id)
+        if context == "activity":
+            return htmx_response("", refresh=True)
+        panel = job_panel(project, undone)
+        if context == "notice":
+            return render_template("bulk/_job_started.html", panel=panel, notice=(
+                "Undoing in the background: its progress is shown above the list."))
+        return panel
+    undone, records = result
+    apiclient.invalidate(project.id)
+    if context == "activity":
+        return htmx_response("", refresh=True)
+    shown = shown_ids()
+    records = [record for record in records if record.id in shown]
+    if context == "notice":
+        main = Markup(render_template(  # noqa: S704 (rendered, so escaped)
+            "bulk/_undo_notice.html", summary=wording.what_undo_did(undone, edit)))
+    else:
+        main = job_panel(project, undone)
+    return rows_response_undo(project, records, main)
+
+
+def rows_response_undo(project, records, main_html: str):
+    tags = apiclient.tags_covering(project.id, {t for r in records for t in r.tags})
+    rows = rows_for(tuple(records), {tag.id: tag for tag in tags})
+    html = render_template("bulk/_undo_done.html", project=project, rows=rows,
+                           main_html=main_html)
+    return htmx_response(html)
+
+
+def _covering_for_changes(edit: Edit, changes: list[Change]) -> Scope:
+    """A filter every query the edit changed still matches, if undoing it matters."""
+    delta = Delta.from_json(edit.delta or {})
+    languages = sorted({change.language for change in changes})
+    countries = sorted({change.country for change in changes})
+    base = Scope.from_json(edit.scope_filter).without_tags() if edit.scope == "filter" \
+        else Scope()
+    scope = Scope(base.text,
+                  tuple(languages) if len(languages) <= 50 else base.languages,
+                  tuple(countries) if len(countries) <= 50 else base.countries)
+    if delta.replace is None and delta.add and not delta.remove:
+        scope = Scope(scope.text, scope.languages, scope.countries, (),
+                      tuple(sorted(delta.add)))
+    return scope
+
+
+def undo_inline(project, edit: Edit, undo_id: str):
+    """Undo within the request: fresh tags of the changed rows (a covering read, most recent
+    first, and lookups for the few not in it), the reverse of each change, one write. None
+    when the rows cannot be found cheaply: the undo then runs as a job."""
+    store = jobs_store()
+    changes = list(store.changes(edit.id).values())
+    keys = [RowKey(c.query_id, c.query, c.language, c.country) for c in changes]
+    by_id = {change.query_id: change for change in changes}
+    client = apiclient.client()
+    covering = _covering_for_changes(edit, changes)
+    try:
+        with store.project_lock(project.id, undo_id, wait=lock_wait()):
+            first = by_recency(client, project.id, covering.filters())
+            found, _gone = find_rows(client, project.id, keys, first, first_covers=True)
+            writes, done, untouched = [], [], 0
+            for query_id, record in found.items():
+                new = by_id[query_id].undo(record.tags)
+                if set(new) != set(record.tags):
+                    writes.append(record.assignment(new))
+                    done.append(Change.between(record, record.tags, new))
+                else:
+                    untouched += 1
+            updated = {}
+            if writes:
+                updated = {r.id: r for r in client.set_tags(project.id, writes)}
+    except LockBusy:
+        raise _busy() from None
+    except TooManyMoved:
+        return None
+    undone = store.record_finished(
+        done, id=undo_id, project_id=project.id, kind="undo", scope=edit.scope,
+        scope_words=edit.scope_words, delta=edit.delta, tag_names=edit.tag_names,
+        undo_of=edit.id, expected=edit.changed, total=len(found), processed=len(found),
+        changed=len(done), untouched=untouched, **who())
+    records = [updated.get(query_id) or record for query_id, record in found.items()]
+    return undone, records
+
+
+def start_undo_job(project, edit: Edit, undo_id: str) -> Edit:
+    delta = Delta.from_json(edit.delta or {})
+    if edit.scope == "filter":
+        scope = undo_scope(Scope.from_json(edit.scope_filter), delta)
+    else:
+        scope = _covering_for_changes(edit, list(jobs_store().changes(edit.id).values()))
+    undone = jobs_store().create(
+        id=undo_id, project_id=project.id, kind="undo", scope="filter",
+        scope_filter=scope.to_json(), scope_words=edit.scope_words, delta=edit.delta,
+        tag_names=edit.tag_names, undo_of=edit.id, state="queued", expected=edit.changed,
+        total=edit.changed, owner=process_owner(), **who())
+    runner().submit(undone.id)
+    return jobs_store().get(undone.id)
+
+
+# --- for the queries page ------------------------------------------------------------------
+
+
+def page_context(project, view: QueryView, total: int, with_jobs: bool = True) -> dict:
+    """What the queries page needs for bulk editing (no API call)."""
+    jobs = []
+    if with_jobs:
+        store = jobs_store()
+        store.interrupt_dead(stale_seconds(), project.id)
+        jobs = [job_panel(project, edit) for edit in store.unfinished(project.id)]
+    picker_url = url_for("bulk.picker", project_id=project.id)
+    return {
+        "picker_url": picker_url,
+        "total": total,
+        "total_text": f"{total:,}",
+        "export_url": url_for("export.download", project_id=project.id) + view.query_string(),
+        "export_start_url": url_for("export.start", project_id=project.id),
+        "jobs": jobs,
+    }
+
+
+def quick_edit_url(picker_url: str, row) -> str:
+    return picker_url + "?" + urlencode([("action", EDIT), ("row", row.key)]
+                                        + [("had", str(tag_id)) for tag_id in row.tag_ids])
+
+
+def register(app) -> None:
+    app.register_blueprint(bp)
+    app.register_error_handler(Refusal, refused)
+    app.jinja_env.globals.update(quick_edit_url=quick_edit_url)

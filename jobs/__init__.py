@@ -1,0 +1,15 @@
+"""Bulk edits that outlive a request: the jobs database, the walk that writes deltas on
+fresh state, undo, exports, and who runs them.
+
+    deltas.py   Delta (add/remove/replace), Change (what an edit did to one query), Scope
+    store.py    SQLAlchemy Core tables in the dashboard's database; the per-project lease
+    walk.py     the batch-by-batch walk over a filter (fresh reads, writes, progress)
+    fresh.py    fresh state of a few known rows within a request
+    work.py     run_job(job_id, app_config): a plain function any runner can call
+    runner.py   JobRunner.submit(job_id): ThreadRunner now, RQ later
+    sessions.py the job's org key, from the server-side session store (never the jobs DB)
+    export.py   CSV of a view, page by page
+
+It never imports the dashboard (blueprints/) or the service; it talks to the API only through
+queryapi.
+"""

@@ -1,0 +1,199 @@
+"""Bulk edits are deltas: what an edit does to one query's tags, and what undoing it does.
+
+Everything here is pure (no HTTP, no database), so the rules are easy to test:
+
+- `Delta.apply(tags)` gives a query's new tag set from the set it has *now* (read from the
+  service just before the write): add these, remove those — or, rarely, replace with exactly
+  these. A query whose set does not change is not written.
+- `Change` records exactly what an edit did to one query (`added`, `removed`); `undo(tags)`
+  reverses only that, on the set the query has by then: later changes by others stay.
+- `Scope` is a filter (the view's text, languages, countries, tags) as stored with a job, with
+  the one question a walk over it needs answered locally: does a query with these tags still
+  match after the write? (Only the tag part of a filter can change by tagging.)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from queryapi import QueryFilters
+
+ADD, REMOVE, REPLACE, EDIT = "add", "remove", "replace", "edit"
+ACTIONS = (ADD, REMOVE, REPLACE, EDIT)
+
+
+def _ids(values: Iterable) -> frozenset[int]:
+    return frozenset(int(value) for value in values)
+
+
+@dataclass(frozen=True)
+class Delta:
+    """add/remove (both may be given: a row's quick edit), or replace (an exact set)."""
+
+    add: frozenset[int] = frozenset()
+    remove: frozenset[int] = frozenset()
+    replace: frozenset[int] | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "add", _ids(self.add))
+        object.__setattr__(self, "remove", _ids(self.remove))
+        if self.replace is not None:
+            object.__setattr__(self, "replace", _ids(self.replace))
+            if self.add or self.remove:
+                raise ValueError("A replacement cannot also add or remove tags.")
+        if self.add & self.remove:
+            raise ValueError("A tag cannot be added and removed at once.")
+
+    @property
+    def tag_ids(self) -> frozenset[int]:
+        return self.add | self.remove | (self.replace or frozenset())
+
+    @property
+    def empty(self) -> bool:
+        return self.replace is None and not self.add and not self.remove
+
+    def apply(self, tags: Iterable[int]) -> tuple[int, ...]:
+        if self.replace is not None:
+            return tuple(sorted(self.replace))
+        return tuple(sorted((set(tags) | self.add) - self.remove))
+
+    def to_json(self) -> dict:
+        return {"add": sorted(self.add), "remove": sorted(self.remove),
+                "replace": None if self.replace is None else sorted(self.replace)}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Delta:
+        replace = data.get("replace")
+        return cls(data.get("add") or (), data.get("remove") or (),
+                   None if replace is None else replace)
+
+
+@dataclass(frozen=True)
+class Change:
+    """What an edit did to one query: the tags it added and the tags it removed."""
+
+    query_id: str
+    query: str
+    language: str
+    country: str
+    added: tuple[int, ...] = ()
+    removed: tuple[int, ...] = ()
+
+    @classmethod
+    def between(cls, record, before: Iterable[int], after: Iterable[int]) -> Change:
+        before, after = set(before), set(after)
+        return cls(record.id, record.query, record.language, record.country,
+                   tuple(sorted(after - before)), tuple(sorted(before - after)))
+
+    def undo(self, tags: Iterable[int]) -> tuple[int, ...]:
+        """The set after undoing this change, from the set the query has now: what was added
+        goes (if still there), what was removed comes back (if still missing)."""
+        return tuple(sorted((set(tags) - set(self.added)) | set(self.removed)))
+
+    def looks_applied(self, tags: Iterable[int]) -> bool:
+        """The query's tags show this change (used when a batch's write may or may not have
+        happened before an interruption)."""
+        tags = set(tags)
+        return set(self.added) <= tags and not (set(self.removed) & tags)
+
+
+def row_key_json(record) -> str:
+    """A row's identity as the page sends it back: id, and (query, language, country) — the
+    key set-tags matches on, used to find the row again if it moved out of the view."""
+    return json.dumps([record.id, record.query, record.language, record.country],
+                      ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class RowKey:
+    id: str
+    query: str
+    language: str
+    country: str
+
+    @classmethod
+    def parse(cls, value: str) -> RowKey | None:
+        try:
+            data = json.loads(value)
+        except (TypeError, ValueError):
+            return None
+        if (not isinstance(data, list) or len(data) != 4
+                or not all(isinstance(part, str) and part for part in data)
+                or any(len(part) > 2000 for part in data)):
+            return None
+        return cls(*data)
+
+    def same_query(self, record) -> bool:
+        return (record.query == self.query and record.language.casefold()
+                == self.language.casefold() and record.country.casefold()
+                == self.country.casefold())
+
+
+@dataclass(frozen=True)
+class Scope:
+    """A filter over a project's queries, as a job stores it. `tag_names` come from the view
+    (the dashboard filters by name); `tag_ids` from undo's covering filters. The API combines
+    the two with AND, and each means "has at least one of these"."""
+
+    text: str = ""
+    languages: tuple[str, ...] = ()
+    countries: tuple[str, ...] = ()
+    tag_names: tuple[str, ...] = ()
+    tag_ids: tuple[int, ...] = ()
+    # Filled in by the walk: the ids of the tags named in tag_names.
+    named_ids: frozenset[int] | None = field(default=None, compare=False)
+
+    def filters(self) -> QueryFilters:
+        return QueryFilters(text=self.text, languages=self.languages, countries=self.countries,
+                            tag_ids=self.tag_ids, tag_names=self.tag_names)
+
+    @property
+    def has_tag_condition(self) -> bool:
+        return bool(self.tag_names or self.tag_ids)
+
+    def still_matches(self, tags: Iterable[int]) -> bool:
+        """Does a query of this scope still match after its tags became `tags`? (Its text,
+        language and country cannot have changed.)"""
+        tags = set(tags)
+        if self.tag_names:
+            if self.named_ids is None:
+                raise RuntimeError("The scope's tag names were not resolved to ids.")
+            if not tags & self.named_ids:
+                return False
+        return not (self.tag_ids and not tags & set(self.tag_ids))
+
+    def resolved(self, tags) -> Scope:
+        """With `named_ids` filled in from the project's tags (names match case-insensitively;
+        an unknown name names no tag)."""
+        wanted = {name.casefold() for name in self.tag_names}
+        ids = frozenset(tag.id for tag in tags if tag.name.casefold() in wanted)
+        return Scope(self.text, self.languages, self.countries, self.tag_names, self.tag_ids,
+                     ids)
+
+    def without_tags(self) -> Scope:
+        return Scope(self.text, self.languages, self.countries)
+
+    def to_json(self) -> dict:
+        return {"text": self.text, "languages": list(self.languages),
+                "countries": list(self.countries), "tag_names": list(self.tag_names),
+                "tag_ids": list(self.tag_ids)}
+
+    @classmethod
+    def from_json(cls, data: dict | None) -> Scope:
+        data = data or {}
+        return cls(data.get("text") or "", tuple(data.get("languages") or ()),
+                   tuple(data.get("countries") or ()), tuple(data.get("tag_names") or ()),
+                   tuple(int(t) for t in data.get("tag_ids") or ()))
+
+
+def undo_scope(original: Scope, delta: Delta) -> Scope:
+    """A filter that covers every query an edit over `original` changed, as far as undoing it
+    still matters. After adding tags A: the filter's text/languages/countries with "has one of
+    A" (a query that lost all of A since has nothing to undo). After removing or replacing:
+    the filter without its tag conditions (the edit may have changed those)."""
+    base = original.without_tags()
+    if delta.replace is None and delta.add and not delta.remove:
+        return Scope(base.text, base.languages, base.countries, (), tuple(sorted(delta.add)))
+    return base

@@ -1,0 +1,78 @@
+"""CSV of a filtered view: query, language, country, tag names, updated — one page at a time.
+
+Used by the streamed download (small views) and by export jobs (large ones, written to a file
+in the instance folder). Rows are read with a BACKGROUND client, so a long export paces itself
+to the rate limits, and only one page is held at a time: memory stays flat however many rows.
+
+Order: the view's sort when it is by query, language or country — columns tagging never
+changes, so no row moves between pages while the export runs; a view sorted by "updated" is
+exported by query text instead (tag edits during a long export would otherwise move rows from
+page to page, giving duplicates and gaps).
+
+Spreadsheet safety: a cell that starts with =, +, -, @, a tab or a carriage return would be
+read as a formula by spreadsheet programs; such a cell gets a leading apostrophe.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable, Iterator
+
+from queryapi import Client, QueryFilters
+
+HEADER = ("query", "language", "country", "tags", "updated")
+PAGE = 1000
+STABLE_FIELDS = {"query", "language", "country"}
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def export_sort(sort: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The view's sort if rows cannot move under it, else query text A to Z."""
+    if sort and all(field in STABLE_FIELDS for field, _ in sort):
+        return list(sort)
+    return [("query", "ASC")]
+
+
+def safe_cell(value: str) -> str:
+    return "'" + value if value.startswith(FORMULA_STARTS) else value
+
+
+def _line(writer, buffer: io.StringIO, values) -> str:
+    writer.writerow(values)
+    text = buffer.getvalue()
+    buffer.seek(0)
+    buffer.truncate()
+    return text
+
+
+def csv_pages(client: Client, project_id: str, filters: QueryFilters,
+              sort: list[tuple[str, str]], tag_names: dict[int, str],
+              on_page: Callable[[int, int], None] | None = None,
+              should_stop: Callable[[], bool] | None = None) -> Iterator[str]:
+    """The header, then one string of CSV lines per page of results. `on_page(done, total)`
+    after each page; `should_stop()` is asked before each read."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n")
+    yield _line(writer, buffer, HEADER)
+    page_number: int | None = 1
+    done = 0
+    while page_number is not None:
+        if should_stop is not None and should_stop():
+            return
+        page = client.list_queries(project_id, filters, sort, page_number, PAGE)
+        for record in page.results:
+            names = "; ".join(tag_names.get(tag_id, f"Tag {tag_id}") for tag_id in record.tags)
+            updated = record.updated_at.isoformat(timespec="milliseconds").replace(
+                "+00:00", "Z")
+            writer.writerow((safe_cell(record.query), record.language, record.country,
+                             safe_cell(names), updated))
+        done += len(page.results)
+        chunk = buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate()
+        if on_page is not None:
+            on_page(done, max(page.page.total_records, done))
+        if chunk:
+            yield chunk
+        page_number = page.page.following(len(page.results))
