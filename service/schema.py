@@ -23,9 +23,15 @@ def upgrade(engine: Engine) -> None:
 
 
 def analyze(engine: Engine) -> None:
-    """Refresh the planner's statistics after large imports (SQLite has none until asked)."""
-    with engine.begin() as connection:
-        connection.exec_driver_sql("ANALYZE")
+    """Refresh the planner's statistics after large imports (SQLite has none until asked).
+    On PostgreSQL also VACUUM, which marks the new rows all-visible so that counts can be
+    answered from indexes alone; it cannot run inside a transaction."""
+    if engine.dialect.name == "sqlite":
+        with engine.begin() as connection:
+            connection.exec_driver_sql("ANALYZE")
+        return
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+        connection.exec_driver_sql("VACUUM ANALYZE")
 
 
 def is_initialized(engine: Engine) -> bool:

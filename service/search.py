@@ -220,12 +220,20 @@ def list_queries(session: Session, project_id: str, body: QueryListBody):
         return total, [], {}
     in_order = not filters.empty and total >= SCAN_IN_ORDER_SHARE * max(
         1, session.scalar(select(Project.query_count).where(Project.id == project_id)))
-    rows = session.execute(
-        select(Query.pk, Query.id, Query.project_id, Query.query, Query.language,
-               Query.country, Query.updated_at)
-        .where(*_conditions(session, project_id, filters, in_order=in_order))
-        .order_by(*ordering).limit(body.limit).offset(offset)
-    ).all()
+    matching = select(Query.pk, Query.id, Query.project_id, Query.query, Query.language,
+                      Query.country, Query.updated_at).where(
+        *_conditions(session, project_id, filters, in_order=in_order))
+    if not in_order and session.get_bind().dialect.name == "postgresql":
+        # PostgreSQL tends to bet that walking the sort order's index will meet a page of
+        # matches soon, and loses badly for rare ones; OFFSET 0 keeps the subquery apart, so
+        # the few matches are collected first and then sorted.
+        fenced = matching.offset(0).subquery()
+        columns = {name: fenced.c[column.key] for name, column in QUERY_SORT_FIELDS.items()}
+        statement = select(fenced).order_by(
+            *order_by(body.sort, columns, DEFAULT_QUERY_SORT, fenced.c.id))
+    else:
+        statement = matching.order_by(*ordering)
+    rows = session.execute(statement.limit(body.limit).offset(offset)).all()
     return total, rows, tags_by_query(session, [row.pk for row in rows])
 
 
