@@ -223,7 +223,8 @@ def list_queries(session: Session, project_id: str, body: QueryListBody):
     matching = select(Query.pk, Query.id, Query.project_id, Query.query, Query.language,
                       Query.country, Query.updated_at).where(
         *_conditions(session, project_id, filters, in_order=in_order))
-    if not in_order and session.get_bind().dialect.name == "postgresql":
+    few_matches = not filters.empty and not in_order
+    if few_matches and session.get_bind().dialect.name == "postgresql":
         # PostgreSQL tends to bet that walking the sort order's index will meet a page of
         # matches soon, and loses badly for rare ones; OFFSET 0 keeps the subquery apart, so
         # the few matches are collected first and then sorted.
