@@ -94,9 +94,9 @@ def default_config() -> dict:
         "JOBS_STALE_SECONDS": 30.0,
         # Queries read and written per batch of a job (the service's maximum is 1000).
         "BULK_BATCH_SIZE": 1000,
-        # Overlap a job's reads with its writes (see jobs/walk.py: off until queryapi's pacer
-        # reserves room for requests in flight).
-        "BULK_PIPELINE": False,
+        # Overlap a job's reads with its writes (see jobs/walk.py); queryapi's pacer reserves
+        # room for requests in flight, so the two threads share the rate limit safely.
+        "BULK_PIPELINE": True,
         # Seconds an in-page edit waits for another edit of the same project to finish.
         "BULK_LOCK_WAIT": 10.0,
         # Views up to this many rows download at once; larger exports run as jobs.

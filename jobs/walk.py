@@ -131,9 +131,9 @@ class Walk:
     `pipelined` (only when the writes cannot change the filter's membership): the read of the
     next page overlaps the write of this one — one write in flight at a time, written and
     recorded in order — which brings a job close to the rate limit's floor when the service
-    takes longer per call than the limit allows between calls. Off by default: queryapi's
-    pacer counts a request only once it is answered, so two calls in flight can overshoot a
-    full window and meet a 429 (which costs a whole second of Retry-After)."""
+    takes longer per call than the limit allows between calls. Safe with the rate limits:
+    queryapi's pacer reserves a request's place before sending it, so two calls in flight
+    cannot overshoot a window (BULK_PIPELINE, on by default)."""
 
     def __init__(self, client: Client, store: Store, edit: Edit, scope: Scope, plan: Plan, *,
                  batch_size: int = MAX_BATCH, holder: str | None = None,

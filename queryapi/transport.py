@@ -111,10 +111,13 @@ class Transport:
         budget = self.interactive_budget
         rate_limited = lost = 0
         while True:
-            if self.pacer is not None:
-                self._sleep(self.pacer.delay())
+            # The pacer reserves the request's place before it is sent, so that calls made
+            # at the same time from several threads (a pipelined job) cannot overshoot.
+            ticket = self.pacer.acquire(self._sleep) if self.pacer is not None else None
             outcome = self._exchange(method, self.base_url + path, params, data, headers)
             if isinstance(outcome, _Failure):
+                if self.pacer is not None:
+                    self.pacer.abandon(ticket)
                 if (outcome.reading_body and self.mode is Mode.BACKGROUND
                         and lost < self.retries):
                     lost += 1
@@ -127,7 +130,8 @@ class Transport:
                 default = DEFAULT_RATE_LIMIT_WAIT if status == 429 else self.unavailable_wait
                 retry_after = parse_retry_after(answer_headers.get("Retry-After"), default)
             if self.pacer is not None:
-                self.pacer.observe(started, finished, status, answer_headers, retry_after)
+                self.pacer.observe(started, finished, status, answer_headers, retry_after,
+                                   ticket=ticket)
             if retry_after is not None:
                 if self.mode is Mode.INTERACTIVE and retry_after <= budget:
                     log.info("%s: %s, waiting %.1f s (Retry-After)", what, status, retry_after)
