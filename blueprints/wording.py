@@ -81,15 +81,20 @@ def _target(edit: Edit, number: int) -> str:
 def plan_sentence(delta: Delta, tag_names: dict[int, str], number: int, scope: Scope) -> str:
     """'Add ‘brand’ to 2,431 queries matching language German (de), text “schuhe”'."""
     target = f"{count(number)} {matching(scope)}"
-    listed = quoted([tag_names.get(t, f"Tag {t}") for t in sorted(delta.tag_ids)])
+    return _delta_sentence(
+        delta, target, lambda ids: [tag_names.get(t, f"Tag {t}") for t in sorted(ids)])
+
+
+def _delta_sentence(delta: Delta, target: str, names) -> str:
+    """A change in words; `names` turns a set of tag ids into their names."""
     if delta.replace is not None:
         if not delta.replace:
             return f"Remove every tag from {target}"
-        return f"Set the tags of {target} to exactly {listed}"
+        return f"Set the tags of {target} to exactly {quoted(names(delta.replace))}"
     if delta.add and not delta.remove:
-        return f"Add {listed} to {target}"
+        return f"Add {quoted(names(delta.add))} to {target}"
     if delta.remove and not delta.add:
-        return f"Remove {listed} from {target}"
+        return f"Remove {quoted(names(delta.remove))} from {target}"
     return f"Change the tags of {target}"
 
 
@@ -100,17 +105,7 @@ def task_title(edit: Edit, original: Edit | None = None) -> str:
         return f"Export {count(number)} {edit.scope_words or 'in this project'} as CSV"
     if edit.kind == "undo":
         return "Undo: " + (task_title(original) if original is not None else "an edit")
-    delta = _delta(edit)
-    target = _target(edit, number)
-    if delta.replace is not None:
-        if not delta.replace:
-            return f"Remove every tag from {target}"
-        return f"Set the tags of {target} to exactly {quoted(_names(edit, delta.replace))}"
-    if delta.add and not delta.remove:
-        return f"Add {quoted(_names(edit, delta.add))} to {target}"
-    if delta.remove and not delta.add:
-        return f"Remove {quoted(_names(edit, delta.remove))} from {target}"
-    return f"Change the tags of {target}"
+    return _delta_sentence(_delta(edit), _target(edit, number), lambda ids: _names(edit, ids))
 
 
 # --- after: what it did ------------------------------------------------------------------
