@@ -18,6 +18,15 @@ meanwhile. Should the page hold none, the walk has lost its place (others remove
 queries from the filter) and finds it again from the first page. The page size varies a little
 (between half and all of the batch size) to keep a page starting before k and most of it new.
 
+Stable edits. When the edit's own writes cannot change the filter's membership (adding tags,
+removing tags the filter does not select on), only someone else can shift the offsets. Then the
+walk reads full pages starting exactly at k (no overlap row, so 10,000 queries take 10 reads,
+not 11) and checks each page's totalRecords against the previous read: a change means others
+moved queries in or out of the filter, and the page is read again the verifiable way above.
+Edits made through Tagdesk wait for the project's lease, and the walk reads the verifiable way
+after handing it over; what the total cannot see is a writer outside Tagdesk removing a
+processed query and adding another between two reads (docs/decisions.md).
+
 Interruptions. A batch's intended changes are stored (pending) before its write and confirmed
 after. A walk resumed after an interruption re-reads the same place: a query whose fresh tags
 already show its pending change was written before the interruption and is counted as this
@@ -116,12 +125,13 @@ def stable_membership(scope: Scope, delta: Delta) -> bool:
 class Step:
     """One page read and planned: what to record and write, and where the walk is after it."""
 
-    outcome: str                      # "write", "more" (nothing new here), "lost", "end"
+    outcome: str                      # "write", "more" (nothing new), "moved", "lost", "end"
     batch: int = 0
     records: list[Change] | None = None
     writes: list[TagAssignment] | None = None
     stored: dict | None = None        # the counters once this batch is written
     last_page: bool = False
+    pending: dict[str, Change] | None = None  # an interrupted batch's rows not met yet
 
 
 class Walk:
@@ -137,7 +147,7 @@ class Walk:
 
     def __init__(self, client: Client, store: Store, edit: Edit, scope: Scope, plan: Plan, *,
                  batch_size: int = MAX_BATCH, holder: str | None = None,
-                 lock_wait: float | None = None, pipelined: bool = False,
+                 lock_wait: float | None = None, stable: bool = False, pipelined: bool = False,
                  on_batch: Callable[[], None] | None = None,
                  stop: threading.Event | None = None, yield_wait: float = 10.0):
         self.client = client
@@ -149,7 +159,9 @@ class Walk:
         self.size = max(1, min(batch_size, MAX_BATCH))
         self.holder = holder or edit.id
         self.lock_wait = lock_wait
+        self.stable = stable
         self.pipelined = pipelined
+        self._filter_total: int | None = None  # totalRecords of the last read (stable edits)
         self.on_batch = on_batch
         self.stop = stop
         self.yield_wait = yield_wait
@@ -173,13 +185,15 @@ class Walk:
                 if self.store.waiters(self.project_id):
                     self._let_others_in()
                 step = self._read_and_plan(counters, pending)
+                if step.outcome == "moved":
+                    continue  # others changed the filter's membership: read the verifiable way
                 if step.outcome == "lost":
                     log.info("edit %s: lost its place; finding it again from the start",
                              self.edit.id)
                     self._drain()
                     counters.k = 0
                     continue
-                pending = {}
+                pending = step.pending or {}
                 if step.outcome == "write":
                     if self._in_flight is not None:
                         self._drain()  # batches are written and recorded in order
@@ -219,6 +233,7 @@ class Walk:
         """Someone waits for the project's lease (an in-page edit): finish the write in
         flight, hand the lease over, and take it back once they are done."""
         self._drain()
+        self._filter_total = None  # their edit may move queries: read the verifiable way next
         self.store.unlock(self.project_id, self.holder)
         deadline = time.monotonic() + self.yield_wait
         while self.store.waiters(self.project_id) and time.monotonic() < deadline:
@@ -235,10 +250,28 @@ class Walk:
             "rate_limited": self.edit.rate_limited + stats.rate_limited,
         })
 
+    def _trusted_position(self, k: int) -> tuple[int, int] | None:
+        """(page, limit) of a page starting exactly at k, for a stable edit that may read
+        without an overlap row."""
+        if not (self.stable and self._filter_total is not None and k):
+            return None
+        for limit in range(self.size, max(self.size // 2, 1) - 1, -1):
+            if k % limit == 0:
+                return k // limit + 1, limit
+        return None
+
     def _read_and_plan(self, counters: Counters, pending: dict[str, Change]) -> Step:
-        page, limit, verifiable = position(counters.k, self.size)
+        trusted = self._trusted_position(counters.k)
+        if trusted is not None:
+            (page, limit), verifiable = trusted, False
+        else:
+            page, limit, verifiable = position(counters.k, self.size)
         result = self.client.list_queries(self.project_id, self.scope.filters(), ID_ORDER,
                                           page=page, limit=limit)
+        total_before, self._filter_total = self._filter_total, result.page.total_records
+        if trusted is not None and result.page.total_records != total_before:
+            self._filter_total = None  # offsets may have shifted under this page
+            return Step("moved")
         rows = result.results
         used = result.page.limit if result.page.limit > 0 else limit
         offset = (page - 1) * used
@@ -282,7 +315,7 @@ class Walk:
         # A pending batch's rows that are gone from the filter were written (that is what
         # moved them out); those further on will be met again.
         boundary = fresh[-1].id if fresh else counters.last
-        left_over = [change for query_id, change in pending.items()
+        left_over = [pending.pop(query_id) for query_id in list(pending)
                      if last_page or (boundary is not None and query_id <= boundary)]
         records += left_over
         counters.processed += len(fresh) + len(left_over)
@@ -292,4 +325,5 @@ class Walk:
             counters.last = fresh[-1].id
         counters.batches += 1
         counters.total = max(counters.total, counters.processed)
-        return Step("write", counters.batches, records, writes, counters.stored(), last_page)
+        return Step("write", counters.batches, records, writes, counters.stored(), last_page,
+                    pending)

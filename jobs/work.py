@@ -105,8 +105,10 @@ def _batch_size(app_config: dict) -> int:
     return int(app_config.get("BULK_BATCH_SIZE") or 1000)
 
 
-def _pipelined(app_config: dict, scope: Scope, delta: Delta) -> bool:
-    return bool(app_config.get("BULK_PIPELINE")) and stable_membership(scope, delta)
+def _walk_options(app_config: dict, scope: Scope, delta: Delta) -> dict:
+    stable = stable_membership(scope, delta)
+    return {"batch_size": _batch_size(app_config), "stable": stable,
+            "pipelined": bool(app_config.get("BULK_PIPELINE")) and stable}
 
 
 def _edit(client: Client, store: Store, edit: Edit, app_config: dict) -> str:
@@ -122,8 +124,7 @@ def _edit(client: Client, store: Store, edit: Edit, app_config: dict) -> str:
             steps.append((WRITE, new) if set(new) != set(row.tags) else (SAME, None))
         return steps
 
-    return Walk(client, store, edit, scope, plan, batch_size=_batch_size(app_config),
-                pipelined=_pipelined(app_config, scope, delta)).run()
+    return Walk(client, store, edit, scope, plan, **_walk_options(app_config, scope, delta)).run()
 
 
 def _undo(client: Client, store: Store, edit: Edit, app_config: dict) -> str:
@@ -150,8 +151,8 @@ def _undo(client: Client, store: Store, edit: Edit, app_config: dict) -> str:
             steps.append((WRITE, new) if set(new) != set(row.tags) else (SAME, None))
         return steps
 
-    return Walk(client, store, edit, scope, plan, batch_size=_batch_size(app_config),
-                pipelined=_pipelined(app_config, scope, reverse)).run()
+    return Walk(client, store, edit, scope, plan,
+                **_walk_options(app_config, scope, reverse)).run()
 
 
 def export_path(app_config: dict, edit_id: str) -> Path:

@@ -3,6 +3,7 @@ and a background job, refusals as sentences. The API is the ground truth."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
 import time
@@ -365,6 +366,41 @@ def test_removing_the_tag_the_filter_asks_for_from_all_matching(app, signed_in, 
     assert edit.state == "done", edit.message
     assert (edit.processed, edit.changed) == (22, 22)  # 20 fillers and 2 sample queries
     assert not any("local" in names for names in tag_names_by_query(app, shop).values())
+
+
+def test_a_stable_edit_keeps_its_place_when_others_move_queries_out_of_the_filter(
+        app, signed_in, shop, monkeypatch):
+    """Adding a tag cannot change who matches 'tag=local', so the walk reads pages without an
+    overlap row; someone outside the dashboard removing 'local' from queries the walk already
+    did shifts the offsets, which the page's totalRecords shows: nothing is skipped."""
+    app.config["BULK_BATCH_SIZE"] = 4
+    fillers = [f"filler query {i:03d}" for i in range(0, 60, 3)]  # 20 of them
+    with api_of(app, shop) as api:
+        records = [r for r in api.iter_queries(shop.project_id) if r.query in fillers]
+        api.set_tags(shop.project_id, [r.assignment((shop.tags["local"],)) for r in records])
+    html = page(signed_in, shop, "tag=local")
+    real = Client.set_tags
+    job_writes: list[list[str]] = []
+
+    def write_then_someone_else_writes(self, project_id, items):
+        result = real(self, project_id, items)
+        job_writes.append([item.query for item in items])
+        if len(job_writes) == 1:  # after the first batch, outside the dashboard
+            without_local = [dataclasses.replace(item, tag_ids=(shop.tags["sale"],))
+                             for item in items[:2]]
+            with api_of(app, shop) as outside:
+                real(outside, shop.project_id, without_local)
+        return result
+
+    monkeypatch.setattr(Client, "set_tags", write_then_someone_else_writes)
+    confirm_all(signed_in, shop, html, action="add", apply_tag=tag(shop, "sale"), tag="local")
+    edit = wait_for(app, latest(app, shop).id)
+    assert edit.state == "done", edit.message
+    names = tag_names_by_query(app, shop)
+    still_local = [key for key, tags in names.items() if "local" in tags]
+    assert len(still_local) >= 19
+    assert all("sale" in names[key] for key in still_local)
+    assert sum(len(batch) for batch in job_writes) == edit.changed == len(still_local) + 2
 
 
 def test_replacing_tags_on_a_tag_filtered_view(app, signed_in, shop):
