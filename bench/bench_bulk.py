@@ -107,7 +107,7 @@ def start_service(database_url: str) -> tuple[subprocess.Popen, str]:
     raise SystemExit("the service did not start")
 
 
-def run(queries: int, keep: bool, pipeline: bool = False) -> bool:
+def run(queries: int, keep: bool, pipeline: bool = True) -> bool:
     from app import create_app
     from jobs.store import Store
     from queryapi import Client
@@ -222,11 +222,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--queries", type=int, nargs="+", default=[10_000])
     parser.add_argument("--keep", action="store_true", help="keep the temporary files")
-    parser.add_argument("--pipeline", action="store_true",
-                        help="overlap the job's reads and writes (BULK_PIPELINE)")
+    parser.add_argument("--sequential", action="store_true",
+                        help="no overlap of the job's reads and writes (BULK_PIPELINE off; "
+                             "the dashboard's default is on)")
     args = parser.parse_args()
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    ok = all([run(count, args.keep, args.pipeline) for count in args.queries])
+    ok = all([run(count, args.keep, not args.sequential) for count in args.queries])
     return 0 if ok else 1
 
 
