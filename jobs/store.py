@@ -48,6 +48,7 @@ from sqlalchemy import (
     func,
     insert,
     select,
+    text,
     update,
 )
 from sqlalchemy.engine import Engine
@@ -138,6 +139,8 @@ QUEUED_STALE_SECONDS = 3600.0
 # edit holds it for one read and one write, well within it.
 LOCK_LEASE_SECONDS = 60.0
 INSERT_CHUNK = 500
+# PostgreSQL advisory lock taken while the tables are created ("tdjobs" in ASCII).
+CREATE_LOCK_ID = 0x74646A6F6273
 
 # This process: host, pid and a random token (a restarted container may reuse the pid).
 PROCESS_TOKEN = secrets.token_hex(6)
@@ -343,7 +346,15 @@ class Store:
             connection.exec_driver_sql(statement, chunk)
 
     def create_all(self) -> None:
-        metadata.create_all(self.engine)
+        """Several workers may start at once on a fresh database: the first creates the
+        tables while the others wait. On SQLite the write lock is taken before the checks
+        (a deferred transaction that read first fails at its first CREATE instead of
+        waiting); on PostgreSQL an advisory lock serializes the checks."""
+        with self.writing() as connection:
+            if connection.dialect.name == "postgresql":
+                connection.execute(text("SELECT pg_advisory_xact_lock(:id)"),
+                                   {"id": CREATE_LOCK_ID})
+            metadata.create_all(connection)
 
     # --- reading -------------------------------------------------------------------------
 
