@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 import time
-from urllib.parse import urlencode
 
 from flask import (
     Blueprint,
@@ -562,12 +561,6 @@ def page_context(project, view: QueryView, total: int, with_jobs: bool = True) -
     }
 
 
-def quick_edit_url(picker_url: str, row) -> str:
-    return picker_url + "?" + urlencode([("action", EDIT), ("row", row.key)]
-                                        + [("had", str(tag_id)) for tag_id in row.tag_ids])
-
-
 def register(app) -> None:
     app.register_blueprint(bp)
     app.register_error_handler(Refusal, refused)
-    app.jinja_env.globals.update(quick_edit_url=quick_edit_url)

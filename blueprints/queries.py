@@ -16,7 +16,7 @@ from flask import Blueprint, abort, make_response, render_template, request, url
 from flask_login import login_required
 from markupsafe import Markup
 
-from jobs.deltas import row_key_json
+from jobs.deltas import EDIT, row_key_json
 from queryapi import Project, Query, QueryFilters, Tag
 
 from . import apiclient, names
@@ -32,6 +32,7 @@ from .viewstate import (
     TAG,
     TEXT,
     QueryView,
+    form_quote,
 )
 
 bp = Blueprint("queries", __name__)
@@ -92,6 +93,8 @@ class Row:
     # its tag ids (the quick edit starts from them).
     key: str = ""
     tag_ids: tuple[int, ...] = ()
+    # The quick edit's query string: action, the row's identity, the tags it had.
+    edit_params: str = ""
 
 
 UNITS = (("year", 365 * 86400), ("month", 30 * 86400), ("week", 7 * 86400),
@@ -127,6 +130,7 @@ def rows_for(results: tuple[Query, ...], tags_by_id: dict[int, Tag]) -> list[Row
                 chips[tag_id] = chip
             row_chips.append(chip)
         updated = query.updated_at
+        key = row_key_json(query)
         rows.append(Row(
             id=query.id,
             query=query.query,
@@ -136,8 +140,10 @@ def rows_for(results: tuple[Query, ...], tags_by_id: dict[int, Tag]) -> list[Row
             updated_iso=updated.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
             updated_relative=relative_time(updated, now),
             updated_exact=f"{updated.day} {updated:%b %Y, %H:%M:%S} UTC",
-            key=row_key_json(query),
+            key=key,
             tag_ids=tuple(query.tags),
+            edit_params=f"action={EDIT}&row={form_quote(key)}"
+            + "".join(f"&had={tag_id}" for tag_id in query.tags),
         ))
     return rows
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
-from urllib.parse import urlencode
+from urllib.parse import quote_plus, urlencode
 
 # GET parameter names (short: people read and share these URLs).
 TEXT, LANGUAGE, COUNTRY, TAG = "q", "lang", "country", "tag"
@@ -33,6 +33,21 @@ MAX_VALUES = 50  # per multi-valued filter
 CODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,34}")
 UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 DIGITS = re.compile(r"[0-9]{1,9}")
+
+
+_FORM_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~")
+# Every ASCII character's form encoding, for str.translate.
+_FORM_ESCAPES = {code: chr(code) if chr(code) in _FORM_SAFE else "+" if code == 32
+                 else f"%{code:02X}" for code in range(128)}
+
+
+def form_quote(value: str) -> str:
+    """Exactly `urllib.parse.quote_plus(value)`; ASCII text in one C loop. A page of 200 rows
+    encodes every row's identity into its quick-edit link, and quote_plus's Python loop over
+    the bytes was a fifth of the page's rendering."""
+    if value.isascii():
+        return value.translate(_FORM_ESCAPES)
+    return quote_plus(value)
 
 
 def clean_text(value: str, limit: int) -> str:

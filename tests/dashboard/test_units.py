@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from urllib.parse import quote_plus
 
 import pytest
 from hypothesis import given, settings
@@ -12,7 +13,7 @@ from werkzeug.datastructures import MultiDict
 from blueprints import names
 from blueprints.chips import AA_NORMAL_TEXT, NEUTRAL, chip_style, contrast_ratio
 from blueprints.queries import chip_html, relative_time
-from blueprints.viewstate import PAGE_SIZES, SORT_COLUMNS, QueryView
+from blueprints.viewstate import PAGE_SIZES, SORT_COLUMNS, QueryView, form_quote
 
 # --- the URL is the view -------------------------------------------------------------------------
 
@@ -64,6 +65,13 @@ def test_column_clicks_toggle_the_direction():
     assert view.sorted_by("updated").sort == "updated"  # default is newest first
     assert QueryView(sort="query").sorted_by("updated").sort == "-updated"
     assert view.api_sort() == [("updatedAt", "DESC")]
+
+
+@given(st.text(st.characters(blacklist_categories=("Cs",)), max_size=60)
+       | st.text(st.characters(max_codepoint=127), max_size=60))
+@settings(max_examples=500, deadline=None)
+def test_form_quote_is_quote_plus(text):
+    assert form_quote(text) == quote_plus(text)
 
 
 # --- chips ---------------------------------------------------------------------------------------
