@@ -87,6 +87,20 @@ class Tag(Base):
     # casefold(name): names are unique and matched without regard to case.
     name_folded: Mapped[str] = mapped_column(String(200))
     color: Mapped[str] = mapped_column(String(7))
+    # How many queries carry the tag. Kept by database triggers (migration 0005).
+    query_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+
+
+# How many queries a project has per language and country. Kept by database triggers
+# (migration 0005); the total of a language or country filter is a sum over a few rows.
+language_country_counts = Table(
+    "language_country_counts",
+    Base.metadata,
+    Column("project_id", ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True),
+    Column("language", String(35), primary_key=True),
+    Column("country", String(35), primary_key=True),
+    Column("query_count", Integer, nullable=False),
+)
 
 
 query_tags = Table(

@@ -9,7 +9,7 @@ from sqlalchemy import and_, column, func, select, table, text
 from sqlalchemy.orm import Session
 
 from .errors import BadRequest
-from .models import Project, Query, Tag, query_tags
+from .models import Project, Query, Tag, language_country_counts, query_tags
 from .validation import MAX_ID, QueryListBody, SortItem, TagListBody
 
 QUERY_SORT_FIELDS = {
@@ -170,11 +170,24 @@ def count_queries(session: Session, project_id: str, filters: Filters) -> int:
         return session.scalar(select(Project.query_count).where(Project.id == project_id))
     only_tags = not (filters.text or filters.languages or filters.countries)
     if only_tags and len(filters.tag_sets) == 1:
+        (ids,) = filters.tag_sets
+        if len(ids) == 1:
+            # Kept by triggers on the links (migration 0005).
+            return session.scalar(select(Tag.query_count).where(Tag.id.in_(ids)))
         # Links never cross projects (set-tags checks every tag), so the project's tags
         # alone say which of its queries match: no need to visit the queries table.
-        (ids,) = filters.tag_sets
-        counted = func.count() if len(ids) == 1 else func.count(query_tags.c.query_pk.distinct())
-        return session.scalar(select(counted).where(query_tags.c.tag_id.in_(sorted(ids))))
+        return session.scalar(select(func.count(query_tags.c.query_pk.distinct()))
+                              .where(query_tags.c.tag_id.in_(sorted(ids))))
+    if not (filters.text or filters.tag_sets):
+        # Languages and countries only: a sum over the project's counters (migration 0005).
+        counters = language_country_counts.c
+        conditions = [counters.project_id == project_id]
+        if filters.languages:
+            conditions.append(counters.language.in_(sorted(filters.languages)))
+        if filters.countries:
+            conditions.append(counters.country.in_(sorted(filters.countries)))
+        return session.scalar(select(func.coalesce(func.sum(counters.query_count), 0))
+                              .where(*conditions))
     if filters.text and _uses_trigram_index(session, filters.text):
         only_text = not (filters.languages or filters.countries or filters.tag_sets)
         span = _contiguous_span(session, project_id) if only_text else None

@@ -1,11 +1,15 @@
 """Both shapes of the queries/list statement (collect-and-sort, and walk-in-order) return
-exactly what a plain reading of the filters says, for every sort order."""
+exactly what a plain reading of the filters says, for every sort order; the counters behind
+totalRecords stay exact through every kind of write."""
 
 import random
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from sqlalchemy import text
 
 from service import search
+from tests.conftest import Api
 
 LANGS = [("de", "DE"), ("de", "AT"), ("en", "US"), ("en", "GB"), ("fr", "FR"), ("pl", "PL")]
 WORDS = ["schuhe", "shoes", "chaussures", "buty", "jacke", "jacket", "rot", "red", "größe"]
@@ -92,3 +96,94 @@ def test_contiguous_span_is_only_claimed_when_true(world):
     world.add_queries([("x y z", "en", "US", [])], project_id=world.other_project_id)
     world.add_queries([("g h i", "en", "US", [])])
     assert world.run(lambda s: search._contiguous_span(s, world.project_id)) is None
+
+
+# --- counters kept by triggers ----------------------------------------------------------------
+
+
+def recounted(session):
+    """The counters as a plain count over the rows would give them (zero counters dropped)."""
+    def rows(sql):
+        return {tuple(row[:-1]): row[-1] for row in session.execute(text(sql)) if row[-1]}
+    return (
+        rows("SELECT id, query_count FROM projects"),
+        rows("SELECT project_id, language, country, query_count FROM language_country_counts"),
+        rows("SELECT id, query_count FROM tags"),
+    ), (
+        rows("SELECT project_id, count(*) FROM queries GROUP BY project_id"),
+        rows("SELECT project_id, language, country, count(*) FROM queries "
+             "GROUP BY project_id, language, country"),
+        rows("SELECT tag_id, count(*) FROM query_tags GROUP BY tag_id"),
+    )
+
+
+def assert_counters_exact(world):
+    kept, counted = world.run(recounted)
+    assert kept == counted
+
+
+def test_counters_follow_imports_edits_moves_and_deletes(api, world):
+    world.add_queries([("schuhe rot", "de", "DE", ["brand", "sale"]),
+                       ("schuhe blau", "de", "AT", ["brand"]),
+                       ("red shoes", "en", "US", []),
+                       ("chaussures", "fr", "FR", ["local"])])
+    world.add_queries([("help", "en", "GB", [])], project_id=world.other_project_id)
+    assert_counters_exact(world)
+
+    tags = world.tags
+    answer = api.set_tags([
+        {"query": "schuhe rot", "language": "de", "country": "DE", "tagIds": [tags["local"]]},
+        {"query": "red shoes", "language": "en", "country": "US",
+         "tagIds": [tags["brand"], tags["question"]]},
+    ])
+    assert answer.status_code == 200, answer.text
+    assert_counters_exact(world)
+    assert api.queries(tagNames=["brand"]).json()["page"]["totalRecords"] == 2
+    assert api.queries(tagIds=[str(tags["sale"])]).json()["page"]["totalRecords"] == 0
+    assert api.queries(languages=["de"]).json()["page"]["totalRecords"] == 2
+    assert api.queries(languages=["de", "en"], countries=["AT", "US"]).json()[
+        "page"]["totalRecords"] == 2
+
+    def move_and_delete(session):
+        session.execute(text("UPDATE queries SET language = 'fr', country = 'FR' "
+                             "WHERE query = 'red shoes'"))
+        session.execute(text("DELETE FROM queries WHERE query = 'schuhe blau'"))
+        session.execute(text("DELETE FROM tags WHERE name = 'local'"))
+    world.run(move_and_delete)
+    assert_counters_exact(world)
+    assert api.queries(countries=["FR"]).json()["page"]["totalRecords"] == 2
+    assert api.queries(tagNames=["brand"]).json()["page"]["totalRecords"] == 1
+
+    world.run(lambda s: s.execute(text("DELETE FROM projects WHERE id = :id"),
+                                  {"id": world.other_project_id}))
+    assert_counters_exact(world)
+
+
+def test_concurrent_set_tags_keep_counters_exact_without_deadlocks(api, world):
+    """Writers that swap the same tags in opposite directions: on PostgreSQL each call
+    removes some tags' links and adds others' in separate statements."""
+    names = list(world.tags)
+    rows = [(f"query {i}", "en", "US", [names[i % 2]]) for i in range(40)]
+    world.add_queries(rows)
+    tags = world.tags
+
+    def flip(worker: int) -> list[int]:
+        statuses = []
+        mine = rows[worker * 10:(worker + 1) * 10]
+        for round_ in range(6):
+            first, second = (0, 1) if (worker + round_) % 2 else (1, 0)
+            statuses.append(api_for_thread().set_tags([
+                {"query": q, "language": "en", "country": "US",
+                 "tagIds": [tags[names[first if i % 2 else second]]]}
+                for i, (q, *_rest) in enumerate(mine)]).status_code)
+        return statuses
+
+    def api_for_thread():
+        return Api(api.base_url, world.key, world.project_id)
+
+    with ThreadPoolExecutor(4) as pool:
+        statuses = [s for result in pool.map(flip, range(4)) for s in result]
+    assert set(statuses) == {200}
+    assert_counters_exact(world)
+    assert sum(api.queries(tagIds=[str(tags[n])]).json()["page"]["totalRecords"]
+               for n in names[:2]) == 40
