@@ -32,6 +32,7 @@ from blueprints import (
     projects,
     queries,
     security,
+    sessionstore,
     tags,
     timing,
 )
@@ -146,6 +147,7 @@ def _sessions(app: Flask) -> None:
         app.config.setdefault("SESSION_CACHELIB", FileSystemCache(
             folder, threshold=20000, mode=0o600))
     Session(app)
+    sessionstore.init_app(app, errors.session_store_unavailable)
 
 
 def _static_url(app: Flask):

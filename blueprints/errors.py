@@ -4,6 +4,8 @@ notice area for htmx requests (never an error page swapped into the table), no s
 - the key stops working mid-session -> back to sign-in with a sentence (HX-Redirect for htmx);
 - 429 / 503 from the service -> a banner that retries by itself after the wait;
 - the service cannot be reached -> the page says so (and retries a little later);
+- the session store (Redis) cannot be reached -> the same, without touching the session
+  (sessionstore.py);
 - an expired CSRF token -> a fresh token and a request to try again;
 - unknown pages and projects -> 404; anything unexpected -> 500, logged, never shown.
 """
@@ -15,6 +17,8 @@ import math
 
 from flask import flash, make_response, redirect, render_template, request, url_for
 from flask_wtf.csrf import CSRFError, generate_csrf
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from werkzeug.exceptions import HTTPException
 
 from queryapi import (
@@ -27,7 +31,7 @@ from queryapi import (
     Unavailable,
 )
 
-from . import auth
+from . import auth, sessionstore
 from .htmxutil import is_htmx
 
 log = logging.getLogger(__name__)
@@ -90,7 +94,23 @@ def page(status: int, message: str | None = None):
     return respond(status, heading, message or default)
 
 
+def session_store_unavailable():
+    sessionstore.mark_down()
+    return respond(503, "The dashboard is taking a break",
+                   "Tagdesk cannot reach its session store right now, so it cannot tell who is "
+                   "signed in. Nothing has been lost; this page will try again shortly.",
+                   "warning", UNREACHABLE_RETRY_SECONDS)
+
+
 def init_app(app) -> None:
+    @app.errorhandler(sessionstore.SessionStoreDown)
+    @app.errorhandler(RedisConnectionError)
+    @app.errorhandler(RedisTimeoutError)
+    def _session_store_down(error):
+        if not isinstance(error, sessionstore.SessionStoreDown):  # that one was logged
+            log.warning("the session store cannot be reached")
+        return session_store_unavailable()
+
     @app.errorhandler(AuthError)
     def _key_rejected(_error):
         return auth.key_rejected_response()
@@ -147,6 +167,9 @@ def init_app(app) -> None:
 
     @app.errorhandler(HTTPException)
     def _http(error):
+        if sessionstore.is_store_error(getattr(error, "original_exception", None)):
+            # Raised where no handler of its own applies (Flask wraps it in a 500).
+            return _session_store_down(error)
         status = error.code or 500
         response = page(status)
         if status == 405 and getattr(error, "valid_methods", None):
