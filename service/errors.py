@@ -101,7 +101,9 @@ def register(app: Flask) -> None:
     @app.errorhandler(Exception)
     def _unexpected(error: Exception):
         if database_is_unreachable(error):
-            log.warning("database unreachable: %s", getattr(error, "orig", error))
+            store = "rate-limit store" if isinstance(error, RedisConnectionError
+                                                     | RedisTimeoutError) else "database"
+            log.warning("%s unreachable: %s", store, getattr(error, "orig", error))
             return _page(503, error, {"Retry-After": str(UNAVAILABLE_RETRY_SECONDS)},
                          unavailable)
         log.exception("unhandled error")

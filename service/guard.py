@@ -31,7 +31,13 @@ def _address_identity() -> str:
 
 
 def _charge(identity: str, limits) -> None:
-    decision = _limiter().hit(identity, limits)
+    try:
+        decision = _limiter().hit(identity, limits)
+    except Exception:
+        # The counters' store is out of reach (a 503 follows): asking it again for the
+        # headers would only make the caller wait a second time.
+        g.limiter_failed = True
+        raise
     g.ratelimit = decision
     if not decision.allowed:
         raise ApiError(
@@ -59,6 +65,8 @@ def after_request(response):
     if not is_api_path(request.path):
         return response
     decision: Decision | None = g.get("ratelimit")
+    if decision is None and g.get("limiter_failed"):
+        return response
     if decision is None:
         # Answered before the limiter ran (the database was unreachable): report the address
         # budget without charging it.
