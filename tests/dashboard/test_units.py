@@ -12,7 +12,7 @@ from werkzeug.datastructures import MultiDict
 
 from blueprints import names
 from blueprints.chips import AA_NORMAL_TEXT, NEUTRAL, chip_style, contrast_ratio
-from blueprints.queries import chip_html, relative_time
+from blueprints.queries import chip_html, exact_time, relative_time
 from blueprints.viewstate import PAGE_SIZES, SORT_COLUMNS, QueryView, form_quote
 
 # --- the URL is the view -------------------------------------------------------------------------
@@ -143,3 +143,9 @@ def test_option_lists_are_real_codes_sorted_by_name():
 def test_relative_times(ago, text):
     now = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
     assert relative_time(now - ago, now) == text
+
+
+@given(st.datetimes(timezones=st.just(UTC)))
+@settings(max_examples=300, deadline=None)
+def test_exact_times_read_like_strftime(moment):
+    assert exact_time(moment) == f"{moment.day} {moment:%b %Y, %H:%M:%S} UTC"
