@@ -9,7 +9,9 @@ identified by a random id that lives as long as the session.
 from __future__ import annotations
 
 import logging
+import math
 import secrets
+import time
 from urllib.parse import urlsplit
 
 from flask import (
@@ -127,8 +129,14 @@ class SignInThrottle:
         self.limiter = MovingWindowRateLimiter(storage_from_string(storage_uri))
         self.item = parse_limit(limit)
 
-    def allow(self, address: str) -> bool:
-        return self.limiter.hit(self.item, "tagdesk-signin", address or "unknown")
+    def attempt(self, address: str) -> int:
+        """Count an attempt: 0 if it may go ahead, else the whole seconds until the window
+        frees one (a refused attempt is not counted)."""
+        identifiers = ("tagdesk-signin", address or "unknown")
+        if self.limiter.hit(self.item, *identifiers):
+            return 0
+        reset = self.limiter.get_window_stats(self.item, *identifiers).reset_time
+        return max(1, math.ceil(reset - time.time()))
 
 
 def _throttle() -> SignInThrottle:
@@ -143,7 +151,7 @@ def display_name_from_form() -> str:
     return clean_text(request.form.get("display_name") or "", LONGEST_NAME)
 
 
-def render_signin(error: str | None = None, status: int = 200):
+def render_signin(error: str | None = None, status: int = 200, headers: dict | None = None):
     next_url = safe_next(request.args.get("next"))
     return render_template(
         "auth/signin.html",
@@ -152,7 +160,7 @@ def render_signin(error: str | None = None, status: int = 200):
         next_url=next_url,
         demo_available=bool(current_app.config.get("DEMO_KEY")),
         key_hint=KEY_HINT,
-    ), status
+    ), status, headers or {}
 
 
 @bp.route("/signin", methods=["GET", "POST"])
@@ -163,9 +171,11 @@ def signin():
             return redirect(next_url or url_for("projects.home"))
         return render_signin()
 
-    if not _throttle().allow(request.remote_addr):
-        return render_signin("Too many sign-in attempts from your network. Please wait a minute, "
-                       "then try again.", 429)
+    wait = _throttle().attempt(request.remote_addr)
+    if wait:
+        return render_signin(f"Too many sign-in attempts from your network. Please wait "
+                             f"{_seconds(wait)}, then try again.", 429,
+                             {"Retry-After": str(wait)})
 
     if request.form.get("demo"):
         key = current_app.config.get("DEMO_KEY")
