@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from limits import RateLimitItemPerHour, RateLimitItemPerMinute, RateLimitItemPerSecond
 from limits.storage import storage_from_string
@@ -53,6 +53,9 @@ class WindowState:
 class Decision:
     allowed: bool
     window: WindowState  # the one reported in the headers
+    # The wait is counted from the decision, so the 429's message (written when the request
+    # is refused) and its Retry-After header (written later) always give the same number.
+    decided_at: float = field(default_factory=time.time)
 
     def headers(self) -> dict[str, str]:
         headers = self.window.headers()
@@ -62,7 +65,7 @@ class Decision:
 
     @property
     def retry_after(self) -> int:
-        return max(1, math.ceil(self.window.reset_at - time.time()))
+        return max(1, math.ceil(self.window.reset_at - self.decided_at))
 
 
 def closest_to_exhaustion(windows: list[WindowState]) -> WindowState:

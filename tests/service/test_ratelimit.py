@@ -125,3 +125,15 @@ def test_changing_limits_keeps_what_was_already_counted(live_service, world):
     world.set_limits(6, 100, 1000)
     # The four requests already made still count against the new limit of six.
     assert [r.status_code for r in burst(api, 3)] == [200, 200, 429]
+
+
+def test_the_wait_in_the_message_and_in_retry_after_agree():
+    """The message is written when the request is refused and the header a little later: both
+    count from the decision, so a wait that crosses a whole second in between is not told
+    as 2 seconds in one and 1 in the other."""
+    from service.ratelimit import Decision, WindowState
+
+    decision = Decision(False, WindowState(10, 0, time.time() + 1.002, 1))
+    in_message = decision.retry_after
+    time.sleep(0.005)
+    assert decision.headers()["Retry-After"] == str(in_message) == "2"
