@@ -9,6 +9,7 @@ a SQLite file of their own.
 
 from __future__ import annotations
 
+import html
 import random
 import re
 import shutil
@@ -207,3 +208,26 @@ def start_site(folder, sqlite_template, **config) -> Site:
     })
     server = LiveServer(app).start()
     return Site(server.url, app, server)
+
+
+# --- things a signed-in person does, for the tests that need them to exist ----------------------
+
+ROW_KEY = re.compile(r'name="selected" value="([^"]+)"')
+UNDO_URL = re.compile(r"/projects/[^/]+/edits/([^/]+)/undo")
+
+
+def row_keys(visitor: Visitor, project_id: str, query: str = "") -> list[str]:
+    """The row identities (checkbox values) a queries page shows."""
+    page = visitor.get(f"/projects/{project_id}/queries{query}")
+    assert page.status_code == 200, page.status_code
+    return [html.unescape(value) for value in ROW_KEY.findall(page.text)]
+
+
+def tag_rows(visitor: Visitor, project_id: str, tag_id: int, keys: list[str],
+             action: str = "add") -> str:
+    """An in-page edit of these rows, as the tag picker sends it; returns the edit's id."""
+    token = csrf_token(visitor.get(f"/projects/{project_id}/queries").text)
+    done = visitor.post(f"/projects/{project_id}/bulk", headers={"HX-Request": "true"}, data={
+        "csrf_token": token, "action": action, "apply_tag": str(tag_id), "selected": keys})
+    assert done.status_code == 200, done.text[:500]
+    return UNDO_URL.search(done.text).group(1)
