@@ -15,6 +15,7 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
+import click
 from cachelib.file import FileSystemCache
 from flask import Flask, url_for
 from flask_session import Session
@@ -39,6 +40,8 @@ from blueprints import (
 from blueprints.chips import chip_style
 from blueprints.embedded import write_private
 from jobs import sessions as job_sessions
+from jobs.rq_runner import JOBS_QUEUE, RQRunner
+from jobs.rq_worker import worker_command
 from jobs.runner import InlineRunner, ThreadRunner
 from jobs.store import Store
 
@@ -86,10 +89,18 @@ def default_config() -> dict:
         # Bulk edits, their jobs and the activity log: the dashboard's own database (unset:
         # SQLite in the instance folder; postgresql+psycopg://… works too).
         "JOBS_DATABASE_URL": os.environ.get("TAGDESK_JOBS_DATABASE_URL") or None,
-        # "thread": jobs run in a few threads of the web process; "inline": in the request
-        # that starts them (tests, benchmarks).
-        "JOBS_RUNNER": "thread",
+        # "rq": jobs wait in a Redis queue for `flask --app app worker` processes; "thread":
+        # they run in a few threads of the web process; "inline": in the request that starts
+        # them (tests, benchmarks). Unset: "rq" when Redis and an API address are configured
+        # (the scale-out mode), "thread" otherwise (embedded mode, or no Redis).
+        "JOBS_RUNNER": os.environ.get("TAGDESK_JOBS_RUNNER") or None,
         "JOBS_WORKERS": 2,
+        # The Redis queue of the RQ workers (deployments sharing one Redis use one each).
+        "JOBS_QUEUE": os.environ.get("TAGDESK_JOBS_QUEUE") or JOBS_QUEUE,
+        # How often a job's API client tries again when the service cannot be reached
+        # (backoff 0.5 s doubling: the default rides out about 30 s) before the job stops as
+        # interrupted, resumable.
+        "JOBS_API_RETRIES": 6,
         # A running job's heartbeat, and how long a silent one takes to count as stopped.
         "JOBS_HEARTBEAT_SECONDS": 2.0,
         "JOBS_STALE_SECONDS": 30.0,
@@ -182,6 +193,7 @@ def job_config(app: Flask, base_url) -> dict:
     static = {
         "JOBS_DATABASE_URL": app.config["JOBS_DATABASE_URL"],
         "API_TIMEOUT": list(app.config["API_TIMEOUT"]),
+        "API_RETRIES": int(app.config["JOBS_API_RETRIES"]),
         "BULK_BATCH_SIZE": app.config["BULK_BATCH_SIZE"],
         "JOBS_HEARTBEAT_SECONDS": app.config["JOBS_HEARTBEAT_SECONDS"],
         "EXPORT_FOLDER": os.path.join(app.instance_path, "exports"),
@@ -195,6 +207,14 @@ def job_config(app: Flask, base_url) -> dict:
     return config
 
 
+def runner_kind(config) -> str:
+    """JOBS_RUNNER, or the mode's natural one: RQ workers when Redis is shared and the API is
+    a deployment of its own; threads of the web process otherwise."""
+    if config["JOBS_RUNNER"]:
+        return config["JOBS_RUNNER"]
+    return "rq" if config["REDIS_URL"] and config["API_URL"] else "thread"
+
+
 def _jobs(app: Flask, base_url) -> None:
     """The jobs database (tables created if missing), jobs a stopped process left running
     marked interrupted, and the runner."""
@@ -205,8 +225,15 @@ def _jobs(app: Flask, base_url) -> None:
     store.interrupt_dead(float(app.config["JOBS_STALE_SECONDS"]))
     app.extensions["tagdesk_jobs"] = store
     config = job_config(app, base_url)
-    if app.config["JOBS_RUNNER"] == "inline":
+    app.extensions["tagdesk_job_config"] = config  # what `flask --app app worker` runs with
+    kind = runner_kind(app.config)
+    if kind == "inline":
         app.extensions["tagdesk_runner"] = InlineRunner(config)
+    elif kind == "rq":
+        if not app.config["REDIS_URL"]:
+            raise RuntimeError("JOBS_RUNNER 'rq' needs TAGDESK_REDIS_URL.")
+        app.extensions["tagdesk_runner"] = RQRunner(
+            app.config["REDIS_URL"], app.config["JOBS_QUEUE"], app.config["JOBS_DATABASE_URL"])
     else:
         app.extensions["tagdesk_runner"] = ThreadRunner(config, int(app.config["JOBS_WORKERS"]))
 
@@ -218,6 +245,9 @@ def _announce(app: Flask) -> None:
     if _announced or app.testing:
         return
     _announced = True
+    command = click.get_current_context(silent=True)
+    if command is not None and command.info_name != "run":
+        return  # another command (the jobs worker, routes, shell) serves no pages
     if os.environ.get("FLASK_RUN_FROM_CLI") == "true":
         host = os.environ.get("FLASK_RUN_HOST") or "127.0.0.1"
         port = os.environ.get("FLASK_RUN_PORT") or "5000"
@@ -269,6 +299,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     bulk.register(app)
     app.register_blueprint(activity.bp)
     app.register_blueprint(export.bp)
+    app.cli.add_command(worker_command)
 
     app.jinja_env.globals.update(
         static_url=_static_url(app),

@@ -1,5 +1,6 @@
-"""Who runs background jobs: behind `JobRunner.submit(job_id)`, so that a later change can
-put RQ workers over Redis in place of threads without touching the dashboard.
+"""Who runs background jobs: behind `JobRunner.submit(job_id)`, so the dashboard does not know
+whether threads of its own process or RQ workers over Redis (`RQRunner`, jobs/rq_runner.py, the
+scale-out mode) run them.
 
 `ThreadRunner` runs `run_job` in a small pool of threads of the web process that submitted the
 job (started on first use, and again in a forked worker). Jobs in flight when the process

@@ -5,7 +5,7 @@ A job records the id of the session that started (or resumed) it. Flask-Session 
 session's data under `SESSION_KEY_PREFIX + sid`: in files under `instance/sessions/` (cachelib,
 the default) or in Redis (TAGDESK_REDIS_URL). This module reads the same place with the same
 rules, from plain configuration, so `run_job` works in any process — a thread of a web worker
-today, an RQ worker tomorrow — without a request or an app. Signing out deletes the session:
+or an RQ worker — without a request or an app. Signing out deletes the session:
 a job that has not started yet then cannot (it is reported as interrupted, and whoever resumes
 it lends it their own session).
 """

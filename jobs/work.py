@@ -1,9 +1,10 @@
 """`run_job(job_id, app_config)`: a background job, from start (or resume) to its end.
 
-A plain function of plain data, so any runner can call it — a thread of a web worker today
-(`ThreadRunner`), an RQ worker over Redis later. It needs no request and no Flask app: the job
-(from the jobs database), the org key (from the server-side session store, through the session
-id the job recorded) and the API's address (in `app_config`) are all it uses.
+A plain function of plain data, so any runner can call it — a thread of a web worker
+(`ThreadRunner`) or an RQ worker over Redis (`flask --app app worker`). It needs no request
+and no Flask app: the job (from the jobs database), the org key (from the server-side session
+store, through the session id the job recorded) and the API's address (in `app_config`) are
+all it uses.
 
 The API client is in BACKGROUND mode: it paces itself to the organization's rate limits and
 waits out 429s (Retry-After) and 503s (30 s, doubling), so a job under tight limits is slow,
@@ -78,7 +79,8 @@ def run_job(job_id: str, app_config: dict) -> str | None:
             return "interrupted"
         try:
             with Client(app_config["API_URL"], key, Mode.BACKGROUND,
-                        timeout=tuple(app_config.get("API_TIMEOUT") or (3.05, 30))) as client:
+                        timeout=tuple(app_config.get("API_TIMEOUT") or (3.05, 30)),
+                        retries=int(app_config.get("API_RETRIES", 6))) as client:
                 if edit.kind == "export":
                     state = _export(client, store, edit, app_config)
                 elif edit.kind == "undo":
