@@ -1,0 +1,347 @@
+"""The scale-out topology on loopback, started once for the module: two service processes and
+two dashboard processes under gunicorn, two RQ workers, all sharing Redis and PostgreSQL.
+
+- PostgreSQL: two databases of this run's own (the service's data; the dashboard's jobs and
+  activity), dropped at the end.
+- Redis: a database number of its own (not the suite's 0, so address-keyed throttles of other
+  tests never meet ours) and names carrying this run's token (session keys, the job queue,
+  the workers), deleted at the end — several runs may share the Redis at once.
+- The two service processes listen together on one address (SO_REUSEPORT: the kernel spreads
+  connections over both), which the dashboards and the workers use, and each also on a port of
+  its own, so a test can send a request to the process it chooses.
+
+Every process is started in a session of its own, so a test can SIGKILL one with everything it
+started (gunicorn's master and workers) and start it again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import requests
+from sqlalchemy import create_engine, text
+
+from service import admin, schema
+from service import create_app as create_service_app
+from service.db import session_scope
+from tests.conftest import POSTGRES_ADMIN_URL, REDIS_URL, require_postgres, require_redis
+
+ROOT = Path(__file__).resolve().parents[2]
+REDIS_DB = 14
+START_SECONDS = 60
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def redis_url_with_db(url: str, db: int) -> str:
+    base, _, last = url.rstrip("/").rpartition("/")
+    return f"{base}/{db}" if last.isdigit() else f"{url.rstrip('/')}/{db}"
+
+
+class Process:
+    """A command in a session of its own, with its output in a log file."""
+
+    def __init__(self, name: str, command: list[str], env: dict, log_folder: Path):
+        self.name = name
+        self.command = command
+        self.env = env
+        self.log_path = log_folder / f"{name}.log"
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> Process:
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen(
+                self.command, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True)
+        return self
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    def kill(self) -> None:
+        """SIGKILL to the whole group, and to children that left it (RQ runs each job in a
+        session of its own): no chance to clean up."""
+        if self.running:
+            children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
+            try:
+                orphans = [int(pid) for pid in children.read_text().split()]
+            except OSError:
+                orphans = []
+            os.killpg(self.process.pid, signal.SIGKILL)
+            for pid in orphans:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            self.process.wait(10)
+
+
+    def wait_until(self, ready, what: str) -> None:
+        deadline = time.monotonic() + START_SECONDS
+        while time.monotonic() < deadline:
+            if not self.running:
+                break
+            try:
+                if ready():
+                    return
+            except (requests.RequestException, OSError):
+                pass
+            time.sleep(0.05)
+        pytest.fail(f"{self.name} did not {what}:\n{self.log_tail()}")
+
+
+def ended(pid: int, timeout: float = 5.0) -> bool:
+    """Has process `pid` ended (gone, or a zombie nobody reaped yet)?"""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return True
+        if state in ("Z", "X"):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+
+
+def gunicorn(binds: list[int], factory: str, extra: list[str] = ()) -> list[str]:
+    command = [sys.executable, "-m", "gunicorn", "--workers", "1", "--threads", "4",
+               "--timeout", "60", "--graceful-timeout", "5", "--no-control-socket", *extra]
+    for port in binds:
+        command += ["--bind", f"127.0.0.1:{port}"]
+    return [*command, factory]
+
+
+def answers(url: str) -> bool:
+    return requests.get(url, timeout=5, allow_redirects=False).status_code < 500
+
+
+@dataclass
+class Org:
+    id: str
+    key: str
+    project_id: str
+    tags: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class Cluster:
+    token: str
+    redis_url: str
+    service_database: str
+    jobs_database: str
+    api_url: str
+    service_urls: list[str]
+    dashboard_urls: list[str]
+    services: list[Process]
+    dashboards: list[Process]
+    workers: list[Process]
+    session_prefix: str
+    queue: str
+    orgs: dict[str, Org]
+
+    def restart_services(self) -> None:
+        for process in self.services:
+            process.kill()
+            process.start()
+        for process, url in zip(self.services, self.service_urls, strict=True):
+            process.wait_until(lambda url=url: answers(url + "/api/openapi.json"), "restart")
+
+    def worker_of(self, pid: int) -> Process:
+        """The worker whose child process `pid` is (RQ runs each job in a forked child)."""
+        parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        found = [w for w in self.workers if w.running and w.process.pid == parent]
+        assert found, f"process {pid} is no worker's child"
+        return found[0]
+
+    def redis(self):
+        import redis
+
+        return redis.Redis.from_url(self.redis_url)
+
+
+def create_database(name: str) -> str:
+    engine = create_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    with engine.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    engine.dispose()
+    return POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + "/" + name
+
+
+def drop_database(name: str) -> None:
+    engine = create_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    with engine.connect() as connection:
+        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    engine.dispose()
+
+
+def job_ids(database: str) -> list[str]:
+    """The jobs of this run (RQ names its records after them)."""
+    engine = create_engine(POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + "/" + database)
+    try:
+        with engine.connect() as connection:
+            return list(connection.scalars(text("SELECT id FROM edits")))
+    except Exception:  # the database or its tables were never made
+        return []
+    finally:
+        engine.dispose()
+
+
+def forget_in_redis(url: str, marks: list[str]) -> None:
+    """Delete this run's keys (and its names in RQ's sets): those naming its token, its
+    organizations (rate-limit windows) or its jobs."""
+    import redis
+
+    connection = redis.Redis.from_url(url)
+    try:
+        mine = [key for key in connection.scan_iter(count=1000)
+                if any(mark.encode() in key for mark in marks)]
+        if mine:
+            connection.delete(*mine)
+        for members in ("rq:queues", "rq:workers"):
+            gone = [m for m in connection.smembers(members) if marks[0].encode() in m]
+            if gone:
+                connection.srem(members, *gone)
+    finally:
+        connection.close()
+
+
+# The data: an organization whose jobs the tests run (two projects of 1,000 queries; in the
+# second, every 13th query already has the tag the fault test adds), and two whose only use is
+# spending a budget. Per-minute limits of 10 make the shared budget exact however fast or slow
+# the requests are: every one of them falls in the same minute.
+QUERIES = 1000
+ALREADY_EVERY = 13
+JOB_LIMITS = (10, 100_000, 1_000_000)
+BUDGET_LIMITS = (1000, 10, 10_000)
+
+
+def seed(database_url: str) -> dict[str, Org]:
+    service_app = create_service_app({"DATABASE_URL": database_url, "REDIS_URL": None,
+                                      "TESTING": True})
+    orgs: dict[str, Org] = {}
+    with session_scope(service_app) as session:
+        org_id = admin.create_org(session, "Scale-out jobs")
+        key = admin.create_key(session, org_id, "tdk")
+        progress = admin.create_project(session, org_id, "Progress project")
+        fault = admin.create_project(session, org_id, "Fault project")
+        tags = {"sale": admin.create_tag(session, progress, "sale", "#ff7f0e"),
+                "brand": admin.create_tag(session, fault, "brand", "#1f77b4")}
+        admin.insert_queries(session, progress, [
+            (f"laufschuhe {i:04d}", "de", "DE", [], None) for i in range(QUERIES)])
+        admin.insert_queries(session, fault, [
+            (f"wanderschuhe {i:04d}", "de", "CH",
+             [tags["brand"]] if i % ALREADY_EVERY == 0 else [], None)
+            for i in range(QUERIES)])
+        admin.set_limits(session, org_id, *JOB_LIMITS)
+        orgs["jobs"] = Org(org_id, key, progress, tags)
+        orgs["fault"] = Org(org_id, key, fault, tags)
+        for name in ("budget", "race"):
+            budget_org = admin.create_org(session, f"Shared budget ({name})")
+            orgs[name] = Org(budget_org, admin.create_key(session, budget_org, "tdk"),
+                             admin.create_project(session, budget_org, "Budget project"))
+            admin.set_limits(session, budget_org, *BUDGET_LIMITS)
+    service_app.extensions["tagdesk_engine"].dispose()
+    return orgs
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    require_postgres()
+    require_redis()
+    import redis
+
+    token = secrets.token_hex(4)
+    folder = tmp_path_factory.mktemp("scaleout")
+    redis_url = redis_url_with_db(REDIS_URL, REDIS_DB)
+    redis.Redis.from_url(redis_url).ping()
+    names = [f"tagdesk_scaleout_{token}", f"tagdesk_scaleout_jobs_{token}"]
+    processes: list[Process] = []
+    orgs: dict[str, Org] = {}
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            service_database, jobs_database = pool.map(create_database, names)
+        engine = create_engine(service_database)
+        schema.upgrade(engine)
+        engine.dispose()
+        orgs = seed(service_database)
+
+        shared, own = free_port(), [free_port(), free_port()]
+        service_env = {**os.environ, "PYTHONPATH": str(ROOT),
+                       "TAGDESK_DATABASE_URL": service_database, "TAGDESK_REDIS_URL": redis_url}
+        services = [Process(f"service{i + 1}", gunicorn(
+            [shared, port], "service:create_app()", ["--reuse-port"]), service_env, folder)
+            for i, port in enumerate(own)]
+
+        api_url = f"http://127.0.0.1:{shared}"
+        session_prefix = f"tagdesk-{token}:session:"
+        queue = f"tagdesk-{token}-jobs"
+        # The dashboards' and the worker's settings: the TAGDESK_* environment a deployment
+        # sets, plus what keeps this run apart from others and a job slow enough to watch.
+        dashboard_env = {**os.environ, "PYTHONPATH": str(ROOT),
+                         "TAGDESK_API_URL": api_url, "TAGDESK_REDIS_URL": redis_url,
+                         "TAGDESK_JOBS_DATABASE_URL": jobs_database,
+                         "TAGDESK_SECRET_KEY": secrets.token_hex(32)}
+        dashboard_env.pop("TAGDESK_JOBS_RUNNER", None)
+        factory = "app:create_app({!r})".format({
+            "INSTANCE_PATH": str(folder / "instance"), "SESSION_KEY_PREFIX": session_prefix,
+            "JOBS_QUEUE": queue, "BULK_BATCH_SIZE": 100, "SIGNIN_LIMIT": "1000/minute",
+            # The fault tests: a job meeting a dead service gives up after one quick retry;
+            # one whose process died unseen is reported after 10 s of silence.
+            "JOBS_API_RETRIES": 1, "JOBS_STALE_SECONDS": 10.0,
+        })
+        dashboard_ports = [free_port(), free_port()]
+        dashboards = [Process(f"dashboard{i + 1}", gunicorn([port], factory), dashboard_env,
+                              folder) for i, port in enumerate(dashboard_ports)]
+        worker_names = [f"tagdesk-{token}-worker{i + 1}" for i in range(2)]
+        workers = [Process(name.rsplit("-", 1)[1], [
+            sys.executable, "-m", "flask", "--app", factory, "worker", "--name", name],
+            dashboard_env, folder) for name in worker_names]
+        processes = [*services, *dashboards, *workers]
+        for process in processes:
+            process.start()
+
+        service_urls = [f"http://127.0.0.1:{port}" for port in own]
+        dashboard_urls = [f"http://127.0.0.1:{port}" for port in dashboard_ports]
+        for process, url in zip(services, service_urls, strict=True):
+            process.wait_until(lambda url=url: answers(url + "/api/openapi.json"), "start")
+        for process, url in zip(dashboards, dashboard_urls, strict=True):
+            process.wait_until(lambda url=url: answers(url + "/signin"), "start")
+        connection = redis.Redis.from_url(redis_url)
+        for worker, name in zip(workers, worker_names, strict=True):
+            worker.wait_until(lambda name=name: connection.exists(f"rq:worker:{name}"),
+                              "register")
+
+        yield Cluster(token, redis_url, service_database, jobs_database, api_url, service_urls,
+                      dashboard_urls, services, dashboards, workers, session_prefix, queue,
+                      orgs)
+    finally:
+        # Nothing of theirs outlives the run (the workers' registrations and the queue are
+        # among the keys deleted below), and a warm shutdown would wait for idle connections.
+        for process in processes:
+            process.kill()
+        marks = [token, *(org.id for org in orgs.values()), *job_ids(names[1])]
+        with ThreadPoolExecutor(2) as pool:  # each waits for a checkpoint: side by side
+            list(pool.map(drop_database, names))
+        forget_in_redis(redis_url, marks)
