@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import bindparam, delete, insert, select, update
+from sqlalchemy import bindparam, delete, insert, select, text, update
 from sqlalchemy.orm import Session
 
 from .db import begin_write
@@ -65,6 +65,38 @@ def _match(session: Session, project_id: str, items: list[SetTagsItem]) -> dict:
     return {(row.query, row.language, row.country): row for row in rows}
 
 
+# PostgreSQL: all of a call's removed (or added) links in one statement, so the links' counter
+# trigger runs once per call; executemany would send, and trigger, one statement per link.
+DELETE_LINKS = text(
+    "DELETE FROM query_tags USING unnest(CAST(:query_pks AS integer[]), "
+    "CAST(:tag_ids AS integer[])) AS gone(query_pk, tag_id) "
+    "WHERE query_tags.query_pk = gone.query_pk AND query_tags.tag_id = gone.tag_id")
+INSERT_LINKS = text(
+    "INSERT INTO query_tags (query_pk, tag_id) "
+    "SELECT * FROM unnest(CAST(:query_pks AS integer[]), CAST(:tag_ids AS integer[]))")
+
+
+def _write_links(session: Session, removals: list[tuple[int, int]],
+                 additions: list[tuple[int, int]]) -> None:
+    if session.get_bind().dialect.name == "postgresql":
+        for statement, links in ((DELETE_LINKS, removals), (INSERT_LINKS, additions)):
+            if links:
+                query_pks, tag_ids = zip(*links, strict=True)
+                session.execute(statement, {"query_pks": list(query_pks),
+                                            "tag_ids": list(tag_ids)})
+        return
+    # SQLite: executemany reuses one prepared statement; its triggers are per row anyway.
+    if removals:
+        session.execute(
+            delete(query_tags)
+            .where(query_tags.c.query_pk == bindparam("q"), query_tags.c.tag_id == bindparam("t"))
+            .execution_options(synchronize_session=False),
+            [{"q": q, "t": t} for q, t in removals],
+        )
+    if additions:
+        session.execute(insert(query_tags), [{"query_pk": q, "tag_id": t} for q, t in additions])
+
+
 def set_tags(session: Session, project_id: str, items: list[SetTagsItem]) -> list[dict]:
     begin_write(session)
     _check_items(session, project_id, items)
@@ -81,19 +113,11 @@ def set_tags(session: Session, project_id: str, items: list[SetTagsItem]) -> lis
         before, after = set(current.get(row.pk, [])), set(item.tagIds)
         if before != after:
             changed.add(row.pk)
-            additions += [{"query_pk": row.pk, "tag_id": t} for t in after - before]
-            removals += [{"q": row.pk, "t": t} for t in before - after]
+            additions += [(row.pk, t) for t in after - before]
+            removals += [(row.pk, t) for t in before - after]
             current[row.pk] = sorted(after)
 
-    if removals:
-        session.execute(
-            delete(query_tags)
-            .where(query_tags.c.query_pk == bindparam("q"), query_tags.c.tag_id == bindparam("t"))
-            .execution_options(synchronize_session=False),
-            removals,
-        )
-    if additions:
-        session.execute(insert(query_tags), additions)
+    _write_links(session, removals, additions)
     if changed:
         session.execute(update(Query).where(Query.pk.in_(changed)).values(updated_at=now))
     session.commit()
