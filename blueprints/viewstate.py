@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
-from urllib.parse import quote_plus, urlencode
+from urllib.parse import urlencode
 
 # GET parameter names (short: people read and share these URLs).
 TEXT, LANGUAGE, COUNTRY, TAG = "q", "lang", "country", "tag"
@@ -36,18 +36,19 @@ DIGITS = re.compile(r"[0-9]{1,9}")
 
 
 _FORM_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~")
-# Every ASCII character's form encoding, for str.translate.
+# The form encoding of every byte, as a str.translate table over characters 0-255.
 _FORM_ESCAPES = {code: chr(code) if chr(code) in _FORM_SAFE else "+" if code == 32
-                 else f"%{code:02X}" for code in range(128)}
+                 else f"%{code:02X}" for code in range(256)}
 
 
 def form_quote(value: str) -> str:
-    """Exactly `urllib.parse.quote_plus(value)`; ASCII text in one C loop. A page of 200 rows
-    encodes every row's identity into its quick-edit link, and quote_plus's Python loop over
-    the bytes was a fifth of the page's rendering."""
-    if value.isascii():
-        return value.translate(_FORM_ESCAPES)
-    return quote_plus(value)
+    """Exactly `urllib.parse.quote_plus(value)`, in one C loop: a page of 200 rows encodes
+    every row's identity into its quick-edit link, and quote_plus's Python loop over the bytes
+    was a fifth of the page's rendering. Other text goes through its UTF-8 bytes, one
+    character per byte (Latin-1), so that the same table encodes them."""
+    if not value.isascii():
+        value = value.encode("utf-8").decode("latin-1")
+    return value.translate(_FORM_ESCAPES)
 
 
 def clean_text(value: str, limit: int) -> str:
