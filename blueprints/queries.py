@@ -249,10 +249,14 @@ CHECKED = Markup(" checked")
 
 
 def _options_html(name: str, options, checked: bool) -> Markup:
-    mark = CHECKED if checked else NOTHING
-    return NOTHING.join(OPTION.format(key=label.lower(), name=name, code=code, checked=mark,
-                                      label=label)
-                        for code, label in options)
+    return NOTHING.join(_option_html(name, code, label, checked) for code, label in options)
+
+
+@lru_cache(maxsize=4096)
+def _option_html(name: str, code: str, label: str, checked: bool) -> Markup:
+    """One option, drawn once (Markup.format is slow; whole pages list the same options)."""
+    return OPTION.format(key=label.lower(), name=name, code=code,
+                         checked=CHECKED if checked else NOTHING, label=label)
 
 
 @lru_cache(maxsize=64)
