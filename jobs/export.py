@@ -65,8 +65,9 @@ def csv_pages(client: Client, project_id: str, filters: QueryFilters,
             names = "; ".join(tag_names.get(tag_id, f"Tag {tag_id}") for tag_id in record.tags)
             updated = record.updated_at.isoformat(timespec="milliseconds").replace(
                 "+00:00", "Z")
-            writer.writerow((safe_cell(record.query), record.language, record.country,
-                             safe_cell(names), updated))
+            # Codes are any text the service accepted ("=cmd|…" included), like query texts.
+            writer.writerow((safe_cell(record.query), safe_cell(record.language),
+                             safe_cell(record.country), safe_cell(names), updated))
         done += len(page.results)
         chunk = buffer.getvalue()
         buffer.seek(0)
