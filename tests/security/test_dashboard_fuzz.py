@@ -266,3 +266,23 @@ def test_sign_in_form_and_display_name(site, form, next_url, headers):
 @pytest.fixture(autouse=True, scope="module")
 def _signin_visitor(site):
     site.signin_visitor = site.visitor()
+
+
+def test_oversized_bodies_are_refused_before_they_are_read(site):
+    """A body far larger than any form the dashboard sends is a 413 with a sentence — signed
+    in or not, on the dashboard's routes and on the settings area's."""
+    huge = b"q=" + b"x" * (5 * 1024 * 1024)
+    stranger = site.visitor()
+    for visitor, path in ((stranger, "/signin"), (stranger, "/settings/signin"),
+                          (site.visitor_, f"/projects/{site.project}/bulk"),
+                          (site.visitor_, f"/projects/{site.project}/export")):
+        response = visitor.post(path, data=huge, headers={
+            "Content-Type": "application/x-www-form-urlencoded"})
+        assert response.status_code == 413, (path, response.status_code, response.text[:300])
+        assert "Too much at once" in response.text
+    # The largest real form (Apply on a whole page of long rows) is well within the limit.
+    long_rows = [json.dumps([f"{i:032x}", "ü" * 1000, "de", "DE"]) for i in range(200)]
+    applied = post(site, f"/projects/{site.project}/bulk",
+                   [("action", "add"), ("apply_tag", site.tag_ids[0])]
+                   + [("selected", key) for key in long_rows], {"HX-Request": "true"})
+    assert applied.status_code != 413
