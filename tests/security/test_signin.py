@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import time
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import parse_qs, urljoin, urlsplit
 
 import pytest
 import requests
@@ -123,6 +123,36 @@ def test_a_refused_form_never_returns_to_another_site(site, referrer):
     assert visitor.sign_in(site.org.key).status_code == 303
     refused = visitor.post("/signout", headers={"Referer": referrer.format(url=site.url)})
     assert_stays_home(site, refused)
+
+
+@pytest.mark.parametrize("current", [
+    "https://evil.example/projects", "{url}//evil.example/", "{url}/\\evil.example",
+    "{url}/%2F%2Fevil.example", "javascript:alert(1)",
+])
+def test_htmx_requests_sent_back_to_sign_in_stay_on_this_site(site, current):
+    """A key revoked mid-session (or no session at all) sends htmx requests to sign-in by
+    HX-Redirect, returning to the page named by HX-Current-URL — only if it is ours."""
+    from service import admin
+    from service.db import session_scope
+
+    with session_scope(site.service_app) as session:
+        key = admin.create_key(session, site.org.org_id, "tdk")
+    visitor = site.visitor()
+    assert visitor.sign_in(key).status_code == 303
+    page = f"/projects/{site.org.project_id}/queries"
+    token = visitor.token(page)
+    with session_scope(site.service_app) as session:
+        admin.revoke_key(session, key)
+    headers = {"HX-Request": "true", "HX-Current-URL": current.format(url=site.url)}
+    for response in (visitor.post(f"/projects/{site.org.project_id}/export",
+                                  data={"csrf_token": token}, headers=headers),
+                     site.visitor().post(f"/projects/{site.org.project_id}/export",
+                                         headers=headers)):
+        target = response.headers.get("HX-Redirect")
+        assert target, (response.status_code, response.text[:200])
+        for url in (target, *parse_qs(urlsplit(target).query).get("next", [])):
+            landing = urlsplit(browser_target(site.url, url))
+            assert (landing.scheme, landing.netloc) == ("http", urlsplit(site.url).netloc), url
 
 
 # --- brute force ---------------------------------------------------------------------------------
