@@ -52,12 +52,12 @@ def _trigram_index_built_after(session, size: int):
     dropped inside the loading transaction, which holds the table for its duration."""
     rebuild = size >= BULK_REBUILD_AT and session.get_bind().dialect.name == "postgresql"
     if rebuild:
-        session.execute(text("DROP INDEX IF EXISTS ix_queries_query_trgm"))
+        session.execute(text("DROP INDEX IF EXISTS ix_query_texts_trgm"))
     yield
     if rebuild:
         session.flush()
         session.execute(text(
-            "CREATE INDEX ix_queries_query_trgm ON queries USING gin (query gin_trgm_ops)"))
+            "CREATE INDEX ix_query_texts_trgm ON query_texts USING gin (folded gin_trgm_ops)"))
 
 
 def _rows(size: int, tag_ids: list[int], rng: random.Random, seed_value: int) -> Iterator:

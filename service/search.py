@@ -26,6 +26,9 @@ DEFAULT_TAG_SORT = [SortItem(field="name", direction="ASC")]
 FTS = table("queries_fts", column("rowid"))
 # The trigram index needs at least three characters; shorter terms fall back to LIKE.
 TRIGRAM = 3
+# PostgreSQL: the project and lower-cased text of every query, with the trigram index
+# (migration 0006).
+TEXTS = table("query_texts", column("pk"), column("project_id"), column("folded"))
 # A filter matching at least this share of the project is cheaper to check row by row in
 # sort order (about 1/share rows read per result) than to collect and sort all its matches.
 SCAN_IN_ORDER_SHARE = 0.005
@@ -108,6 +111,18 @@ def _fts_rowids(term: str):
         text("queries_fts MATCH :phrase").bindparams(phrase=_trigram_phrase(term)))
 
 
+def _folded_contains(term: str):
+    """The text contains `term`, ignoring case: ILIKE lower-cases both sides, and the stored
+    side was lower-cased once, on insert (migration 0006)."""
+    escaped = term.replace("/", "//").replace("%", "/%").replace("_", "/_")
+    return TEXTS.c.folded.like(func.lower(f"%{escaped}%"), escape="/")
+
+
+def _text_pks(project_id: str, term: str):
+    """PostgreSQL: row keys of the project's queries whose text contains `term`."""
+    return select(TEXTS.c.pk).where(TEXTS.c.project_id == project_id, _folded_contains(term))
+
+
 def _uses_trigram_index(session: Session, term: str) -> bool:
     return session.get_bind().dialect.name == "sqlite" and len(term) >= TRIGRAM
 
@@ -129,8 +144,10 @@ def _conditions(session: Session, project_id: str, filters: Filters, *, in_order
             conditions.append(key.in_(_fts_rowids(filters.text)))
         elif sqlite:
             conditions.append(Query.query.contains(filters.text, autoescape=True))
-        else:
+        elif in_order:
             conditions.append(Query.query.icontains(filters.text, autoescape=True))
+        else:
+            conditions.append(Query.pk.in_(_text_pks(project_id, filters.text)))
     language, country = Query.language, Query.country
     if in_order and sqlite:
         language, country = Query.language.concat(""), Query.country.concat("")
@@ -188,8 +205,11 @@ def count_queries(session: Session, project_id: str, filters: Filters) -> int:
             conditions.append(counters.country.in_(sorted(filters.countries)))
         return session.scalar(select(func.coalesce(func.sum(counters.query_count), 0))
                               .where(*conditions))
+    only_text = not (filters.languages or filters.countries or filters.tag_sets)
+    if only_text and session.get_bind().dialect.name == "postgresql":
+        return session.scalar(select(func.count()).select_from(TEXTS).where(
+            TEXTS.c.project_id == project_id, _folded_contains(filters.text)))
     if filters.text and _uses_trigram_index(session, filters.text):
-        only_text = not (filters.languages or filters.countries or filters.tag_sets)
         span = _contiguous_span(session, project_id) if only_text else None
         if span is not None:
             # Every row key in the span is this project's: the index alone can count.

@@ -120,9 +120,15 @@ def recounted(session):
 def assert_counters_exact(world):
     kept, counted = world.run(recounted)
     assert kept == counted
+    if world.app.extensions["tagdesk_engine"].dialect.name == "postgresql":
+        # The copy that PostgreSQL's substring search reads (migration 0006).
+        copied, actual = world.run(lambda s: (
+            set(s.execute(text("SELECT pk, project_id, folded FROM query_texts"))),
+            set(s.execute(text("SELECT pk, project_id, lower(query) FROM queries")))))
+        assert copied == actual
 
 
-def test_counters_follow_imports_edits_moves_and_deletes(api, world):
+def test_counters_and_texts_follow_imports_edits_moves_and_deletes(api, world):
     world.add_queries([("schuhe rot", "de", "DE", ["brand", "sale"]),
                        ("schuhe blau", "de", "AT", ["brand"]),
                        ("red shoes", "en", "US", []),
@@ -145,13 +151,15 @@ def test_counters_follow_imports_edits_moves_and_deletes(api, world):
         "page"]["totalRecords"] == 2
 
     def move_and_delete(session):
-        session.execute(text("UPDATE queries SET language = 'fr', country = 'FR' "
-                             "WHERE query = 'red shoes'"))
+        session.execute(text("UPDATE queries SET language = 'fr', country = 'FR', "
+                             "query = 'Red Sneakers' WHERE query = 'red shoes'"))
         session.execute(text("DELETE FROM queries WHERE query = 'schuhe blau'"))
         session.execute(text("DELETE FROM tags WHERE name = 'local'"))
     world.run(move_and_delete)
     assert_counters_exact(world)
     assert api.queries(countries=["FR"]).json()["page"]["totalRecords"] == 2
+    assert api.queries(query="sneak").json()["page"]["totalRecords"] == 1
+    assert api.queries(query="red sh").json()["page"]["totalRecords"] == 0
     assert api.queries(tagNames=["brand"]).json()["page"]["totalRecords"] == 1
 
     world.run(lambda s: s.execute(text("DELETE FROM projects WHERE id = :id"),
