@@ -3,10 +3,15 @@
     uv run python bench/bench_service.py --queries 1000000                 # SQLite file in /tmp
     uv run python bench/bench_service.py --queries 1000000 --postgres      # a PostgreSQL database
     uv run python bench/bench_service.py --database-url sqlite:////tmp/x.sqlite3
+    uv run python bench/bench_service.py --queries 1000000 --postgres --explain
 
 The database is seeded with `seed-demo` when it has no organization yet (and reused after).
 The service runs under gunicorn (1 worker, 4 threads) in its own process; this script is the
-client. Figures: p50 and p95 of sequential requests, after a warm-up.
+client. Figures: p50 and p95 of sequential requests, after a warm-up; the service's memory
+(resident set of its processes) after the run; the load average before and after.
+`--explain` also prints, per view, the plan and time of every statement the service runs for
+it (EXPLAIN ANALYZE on PostgreSQL, EXPLAIN QUERY PLAN and a timing on SQLite), and the time
+of every statement of one set-tags call.
 """
 
 from __future__ import annotations
@@ -21,14 +26,15 @@ import time
 from pathlib import Path
 
 import requests
-from sqlalchemy import create_engine, func, select, text
+from sqlalchemy import create_engine, event, func, select, text
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from service import admin, create_app, demo, schema  # noqa: E402
+from service import admin, create_app, demo, schema, search, tagging  # noqa: E402
 from service.db import session_scope  # noqa: E402
 from service.models import Organization, Query, Tag, query_tags  # noqa: E402
+from service.validation import QueryListBody, SetTagsItem  # noqa: E402
 
 
 def free_port() -> int:
@@ -90,6 +96,99 @@ def start_service(url: str, port: int) -> subprocess.Popen:
     raise SystemExit("the service did not start")
 
 
+def load_average() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def resident_mib(pid: int) -> tuple[float, float]:
+    """(current, peak) resident set of a process and its children, in MiB."""
+    current = peak = 0.0
+    pids = [pid]
+    while pids:
+        pid = pids.pop()
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+            children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        current += int(fields["VmRSS"].split()[0]) / 1024
+        peak += int(fields["VmHWM"].split()[0]) / 1024
+        pids += [int(child) for child in children]
+    return current, peak
+
+
+class StatementLog:
+    """Every statement an engine runs while recording, with its parameters and time."""
+
+    def __init__(self, engine):
+        self.engine = engine
+        self.entries: list[tuple[str, object, float]] = []
+        self.recording = False
+        event.listen(engine, "before_cursor_execute", self._before)
+        event.listen(engine, "after_cursor_execute", self._after)
+
+    def _before(self, conn, _cursor, _statement, _parameters, _context, _executemany):
+        conn.info["bench_started"] = time.perf_counter()
+
+    def _after(self, conn, _cursor, statement, parameters, _context, executemany):
+        if self.recording:
+            elapsed = (time.perf_counter() - conn.info.pop("bench_started")) * 1000
+            self.entries.append((statement, None if executemany else parameters, elapsed))
+
+    def record(self):
+        self.entries, self.recording = [], True
+        return self
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *_exc):
+        self.recording = False
+
+
+def one_line(statement: str, width: int = 110) -> str:
+    flat = " ".join(statement.split())
+    return flat if len(flat) <= width else flat[:width - 1] + "…"
+
+
+def explain_view(app, log: StatementLog, project_id: str, body: dict) -> None:
+    """Run the view in this process, then explain each statement it ran, in order."""
+    engine = app.extensions["tagdesk_engine"]
+    postgres = engine.dialect.name == "postgresql"
+    with app.app_context(), session_scope(app) as session, log.record():
+        search.list_queries(session, project_id, QueryListBody(limit=50, **body))
+    for statement, parameters, _elapsed in log.entries:
+        prefix = "EXPLAIN (ANALYZE, BUFFERS) " if postgres else "EXPLAIN QUERY PLAN "
+        with engine.connect() as connection:
+            if postgres:
+                plan = [row[0] for row in connection.exec_driver_sql(
+                    prefix + statement, parameters or {})]
+                took = ""
+            else:
+                plan = [row[-1] for row in connection.exec_driver_sql(
+                    prefix + statement, parameters or ())]
+                started = time.perf_counter()
+                connection.exec_driver_sql(statement, parameters or ()).all()
+                took = f"  [{(time.perf_counter() - started) * 1000:.1f} ms]"
+        print(f"    {one_line(statement)}{took}")
+        for line in plan:
+            print(f"      {line}")
+
+
+def explain_set_tags(app, log: StatementLog, project_id: str, bodies: list[list[dict]]) -> None:
+    """Each statement of set-tags calls with its time (the calls commit, as the API's do)."""
+    for body in bodies:
+        items = [SetTagsItem(**item) for item in body]
+        started = time.perf_counter()
+        with app.app_context(), session_scope(app) as session, log.record():
+            tagging.set_tags(session, project_id, items)
+        total = (time.perf_counter() - started) * 1000
+        print(f"    set-tags, {len(items):,} items: {total:.1f} ms in this process")
+        for statement, _parameters, elapsed in log.entries:
+            print(f"      {elapsed:8.1f} ms  {one_line(statement, 96)}")
+
+
 def measure(call, runs: int) -> tuple[list[float], object]:
     for _ in range(3):
         result = call()
@@ -108,6 +207,8 @@ def main() -> None:
     parser.add_argument("--postgres", action="store_true",
                         help="use postgresql+psycopg://postgres@127.0.0.1/tagdesk_bench")
     parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--explain", action="store_true",
+                        help="print the plan and time of every statement of every view")
     args = parser.parse_args()
 
     if args.database_url:
@@ -131,6 +232,7 @@ def main() -> None:
     print(f"project: {total:,} queries; common tag {common_tag[1]!r} on {common_tag[2]:,}, "
           f"rare tag {rare_tag[1]!r} on {rare_tag[2]:,}")
 
+    print(f"load average before: {load_average()}")
     port = free_port()
     service = start_service(url, port)
     base = f"http://127.0.0.1:{port}/api"
@@ -178,9 +280,23 @@ def main() -> None:
         print(f"\n{'set-tags, 1,000 items':<34}{statistics.median(timings):>9.1f}"
               f"{percentile(timings, 0.95):>9.1f}")
         session.patch(base + "/queries/many/tags-only", json={"queries": original})
+        rss, peak = resident_mib(service.pid)
+        print(f"\nservice memory (gunicorn master + worker): {rss:.0f} MiB resident, "
+              f"peak {peak:.0f} MiB")
+        print(f"load average after: {load_average()}")
     finally:
         service.terminate()
         service.wait(10)
+
+    if args.explain:
+        app = create_app({"DATABASE_URL": url})
+        log = StatementLog(app.extensions["tagdesk_engine"])
+        for name, body in views.items():
+            print(f"\n{name}")
+            explain_view(app, log, project_id, body)
+        print("\nset-tags")
+        explain_set_tags(app, log, project_id, [with_tag, original])
+        app.extensions["tagdesk_engine"].dispose()
 
 
 if __name__ == "__main__":
