@@ -1,22 +1,28 @@
-"""Benchmark (not a test): dashboard page views of 50 and 200 rows, with the embedded service.
+"""Benchmark (not a test): dashboard page views of 50 and 200 rows — the dashboard's own
+overhead over its API call.
 
     uv run python bench/bench_dashboard.py --queries 100000            # seeds a temporary file
     uv run python bench/bench_dashboard.py --database /tmp/big.sqlite3  # an already seeded one
     uv run python bench/bench_dashboard.py --sizes 200 --profile /tmp/dashboard-200.txt
+    uv run python bench/bench_dashboard.py --embedded                  # the one-process setup
 
 A million queries take a few minutes to seed:
 
     TAGDESK_DATABASE_URL=sqlite:////tmp/big.sqlite3 \\
         uv run flask --app service seed-demo --queries 1000000
 
-The dashboard runs in this process on a threaded werkzeug server, in embedded mode, signed in
-with a key made for the run; views are requested one after another over HTTP, as full pages
-and as htmx partials, after one warm-up round (steady state: the tag and project lists are
-cached). For each view:
+As deployed: the service and the dashboard each run under gunicorn in a process of their own
+(one worker with 4 threads each; the dashboard talks to the service over loopback HTTP), rate
+limits lifted. With --embedded, as in the demo: the dashboard in this process on a threaded
+werkzeug server, the service embedded in it (so both share this process's GIL with the
+client). A person signs in with a key made for the run; views are requested one after another
+over HTTP, as full pages and as htmx partials, after one warm-up round (steady state: the tag
+and project lists are cached). For each view:
 
 - total     the whole response, measured by the client (request sent -> body read);
 - api       time the dashboard spent in API calls (its Server-Timing header);
-- service   time inside the service app (measured around its WSGI callable);
+- service   time inside the service (its access log's request time; embedded: measured
+            around its WSGI callable);
 - overhead  total - api: everything that is not the API call (routing, session, rendering,
             HTTP) — the dashboard's own cost;
 - cpu       CPU time of the thread serving the view, outside API calls (Server-Timing): the
@@ -26,12 +32,14 @@ cached). For each view:
 Each page size (--sizes, default 50 and 200 rows) is measured on its own, against its target
 for the overhead's p95 (10 ms at 50 rows, 25 ms at 200). With --profile FILE, further rounds at
 the largest size run under pyinstrument, through Flask's test client in the benchmark's own
-thread (so the embedded service's work is left out), and the profile goes to FILE as text.
+thread (the service still answers from its own process, or thread), and the profile goes to
+FILE as text.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import statistics
 import sys
@@ -48,6 +56,15 @@ from sqlalchemy import create_engine, select  # noqa: E402
 from werkzeug.serving import WSGIRequestHandler, make_server  # noqa: E402
 
 import app as dashboard_module  # noqa: E402
+from bench.bench_dashboard_load import (  # noqa: E402
+    children,
+    clean_environment,
+    cpu_seconds,
+    free_port,
+    start,
+    stop,
+    wait_until_up,
+)
 from service import admin, demo, schema  # noqa: E402
 from service import create_app as create_service_app  # noqa: E402
 from service.db import session_scope  # noqa: E402
@@ -117,7 +134,7 @@ class QuietHandler(WSGIRequestHandler):
 
 
 class ServiceMeter:
-    """Counts the service's requests and the time spent inside it."""
+    """Embedded: counts the service's requests and the time spent inside it."""
 
     def __init__(self, service_app):
         self.requests = 0
@@ -133,6 +150,122 @@ class ServiceMeter:
                 self.seconds.append(time.perf_counter() - started)
 
         service_app.wsgi_app = metered
+
+    def reset(self) -> None:
+        self.requests, self.seconds = 0, []
+
+    def read(self) -> None:
+        pass
+
+
+class AccessLogMeter:
+    """Processes: the service's requests and their times, from its access log ("%(D)s")."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.requests = 0
+        self.seconds: list[float] = []
+        self._offset = 0
+
+    def reset(self) -> None:
+        time.sleep(0.2)  # the last answer's line is written after the answer
+        self._offset = self.path.stat().st_size
+        self.requests, self.seconds = 0, []
+
+    def read(self) -> None:
+        time.sleep(0.2)
+        with open(self.path, "rb") as log:
+            log.seek(self._offset)
+            lines = log.read().decode().splitlines()
+        self.requests = len(lines)
+        self.seconds = [int(line.split()[0]) / 1e6 for line in lines]
+
+
+class Embedded:
+    """The dashboard in this process (threaded werkzeug), the service embedded in it."""
+
+    def __init__(self, url: str):
+        dashboard_module._announced = True  # no start-up banner in the middle of the figures
+        self.app = dashboard_module.create_app({
+            "INSTANCE_PATH": tempfile.mkdtemp(prefix="tagdesk-bench-instance-"),
+            "SECRET_KEY": "benchmark",
+            "SERVER_TIMING": True,
+            "SIGNIN_LIMIT": "1000/minute",
+            "SERVICE_CONFIG": {"DATABASE_URL": url, "DEFAULT_LIMITS": UNLIMITED},
+        })
+        self.meter = ServiceMeter(self.app.extensions["tagdesk_embedded"].service_app)
+        self.server = make_server("127.0.0.1", 0, self.app, threaded=True,
+                                  request_handler=QuietHandler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.base = f"http://127.0.0.1:{self.server.server_port}"
+        self.label = ("the dashboard on werkzeug in the benchmark's process, the service "
+                      "embedded in it")
+
+    def profiled_app(self):
+        return self.app
+
+    def dashboard_cpu(self) -> float | None:
+        return None  # one process for everything: not the dashboard's alone
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.app.extensions["tagdesk_embedded"].stop()
+
+
+class Processes:
+    """The service and the dashboard under gunicorn, each in a process of its own."""
+
+    def __init__(self, url: str):
+        self.folder = Path(tempfile.mkdtemp(prefix="tagdesk-bench-dashboard-"))
+        access_log = self.folder / "service-access.log"
+        access_log.touch()
+        service_port, dashboard_port = free_port(), free_port()
+        service_config = {"DATABASE_URL": url, "REDIS_URL": None, "DEFAULT_LIMITS": UNLIMITED}
+        self.service = start(
+            [sys.executable, "-m", "gunicorn", "--workers", "1", "--threads", "4",
+             "--no-control-socket", "--graceful-timeout", "5",
+             "--bind", f"127.0.0.1:{service_port}", "--access-logfile", str(access_log),
+             "--access-logformat", "%(D)s %(s)s", f"service:create_app({service_config!r})"],
+            clean_environment(), self.folder / "service.log")
+        self.service_url = f"http://127.0.0.1:{service_port}"
+        dashboard_config = {"INSTANCE_PATH": str(self.folder / "dashboard"),
+                            "SIGNIN_LIMIT": "1000/minute", "SERVER_TIMING": True}
+        self.dashboard = start(
+            [sys.executable, "-m", "gunicorn", "--workers", "1", "--worker-class", "gthread",
+             "--threads", "4", "--no-control-socket", "--graceful-timeout", "5",
+             "--bind", f"127.0.0.1:{dashboard_port}", f"app:create_app({dashboard_config!r})"],
+            clean_environment(TAGDESK_API_URL=self.service_url,
+                              TAGDESK_SECRET_KEY="benchmark"),
+            self.folder / "dashboard.log")
+        self.base = f"http://127.0.0.1:{dashboard_port}"
+        self.meter = AccessLogMeter(access_log)
+        self.label = ("the service and the dashboard under gunicorn, a process each "
+                      "(1 worker × 4 threads)")
+        try:
+            wait_until_up(self.service_url + "/api/openapi.json", self.service, "service")
+            wait_until_up(self.base + "/signin", self.dashboard, "dashboard")
+        except BaseException:
+            self.close()
+            raise
+
+    def dashboard_cpu(self) -> float | None:
+        """CPU seconds of the dashboard's processes so far (all of its work: HTTP, sessions,
+        the API client, rendering)."""
+        return sum(cpu_seconds(pid) for pid in [self.dashboard.pid,
+                                                 *children(self.dashboard.pid)])
+
+    def profiled_app(self):
+        os.environ["TAGDESK_API_URL"] = self.service_url
+        try:
+            return dashboard_module.create_app({
+                "INSTANCE_PATH": str(self.folder / "profiled"), "SECRET_KEY": "benchmark",
+                "SIGNIN_LIMIT": "1000/minute"})
+        finally:
+            del os.environ["TAGDESK_API_URL"]
+
+    def close(self) -> None:
+        stop(self.dashboard)
+        stop(self.service)
 
 
 def profile_views(app, key: str, project_id: str, queries: list[str], rounds: int) -> str:
@@ -179,6 +312,8 @@ def main() -> None:
                         choices=sorted(TARGETS), help="rows per page, measured one after another")
     parser.add_argument("--profile", metavar="FILE",
                         help="profile further rounds at the largest size; write the text here")
+    parser.add_argument("--embedded", action="store_true",
+                        help="one process: werkzeug, the service embedded (as in the demo)")
     args = parser.parse_args()
 
     url = prepare_database(args)
@@ -188,20 +323,15 @@ def main() -> None:
     engine.dispose()
     key = bench_key(url)
 
-    dashboard_module._announced = True  # no start-up banner in the middle of the figures
-    instance = tempfile.mkdtemp(prefix="tagdesk-bench-instance-")
-    app = dashboard_module.create_app({
-        "INSTANCE_PATH": instance,
-        "SECRET_KEY": "benchmark",
-        "SERVER_TIMING": True,
-        "SIGNIN_LIMIT": "1000/minute",
-        "SERVICE_CONFIG": {"DATABASE_URL": url, "DEFAULT_LIMITS": UNLIMITED},
-    })
-    meter = ServiceMeter(app.extensions["tagdesk_embedded"].service_app)
-    server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=QuietHandler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_port}"
+    setup = (Embedded if args.embedded else Processes)(url)
+    try:
+        bench(args, setup, key, total_queries)
+    finally:
+        setup.close()
 
+
+def bench(args, setup, key: str, total_queries: int) -> None:
+    meter, base = setup.meter, setup.base
     browser = requests.Session()
     token = CSRF.search(browser.get(base + "/signin").text).group(1)
     answer = browser.post(base + "/signin", data={"csrf_token": token, "api_key": key})
@@ -224,27 +354,32 @@ def main() -> None:
             return query
         return "&".join(part for part in (query, f"size={size}") if part)
 
-    def measure(size: int, rounds: int) -> tuple[dict, int]:
+    def measure(size: int, rounds: int) -> tuple[dict, int, float | None]:
         for _name, query in VIEWS:  # warm-up: caches, connections, SQLite's page cache
             view(sized(query, size), False)
             view(sized(query, size), True)
         results: dict[tuple[str, bool], list[tuple[float, float, float]]] = {}
-        meter.requests, meter.seconds = 0, []
+        meter.reset()
+        cpu_before = setup.dashboard_cpu()
         for _ in range(rounds):
             for name, query in VIEWS:
                 for partial in (False, True):
                     results.setdefault((name, partial), []).append(
                         view(sized(query, size), partial))
-        return results, meter.requests
+        cpu_after = setup.dashboard_cpu()
+        meter.read()
+        views = sum(len(samples) for samples in results.values())
+        process_cpu = None if cpu_before is None else (cpu_after - cpu_before) * 1000 / views
+        return results, meter.requests, process_cpu
 
     verdicts = []
     for size in args.sizes:
-        results, service_requests = measure(size, args.rounds)
+        results, service_requests, process_cpu = measure(size, args.rounds)
         views = sum(len(samples) for samples in results.values())
         calls_per_view = service_requests / views
         service_ms = [s * 1000 for s in meter.seconds]
-        print(f"\nTagdesk dashboard benchmark — {total_queries:,} queries in the embedded "
-              f"service (SQLite), {size} rows per view, {views} measured views "
+        print(f"\nTagdesk dashboard benchmark — {total_queries:,} queries (SQLite), "
+              f"{setup.label}; {size} rows per view, {views} measured views "
               f"({len(VIEWS)} views × full page and htmx partial × {args.rounds} rounds)\n")
         print(f"{'view':<22}{'kind':<9}{'total p50':>10}{'p95':>8}{'api p50':>10}"
               f"{'overhead p50':>14}{'p95':>8}{'cpu p50':>9}")
@@ -273,6 +408,9 @@ def main() -> None:
                   f"{figures['cpu'][1]:8.1f}")
         print(f"  inside the service        {statistics.median(service_ms):8.1f} "
               f"{percentile(service_ms, .95):8.1f}")
+        if process_cpu is not None:
+            print(f"  dashboard process CPU    {process_cpu:8.1f} per view (everything: HTTP, "
+                  f"session, API client, rendering)")
         print(f"\nAPI calls per view: {calls_per_view:.3f}")
         overall = summary([s for group in results.values() for s in group])
         verdicts.append((size, overall["overhead"][1], overall["cpu"][1], calls_per_view))
@@ -287,13 +425,10 @@ def main() -> None:
 
     if args.profile:
         size = max(args.sizes)
-        text = profile_views(app, key, project_id, [sized(q, size) for _, q in VIEWS],
-                             args.rounds)
+        text = profile_views(setup.profiled_app(), key, project_id,
+                             [sized(q, size) for _, q in VIEWS], args.rounds)
         Path(args.profile).write_text(text, encoding="utf-8")
         print(f"\nprofile of {size}-row views written to {args.profile}")
-
-    server.shutdown()
-    app.extensions["tagdesk_embedded"].stop()
 
 
 if __name__ == "__main__":
