@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from sqlalchemy import and_, column, func, select, table, text
+from sqlalchemy import String, and_, cast, column, func, select, table, text
 from sqlalchemy.orm import Session
 
 from .errors import BadRequest
@@ -75,6 +75,8 @@ class Filters:
     languages: frozenset[str]
     countries: frozenset[str]
     tag_sets: tuple[frozenset[int], ...]  # the query has one of each set's tags
+    # How many queries carry each resolved tag (tags.query_count, kept by triggers).
+    tag_counts: dict[int, int] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def empty(self) -> bool:
@@ -83,15 +85,20 @@ class Filters:
 
 def resolve_filters(session: Session, project_id: str, body: QueryListBody) -> Filters | None:
     """None when a tag filter names no tag of this project: then nothing can match."""
-    tag_sets = []
+    tag_sets, tag_counts = [], {}
+
+    def project_tags(condition) -> frozenset[int]:
+        found = {tag_id: count for tag_id, count in session.execute(
+            select(Tag.id, Tag.query_count).where(Tag.project_id == project_id, condition))}
+        tag_counts.update(found)
+        return frozenset(found)
+
     if body.tagIds:
         wanted = _tag_ids(body.tagIds)
-        tag_sets.append(frozenset(session.scalars(select(Tag.id).where(
-            Tag.project_id == project_id, Tag.id.in_(wanted)))) if wanted else frozenset())
+        tag_sets.append(project_tags(Tag.id.in_(wanted)) if wanted else frozenset())
     if body.tagNames:
-        tag_sets.append(frozenset(session.scalars(select(Tag.id).where(
-            Tag.project_id == project_id,
-            Tag.name_folded.in_({name.casefold() for name in body.tagNames})))))
+        tag_sets.append(project_tags(
+            Tag.name_folded.in_({name.casefold() for name in body.tagNames})))
     if any(not ids for ids in tag_sets):
         return None
     return Filters(
@@ -99,6 +106,7 @@ def resolve_filters(session: Session, project_id: str, body: QueryListBody) -> F
         languages=frozenset(code.lower() for code in body.languages or ()),
         countries=frozenset(code.upper() for code in body.countries or ()),
         tag_sets=tuple(tag_sets),
+        tag_counts=tag_counts,
     )
 
 
@@ -189,8 +197,9 @@ def count_queries(session: Session, project_id: str, filters: Filters) -> int:
     if only_tags and len(filters.tag_sets) == 1:
         (ids,) = filters.tag_sets
         if len(ids) == 1:
-            # Kept by triggers on the links (migration 0005).
-            return session.scalar(select(Tag.query_count).where(Tag.id.in_(ids)))
+            # Read with the tag itself; kept by triggers on the links (migration 0005).
+            (tag_id,) = ids
+            return filters.tag_counts[tag_id]
         # Links never cross projects (set-tags checks every tag), so the project's tags
         # alone say which of its queries match: no need to visit the queries table.
         return session.scalar(select(func.count(query_tags.c.query_pk.distinct()))
@@ -241,18 +250,29 @@ def tags_by_query(session: Session, query_pks: list[int]) -> dict[int, list[int]
     return tags
 
 
+def _with_tags(statement, sort: list[SortItem]):
+    """One page of rows, each with its tag ids ("3,7"), in the page's order. The tags are
+    looked up for the page's rows only, after the limit, in the same statement."""
+    page = statement.subquery("page")
+    tag_list = select(func.aggregate_strings(cast(query_tags.c.tag_id, String), ",")).where(
+        query_tags.c.query_pk == page.c.pk).scalar_subquery()
+    columns = {name: page.c[column.key] for name, column in QUERY_SORT_FIELDS.items()}
+    return select(page, tag_list.label("tag_list")).order_by(
+        *order_by(sort, columns, DEFAULT_QUERY_SORT, page.c.id))
+
+
 def list_queries(session: Session, project_id: str, body: QueryListBody):
     """(total, rows, tags by query pk) for one page."""
     ordering = order_by(body.sort, QUERY_SORT_FIELDS, DEFAULT_QUERY_SORT, Query.id)
+    project_total = session.scalar(select(Project.query_count).where(Project.id == project_id))
     filters = resolve_filters(session, project_id, body)
     if filters is None:
         return 0, [], {}
-    total = count_queries(session, project_id, filters)
+    total = project_total if filters.empty else count_queries(session, project_id, filters)
     offset = (body.page - 1) * body.limit
     if offset >= total:
         return total, [], {}
-    in_order = not filters.empty and total >= SCAN_IN_ORDER_SHARE * max(
-        1, session.scalar(select(Project.query_count).where(Project.id == project_id)))
+    in_order = not filters.empty and total >= SCAN_IN_ORDER_SHARE * max(1, project_total)
     matching = select(Query.pk, Query.id, Query.project_id, Query.query, Query.language,
                       Query.country, Query.updated_at).where(
         *_conditions(session, project_id, filters, in_order=in_order))
@@ -267,8 +287,11 @@ def list_queries(session: Session, project_id: str, body: QueryListBody):
             *order_by(body.sort, columns, DEFAULT_QUERY_SORT, fenced.c.id))
     else:
         statement = matching.order_by(*ordering)
-    rows = session.execute(statement.limit(body.limit).offset(offset)).all()
-    return total, rows, tags_by_query(session, [row.pk for row in rows])
+    rows = session.execute(
+        _with_tags(statement.limit(body.limit).offset(offset), body.sort)).all()
+    tags = {row.pk: sorted(int(tag_id) for tag_id in row.tag_list.split(","))
+            for row in rows if row.tag_list}
+    return total, rows, tags
 
 
 def list_tags(session: Session, project_id: str, body: TagListBody):
