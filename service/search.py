@@ -5,7 +5,20 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from sqlalchemy import String, and_, cast, column, func, select, table, text
+from sqlalchemy import (
+    Integer,
+    String,
+    and_,
+    any_,
+    bindparam,
+    cast,
+    column,
+    func,
+    select,
+    table,
+    text,
+)
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session
 
 from .errors import BadRequest
@@ -240,9 +253,14 @@ def count_queries(session: Session, project_id: str, filters: Filters) -> int:
 def tags_by_query(session: Session, query_pks: list[int]) -> dict[int, list[int]]:
     tags: dict[int, list[int]] = defaultdict(list)
     if query_pks:
+        if session.get_bind().dialect.name == "postgresql":
+            # One array parameter rather than one bind parameter per row key.
+            wanted = query_tags.c.query_pk == any_(
+                bindparam("query_pks", query_pks, type_=ARRAY(Integer)))
+        else:
+            wanted = query_tags.c.query_pk.in_(query_pks)
         rows = session.execute(
-            select(query_tags.c.query_pk, query_tags.c.tag_id)
-            .where(query_tags.c.query_pk.in_(query_pks))
+            select(query_tags.c.query_pk, query_tags.c.tag_id).where(wanted)
             .order_by(query_tags.c.query_pk, query_tags.c.tag_id)
         )
         for query_pk, tag_id in rows:

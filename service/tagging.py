@@ -52,21 +52,38 @@ def _check_items(session: Session, project_id: str, items: list[SetTagsItem]) ->
 
 
 def _match(session: Session, project_id: str, items: list[SetTagsItem]) -> dict:
-    texts = {item.query for item in items}
-    rows = session.execute(
-        select(Query.pk, Query.id, Query.project_id, Query.query, Query.language,
-               Query.country, Query.updated_at)
-        .where(Query.project_id == project_id, Query.query.in_(texts))
-        .order_by(Query.pk)
-        # Row locks serialize concurrent writers on the same queries (PostgreSQL); SQLite
-        # takes its write lock when the transaction begins.
-        .with_for_update()
-    ).all()
+    """The items' rows by key, locked: row locks serialize concurrent writers on the same
+    queries (PostgreSQL); SQLite takes its write lock when the transaction begins."""
+    if session.get_bind().dialect.name == "postgresql":
+        keys = [item_key(item) for item in items]
+        rows = session.execute(MATCH_ROWS, {
+            "project_id": project_id, "texts": [key[0] for key in keys],
+            "languages": [key[1] for key in keys], "countries": [key[2] for key in keys],
+        }).all()
+    else:
+        rows = session.execute(
+            select(Query.pk, Query.id, Query.project_id, Query.query, Query.language,
+                   Query.country, Query.updated_at)
+            .where(Query.project_id == project_id,
+                   Query.query.in_({item.query for item in items}))
+            .order_by(Query.pk)
+            .with_for_update()
+        ).all()
     return {(row.query, row.language, row.country): row for row in rows}
 
 
-# PostgreSQL: all of a call's removed (or added) links in one statement, so the links' counter
-# trigger runs once per call; executemany would send, and trigger, one statement per link.
+# PostgreSQL: a call's keys, row keys and links travel as arrays, one parameter each, so each
+# step is one statement with a few parameters instead of a thousand of either.
+MATCH_ROWS = text(
+    "SELECT q.pk, q.id, q.project_id, q.query, q.language, q.country, q.updated_at "
+    "FROM queries q JOIN unnest(CAST(:texts AS text[]), CAST(:languages AS text[]), "
+    "CAST(:countries AS text[])) AS item(query, language, country) "
+    "ON q.query = item.query AND q.language = item.language AND q.country = item.country "
+    "WHERE q.project_id = :project_id ORDER BY q.pk FOR UPDATE OF q")
+TOUCH_ROWS = text(
+    "UPDATE queries SET updated_at = :now WHERE pk = ANY (CAST(:query_pks AS integer[]))")
+# All of a call's removed (or added) links in one statement, so the links' counter trigger
+# runs once per call; executemany would send, and trigger, one statement per link.
 DELETE_LINKS = text(
     "DELETE FROM query_tags USING unnest(CAST(:query_pks AS integer[]), "
     "CAST(:tag_ids AS integer[])) AS gone(query_pk, tag_id) "
@@ -118,7 +135,9 @@ def set_tags(session: Session, project_id: str, items: list[SetTagsItem]) -> lis
             current[row.pk] = sorted(after)
 
     _write_links(session, removals, additions)
-    if changed:
+    if changed and session.get_bind().dialect.name == "postgresql":
+        session.execute(TOUCH_ROWS, {"now": now, "query_pks": sorted(changed)})
+    elif changed:
         session.execute(update(Query).where(Query.pk.in_(changed)).values(updated_at=now))
     session.commit()
 

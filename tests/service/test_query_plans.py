@@ -208,3 +208,10 @@ def test_postgres_plans_each_statement_for_its_values(service_app):
             "force_custom_plan")
         assert connection.exec_driver_sql(
             "SHOW max_parallel_workers_per_gather").scalar() == "0"
+
+
+def test_set_tags_with_no_items_changes_nothing(api, world):
+    world.add_queries([("red shoes", "en", "US", ["brand"])])
+    answer = api.set_tags([])
+    assert (answer.status_code, answer.json()) == (200, [])
+    assert_counters_exact(world)
