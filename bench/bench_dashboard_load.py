@@ -265,10 +265,11 @@ def report(args, result: dict) -> dict:
     busy = [a for _, a in answers if a["kind"] == "busy"]
     errors: dict[str, int] = {}
     for _, answer in answers:
-        if answer["kind"] not in ("page", "busy"):
+        if answer["kind"] not in ("page", "busy", "hung up"):
             errors[answer["kind"]] = errors.get(answer["kind"], 0) + 1
+    hung_up = sum(1 for _, answer in answers if answer["kind"] == "hung up")
     finished = [c for c in result["clicks"] if "done" in c and c["answers"][-1]["kind"] == "page"]
-    waited = [c for c in finished if len(c["answers"]) > 1]
+    waited = [c for c in finished if any(a["kind"] == "busy" for a in c["answers"])]
     to_page = [(c["done"] - c["at"]) * 1000 for c in finished]
     first, last = sampler.at(start_at), sampler.at(end_at)
     service_answers = {status: last["statuses"].get(status, 0) - first["statuses"].get(status, 0)
@@ -287,6 +288,12 @@ def report(args, result: dict) -> dict:
           f"{len(waited):,}")
     print(f"  errors (anything but a page or a busy notice): "
           f"{', '.join(f'{k}: {v}' for k, v in sorted(errors.items())) or 'none'}")
+    for detail in sorted({a["detail"] for _, a in answers
+                          if a["kind"] in errors and a.get("detail")})[:5]:
+        print(f"    e.g. {detail}")
+    if hung_up:
+        print(f"  idle kept-alive connections closed by the dashboard as a click went out "
+              f"(sent again, as browsers do): {hung_up}")
 
     def line(name: str, values: list[float]) -> None:
         if values:

@@ -16,7 +16,9 @@ dashboard answers 429 (the service asked it to wait, and the wait was longer tha
 its own), the user does what the page does in a browser: it shows the notice, counts down
 Retry-After seconds and loads the view again as a whole page. Every click is recorded: its
 answers, their times, the Server-Timing split, the waits, and the time until the page arrived.
-Anything other than a page or a busy notice is an error, recorded by kind.
+Anything other than a page or a busy notice is an error, recorded by kind — except that a GET
+sent on an idle kept-alive connection the dashboard closed at that moment is sent again once on
+a new connection, as browsers do (counted as "hung up").
 """
 
 from __future__ import annotations
@@ -45,7 +47,10 @@ CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 TIMING = re.compile(r"(\w+);dur=([0-9.]+)")
 # The dashboard's 429 (a page, or a notice for htmx) says this and counts down Retry-After.
 BUSY = ("asked us to wait a moment", "data-retry-after=")
+SENTENCE = re.compile(r"<p>([^<]+)</p>")
 RESULTS = 'id="results"'
+# A kept-alive connection closed by the server just as a request went out on it.
+HUNG_UP = ("RemoteDisconnected", "Connection reset by peer", "BrokenPipe")
 
 everyone_signed_in = Event()
 state = {"signed_in": 0, "start": None, "end": None, "clicks": [], "signins": []}
@@ -97,6 +102,7 @@ class Person(HttpUser):
         url = f"/projects/{PROJECT_ID}/queries" + ("?" + view if view else "")
         click = {"view": view, "partial": partial, "at": time.time(), "answers": []}
         state["clicks"].append(click)
+        resent = False
         while True:
             headers = {"HX-Request": "true"} if partial else {}
             name = "queries: partial" if partial else "queries: page"
@@ -104,11 +110,17 @@ class Person(HttpUser):
             try:
                 with self.client.get(url, headers=headers, name=name,
                                      catch_response=True) as response:
-                    answer = self._classify(response)
+                    answer = self._classify(response, forgive_hang_up=not resent)
             except Exception as error:  # noqa: BLE001 (a dropped connection is an error kind)
                 answer = {"kind": f"error: {type(error).__name__}"}
             answer["ms"] = (time.time() - sent) * 1000
             click["answers"].append(answer)
+            if answer["kind"] == "hung up":
+                # An idle kept-alive connection the dashboard closed as this request went out:
+                # browsers send the GET again on a new connection (RFC 9112, 9.3.1); so do we,
+                # once.
+                resent = True
+                continue
             if answer["kind"] != "busy":
                 break
             # As app.js does: count down Retry-After, then load the view as a whole page.
@@ -117,7 +129,7 @@ class Person(HttpUser):
         click["done"] = time.time()
 
     @staticmethod
-    def _classify(response) -> dict:
+    def _classify(response, forgive_hang_up: bool) -> dict:
         body = response.text or ""
         if response.status_code == 200 and RESULTS in body:
             response.success()
@@ -129,12 +141,20 @@ class Person(HttpUser):
         if response.status_code == 429 and all(mark in body for mark in BUSY) and retry_after:
             response.success()  # the service's own 429, shown as a notice: not an error
             return {"kind": "busy", "retry_after": retry_after}
+        detail = None
+        if response.status_code == 0 and forgive_hang_up and any(
+                sign in str(response.error) for sign in HUNG_UP):
+            response.success()  # sent again at once, as a browser does
+            return {"kind": "hung up", "detail": str(response.error)[:300]}
         if response.status_code == 0:  # no answer: the connection failed or was dropped
             kind = f"no answer: {type(response.error).__name__}"
+            detail = str(response.error)[:300]
         else:
             kind = f"HTTP {response.status_code}"
+            sentence = SENTENCE.search(body)  # the dashboard's error pages and notices say one
+            detail = sentence.group(1) if sentence else body[:300]
         response.failure(kind)
-        return {"kind": kind}
+        return {"kind": kind, "detail": detail}
 
 
 @events.quitting.add_listener
