@@ -80,6 +80,11 @@ HTMX = st.one_of(
 VIEWED = (200, 414)
 
 
+# Real values of the project the strategies mix in (row identities, tag ids, the key), filled
+# by the `site` fixture: they take requests past the first checks, deep into the handlers.
+site_values: dict[str, list[str]] = {"keys": [], "tag_ids": [], "key": []}
+
+
 def assert_no_server_error(response, what) -> None:
     assert response.status_code < 500, (what, response.status_code, response.text[:800])
     assert "Traceback" not in response.text, what
@@ -100,7 +105,10 @@ def site(tmp_path_factory, sqlite_template):
     site.tag_ids = [str(tag_id) for tag_id in site.org.tags["Shop search"].values()]
     site.edit = tag_rows(site.visitor_, site.project, int(site.tag_ids[0]), site.keys[:2])
     site.token = csrf_token(site.visitor_.get(f"/projects/{site.project}/queries").text)
+    site.signin_visitor = site.visitor()
+    site_values.update(keys=site.keys, tag_ids=site.tag_ids, key=[site.org.key])
     yield site
+    site_values.update(keys=[], tag_ids=[], key=[])
     site.stop()
 
 
@@ -162,19 +170,6 @@ def picker_query(draw):
         st.tuples(st.just("row"), real_or(real, VALUE)),
         st.tuples(st.just("had"), real_or(site_values["tag_ids"], VALUE)),
     ), max_size=8))
-
-
-# Real values the strategies mix in, filled once the module's site exists.
-site_values: dict[str, list[str]] = {"keys": [], "tag_ids": [], "key": []}
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _real_values(site):
-    site_values["keys"] = site.keys
-    site_values["tag_ids"] = site.tag_ids
-    site_values["key"] = [site.org.key]
-    yield
-    site_values.update(keys=[], tag_ids=[], key=[])
 
 
 @fuzz(50)
@@ -261,11 +256,6 @@ def test_sign_in_form_and_display_name(site, form, next_url, headers):
     response = visitor.post(path, data=body.encode("ascii"), headers={
         "Content-Type": "application/x-www-form-urlencoded", **headers})
     assert_no_server_error(response, (path, body[:300]))
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _signin_visitor(site):
-    site.signin_visitor = site.visitor()
 
 
 def test_oversized_bodies_are_refused_before_they_are_read(site):
