@@ -8,6 +8,7 @@ address of its own, so the per-address throttle counts only its own attempts.
 
 from __future__ import annotations
 
+import html
 import re
 import time
 from urllib.parse import parse_qs, urljoin, urlsplit
@@ -83,7 +84,11 @@ def test_the_dashboard_never_sends_anyone_to_another_site_after_sign_in(site, ho
     visitor = site.visitor()
     form = visitor.get("/signin?next=" + hostile).text
     token = re.search(r'name="csrf_token" value="([^"]+)"', form).group(1)
-    assert "evil.example" not in form.split('id="signin-form"')[1].split(">")[0]
+    # The form posts back here, carrying `next` only if it is a path of this site.
+    action = html.unescape(re.search(r'action="([^"]*)"[^>]*id="signin-form"', form).group(1))
+    for url in (action, *parse_qs(urlsplit(action).query).get("next", [])):
+        landing = urlsplit(browser_target(site.url, url))
+        assert (landing.scheme, landing.netloc) == ("http", urlsplit(site.url).netloc), url
     signed_in = visitor.post("/signin?next=" + hostile,
                              data={"csrf_token": token, "api_key": site.org.key})
     assert_stays_home(site, signed_in)
