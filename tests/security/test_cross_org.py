@@ -13,6 +13,7 @@ import statistics
 import time
 import uuid
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 import yaml
@@ -166,8 +167,8 @@ def site(tmp_path_factory, sqlite_template):
                       EXPORT_STREAM_LIMIT=1)
     tags = {"brand": "#1f77b4", "rival-secret-tag": "#123456"}
     site.acme = make_org(site.service_app, "Acme", {"Shop search": [
-        ("running shoes", "en", "US", []), ("laufschuhe", "de", "DE", [])]}, tags,
-        email="ann@acme.example")
+        ("running shoes", "en", "US", []), ("laufschuhe", "de", "DE", [])], "Help desk": []},
+        tags, email="ann@acme.example")
     site.rival = make_org(site.service_app, "Rival", {"Rival secret project": [
         ("rival secret query", "en", "US", ["rival-secret-tag"]),
         ("another rival query", "fr", "FR", [])]}, tags, email="bob@rival.example")
@@ -286,10 +287,13 @@ def test_forms_on_our_project_cannot_reach_another_organizations_tags_or_rows(si
                      data={"csrf_token": token, "action": "add", "apply_tag": str(acme_tag),
                            "selected": row_keys(rival, rival_project)})
     assert rival.get(f"/projects/{rival_project}/export.csv").text == rival_before
-    # Their project as "the last one used" does not take us there.
-    attacker.http.cookies.set("tagdesk_project", rival_project)
-    home = attacker.get("/")
-    assert rival_project not in home.headers.get("Location", "")
+    # Their project as "the last one used" does not take us there; one of ours does.
+    help_desk = site.acme.projects["Help desk"]
+    for remembered, landing in ((rival_project, "/projects"),
+                                (help_desk, f"/projects/{help_desk}/queries")):
+        attacker.http.cookies.set("tagdesk_project", remembered,
+                                  domain=urlsplit(site.url).hostname, path="/")
+        assert attacker.get("/").headers["Location"] == landing
 
 
 def test_the_settings_area_answers_another_organizations_key_like_a_missing_one(site):
