@@ -191,7 +191,7 @@ def test_brute_force_is_throttled_per_address_until_the_window_passes(site):
         wait = int(throttled.headers["Retry-After"])
         assert 1 <= wait <= WINDOW_SECONDS
         assert f"wait {wait} second" in throttled.text
-    assert "Sign out" not in attacker.get("/signin").text
+    assert attacker.get(f"/projects/{site.org.project_id}/queries").status_code == 302
     assert attacker.get("/settings/api").status_code == 303
 
     # Another address is not held back.
@@ -202,6 +202,7 @@ def test_brute_force_is_throttled_per_address_until_the_window_passes(site):
     time.sleep(max(0.0, last_opened + WINDOW_SECONDS + 0.2 - time.monotonic()))
     assert with_key(site.org.key).status_code == 303
     assert with_password(SETTINGS_PASSWORD).status_code == 303
+    assert attacker.get(f"/projects/{site.org.project_id}/queries").status_code == 200
 
 
 # --- session fixation ----------------------------------------------------------------------------
