@@ -14,6 +14,7 @@ from sqlalchemy import (
     cast,
     column,
     func,
+    literal,
     select,
     table,
     text,
@@ -88,8 +89,18 @@ class Filters:
     languages: frozenset[str]
     countries: frozenset[str]
     tag_sets: tuple[frozenset[int], ...]  # the query has one of each set's tags
-    # How many queries carry each resolved tag (tags.query_count, kept by triggers).
+    # How many queries carry each resolved tag (tags.query_count, kept by triggers), and the
+    # project's query count, read with them.
     tag_counts: dict[int, int] = field(default_factory=dict, compare=False, hash=False)
+    project_total: int | None = field(default=None, compare=False, hash=False)
+
+    @property
+    def known_total(self) -> int | None:
+        """The number of matches when the tag rows already told it: one tag, nothing else."""
+        if self.text or self.languages or self.countries or len(self.tag_sets) != 1:
+            return None
+        (ids,) = self.tag_sets
+        return self.tag_counts[next(iter(ids))] if len(ids) == 1 else None
 
     @property
     def empty(self) -> bool:
@@ -98,13 +109,15 @@ class Filters:
 
 def resolve_filters(session: Session, project_id: str, body: QueryListBody) -> Filters | None:
     """None when a tag filter names no tag of this project: then nothing can match."""
-    tag_sets, tag_counts = [], {}
+    tag_sets, tag_counts, project_total = [], {}, None
 
     def project_tags(condition) -> frozenset[int]:
-        found = {tag_id: count for tag_id, count in session.execute(
-            select(Tag.id, Tag.query_count).where(Tag.project_id == project_id, condition))}
-        tag_counts.update(found)
-        return frozenset(found)
+        nonlocal project_total
+        rows = session.execute(select(Tag.id, Tag.query_count, _project_total(project_id))
+                               .where(Tag.project_id == project_id, condition)).all()
+        tag_counts.update((tag_id, count) for tag_id, count, _total in rows)
+        project_total = rows[0][2] if rows else project_total
+        return frozenset(tag_id for tag_id, _count, _total in rows)
 
     if body.tagIds:
         wanted = _tag_ids(body.tagIds)
@@ -120,6 +133,7 @@ def resolve_filters(session: Session, project_id: str, body: QueryListBody) -> F
         countries=frozenset(code.upper() for code in body.countries or ()),
         tag_sets=tuple(tag_sets),
         tag_counts=tag_counts,
+        project_total=project_total,
     )
 
 
@@ -203,20 +217,25 @@ def _contiguous_span(session: Session, project_id: str) -> tuple[int, int] | Non
     return None
 
 
-def count_queries(session: Session, project_id: str, filters: Filters) -> int:
+def _project_total(project_id: str):
+    return select(Project.query_count).where(Project.id == project_id).scalar_subquery()
+
+
+def _count(session: Session, project_id: str, filters: Filters):
+    """The number of matches, as an expression to select (with other figures, in one
+    statement)."""
     if filters.empty:
-        return session.scalar(select(Project.query_count).where(Project.id == project_id))
+        return _project_total(project_id)
+    if filters.known_total is not None:
+        # Read with the tag itself; kept by triggers on the links (migration 0005).
+        return literal(filters.known_total)
     only_tags = not (filters.text or filters.languages or filters.countries)
     if only_tags and len(filters.tag_sets) == 1:
         (ids,) = filters.tag_sets
-        if len(ids) == 1:
-            # Read with the tag itself; kept by triggers on the links (migration 0005).
-            (tag_id,) = ids
-            return filters.tag_counts[tag_id]
         # Links never cross projects (set-tags checks every tag), so the project's tags
         # alone say which of its queries match: no need to visit the queries table.
-        return session.scalar(select(func.count(query_tags.c.query_pk.distinct()))
-                              .where(query_tags.c.tag_id.in_(sorted(ids))))
+        return (select(func.count(query_tags.c.query_pk.distinct()))
+                .where(query_tags.c.tag_id.in_(sorted(ids))).scalar_subquery())
     if not (filters.text or filters.tag_sets):
         # Languages and countries only: a sum over the project's counters (migration 0005).
         counters = language_country_counts.c
@@ -225,29 +244,29 @@ def count_queries(session: Session, project_id: str, filters: Filters) -> int:
             conditions.append(counters.language.in_(sorted(filters.languages)))
         if filters.countries:
             conditions.append(counters.country.in_(sorted(filters.countries)))
-        return session.scalar(select(func.coalesce(func.sum(counters.query_count), 0))
-                              .where(*conditions))
+        return (select(func.coalesce(func.sum(counters.query_count), 0))
+                .where(*conditions).scalar_subquery())
     only_text = not (filters.languages or filters.countries or filters.tag_sets)
     if only_text and session.get_bind().dialect.name == "postgresql":
-        return session.scalar(select(func.count()).select_from(TEXTS).where(
-            TEXTS.c.project_id == project_id, _folded_contains(filters.text)))
+        return select(func.count()).select_from(TEXTS).where(
+            TEXTS.c.project_id == project_id, _folded_contains(filters.text)).scalar_subquery()
     if filters.text and _uses_trigram_index(session, filters.text):
         span = _contiguous_span(session, project_id) if only_text else None
         if span is not None:
             # Every row key in the span is this project's: the index alone can count.
-            return session.scalar(select(func.count()).select_from(FTS).where(
+            return select(func.count()).select_from(FTS).where(
                 text("queries_fts MATCH :phrase").bindparams(
                     phrase=_trigram_phrase(filters.text)),
-                FTS.c.rowid.between(*span)))
+                FTS.c.rowid.between(*span)).scalar_subquery()
         statement = (
             select(func.count()).select_from(FTS).join(Query, Query.pk == FTS.c.rowid)
             .where(text("queries_fts MATCH :phrase").bindparams(
                 phrase=_trigram_phrase(filters.text)))
             .where(*_conditions(session, project_id, filters, in_order=False,
                                 text_joined=True)))
-        return session.scalar(statement)
-    return session.scalar(select(func.count()).select_from(Query).where(
-        *_conditions(session, project_id, filters, in_order=False)))
+        return statement.scalar_subquery()
+    return select(func.count()).select_from(Query).where(
+        *_conditions(session, project_id, filters, in_order=False)).scalar_subquery()
 
 
 def tags_by_query(session: Session, query_pks: list[int]) -> dict[int, list[int]]:
@@ -268,29 +287,35 @@ def tags_by_query(session: Session, query_pks: list[int]) -> dict[int, list[int]
     return tags
 
 
-def _with_tags(statement, sort: list[SortItem]):
+def _with_tags(statement, sort: list[SortItem], *figures):
     """One page of rows, each with its tag ids ("3,7"), in the page's order. The tags are
-    looked up for the page's rows only, after the limit, in the same statement."""
+    looked up for the page's rows only, after the limit, in the same statement; so may
+    other figures be."""
     page = statement.subquery("page")
     tag_list = select(func.aggregate_strings(cast(query_tags.c.tag_id, String), ",")).where(
         query_tags.c.query_pk == page.c.pk).scalar_subquery()
     columns = {name: page.c[column.key] for name, column in QUERY_SORT_FIELDS.items()}
-    return select(page, tag_list.label("tag_list")).order_by(
+    return select(page, tag_list.label("tag_list"), *figures).order_by(
         *order_by(sort, columns, DEFAULT_QUERY_SORT, page.c.id))
 
 
 def list_queries(session: Session, project_id: str, body: QueryListBody):
     """(total, rows, tags by query pk) for one page."""
     ordering = order_by(body.sort, QUERY_SORT_FIELDS, DEFAULT_QUERY_SORT, Query.id)
-    project_total = session.scalar(select(Project.query_count).where(Project.id == project_id))
     filters = resolve_filters(session, project_id, body)
     if filters is None:
         return 0, [], {}
-    total = project_total if filters.empty else count_queries(session, project_id, filters)
     offset = (body.page - 1) * body.limit
-    if offset >= total:
-        return total, [], {}
-    in_order = not filters.empty and total >= SCAN_IN_ORDER_SHARE * max(1, project_total)
+    in_order = False
+    if not filters.empty:
+        if filters.known_total is not None and filters.project_total is not None:
+            total, project_total = filters.known_total, filters.project_total
+        else:
+            total, project_total = session.execute(select(
+                _count(session, project_id, filters), _project_total(project_id))).one()
+        if offset >= total:
+            return total, [], {}
+        in_order = total >= SCAN_IN_ORDER_SHARE * max(1, project_total)
     matching = select(Query.pk, Query.id, Query.project_id, Query.query, Query.language,
                       Query.country, Query.updated_at).where(
         *_conditions(session, project_id, filters, in_order=in_order))
@@ -305,8 +330,12 @@ def list_queries(session: Session, project_id: str, body: QueryListBody):
             *order_by(body.sort, columns, DEFAULT_QUERY_SORT, fenced.c.id))
     else:
         statement = matching.order_by(*ordering)
+    # Unfiltered, the project's counter is the total: read it with the page.
+    figures = [_project_total(project_id).label("total")] if filters.empty else []
     rows = session.execute(
-        _with_tags(statement.limit(body.limit).offset(offset), body.sort)).all()
+        _with_tags(statement.limit(body.limit).offset(offset), body.sort, *figures)).all()
+    if filters.empty:
+        total = rows[0].total if rows else session.scalar(select(_project_total(project_id)))
     tags = {row.pk: sorted(int(tag_id) for tag_id in row.tag_list.split(","))
             for row in rows if row.tag_list}
     return total, rows, tags
