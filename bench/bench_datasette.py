@@ -2,6 +2,7 @@
 
     uv run python bench/bench_datasette.py --queries 1000000
     uv run python bench/bench_datasette.py --database /tmp/x.sqlite3 --runs 100
+    uv run python bench/bench_datasette.py --only "rare" --runs 300    # one view, more requests
 
 The database is the one bench_service.py uses (seeded with `seed-demo` when it has no
 organization yet). The service runs under gunicorn (1 worker, 4 threads); Datasette serves the
@@ -15,8 +16,9 @@ rotating: the service, which always returns an exact `totalRecords`; Datasette a
 (exact `count(*)` under its 1 s SQL time limit, plus facet suggestions); Datasette with
 `_nofacet=1` (the count, no facets); and Datasette with `_nocount=1&_nofacet=1` (rows only).
 Every view checks first that both systems return the same rows and the same total. Figures:
-p50 and p95 of sequential requests after a warm-up; a timing covers the request and the
-decoding of its JSON body.
+p50 and p95 of sequential requests after a warm-up (a timing covers the request and the
+decoding of its JSON body), and the server's CPU time per request, which drifts far less than
+wall time on a shared machine.
 """
 
 from __future__ import annotations
@@ -160,28 +162,48 @@ def check_equivalent(name: str, calls: dict, by_text: bool) -> int:
     return total
 
 
-def run_view(calls: dict, runs: int, warm_up: int):
+def run_view(calls: dict, cpu: dict, runs: int, warm_up: int):
     """Round-robin over the systems, the first of each round rotating, so that drift on a
     shared machine reaches every system alike. A failed request (Datasette answers 400 when
-    a statement passes its SQL time limit) is timed like any other and counted."""
+    a statement passes its SQL time limit) is timed like any other and counted. Each
+    request's server CPU time is read around it from /proc (whole clock ticks, so only the
+    sum over a view means anything)."""
     names = list(calls)
     for _ in range(warm_up):
         for name in names:
             attempt(calls[name])
     timings = {name: [] for name in names}
+    cpu_ms = dict.fromkeys(names, 0.0)
     totals = {name: set() for name in names}
     errors = {name: [] for name in names}
     for round_number in range(runs):
         shift = round_number % len(names)
         for name in names[shift:] + names[:shift]:
+            cpu_before = cpu[name]()
             started = time.perf_counter()
             total, error = attempt(calls[name])
             timings[name].append((time.perf_counter() - started) * 1000)
+            cpu_ms[name] += cpu[name]() - cpu_before
             if error:
                 errors[name].append(error)
             else:
                 totals[name].add(total)
-    return timings, totals, errors
+    return timings, {name: ms / runs for name, ms in cpu_ms.items()}, totals, errors
+
+
+def process_cpu_ms(pid: int) -> float:
+    """User + system CPU of a process and its children (gunicorn's worker), in ms."""
+    total, pids = 0.0, [pid]
+    while pids:
+        current = pids.pop()
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+        pids += [int(child) for child in children]
+    return total
 
 
 def attempt(call) -> tuple[int | None, str | None]:
@@ -221,6 +243,7 @@ def main() -> None:
                         help="SQLite file (default /tmp/tagdesk-bench-<queries>.sqlite3)")
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--warm-up", type=int, default=5)
+    parser.add_argument("--only", help="run only the views whose name contains this text")
     args = parser.parse_args()
 
     path = args.database or Path(f"/tmp/tagdesk-bench-{args.queries}.sqlite3")
@@ -239,46 +262,51 @@ def main() -> None:
         datasette = start_datasette(path, metadata, datasette_port)
         systems = Systems(f"http://127.0.0.1:{service_port}", key, project_id,
                           f"http://127.0.0.1:{datasette_port}/{path.stem}/queries.json")
+        cpu = {SERVICE: lambda: process_cpu_ms(service.pid),
+               **dict.fromkeys(DATASETTE_SYSTEMS, lambda: process_cpu_ms(datasette.pid))}
         summary = []
         try:
             for name, (body, query) in views(project_id, common_tag, rare_tag).items():
+                if args.only and args.only not in name:
+                    continue
                 calls = systems.calls(body, query)
                 matches = check_equivalent(name, calls, by_text="_sort" in query)
-                timings, counts, errors = run_view(calls, args.runs, args.warm_up)
+                timings, cpu_ms, counts, errors = run_view(calls, cpu, args.runs, args.warm_up)
                 print(f"\n{name}: {matches:,} matches, {args.runs} requests per system")
-                print(f"  {'system':<32}{'p50 ms':>9}{'p95 ms':>9}"
-                      f"{'service/it p50':>16}{'p95':>7}   total returned")
+                print(f"  {'system':<30}{'p50 ms':>8}{'p95 ms':>8}{'ratio p50':>11}{'p95':>6}"
+                      f"{'server CPU ms':>15}   total returned")
                 ours = timings[SERVICE]
                 for system, values in timings.items():
                     p50, p95 = statistics.median(values), percentile(values, 0.95)
                     ratios = ("" if system == SERVICE else
-                              f"{statistics.median(ours) / p50:>16.2f}"
-                              f"{percentile(ours, 0.95) / p95:>7.2f}")
+                              f"{statistics.median(ours) / p50:>11.2f}"
+                              f"{percentile(ours, 0.95) / p95:>6.2f}")
                     failed = errors[system]
-                    print(f"  {system:<32}{p50:>9.1f}{p95:>9.1f}{ratios:<23}"
-                          f"   {describe_count(counts[system])}"
+                    print(f"  {system:<30}{p50:>8.1f}{p95:>8.1f}{ratios:>17}"
+                          f"{cpu_ms[system]:>15.1f}   {describe_count(counts[system])}"
                           + (f"; {len(failed)} failed: {failed[0]}" if failed else ""))
-                    summary.append((name, system, p50, p95))
+                    summary.append((name, system, p50, p95, cpu_ms[system]))
         finally:
             for process in (service, datasette):
                 process.terminate()
                 process.wait(10)
 
     print(f"\nmachine after the run: {machine()}")
-    print("\n| view | service p50 / p95 | " + " | ".join(
-        f"{system} p50 / p95 | ratio p95" for system in DATASETTE_SYSTEMS) + " |")
+    print("\nratio = service / Datasette; CPU = server CPU ms per request")
+    print("\n| view | service p50 / p95 (CPU) | " + " | ".join(
+        f"{system} p50 / p95 (CPU) | ratio p50 / p95" for system in DATASETTE_SYSTEMS) + " |")
     print("|---|---:|" + "---:|---:|" * len(DATASETTE_SYSTEMS))
     by_view: dict[str, dict] = {}
-    for name, system, p50, p95 in summary:
-        by_view.setdefault(name, {})[system] = (p50, p95)
+    for name, system, p50, p95, cpu_ms in summary:
+        by_view.setdefault(name, {})[system] = (p50, p95, cpu_ms)
     for name, figures in by_view.items():
         ours = figures[SERVICE]
-        cells = [f"{ours[0]:.1f} / {ours[1]:.1f}"]
+        cells = [f"{ours[0]:.1f} / {ours[1]:.1f} ({ours[2]:.0f})"]
         for system in DATASETTE_SYSTEMS:
-            p50, p95 = figures[system]
-            cells += [f"{p50:.1f} / {p95:.1f}", f"{ours[1] / p95:.2f}"]
+            p50, p95, cpu_ms = figures[system]
+            cells += [f"{p50:.1f} / {p95:.1f} ({cpu_ms:.0f})",
+                      f"{ours[0] / p50:.2f} / {ours[1] / p95:.2f}"]
         print(f"| {name} | " + " | ".join(cells) + " |")
-
 
 if __name__ == "__main__":
     main()
