@@ -227,6 +227,16 @@ def describe_count(values: set) -> str:
     return f"{counted} or none (count timed out)" if None in values else counted
 
 
+def service_version() -> str:
+    """The commit the service runs from, and whether its code differs from it."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True,
+                              text=True).stdout.strip()
+    changed = git("status", "--porcelain", "--", "service")
+    return git("rev-parse", "--short", "HEAD") + (" with uncommitted changes in service/"
+                                                  if changed else "")
+
+
 def machine() -> str:
     load = os.getloadavg()
     datasette = subprocess.run(
@@ -254,6 +264,7 @@ def main() -> None:
     print(f"project: {total:,} queries; common tag {common_tag[1]!r} on {common_tag[2]:,}, "
           f"rare tag {rare_tag[1]!r} on {rare_tag[2]:,}")
     print(f"machine: {machine()}")
+    print(f"service code: {service_version()}")
 
     with tempfile.TemporaryDirectory() as directory:
         metadata = datasette_metadata(path.stem, Path(directory))
@@ -292,6 +303,7 @@ def main() -> None:
                 process.wait(10)
 
     print(f"\nmachine after the run: {machine()}")
+    print(f"service code after the run: {service_version()}")
     print("\nratio = service / Datasette; CPU = server CPU ms per request")
     print("\n| view | service p50 / p95 (CPU) | " + " | ".join(
         f"{system} p50 / p95 (CPU) | ratio p50 / p95" for system in DATASETTE_SYSTEMS) + " |")
