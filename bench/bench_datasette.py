@@ -228,13 +228,13 @@ def describe_count(values: set) -> str:
 
 
 def service_version() -> str:
-    """The commit the service runs from, and whether its code differs from it."""
+    """The last commit that changed the service's code, and whether the code differs from it."""
     def git(*args: str) -> str:
         return subprocess.run(["git", *args], cwd=ROOT, capture_output=True,
                               text=True).stdout.strip()
     changed = git("status", "--porcelain", "--", "service")
-    return git("rev-parse", "--short", "HEAD") + (" with uncommitted changes in service/"
-                                                  if changed else "")
+    last = git("log", "-1", "--format=%h", "--", "service")
+    return last + (" with uncommitted changes in service/" if changed else "")
 
 
 def machine() -> str:
