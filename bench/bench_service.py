@@ -100,10 +100,9 @@ def load_average() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-def resident_mib(pid: int) -> tuple[float, float]:
-    """(current, peak) resident set of a process and its children, in MiB."""
-    current = peak = 0.0
-    pids = [pid]
+def resident_mib(pid: int) -> list[tuple[int, float, float]]:
+    """(pid, current, peak) resident set in MiB of a process and each of its descendants."""
+    found, pids = [], [pid]
     while pids:
         pid = pids.pop()
         try:
@@ -112,10 +111,10 @@ def resident_mib(pid: int) -> tuple[float, float]:
         except OSError:
             continue
         fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        current += int(fields["VmRSS"].split()[0]) / 1024
-        peak += int(fields["VmHWM"].split()[0]) / 1024
+        found.append((pid, int(fields["VmRSS"].split()[0]) / 1024,
+                      int(fields["VmHWM"].split()[0]) / 1024))
         pids += [int(child) for child in children]
-    return current, peak
+    return found
 
 
 class StatementLog:
@@ -280,9 +279,10 @@ def main() -> None:
         print(f"\n{'set-tags, 1,000 items':<34}{statistics.median(timings):>9.1f}"
               f"{percentile(timings, 0.95):>9.1f}")
         session.patch(base + "/queries/many/tags-only", json={"queries": original})
-        rss, peak = resident_mib(service.pid)
-        print(f"\nservice memory (gunicorn master + worker): {rss:.0f} MiB resident, "
-              f"peak {peak:.0f} MiB")
+        processes = resident_mib(service.pid)
+        print(f"\nservice memory: {sum(p[1] for p in processes):.0f} MiB resident (" + ", ".join(
+            f"{'master' if pid == service.pid else 'worker'} {rss:.0f}, peak {peak:.0f}"
+            for pid, rss, peak in processes) + ")")
         print(f"load average after: {load_average()}")
     finally:
         service.terminate()
