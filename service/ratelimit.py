@@ -11,11 +11,55 @@ from __future__ import annotations
 import math
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field
 
 from limits import RateLimitItemPerHour, RateLimitItemPerMinute, RateLimitItemPerSecond
-from limits.storage import storage_from_string
+from limits.storage import MemoryStorage, storage_from_string
 from limits.strategies import MovingWindowRateLimiter
+
+SWEEP_SECONDS = 1.0
+
+
+class SweptMemoryStorage(MemoryStorage):
+    """`limits`' in-memory counters, with expired entries swept by one long-lived thread.
+
+    `MemoryStorage` starts a new `threading.Timer` on a hit whenever the previous one has run,
+    that is on nearly every request when they come more than 10 ms apart, and the request
+    waits for the new thread to be scheduled. `limits` has no option for this. Expired entries
+    never count either way (each read filters by time): the sweep only frees memory.
+    """
+
+    def __init__(self, uri: str | None = None, **options):
+        super().__init__(uri, **options)
+        self._stop = threading.Event()
+        weakref.finalize(self, self._stop.set)  # the thread ends with its storage
+        threading.Thread(target=_sweep, args=(weakref.ref(self), self._stop),
+                         name="ratelimit-sweeper", daemon=True).start()
+
+    def _MemoryStorage__schedule_expiry(self) -> None:
+        pass  # the sweeper thread does it
+
+
+def _sweep(storage_ref, stop: threading.Event) -> None:
+    while not stop.wait(SWEEP_SECONDS):
+        storage = storage_ref()
+        if storage is None:
+            return
+        storage._MemoryStorage__expire_events()
+        del storage
+
+
+def _memory_storage_is_as_expected() -> bool:
+    # The two names are private to `limits`: should they change, keep its own behaviour.
+    return all(hasattr(MemoryStorage, name) for name in (
+        "_MemoryStorage__schedule_expiry", "_MemoryStorage__expire_events"))
+
+
+def make_storage(storage_uri: str):
+    if storage_uri == "memory://" and _memory_storage_is_as_expected():
+        return SweptMemoryStorage(storage_uri)
+    return storage_from_string(storage_uri)
 
 
 def _stable_key(kind):
@@ -75,7 +119,7 @@ def closest_to_exhaustion(windows: list[WindowState]) -> WindowState:
 
 class RateLimiter:
     def __init__(self, storage_uri: str):
-        self.storage = storage_from_string(storage_uri)
+        self.storage = make_storage(storage_uri)
         self.strategy = MovingWindowRateLimiter(self.storage)
         # Check-then-charge is exact within a process; across processes sharing Redis a request
         # racing for the very last slot may still be charged to a window it was refused by.

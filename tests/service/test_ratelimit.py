@@ -1,6 +1,7 @@
 """Rate limits per organization over real HTTP: 10/s, 300/min, 10,000/h by default."""
 
 import re
+import threading
 import time
 
 import pytest
@@ -137,3 +138,26 @@ def test_the_wait_in_the_message_and_in_retry_after_agree():
     in_message = decision.retry_after
     time.sleep(0.005)
     assert decision.headers()["Retry-After"] == str(in_message) == "2"
+
+
+def test_in_memory_windows_start_no_thread_per_request_and_still_expire():
+    """`limits`' MemoryStorage would start a new timer thread on a hit more than 10 ms after the
+    last one, and the request would wait for it; one sweeper thread does that work here."""
+    from service.ratelimit import RateLimiter
+
+    limiter = RateLimiter("memory://")
+    timer = limiter.storage.timer  # the one MemoryStorage starts when it is created
+    decisions = []
+    for _ in range(4):
+        decisions.append(limiter.hit("org:spaced", (3, 100, 1000)))
+        time.sleep(0.03)
+    assert [d.allowed for d in decisions] == [True, True, True, False]
+    assert limiter.storage.timer is timer
+    sweepers = [t for t in threading.enumerate() if t.name == "ratelimit-sweeper"]
+    assert sweepers and all(t.daemon for t in sweepers)
+    # Once the per-second window has emptied, the sweeper's next round (one a second) drops it.
+    deadline = time.time() + 3
+    while limiter.storage.events["tagdesk/second/1/org:spaced"] and time.time() < deadline:
+        time.sleep(0.05)
+    assert limiter.storage.events["tagdesk/second/1/org:spaced"] == []
+    assert limiter.hit("org:spaced", (3, 100, 1000)).allowed
