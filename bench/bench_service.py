@@ -100,8 +100,10 @@ def load_average() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-def resident_mib(pid: int) -> list[tuple[int, float, float]]:
-    """(pid, current, peak) resident set in MiB of a process and each of its descendants."""
+def resident_mib(pid: int) -> list[tuple[int, float, float, float]]:
+    """(pid, current, peak, anonymous) resident set in MiB of a process and each of its
+    descendants. Anonymous memory is the process's own; the rest is mapped files (libraries,
+    and on SQLite the memory-mapped database, shared with the page cache)."""
     found, pids = [], [pid]
     while pids:
         pid = pids.pop()
@@ -111,8 +113,8 @@ def resident_mib(pid: int) -> list[tuple[int, float, float]]:
         except OSError:
             continue
         fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        found.append((pid, int(fields["VmRSS"].split()[0]) / 1024,
-                      int(fields["VmHWM"].split()[0]) / 1024))
+        found.append((pid, *(int(fields[name].split()[0]) / 1024
+                             for name in ("VmRSS", "VmHWM", "RssAnon"))))
         pids += [int(child) for child in children]
     return found
 
@@ -281,8 +283,8 @@ def main() -> None:
         session.patch(base + "/queries/many/tags-only", json={"queries": original})
         processes = resident_mib(service.pid)
         print(f"\nservice memory: {sum(p[1] for p in processes):.0f} MiB resident (" + ", ".join(
-            f"{'master' if pid == service.pid else 'worker'} {rss:.0f}, peak {peak:.0f}"
-            for pid, rss, peak in processes) + ")")
+            f"{'master' if pid == service.pid else 'worker'} {rss:.0f}, peak {peak:.0f}, "
+            f"anonymous {anonymous:.0f}" for pid, rss, peak, anonymous in processes) + ")")
         print(f"load average after: {load_average()}")
     finally:
         service.terminate()
