@@ -241,3 +241,7 @@ class Api:
 @pytest.fixture
 def api(live_service, world) -> Api:
     return Api(live_service.url, world.key, world.project_id)
+
+
+# The one browser of a test run (tests/browser.py), for every directory that needs it.
+from tests.browser import browser  # noqa: E402, F401

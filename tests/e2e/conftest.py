@@ -1,14 +1,8 @@
 """End-to-end fixtures: a live dashboard (werkzeug, threaded, on a free loopback port) with the
-embedded service seeded with the demo, and headless Chromium driven by Playwright.
-
-Playwright cannot download its browsers here: the tests use Debian's /usr/bin/chromium. They
-are skipped (with the reason) when it is absent, unless TAGDESK_TEST_BROWSER=1 asks for them,
-in which case a missing Chromium is a failure.
-"""
+embedded service seeded with the demo; the browser is tests/browser.py's."""
 
 from __future__ import annotations
 
-import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,38 +11,15 @@ import pytest
 
 from app import create_app
 from queryapi import Client
-from tests.conftest import UNLIMITED, LiveServer, wanted
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_browser  # noqa: F401 (shared)
+from tests.conftest import UNLIMITED, LiveServer
 from tests.dashboard.conftest import close_app
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 SCREENSHOTS = ROOT / "tests" / "screenshots"
 DEMO_QUERIES = 400
 LAPTOP = {"width": 1280, "height": 860}
-
-
-def require_browser() -> None:
-    if os.path.exists(CHROMIUM):
-        return
-    if wanted("TAGDESK_TEST_BROWSER"):
-        pytest.fail(f"TAGDESK_TEST_BROWSER=1 but Chromium is missing at {CHROMIUM} "
-                    "(apt-get install chromium)")
-    pytest.skip(f"Chromium is not installed at {CHROMIUM}; browser tests are skipped "
-                "(install it, or set TAGDESK_TEST_BROWSER=1 to make its absence a failure)")
-
-
-@pytest.fixture(scope="session")
-def browser():
-    require_browser()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 @dataclass

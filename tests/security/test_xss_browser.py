@@ -22,7 +22,7 @@ from playwright.sync_api import expect
 
 from service import admin
 from service.db import session_scope
-from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, LAPTOP, require_browser
+from tests.e2e.conftest import LAPTOP
 from tests.security.conftest import make_org, start_site
 
 pytestmark = pytest.mark.browser
@@ -92,17 +92,6 @@ def site(tmp_path_factory, sqlite_template):
         admin.create_key(session, site.org.org_id, "tdk", name=KEY_NAME)
     yield site
     site.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    require_browser()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 class Watch:
