@@ -99,7 +99,7 @@ class Decision:
     window: WindowState  # the one reported in the headers
     # The wait is counted from the decision, so the 429's message (written when the request
     # is refused) and its Retry-After header (written later) always give the same number.
-    decided_at: float = field(default_factory=time.time)
+    decided_at: float = field(default_factory=lambda: time.time())  # this module's clock
 
     def headers(self) -> dict[str, str]:
         headers = self.window.headers()
