@@ -197,12 +197,13 @@ def test_concurrent_set_tags_keep_counters_exact_without_deadlocks(api, world):
                for n in names[:2]) == 40
 
 
+@pytest.mark.postgres
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
 def test_postgres_plans_each_statement_for_its_values(service_app):
     """Repeated statements are prepared by the driver; a generic plan for them is far slower
     for a large project's rare tag, so the service's connections always plan per call."""
     engine = service_app.extensions["tagdesk_engine"]
-    if engine.dialect.name != "postgresql":
-        pytest.skip("PostgreSQL's plan cache")
+    assert engine.dialect.name == "postgresql"
     with engine.connect() as connection:
         assert connection.exec_driver_sql("SHOW plan_cache_mode").scalar() == (
             "force_custom_plan")
