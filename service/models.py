@@ -118,6 +118,7 @@ class Query(Base):
     __tablename__ = "queries"
     __table_args__ = (
         UniqueConstraint("project_id", "query", "language", "country", name="uq_queries_key"),
+        # On SQLite the two update-time indexes hold updated_at DESC (migration 0007).
         Index("ix_queries_updated", "project_id", "updated_at", "id"),
         Index("ix_queries_project_id", "project_id", "id"),
         Index("ix_queries_project_pk", "project_id", "pk"),

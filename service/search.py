@@ -163,8 +163,21 @@ def _uses_trigram_index(session: Session, term: str) -> bool:
     return session.get_bind().dialect.name == "sqlite" and len(term) >= TRIGRAM
 
 
+def _newest_first(sort: list[SortItem]) -> bool:
+    return not sort or (len(sort) == 1 and sort[0].field == "updatedAt"
+                        and sort[0].direction.upper() == "DESC")
+
+
+def _language_country_index_orders(filters: Filters, sort: list[SortItem]) -> bool:
+    """One language and one country, newest first: an equality prefix of
+    `ix_queries_language_country_updated` (project, language, country, updated_at DESC, id on
+    SQLite), whose walk is already the page's order — better than checking rows in order."""
+    return (len(filters.languages) == 1 and len(filters.countries) == 1
+            and not filters.text and not filters.tag_sets and _newest_first(sort))
+
+
 def _conditions(session: Session, project_id: str, filters: Filters, *, in_order: bool,
-                text_joined: bool = False) -> list:
+                text_joined: bool = False, sort: list[SortItem] | None = None) -> list:
     """WHERE conditions in one of two shapes.
 
     Driving (in_order=False): each filter may use its index to find its few matches, which
@@ -190,7 +203,7 @@ def _conditions(session: Session, project_id: str, filters: Filters, *, in_order
         else:
             conditions.append(Query.pk.in_(_text_pks(project_id, filters.text)))
     language, country = Query.language, Query.country
-    if in_order and sqlite:
+    if in_order and sqlite and not _language_country_index_orders(filters, sort or []):
         language, country = Query.language.concat(""), Query.country.concat("")
     if filters.languages:
         conditions.append(language.in_(sorted(filters.languages)))
@@ -324,7 +337,7 @@ def list_queries(session: Session, project_id: str, body: QueryListBody):
         in_order = total >= SCAN_IN_ORDER_SHARE * max(1, project_total)
     matching = select(Query.pk, Query.id, Query.project_id, Query.query, Query.language,
                       Query.country, Query.updated_at).where(
-        *_conditions(session, project_id, filters, in_order=in_order))
+        *_conditions(session, project_id, filters, in_order=in_order, sort=body.sort))
     few_matches = not filters.empty and not in_order
     if few_matches and session.get_bind().dialect.name == "postgresql":
         # PostgreSQL tends to bet that walking the sort order's index will meet a page of
