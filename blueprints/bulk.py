@@ -36,7 +36,7 @@ from markupsafe import Markup
 
 from jobs.deltas import ADD, EDIT, REMOVE, REPLACE, Change, Delta, RowKey, Scope, undo_scope
 from jobs.fresh import TooManyMoved, by_recency, find_rows
-from jobs.store import Edit, LockBusy, Store, new_id, process_owner
+from jobs.store import ACTIVE, Edit, LockBusy, Store, new_id, process_owner
 from queryapi import QueryFilters, Tag
 
 from . import apiclient, wording
@@ -548,8 +548,13 @@ def page_context(project, view: QueryView, total: int, with_jobs: bool = True) -
     jobs = []
     if with_jobs:
         store = jobs_store()
-        store.interrupt_dead(stale_seconds(), project.id)
-        jobs = [job_panel(project, edit) for edit in store.unfinished(project.id)]
+        unfinished = store.unfinished(project.id)
+        # Only a queued or running job can have been left by a stopped process: most pages
+        # have none, and skip that second read.
+        if any(edit.state in ACTIVE for edit in unfinished) \
+                and store.interrupt_dead(stale_seconds(), project.id):
+            unfinished = store.unfinished(project.id)
+        jobs = [job_panel(project, edit) for edit in unfinished]
     picker_url = url_for("bulk.picker", project_id=project.id)
     return {
         "picker_url": picker_url,

@@ -489,8 +489,11 @@ def test_an_interrupted_job_resumes_and_applies_nothing_twice(app, signed_in, sh
     updated_at = {r.query: r.updated_at for r in api_of(app, shop).iter_queries(
         shop.project_id)}
 
-    # The next start of the dashboard finds it (its process is gone) and says so.
+    # The next start of the dashboard finds it (its process is gone) and says so; so does
+    # the queries page, whose panels are read before it looks for stopped jobs.
     store.update(edit_id, owner="some-host-that-is-gone:1:x", heartbeat_at=time.time() - 3600)
+    assert f"Interrupted after {half.processed} of 60 queries done." in text_of(
+        page(signed_in, shop, "q=filler"))
     panel = signed_in.get(f"/projects/{shop.project_id}/jobs/{edit_id}").get_data(as_text=True)
     assert f"Interrupted after {half.processed} of 60 queries done." in text_of(panel)
     assert ">Resume</button>" in panel
