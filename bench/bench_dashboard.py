@@ -24,7 +24,8 @@ and project lists are cached). For each view:
 - service   time inside the service (its access log's request time; embedded: measured
             around its WSGI callable);
 - overhead  total - api: everything that is not the API call (routing, session, rendering,
-            HTTP) — the dashboard's own cost;
+            HTTP) — the dashboard's own cost; "in the request" is the part between the
+            dashboard's first and last step (Server-Timing), the rest is HTTP both ways;
 - cpu       CPU time of the thread serving the view, outside API calls (Server-Timing): the
             dashboard's own work, without the waits for a core a busy machine adds;
 - API calls per view, counted at the service.
@@ -295,9 +296,10 @@ def profile_views(app, key: str, project_id: str, queries: list[str], rounds: in
 
 
 def summary(samples) -> dict[str, tuple[float, float]]:
-    """p50 and p95 of each figure; samples are (total, api, cpu) in milliseconds."""
-    columns = {"total": [t for t, _, _ in samples], "api": [a for _, a, _ in samples],
-               "overhead": [t - a for t, a, _ in samples], "cpu": [c for _, _, c in samples]}
+    """p50 and p95 of each figure; samples are (total, api, cpu, app) in milliseconds."""
+    columns = {"total": [s[0] for s in samples], "api": [s[1] for s in samples],
+               "overhead": [s[0] - s[1] for s in samples], "cpu": [s[2] for s in samples],
+               "app": [s[3] for s in samples]}
     return {name: (statistics.median(values), percentile(values, .95))
             for name, values in columns.items()}
 
@@ -339,7 +341,7 @@ def bench(args, setup, key: str, total_queries: int) -> None:
     project_id = re.search(r'href="/projects/([^/]+)/queries">' + PROJECT, answer.text).group(1)
     page_url = f"{base}/projects/{project_id}/queries"
 
-    def view(query: str, partial: bool) -> tuple[float, float, float]:
+    def view(query: str, partial: bool) -> tuple[float, float, float, float]:
         headers = {"HX-Request": "true"} if partial else {}
         started = time.perf_counter()
         response = browser.get(page_url + ("?" + query if query else ""), headers=headers)
@@ -347,7 +349,8 @@ def bench(args, setup, key: str, total_queries: int) -> None:
         total = time.perf_counter() - started
         assert response.status_code == 200 and body, (query, response.status_code)
         timing = dict(TIMING.findall(response.headers["Server-Timing"]))
-        return total * 1000, float(timing["api"]), float(timing["cpu"])
+        return (total * 1000, float(timing["api"]), float(timing["cpu"]),
+                float(timing["app"]))
 
     def sized(query: str, size: int) -> str:
         if size == 50:  # the default: not in the URL
@@ -358,7 +361,7 @@ def bench(args, setup, key: str, total_queries: int) -> None:
         for _name, query in VIEWS:  # warm-up: caches, connections, SQLite's page cache
             view(sized(query, size), False)
             view(sized(query, size), True)
-        results: dict[tuple[str, bool], list[tuple[float, float, float]]] = {}
+        results: dict[tuple[str, bool], list[tuple[float, float, float, float]]] = {}
         meter.reset()
         cpu_before = setup.dashboard_cpu()
         for _ in range(rounds):
@@ -395,7 +398,7 @@ def bench(args, setup, key: str, total_queries: int) -> None:
             samples = [s for (_, kind), group in results.items()
                        if partial is None or kind == partial for s in group]
             figures = summary(samples)
-            shares = [a / t for t, a, _ in samples]
+            shares = [s[1] / s[0] for s in samples]
             print(f"  {label}")
             print(f"    whole response        {figures['total'][0]:8.1f} "
                   f"{figures['total'][1]:8.1f}")
@@ -404,6 +407,9 @@ def bench(args, setup, key: str, total_queries: int) -> None:
                   f"(share of the response: median {statistics.median(shares):.0%})")
             print(f"    dashboard overhead    {figures['overhead'][0]:8.1f} "
                   f"{figures['overhead'][1]:8.1f}")
+            print(f"      of which in the request "
+                  f"{figures['app'][0]:6.1f} {figures['app'][1]:8.1f}   (Server-Timing: "
+                  f"the rest is HTTP, both ways)")
             print(f"    dashboard CPU         {figures['cpu'][0]:8.1f} "
                   f"{figures['cpu'][1]:8.1f}")
         print(f"  inside the service        {statistics.median(service_ms):8.1f} "
