@@ -56,6 +56,7 @@ ID_ORDER = [("id", "ASC")]
 MAX_BATCH = 1000  # the service's largest page and set-tags batch
 
 WRITE, SAME, SKIP = "write", "same", "skip"
+CHECK_EVERY = 0.25  # seconds between looks for a Cancel or for an edit waiting for the lease
 
 
 class WalkError(ApiError):
@@ -162,6 +163,8 @@ class Walk:
         self.stable = stable
         self.pipelined = pipelined
         self._filter_total: int | None = None  # totalRecords of the last read (stable edits)
+        self._asked: dict[str, float] = {}
+        self._cancel_seen = self._waiting = False  # as the writer last found them
         self.on_batch = on_batch
         self.stop = stop
         self.yield_wait = yield_wait
@@ -182,7 +185,7 @@ class Walk:
                 if self._cancelled():
                     self._drain()
                     return "cancelled"
-                if self.store.waiters(self.project_id):
+                if self._others_waiting():
                     self._let_others_in()
                 step = self._read_and_plan(counters, pending)
                 if step.outcome == "moved":
@@ -199,7 +202,6 @@ class Walk:
                         self._drain()  # batches are written and recorded in order
                         if self._cancelled():  # the page read meanwhile is left alone
                             return "cancelled"
-                    self.store.begin_batch(self.edit.id, step.batch, step.records)
                     if self._writer is not None:
                         self._in_flight = self._writer.submit(self._write, step)
                     else:
@@ -219,9 +221,25 @@ class Walk:
 
     # --- steps -----------------------------------------------------------------------------
 
+    # Each question to the jobs database takes a few milliseconds. The writer asks both after
+    # each batch it records (off the path between a page's read and its write); the walk
+    # itself asks at most every CHECK_EVERY seconds, for the time before the first write.
+
     def _cancelled(self) -> bool:
-        return self.store.cancel_requested(self.edit.id) or bool(
-            self.stop and self.stop.is_set())
+        if (self.stop and self.stop.is_set()) or self._cancel_seen:
+            return True
+        return self._due("cancel") and self.store.cancel_requested(self.edit.id)
+
+    def _others_waiting(self) -> bool:
+        return self._waiting or (self._due("waiters")
+                                 and bool(self.store.waiters(self.project_id)))
+
+    def _due(self, what: str) -> bool:
+        now = time.monotonic()
+        if now - self._asked.get(what, float("-inf")) < CHECK_EVERY:
+            return False
+        self._asked[what] = now
+        return True
 
     def _drain(self) -> None:
         """Wait for the write in flight (and its record); its failure is the walk's."""
@@ -233,6 +251,7 @@ class Walk:
         """Someone waits for the project's lease (an in-page edit): finish the write in
         flight, hand the lease over, and take it back once they are done."""
         self._drain()
+        self._waiting = False
         self._filter_total = None  # their edit may move queries: read the verifiable way next
         self.store.unlock(self.project_id, self.holder)
         deadline = time.monotonic() + self.yield_wait
@@ -241,6 +260,9 @@ class Walk:
         self.store.lock(self.project_id, self.holder, self.lock_wait)
 
     def _write(self, step: Step) -> None:
+        # Recorded as pending before the write, in the writer's thread: off the path of the
+        # next page's read.
+        self.store.begin_batch(self.edit.id, step.batch, step.records)
         if step.writes:
             self.client.set_tags(self.project_id, step.writes)
         stats = self.client.stats
@@ -249,6 +271,8 @@ class Walk:
             "requests": self.edit.requests + stats.requests,
             "rate_limited": self.edit.rate_limited + stats.rate_limited,
         })
+        self._cancel_seen = self.store.cancel_requested(self.edit.id)
+        self._waiting = bool(self.store.waiters(self.project_id))
 
     def _trusted_position(self, k: int) -> tuple[int, int] | None:
         """(page, limit) of a page starting exactly at k, for a stable edit that may read
