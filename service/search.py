@@ -47,6 +47,11 @@ TEXTS = table("query_texts", column("pk"), column("project_id"), column("folded"
 # A filter matching at least this share of the project is cheaper to check row by row in
 # sort order (about 1/share rows read per result) than to collect and sort all its matches.
 SCAN_IN_ORDER_SHARE = 0.005
+# From this offset on, an unfiltered page first picks its row keys from the sort order's index
+# alone, then reads those rows: skipping 99,000 rows in the index costs ~10 ms, reading each
+# skipped row from the table cost 1.3 ms per thousand (a CSV export or a bulk edit of 100,000
+# queries reads pages that deep).
+DEFER_FROM_OFFSET = 2000
 
 
 def order_by(sort: list[SortItem], fields: dict, default: list[SortItem], tie_breaker):
@@ -65,6 +70,10 @@ def order_by(sort: list[SortItem], fields: dict, default: list[SortItem], tie_br
             clauses.append(column.desc() if direction == "DESC" else column.asc())
     if errors:
         raise BadRequest(errors)
+    # Sorted by the tie-breaker itself: no second term (SQLite then ignored the covering
+    # (project_id, id) index for a page sorted by id and scanned the global id index instead).
+    if any(fields.get(item.field) is tie_breaker for item in sort or default):
+        return clauses
     return [*clauses, tie_breaker.asc()]
 
 
@@ -347,12 +356,17 @@ def list_queries(session: Session, project_id: str, body: QueryListBody):
         columns = {name: fenced.c[column.key] for name, column in QUERY_SORT_FIELDS.items()}
         statement = select(fenced).order_by(
             *order_by(body.sort, columns, DEFAULT_QUERY_SORT, fenced.c.id))
+        paged = statement.limit(body.limit).offset(offset)
+    elif filters.empty and offset >= DEFER_FROM_OFFSET:
+        page_keys = select(Query.pk).where(Query.project_id == project_id).order_by(
+            *ordering).limit(body.limit).offset(offset)
+        # No ORDER BY here: the rows are found by key and _with_tags puts the page in order.
+        paged = matching.where(Query.pk.in_(page_keys.scalar_subquery()))
     else:
-        statement = matching.order_by(*ordering)
+        paged = matching.order_by(*ordering).limit(body.limit).offset(offset)
     # Unfiltered, the project's counter is the total: read it with the page.
     figures = [_project_total(project_id).label("total")] if filters.empty else []
-    rows = session.execute(
-        _with_tags(statement.limit(body.limit).offset(offset), body.sort, *figures)).all()
+    rows = session.execute(_with_tags(paged, body.sort, *figures)).all()
     if filters.empty:
         total = rows[0].total if rows else session.scalar(select(_project_total(project_id)))
     tags = {row.pk: sorted(int(tag_id) for tag_id in row.tag_list.split(","))

@@ -76,6 +76,25 @@ def test_every_filter_and_sort_matches_the_reference(api, dataset, monkeypatch, 
             assert [r["id"] for r in got] == [r["id"] for r in expected], (body, field)
 
 
+def test_deep_unfiltered_pages_picked_from_the_index_match_the_reference(api, dataset,
+                                                                         monkeypatch):
+    """Past DEFER_FROM_OFFSET an unfiltered page picks its row keys from the index first; the
+    pages are the same as read the plain way, for every order (id alone included)."""
+    everything = api.queries(limit=1000).json()["results"]
+    for field, direction in [*SORTS, ("id", "DESC"), ("updatedAt", "ASC")]:
+        expected = sorted(everything, key=lambda r: r["id"])
+        expected.sort(key=lambda r: r[field], reverse=direction == "DESC")
+        pages = {}
+        for defer_from in (0, 10**9):
+            monkeypatch.setattr(search, "DEFER_FROM_OFFSET", defer_from)
+            pages[defer_from] = [
+                [r["id"] for r in api.queries(sort=[{"field": field, "direction": direction}],
+                                              limit=40, page=page).json()["results"]]
+                for page in range(1, 10)]
+        assert pages[0] == pages[10**9], field
+        assert sum(pages[0], []) == [r["id"] for r in expected], (field, direction)
+
+
 def test_text_counts_are_exact_whether_or_not_a_project_is_contiguous(api, world):
     shoes = [(f"running shoes {i}", "en", "US", []) for i in range(5)]
     world.add_queries(shoes[:3])
