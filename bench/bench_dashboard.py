@@ -42,6 +42,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import statistics
 import sys
 import tempfile
@@ -267,6 +268,7 @@ class Processes:
     def close(self) -> None:
         stop(self.dashboard)
         stop(self.service)
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def profile_views(app, key: str, project_id: str, queries: list[str], rounds: int) -> str:
