@@ -1,7 +1,10 @@
 """The two behaviours, and the part of each that urllib3's `Retry` carries out.
 
 INTERACTIVE (a page a person waits for): one immediate retry of a connection that could not be
-opened, nothing else here. Waiting on 429/503 is decided per call in transport.py, against a
+opened, and one of a request whose connection dropped before any answer (typically a kept-alive
+connection the service closed just as the request went out: idle for its keep-alive time, as
+between two clicks ~2 s apart); a read timeout is not retried, a person would wait twice.
+Nothing else here. Waiting on 429/503 is decided per call in transport.py, against a
 budget of about two seconds — a rule `Retry` cannot express (it has no notion of a total sleep).
 
 BACKGROUND (bulk jobs): `Retry` retries refused/failed connections and read errors with
@@ -16,6 +19,7 @@ import enum
 import time
 from typing import Protocol
 
+from urllib3.exceptions import MaxRetryError, ReadTimeoutError
 from urllib3.util.retry import Retry
 
 
@@ -44,21 +48,25 @@ class ObservedRetry(Retry):
 
     def __init__(self, *args, unavailable_wait: float = 30.0,
                  unavailable_max_wait: float = 300.0, observer: RetryObserver | None = None,
-                 **kwargs):
+                 retry_read_timeouts: bool = True, **kwargs):
         super().__init__(*args, **kwargs)
         self.unavailable_wait = unavailable_wait
         self.unavailable_max_wait = unavailable_max_wait
         self.observer = observer
+        self.retry_read_timeouts = retry_read_timeouts
 
     def new(self, **kw) -> ObservedRetry:
         retry = super().new(**kw)
         retry.unavailable_wait = self.unavailable_wait
         retry.unavailable_max_wait = self.unavailable_max_wait
         retry.observer = self.observer
+        retry.retry_read_timeouts = self.retry_read_timeouts
         return retry
 
     def increment(self, method=None, url=None, response=None, error=None, _pool=None,
                   _stacktrace=None) -> ObservedRetry:
+        if isinstance(error, ReadTimeoutError) and not self.retry_read_timeouts:
+            raise MaxRetryError(_pool, url, error) from error
         retry = super().increment(method=method, url=url, response=response, error=error,
                                   _pool=_pool, _stacktrace=_stacktrace)
         # Reached only when the attempt will be retried; an attempt that exhausts the retries
@@ -103,8 +111,8 @@ def retry_policy(mode: Mode, *, retries: int, backoff_factor: float, unavailable
         observer=observer,
     )
     if mode is Mode.INTERACTIVE:
-        return ObservedRetry(connect=1, read=0, status=0, status_forcelist=(),
-                             backoff_factor=0, **common)
+        return ObservedRetry(connect=1, read=1, status=0, status_forcelist=(),
+                             backoff_factor=0, retry_read_timeouts=False, **common)
     return ObservedRetry(
         connect=retries, read=retries, status=retries, status_forcelist=(503,),
         backoff_factor=backoff_factor, backoff_max=max(backoff_factor * 64, 1.0),

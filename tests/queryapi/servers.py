@@ -5,6 +5,7 @@ that answers 503 for a while."""
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import socket
 import threading
@@ -214,6 +215,31 @@ def hang_up_mid_body(connection: socket.socket) -> None:
 def hang_up_before_answer(connection: socket.socket) -> None:
     read_request(connection)
     connection.close()
+
+
+def closes_kept_alive_connection_as_the_next_request_arrives() -> Callable[[socket.socket], None]:
+    """The first connection answers one request and keeps itself open, then closes when the
+    next request arrives, unanswered (a server ending an idle kept-alive connection at the
+    moment the client reuses it); later connections answer normally."""
+    body = (b'{"page": {"totalRecords": 0, "limit": 100, "currentPage": 1, "totalPages": 0, '
+            b'"nextPage": null, "prevPage": null}, "results": []}')
+    answer = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+              + str(len(body)).encode() + b"\r\nConnection: keep-alive\r\n\r\n" + body)
+    count = itertools.count()
+
+    def behaviour(connection: socket.socket) -> None:
+        first = next(count) == 0
+        with contextlib.suppress(OSError):  # the client or the test's end closes it
+            read_request(connection)
+            connection.sendall(answer)
+            if first:
+                read_request(connection)
+                connection.close()
+            else:
+                while read_request(connection):
+                    connection.sendall(answer)
+
+    return behaviour
 
 
 def closed_port() -> str:

@@ -25,6 +25,7 @@ from .servers import (
     FlakyProxy,
     RawServer,
     closed_port,
+    closes_kept_alive_connection_as_the_next_request_arrives,
     hang_up_before_answer,
     hang_up_mid_body,
     never_answer,
@@ -129,10 +130,28 @@ def test_dropped_connection(behaviour, mode):
             client.list_projects()
         if mode is Mode.BACKGROUND:
             assert client.stats.requests == 4 and rude.accepted == 4
+        elif behaviour is hang_up_before_answer:
+            # Interactive: once more at once, on a new connection, then the error.
+            assert client.stats.requests == 2 and rude.accepted == 2
         else:
             assert client.stats.requests == 1
     assert "was dropped before the answer was complete" in str(caught.value)
     assert_no_key(caught.value, KEY)
+
+
+@pytest.mark.parametrize("mode", [Mode.INTERACTIVE, Mode.BACKGROUND])
+def test_a_kept_alive_connection_closed_as_it_is_reused_costs_nothing(mode):
+    """The service ends an idle kept-alive connection just as the next request goes out
+    (clicks about its keep-alive time apart): the request is sent again on a new connection
+    at once, and the person sees their page, not "the service cannot be reached"."""
+    with RawServer(closes_kept_alive_connection_as_the_next_request_arrives()) as server, \
+            Client(server.url, KEY, mode, **FAST) as client:
+        project = "6f0d8a5e-3c1b-4b5e-9d7a-2f1e0c9b8a7d"
+        assert client.list_tags(project).results == ()
+        started = time.monotonic()
+        assert client.list_tags(project).results == ()
+        assert time.monotonic() - started < 0.5
+        assert server.accepted == 2
 
 
 # --- the key -------------------------------------------------------------------------------
