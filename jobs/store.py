@@ -142,6 +142,10 @@ INSERT_CHUNK = 500
 # PostgreSQL advisory lock taken while the tables are created ("tdjobs" in ASCII).
 CREATE_LOCK_ID = 0x74646A6F6273
 
+# What a person reads on a job whose process (a web worker after a restart, an RQ worker) is gone.
+STOPPED_WORKING = ("Tagdesk stopped working on this before it finished (a restart or a lost "
+                   "worker).")
+
 # This process: host, pid and a random token (a restarted container may reuse the pid).
 PROCESS_TOKEN = secrets.token_hex(6)
 
@@ -555,8 +559,7 @@ class Store:
                 connection.execute(update(edits).where(
                     edits.c.id == edit_id, edits.c.state.in_(ACTIVE),
                     edits.c.owner.is_(owner) if owner is None else edits.c.owner == owner,
-                ).values(state="interrupted", message="The dashboard stopped while this was "
-                         "running.", finished_at=now))
+                ).values(state="interrupted", message=STOPPED_WORKING, finished_at=now))
                 # A lease the dead job held is free at once (not only when it expires).
                 connection.execute(delete(project_locks).where(
                     project_locks.c.holder == edit_id))

@@ -187,7 +187,8 @@ def test_a_dashboard_start_reports_jobs_its_predecessor_left_running(app, dashbo
     again = create_app(dashboard_config)
     try:
         assert store.get(edit.id).state == "interrupted"
-        assert store.get(edit.id).message == "The dashboard stopped while this was running."
+        assert store.get(edit.id).message == (
+            "Tagdesk stopped working on this before it finished (a restart or a lost worker).")
     finally:
         close_app(again)
 

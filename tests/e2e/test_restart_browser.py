@@ -161,7 +161,8 @@ def test_a_job_interrupted_by_a_restart_is_reported_and_resumed(browser, setup, 
         job = page.locator("[data-job]").first
         expect(job).to_contain_text(f"Interrupted after {stopped.processed:,} of "
                                     f"{QUERIES:,} queries done.")
-        expect(job).to_contain_text("The dashboard stopped while this was running.")
+        expect(job).to_contain_text(
+            "Tagdesk stopped working on this before it finished (a restart or a lost worker).")
         page.screenshot(path=screenshots / "bulk-interrupted.png")
         job.get_by_role("button", name="Resume").click()
         expect(page.locator("[data-job]").first).to_contain_text(
