@@ -249,8 +249,9 @@ def _announce(app: Flask) -> None:
     if command is not None and command.info_name != "run":
         return  # another command (the jobs worker, routes, shell) serves no pages
     if os.environ.get("FLASK_RUN_FROM_CLI") == "true":
-        host = os.environ.get("FLASK_RUN_HOST") or "127.0.0.1"
-        port = os.environ.get("FLASK_RUN_PORT") or "5000"
+        given = command.params if command is not None else {}  # `flask run --host/--port`
+        host = given.get("host") or os.environ.get("FLASK_RUN_HOST") or "127.0.0.1"
+        port = given.get("port") or os.environ.get("FLASK_RUN_PORT") or "5000"
         where = f"http://{host}:{port}/"
         lines = [f"Tagdesk dashboard: {where}"]
     else:

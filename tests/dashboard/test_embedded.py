@@ -131,3 +131,19 @@ def test_start_up_prints_the_url_and_the_demo_key(dashboard_config, monkeypatch,
         assert "Tagdesk dashboard" not in capsys.readouterr().err
     finally:
         close_app(app)
+
+
+def test_start_up_names_the_address_given_to_flask_run(dashboard_config, monkeypatch, capsys):
+    """`flask --app app run --port 5079` prints that port, not Flask's default."""
+    from flask.cli import run_command
+
+    monkeypatch.setattr(app_module, "_announced", False)
+    monkeypatch.setenv("FLASK_RUN_FROM_CLI", "true")
+    monkeypatch.delenv("FLASK_RUN_PORT", raising=False)
+    config = {key: value for key, value in dashboard_config.items() if key != "TESTING"}
+    with run_command.make_context("run", ["--port", "5079"]) as context, context:
+        app = create_app(config)
+    try:
+        assert "Tagdesk dashboard: http://127.0.0.1:5079/" in capsys.readouterr().err
+    finally:
+        close_app(app)
