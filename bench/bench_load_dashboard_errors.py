@@ -32,15 +32,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import requests
-from sqlalchemy import create_engine
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.loadkit import Gunicorn, Redis, percentile  # noqa: E402
-from service import admin, schema  # noqa: E402
-from service import create_app as create_service_app  # noqa: E402
-from service.db import session_scope  # noqa: E402
+from bench.loadkit import Gunicorn, Redis, percentile, seeded_service_database  # noqa: E402
+from service import admin  # noqa: E402
 
 CSRF = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
 HIGH_LIMITS = (100_000, 1_000_000, 10_000_000)
@@ -61,13 +58,8 @@ class Person:
 
 
 def seed(folder: Path, orgs: int, users: int) -> tuple[str, list[Person]]:
-    url = f"sqlite:///{folder / 'service.sqlite3'}"
-    engine = create_engine(url)
-    schema.upgrade(engine)
-    engine.dispose()
-    app = create_service_app({"DATABASE_URL": url, "REDIS_URL": None})
     keys = []
-    with session_scope(app) as session:
+    with seeded_service_database(folder) as (url, session):
         for index in range(orgs):
             org_id = admin.create_org(session, f"Dashboard load org {index}")
             admin.set_limits(session, org_id, *HIGH_LIMITS)
@@ -82,7 +74,6 @@ def seed(folder: Path, orgs: int, users: int) -> tuple[str, list[Person]]:
                              tags, None))
             admin.insert_queries(session, project_id, rows)
             keys.append((admin.create_key(session, org_id, "tdk"), project_id))
-    app.extensions["tagdesk_engine"].dispose()
     return url, [Person(i, *keys[i % orgs]) for i in range(users)]
 
 

@@ -41,15 +41,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import requests
-from sqlalchemy import create_engine
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.loadkit import Gunicorn, Redis, percentile  # noqa: E402
-from service import admin, schema  # noqa: E402
-from service import create_app as create_service_app  # noqa: E402
-from service.db import session_scope  # noqa: E402
+from bench.loadkit import Gunicorn, Redis, percentile, seeded_service_database  # noqa: E402
+from service import admin  # noqa: E402
 
 RETRY_MESSAGE = re.compile(r"^Rate limit exceeded\. Retry in (\d+) seconds\.$")
 
@@ -72,13 +69,8 @@ class Outcome:
 
 
 def seed(folder: Path, orgs: int, limits: tuple[int, int, int]) -> tuple[str, list[Org]]:
-    url = f"sqlite:///{folder / 'service.sqlite3'}"
-    engine = create_engine(url)
-    schema.upgrade(engine)
-    engine.dispose()
-    app = create_service_app({"DATABASE_URL": url, "REDIS_URL": None})
     made = []
-    with session_scope(app) as session:
+    with seeded_service_database(folder) as (url, session):
         for index in range(orgs):
             org_id = admin.create_org(session, f"Load org {index:02d}")
             admin.set_limits(session, org_id, *limits)
@@ -89,7 +81,6 @@ def seed(folder: Path, orgs: int, limits: tuple[int, int, int]) -> tuple[str, li
                 (*admin.normalize_query(f"load query {index:02d}-{i:03d}", "en", "US"),
                  [tag] if i % 3 == 0 else [], None) for i in range(50)])
             made.append(Org(index, key, project_id))
-    app.extensions["tagdesk_engine"].dispose()
     return url, made
 
 

@@ -13,11 +13,34 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import requests
+from sqlalchemy import create_engine
+
+from service import create_app as create_service_app
+from service import schema
+from service.db import session_scope
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@contextmanager
+def seeded_service_database(folder: Path) -> Iterator[tuple[str, object]]:
+    """(database URL, a session) on a new, migrated SQLite file of the service; what the block
+    adds is committed, and the engine let go, when it ends."""
+    url = f"sqlite:///{folder / 'service.sqlite3'}"
+    engine = create_engine(url)
+    schema.upgrade(engine)
+    engine.dispose()
+    app = create_service_app({"DATABASE_URL": url, "REDIS_URL": None})
+    try:
+        with session_scope(app) as session:
+            yield url, session
+    finally:
+        app.extensions["tagdesk_engine"].dispose()
 
 
 def free_port() -> int:
