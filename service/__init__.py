@@ -6,7 +6,7 @@ import logging
 
 from flask import Flask
 
-from . import cli, db, errors, guard, routes, settings
+from . import cli, db, errors, guard, match_counts, routes, settings
 from .config import load_config
 
 
@@ -23,6 +23,7 @@ def create_app(test_config: dict | None = None) -> Flask:
         os.makedirs(app.instance_path, exist_ok=True)
 
     db.init_app(app)
+    match_counts.init_app(app)
     guard.init_app(app, app.config["REDIS_URL"] or "memory://")
     errors.register(app)
     app.register_blueprint(routes.bp)

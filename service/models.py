@@ -75,6 +75,9 @@ class Project(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     # Kept by database triggers (migration 0002); never written by the application.
     query_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # Changes whenever the project's queries change other than by their tags. Kept by
+    # database triggers (migration 0008); never written by the application.
+    texts_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class Tag(Base):

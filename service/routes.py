@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, g, jsonify
+from flask import Blueprint, current_app, g, jsonify
 from sqlalchemy import func, select
 
 from . import search, tagging
@@ -52,7 +52,8 @@ def list_queries():
     session = get_session()
     project_id = resolve_project(session, g.caller)
     body = parse(QueryListBody, read_json())
-    total, rows, tags = search.list_queries(session, project_id, body)
+    total, rows, tags = search.list_queries(
+        session, project_id, body, current_app.extensions["tagdesk_match_counts"])
     return jsonify({
         "page": page_object(total, body.page, body.limit),
         "results": [query_record(row, tags.get(row.pk, [])) for row in rows],

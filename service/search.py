@@ -24,6 +24,7 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session
 
 from .errors import BadRequest
+from .match_counts import MatchCounts
 from .models import Project, Query, Tag, language_country_counts, query_tags
 from .validation import MAX_ID, QueryListBody, SortItem, TagListBody
 
@@ -327,8 +328,35 @@ def _with_tags(statement, sort: list[SortItem], *figures):
         *order_by(sort, columns, DEFAULT_QUERY_SORT, page.c.id))
 
 
-def list_queries(session: Session, project_id: str, body: QueryListBody):
-    """(total, rows, tags by query pk) for one page."""
+def _remembered_key(project_id: str, version: int, filters: Filters) -> tuple:
+    return project_id, version, filters.text, filters.languages, filters.countries
+
+
+def _totals(session: Session, project_id: str, filters: Filters,
+            counts: MatchCounts | None) -> tuple[int, int]:
+    """(matches, the project's query count). A text filter without tags is counted once per
+    version of the project's queries (service/match_counts.py): tag edits cannot change it."""
+    if counts is None or filters.tag_sets or not filters.text:
+        return session.execute(select(
+            _count(session, project_id, filters), _project_total(project_id))).one()
+    project_total, version = session.execute(
+        select(Project.query_count, Project.texts_version).where(Project.id == project_id)
+    ).one()
+    total = counts.get(_remembered_key(project_id, version, filters))
+    if total is None:
+        # The version read in the counting statement itself: the count is of its rows.
+        total, version = session.execute(select(
+            _count(session, project_id, filters),
+            select(Project.texts_version).where(Project.id == project_id).scalar_subquery(),
+        )).one()
+        counts.put(_remembered_key(project_id, version, filters), total)
+    return total, project_total
+
+
+def list_queries(session: Session, project_id: str, body: QueryListBody,
+                 counts: MatchCounts | None = None):
+    """(total, rows, tags by query pk) for one page. With `counts`, tag-free text filters
+    are counted once per version of the project's queries."""
     ordering = order_by(body.sort, QUERY_SORT_FIELDS, DEFAULT_QUERY_SORT, Query.id)
     filters = resolve_filters(session, project_id, body)
     if filters is None:
@@ -339,8 +367,7 @@ def list_queries(session: Session, project_id: str, body: QueryListBody):
         if filters.known_total is not None and filters.project_total is not None:
             total, project_total = filters.known_total, filters.project_total
         else:
-            total, project_total = session.execute(select(
-                _count(session, project_id, filters), _project_total(project_id))).one()
+            total, project_total = _totals(session, project_id, filters, counts)
         if offset >= total:
             return total, [], {}
         in_order = total >= SCAN_IN_ORDER_SHARE * max(1, project_total)

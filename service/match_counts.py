@@ -1,0 +1,41 @@
+"""Exact counts of tag-free filters, remembered for as long as they cannot change.
+
+A filter without tags (text, languages, countries) matches the same queries until the
+project's queries themselves change, and then `projects.texts_version` changes with them
+(triggers, migration 0008). A count is remembered under the version read in the very
+statement that counted, so it is the count of exactly that version's rows; a later request
+asks for the version first and finds the count only while it is still current. Counting a
+common substring reads every match (~1 µs each on PostgreSQL, 20–40 ms for 32,000), and
+paging, re-sorting, editing tags and bulk jobs ask for the same count again and again.
+
+Each service process keeps its own; the versions live in the database, so processes never
+disagree about what is current.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Hashable
+
+from cachetools import LRUCache
+
+# About 100 bytes an entry: a few hundred KiB at most.
+DEFAULT_SIZE = 4096
+
+
+class MatchCounts:
+    def __init__(self, size: int = DEFAULT_SIZE):
+        self._counts: LRUCache = LRUCache(maxsize=size)
+        self._lock = threading.Lock()  # gunicorn threads share a worker's cache
+
+    def get(self, key: Hashable) -> int | None:
+        with self._lock:
+            return self._counts.get(key)
+
+    def put(self, key: Hashable, count: int) -> None:
+        with self._lock:
+            self._counts[key] = count
+
+
+def init_app(app) -> None:
+    app.extensions["tagdesk_match_counts"] = MatchCounts()
