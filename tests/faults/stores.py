@@ -32,11 +32,16 @@ def require_binaries() -> None:
 
 
 class PrivatePostgres:
-    """initdb + pg_ctl in a temporary folder. PostgreSQL refuses to run as root, so as root
-    the commands run as the `postgres` user, who owns the folder."""
+    """initdb + pg_ctl in a temporary folder (or a given one, kept between runs). PostgreSQL
+    refuses to run as root, so as root the commands run as the `postgres` user, who owns the
+    folder. `settings` are the server's, as `-c name=value`; tests need no durability."""
 
-    def __init__(self):
-        self.folder = Path(tempfile.mkdtemp(prefix="tagdesk-pg-"))
+    def __init__(self, folder: Path | None = None, settings: dict[str, str] | None = None):
+        if folder is None:
+            folder = Path(tempfile.mkdtemp(prefix="tagdesk-pg-"))
+        folder.mkdir(parents=True, exist_ok=True)
+        self.folder = folder
+        self.settings = {"fsync": "off"} if settings is None else settings
         self.data = self.folder / "data"
         self.port = free_port()
         self.url = f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/postgres"
@@ -52,12 +57,12 @@ class PrivatePostgres:
 
     def init(self) -> PrivatePostgres:
         self._run("initdb", "-D", str(self.data), "-U", "postgres", "-A", "trust",
-                  "--no-sync", "-E", "UTF8")
+                  "--no-sync", "-E", "UTF8", "--locale=C.UTF-8")
         return self
 
     def start(self) -> None:
-        options = (f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 "
-                   "-c fsync=off")
+        options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1" + "".join(
+            f" -c {name}={value}" for name, value in self.settings.items())
         self._run("pg_ctl", "-D", str(self.data), "-l", str(self.folder / "log"), "-w",
                   "-o", options, "start")
 
