@@ -1,6 +1,8 @@
 """Remembered counts of tag-free text filters (service/match_counts.py, migration 0008):
 always the count of the rows as they are now, and not recounted while they cannot change."""
 
+import sys
+
 import pytest
 from sqlalchemy import delete, event, select, text, update
 
@@ -117,3 +119,11 @@ def test_truncating_the_queries_changes_every_version(seeded):
     before = version(seeded)
     seeded.run(lambda s: s.execute(text("TRUNCATE queries CASCADE")))
     assert version(seeded) > before
+
+
+def test_a_remembered_filter_takes_little_memory_however_large(api, seeded, service_app):
+    codes = [f"x{i:03d}" for i in range(1000)]
+    assert total(api, query="schuhe", languages=["de", *codes], countries=codes) == 3
+    remembered = service_app.extensions["tagdesk_match_counts"]._counts
+    (key,) = list(remembered)
+    assert sum(sys.getsizeof(part) for part in key) < 300
