@@ -106,6 +106,18 @@ language_country_counts = Table(
 )
 
 
+# How many of a project's queries contain each string of 1 to 4 characters (PostgreSQL) or 1 to
+# 2 (SQLite) of their lower-cased text. Kept by database triggers (migration 0009); the total
+# of a short text filter is one row.
+text_gram_counts = Table(
+    "text_gram_counts",
+    Base.metadata,
+    Column("project_id", ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True),
+    Column("gram", Text, primary_key=True),
+    Column("query_count", Integer, nullable=False),
+)
+
+
 query_tags = Table(
     "query_tags",
     Base.metadata,

@@ -13,6 +13,7 @@ from sqlalchemy import (
     and_,
     any_,
     bindparam,
+    case,
     cast,
     column,
     false,
@@ -27,7 +28,14 @@ from sqlalchemy.orm import Session
 
 from .errors import BadRequest
 from .match_counts import MatchCounts
-from .models import Project, Query, Tag, language_country_counts, query_tags
+from .models import (
+    Project,
+    Query,
+    Tag,
+    language_country_counts,
+    query_tags,
+    text_gram_counts,
+)
 from .validation import MAX_ID, QueryListBody, SortItem, TagListBody
 
 QUERY_SORT_FIELDS = {
@@ -47,6 +55,9 @@ TRIGRAM = 3
 # PostgreSQL: the project and lower-cased text of every query, with the trigram index
 # (migration 0006).
 TEXTS = table("query_texts", column("pk"), column("project_id"), column("folded"))
+# The longest term whose matches text_gram_counts holds (migration 0009): on SQLite only the
+# terms LIKE matches (shorter than the trigram index's three characters), with LIKE's folding.
+COUNTED_GRAM_LENGTH = {"postgresql": 4, "sqlite": 2}
 # A filter matching at least this share of the project is cheaper to check row by row in
 # sort order (about 1/share rows read per result) than to collect and sort all its matches.
 SCAN_IN_ORDER_SHARE = 0.005
@@ -278,7 +289,10 @@ def _count(session: Session, project_id: str, filters: Filters):
         return (select(func.coalesce(func.sum(counters.query_count), 0))
                 .where(*conditions).scalar_subquery())
     only_text = not (filters.languages or filters.countries or filters.tag_sets)
-    if only_text and session.get_bind().dialect.name == "postgresql":
+    dialect = session.get_bind().dialect.name
+    if only_text and len(filters.text) <= COUNTED_GRAM_LENGTH.get(dialect, 0):
+        return _gram_count(project_id, filters.text, postgres=dialect == "postgresql")
+    if only_text and dialect == "postgresql":
         return select(func.count()).select_from(TEXTS).where(
             TEXTS.c.project_id == project_id, _folded_contains(filters.text)).scalar_subquery()
     if filters.text and _uses_trigram_index(session, filters.text):
@@ -298,6 +312,24 @@ def _count(session: Session, project_id: str, filters: Filters):
         return statement.scalar_subquery()
     return select(func.count()).select_from(Query).where(
         *_conditions(session, project_id, filters, in_order=False)).scalar_subquery()
+
+
+def _gram_count(project_id: str, term: str, *, postgres: bool):
+    """The matches of a short text-only filter, kept by triggers (migration 0009): a text
+    contains a term of n characters exactly when the term is one of its n-character strings,
+    folded as the filter folds them (`lower()` on both sides)."""
+    folded = func.lower(term)
+    counted = func.coalesce(select(text_gram_counts.c.query_count).where(
+        text_gram_counts.c.project_id == project_id,
+        text_gram_counts.c.gram == folded).scalar_subquery(), 0)
+    if not postgres:
+        return counted  # SQLite's lower() folds ASCII only: never a change of length
+    # A database whose lower() lengthens a character (ICU: "İ" → "i̇") can make a term longer
+    # than any counted string; such a term is counted row by row.
+    return case((func.char_length(folded) <= COUNTED_GRAM_LENGTH["postgresql"], counted),
+                else_=select(func.count()).select_from(TEXTS).where(
+                    TEXTS.c.project_id == project_id, _folded_contains(term)
+                ).scalar_subquery())
 
 
 def tags_by_query(session: Session, query_pks: list[int]) -> dict[int, list[int]]:

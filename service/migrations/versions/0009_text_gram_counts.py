@@ -1,0 +1,188 @@
+"""text_gram_counts: how many of a project's queries contain each short string, so that the
+total of a short text filter is one row read, not a pass over every query.
+
+A text contains a term of n characters exactly when the term is one of its substrings of n
+characters. So for every query the distinct substrings of 1 to MAX characters of its folded
+text are counted per project, and the total of a text-only filter of at most MAX characters is
+that count. The folding is each database's own, the same the substring filter matches with:
+
+- PostgreSQL, MAX = 4: `lower()`, as `query_texts.folded` (0006). Without this, a first count
+  of "a" read every one of a million rows (180–280 ms), of "sch" or "schu" every trigram
+  candidate (50–100 ms).
+- SQLite, MAX = 2: `lower()` folds ASCII only, as `LIKE` does, which matches terms shorter
+  than three characters; longer terms use the FTS5 trigram index (Unicode folding), which
+  counts them from the index alone. A first count of "a" or "sh" scanned every row (160–220 ms).
+
+Kept by triggers, in the transaction of every insert, delete, TRUNCATE or change of a query's
+text or project; setting tags never touches them. Statement-level on PostgreSQL (one upsert per
+distinct string per import batch); the project's row is locked first, as every counter writer
+of 0005 does, so writers of one project queue in one order.
+
+Revision ID: 0009
+Revises: 0008
+"""
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0009"
+down_revision = "0008"
+branch_labels = None
+depends_on = None
+
+POSTGRES_MAX = 4
+# Query texts are at most 1,000 characters (service/validation.py: MAX_STRING).
+SQLITE_POSITIONS = 1000
+
+
+def _postgres_grams(rows: str) -> str:
+    """(project_id, gram, queries containing it) for `rows` (a table of queries). Each text's
+    strings are made distinct on their own, so the only aggregate over all rows is by string
+    (a few tens of thousands per project), never a sort of every string of every row."""
+    return f"""
+        SELECT r.project_id, g.gram, count(*) AS c
+        FROM (SELECT project_id, lower(query) AS folded FROM {rows}) r
+        CROSS JOIN LATERAL (
+            SELECT DISTINCT substr(r.folded, n, l) AS gram
+            FROM generate_series(1, char_length(r.folded)) n,
+                 generate_series(1, {POSTGRES_MAX}) l
+            WHERE n + l - 1 <= char_length(r.folded)) g
+        GROUP BY r.project_id, g.gram"""
+
+
+def _postgres_add(rows: str) -> str:
+    return f"""
+        INSERT INTO text_gram_counts AS t (project_id, gram, query_count)
+        SELECT * FROM ({_postgres_grams(rows)}) n ORDER BY project_id, gram
+        ON CONFLICT (project_id, gram)
+        DO UPDATE SET query_count = t.query_count + excluded.query_count"""
+
+
+def _postgres_remove(rows: str) -> str:
+    # Only UPDATE: when a project is deleted its counter rows may already be gone.
+    return f"""
+        UPDATE text_gram_counts t SET query_count = t.query_count - n.c
+        FROM ({_postgres_grams(rows)}) n
+        WHERE (t.project_id, t.gram) = (n.project_id, n.gram)"""
+
+
+LOCK_PROJECTS = """
+    PERFORM 1 FROM projects WHERE id IN (SELECT project_id FROM {rows})
+    ORDER BY id FOR NO KEY UPDATE"""
+
+POSTGRES_FUNCTIONS = {
+    "tagdesk_count_text_grams": f"""RETURNS trigger AS $$
+        BEGIN
+            {LOCK_PROJECTS.format(rows="changed")};
+            IF TG_OP = 'INSERT' THEN
+                {_postgres_add("changed")};
+            ELSE
+                {_postgres_remove("changed")};
+            END IF;
+            RETURN NULL;
+        END $$ LANGUAGE plpgsql""",
+    # Row level: no code path changes a query's text or project; kept right for any that would.
+    "tagdesk_count_moved_text_grams": f"""RETURNS trigger AS $$
+        BEGIN
+            PERFORM 1 FROM projects WHERE id IN (old.project_id, new.project_id)
+            ORDER BY id FOR NO KEY UPDATE;
+            {_postgres_remove("(SELECT old.project_id, old.query) AS o (project_id, query)")};
+            {_postgres_add("(SELECT new.project_id, new.query) AS a (project_id, query)")};
+            RETURN NULL;
+        END $$ LANGUAGE plpgsql""",
+    # TRUNCATE fires no delete triggers.
+    "tagdesk_clear_text_grams": """RETURNS trigger AS $$
+        BEGIN
+            DELETE FROM text_gram_counts;
+            RETURN NULL;
+        END $$ LANGUAGE plpgsql""",
+}
+
+POSTGRES_TRIGGERS = {
+    "queries_text_grams_insert": "AFTER INSERT ON queries REFERENCING NEW TABLE AS changed "
+                                 "FOR EACH STATEMENT EXECUTE FUNCTION tagdesk_count_text_grams()",
+    "queries_text_grams_delete": "AFTER DELETE ON queries REFERENCING OLD TABLE AS changed "
+                                 "FOR EACH STATEMENT EXECUTE FUNCTION tagdesk_count_text_grams()",
+    "queries_text_grams_update": "AFTER UPDATE OF query, project_id ON queries FOR EACH ROW "
+                                 "WHEN ((old.query, old.project_id) IS DISTINCT FROM "
+                                 "(new.query, new.project_id)) "
+                                 "EXECUTE FUNCTION tagdesk_count_moved_text_grams()",
+    "queries_text_grams_truncate": "AFTER TRUNCATE ON queries FOR EACH STATEMENT "
+                                   "EXECUTE FUNCTION tagdesk_clear_text_grams()",
+}
+
+
+def _sqlite_grams(row: str) -> str:
+    """The distinct strings of 1 and 2 characters of `row`'s text, ASCII-lower-cased. (SQLite
+    allows no WITH in a trigger, so positions come from a table.)"""
+    folded = f"lower({row}.query)"
+    return (f"SELECT substr({folded}, n, 1) AS gram FROM text_positions "
+            f"WHERE n <= length({row}.query) "
+            f"UNION SELECT substr({folded}, n, 2) FROM text_positions "
+            f"WHERE n < length({row}.query)")
+
+
+SQLITE_ADD = f"""
+            INSERT INTO text_gram_counts (project_id, gram, query_count)
+            SELECT new.project_id, gram, 1 FROM ({_sqlite_grams("new")})
+            WHERE true
+            ON CONFLICT (project_id, gram) DO UPDATE SET query_count = query_count + 1;"""
+SQLITE_REMOVE = f"""
+            UPDATE text_gram_counts SET query_count = query_count - 1
+            WHERE project_id = old.project_id AND gram IN ({_sqlite_grams("old")});"""
+
+SQLITE_BACKFILL = """
+    INSERT INTO text_gram_counts (project_id, gram, query_count)
+    SELECT project_id, gram, count(*) FROM (
+        SELECT DISTINCT q.pk, q.project_id, substr(lower(q.query), p.n, l.l) AS gram
+        FROM queries q
+        JOIN text_positions p ON p.n <= length(q.query)
+        JOIN (SELECT 1 AS l UNION ALL SELECT 2) l ON p.n + l.l - 1 <= length(q.query))
+    GROUP BY project_id, gram"""
+
+SQLITE_TRIGGERS = {
+    "queries_text_grams_insert": f"AFTER INSERT ON queries BEGIN {SQLITE_ADD} END",
+    "queries_text_grams_delete": f"AFTER DELETE ON queries BEGIN {SQLITE_REMOVE} END",
+    "queries_text_grams_update": "AFTER UPDATE OF query, project_id ON queries "
+                                 "WHEN old.query IS NOT new.query "
+                                 "OR old.project_id IS NOT new.project_id "
+                                 f"BEGIN {SQLITE_REMOVE} {SQLITE_ADD} END",
+}
+
+
+def upgrade() -> None:
+    sqlite = op.get_bind().dialect.name == "sqlite"
+    op.create_table(
+        "text_gram_counts",
+        sa.Column("project_id", sa.String(36),
+                  sa.ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True),
+        sa.Column("gram", sa.Text, primary_key=True),
+        sa.Column("query_count", sa.Integer, nullable=False),
+    )
+    if sqlite:
+        op.create_table("text_positions", sa.Column("n", sa.Integer, primary_key=True))
+        op.execute("WITH RECURSIVE p (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM p "
+                   f"WHERE n < {SQLITE_POSITIONS}) INSERT INTO text_positions SELECT n FROM p")
+        op.execute(SQLITE_BACKFILL)
+        for name, body in SQLITE_TRIGGERS.items():
+            op.execute(f"CREATE TRIGGER {name} {body}")
+        return
+    op.execute(f"INSERT INTO text_gram_counts (project_id, gram, query_count) "
+               f"{_postgres_grams('queries')}")
+    for name, body in POSTGRES_FUNCTIONS.items():
+        op.execute(f"CREATE FUNCTION {name}() {body}")
+    for name, definition in POSTGRES_TRIGGERS.items():
+        op.execute(f"CREATE TRIGGER {name} {definition}")
+
+
+def downgrade() -> None:
+    if op.get_bind().dialect.name == "sqlite":
+        for name in SQLITE_TRIGGERS:
+            op.execute(f"DROP TRIGGER IF EXISTS {name}")
+        op.drop_table("text_positions")
+    else:
+        for name in POSTGRES_TRIGGERS:
+            op.execute(f"DROP TRIGGER IF EXISTS {name} ON queries")
+        for name in POSTGRES_FUNCTIONS:
+            op.execute(f"DROP FUNCTION IF EXISTS {name}()")
+    op.drop_table("text_gram_counts")

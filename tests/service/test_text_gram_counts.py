@@ -1,0 +1,227 @@
+"""Counted short terms (migration 0009): the total of a text filter of up to 4 characters
+(PostgreSQL) or 2 (SQLite) is read from `text_gram_counts`, kept by triggers. Proved against
+the rows the filter itself returns, and against the counters recomputed from the texts."""
+
+from __future__ import annotations
+
+import secrets
+from collections import Counter
+
+import pytest
+from alembic import command
+from sqlalchemy import create_engine, delete, func, select, text, update
+
+from service import schema
+from service.models import Query, text_gram_counts
+from service.search import COUNTED_GRAM_LENGTH
+from tests.conftest import POSTGRES_ADMIN_URL
+
+ROWS = [
+    ("Laufschuhe Damen", "de", "DE", ["brand"]),
+    ("laufschuhe herren", "de", "AT", []),
+    ("GRÖSSE 39 Schuhe", "de", "DE", []),
+    ("größe 40 schuhe", "de", "CH", ["sale"]),
+    ("running shoes", "en", "US", []),
+    ("aaaa", "en", "GB", []),  # one query, however often a string repeats in it
+    ("50% off_sale / a_b", "en", "US", []),  # LIKE's own characters, taken literally
+    ("Ärger über Öl", "de", "DE", []),
+    ("café crème", "fr", "FR", []),
+    ("snow ☃ boots 🥾", "en", "CA", []),
+]
+# Terms that are in no text, in any case.
+ABSENT = ["q", "zz", "☂", "x%", "é_", "oooo", "qq q"]
+
+
+def grams(folded: str, longest: int) -> set[str]:
+    return {folded[i:i + n] for n in range(1, longest + 1) for i in range(len(folded) - n + 1)}
+
+
+def terms_of(texts, longest: int) -> set[str]:
+    """Every string of up to `longest` characters of the texts, as written and upper-cased."""
+    found = set()
+    for value in texts:
+        found |= grams(value, longest) | grams(value.upper(), longest)
+    return found
+
+
+def dialect(world) -> str:
+    return world.run(lambda s: s.get_bind().dialect.name)
+
+
+def folded_texts(session) -> list[tuple[str, str]]:
+    """(project, text) folded as the database's filter folds it: lower() on both databases
+    (ASCII only on SQLite, as its LIKE)."""
+    return session.execute(select(Query.project_id, func.lower(Query.query))).all()
+
+
+def expected_counts(session, longest: int) -> dict[tuple[str, str], int]:
+    counts: Counter = Counter()
+    for project_id, folded in folded_texts(session):
+        counts.update((project_id, gram) for gram in grams(folded, longest))
+    return dict(counts)
+
+
+def stored_counts(session) -> dict[tuple[str, str], int]:
+    rows = session.execute(select(text_gram_counts)).all()
+    return {(row.project_id, row.gram): row.query_count for row in rows if row.query_count}
+
+
+def listed(api, term: str) -> tuple[int, int]:
+    """(totalRecords, the number of rows the filter returns)."""
+    response = api.queries(query=term, limit=1000)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    return body["page"]["totalRecords"], len(body["results"])
+
+
+@pytest.fixture
+def seeded(world):
+    world.add_queries(ROWS)
+    world.add_queries([("laufschuhe", "de", "DE", [])], project_id=world.other_project_id)
+    return world
+
+
+def test_every_short_term_counts_exactly_the_rows_it_matches(api, seeded):
+    longest = COUNTED_GRAM_LENGTH[dialect(seeded)]
+    terms = sorted(terms_of([row[0] for row in ROWS], longest) | set(ABSENT))
+    assert len(terms) > 200
+
+    def expected(session) -> dict[str, int]:
+        # Folded by the database itself, matched here: no search code, no counter.
+        texts = [folded for project_id, folded in folded_texts(session)
+                 if project_id == seeded.project_id]
+        return {term: sum(session.scalar(select(func.lower(term))) in folded
+                          for folded in texts) for term in terms}
+
+    wanted = seeded.run(expected)
+    assert sum(1 for count in wanted.values() if count) > 150
+    wrong = {}
+    for term in terms:
+        total, rows = listed(api, term)
+        if not total == rows == wanted[term]:
+            wrong[term] = (total, rows, wanted[term])
+    assert wrong == {}
+
+
+def test_case_and_literal_characters(api, seeded):
+    assert listed(api, "s")[0] == 7
+    assert listed(api, "S")[0] == 7
+    assert listed(api, "SC")[0] == 4
+    assert listed(api, "a")[0] == 5
+    assert listed(api, "%")[0] == 1
+    assert listed(api, "_")[0] == 1
+    assert listed(api, "/")[0] == 1
+    assert listed(api, "☃")[0] == 1
+    assert listed(api, "q")[0] == 0
+    if dialect(seeded) == "postgresql":
+        assert listed(api, "ÖL")[0] == 1  # PostgreSQL's lower() folds beyond ASCII
+        assert listed(api, "schu")[0] == 4
+
+
+def test_the_counters_are_the_texts_counted_afresh(seeded):
+    longest = COUNTED_GRAM_LENGTH[dialect(seeded)]
+
+    def check():
+        def compare(session):
+            assert stored_counts(session) == expected_counts(session, longest)
+        seeded.run(compare)
+
+    check()
+    seeded.add_queries([("Neue Schuhe", "de", "DE", []), ("aa", "en", "US", [])])
+    check()
+    seeded.run(lambda s: s.execute(delete(Query).where(Query.query == "aaaa")))
+    check()
+    seeded.run(lambda s: s.execute(update(Query).where(Query.query == "running shoes")
+                                   .values(query="Trail Boots")))
+    check()
+    seeded.run(lambda s: s.execute(update(Query).where(Query.query == "café crème")
+                                   .values(project_id=seeded.other_project_id)))
+    check()
+    # Tags and times change nothing.
+    seeded.run(lambda s: s.execute(update(Query).values(updated_at=Query.updated_at)))
+    check()
+
+
+def test_totals_follow_other_writers(api, seeded):
+    assert listed(api, "aa") == (1, 1)
+    seeded.add_queries([("aa", "en", "US", [])])
+    assert listed(api, "aa") == (2, 2)
+    seeded.run(lambda s: s.execute(delete(Query).where(Query.query == "aaaa")))
+    assert listed(api, "aa") == (1, 1)
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+def test_truncating_the_queries_empties_the_counters(api, seeded):
+    seeded.run(lambda s: s.execute(text("TRUNCATE queries CASCADE")))
+    assert seeded.run(stored_counts) == {}
+    seeded.add_queries([("aa", "en", "US", [])])
+    assert listed(api, "a") == (1, 1)
+
+
+def test_a_short_term_is_counted_from_its_row(api, seeded, service_app):
+    statements: list[str] = []
+    engine = service_app.extensions["tagdesk_engine"]
+
+    def record(_conn, _cursor, statement, *_args):
+        statements.append(" ".join(statement.split()))
+
+    from sqlalchemy import event
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        listed(api, "sc")
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+    counting = [s for s in statements if "text_gram_counts" in s]
+    assert len(counting) == 1
+
+
+def _upgrade_from_0008_with_rows(url: str) -> dict:
+    """Migrate to 0008, add rows as a deployment of then would hold them, then to head; the
+    counters the migration made, and those recomputed."""
+    engine = create_engine(url)
+    try:
+        with engine.begin() as connection:
+            command.upgrade(schema.alembic_config(connection), "0008")
+            connection.execute(text(
+                "INSERT INTO organizations (id, name, created_at) VALUES ('o', 'Org', '2026-01-01')"))
+            for project in ("p1", "p2"):
+                connection.execute(text(
+                    "INSERT INTO projects (id, org_id, name, created_at) "
+                    "VALUES (:id, 'o', :id, '2026-01-01')"), {"id": project})
+            for index, (query, language, country, _tags) in enumerate(ROWS):
+                connection.execute(text(
+                    "INSERT INTO queries (id, project_id, query, language, country, updated_at) "
+                    "VALUES (:id, :project, :query, :language, :country, '2026-01-01')"),
+                    {"id": f"q{index}", "project": "p1" if index % 3 else "p2", "query": query,
+                     "language": language, "country": country})
+        with engine.begin() as connection:
+            command.upgrade(schema.alembic_config(connection), "head")
+        longest = COUNTED_GRAM_LENGTH[engine.dialect.name]
+        with engine.connect() as connection:
+            return {"stored": stored_counts(connection),
+                    "expected": expected_counts(connection, longest)}
+    finally:
+        engine.dispose()
+
+
+def test_the_migration_counts_the_queries_already_there_sqlite(tmp_path):
+    counts = _upgrade_from_0008_with_rows(f"sqlite:///{tmp_path / 'old.sqlite3'}")
+    assert counts["stored"] == counts["expected"] and len(counts["stored"]) > 100
+
+
+@pytest.mark.postgres
+def test_the_migration_counts_the_queries_already_there_postgres():
+    from tests.conftest import require_postgres
+    require_postgres()
+    name = "tagdesk_test_migration_" + secrets.token_hex(4)
+    admin_engine = create_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    with admin_engine.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        counts = _upgrade_from_0008_with_rows(POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + "/" + name)
+        assert counts["stored"] == counts["expected"] and len(counts["stored"]) > 100
+    finally:
+        with admin_engine.connect() as connection:
+            connection.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+        admin_engine.dispose()
