@@ -5,10 +5,11 @@ from __future__ import annotations
 import csv
 import re
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from itertools import islice
 
-from sqlalchemy import insert, select
+from sqlalchemy import insert, select, text
 from sqlalchemy.orm import Session
 
 from . import keys
@@ -103,12 +104,31 @@ def insert_queries(session: Session, project_id: str, rows: Iterable[NewQuery],
     """Insert normalized rows in batches; a key the project already has is skipped."""
     count = 0
     iterator = iter(rows)
-    while batch := list(islice(iterator, batch_size)):
-        count += _insert_batch(session, project_id, batch)
+    with _text_grams_counted_once(session) as inserted_pks:
+        while batch := list(islice(iterator, batch_size)):
+            count += _insert_batch(session, project_id, batch, inserted_pks)
     return count
 
 
-def _insert_batch(session: Session, project_id: str, batch: list[NewQuery]) -> int:
+@contextmanager
+def _text_grams_counted_once(session: Session):
+    """PostgreSQL: the short-term counters of every query inserted here are updated once, at
+    the end, in this transaction, instead of once per INSERT statement (migration 0009 says
+    why). Yields the list to put the inserted row keys in."""
+    if session.get_bind().dialect.name != "postgresql":
+        yield []
+        return
+    session.execute(text("SELECT set_config('tagdesk.defer_text_grams', 'on', true)"))
+    inserted_pks: list[int] = []
+    yield inserted_pks
+    session.execute(text("SELECT set_config('tagdesk.defer_text_grams', 'off', true)"))
+    if inserted_pks:
+        session.execute(text("SELECT tagdesk_count_text_grams_of(CAST(:pks AS integer[]))"),
+                        {"pks": inserted_pks})
+
+
+def _insert_batch(session: Session, project_id: str, batch: list[NewQuery],
+                  inserted_pks: list[int]) -> int:
     unique: dict[tuple[str, str, str], NewQuery] = {}
     for row in batch:
         unique.setdefault(row[:3], row)
@@ -127,6 +147,7 @@ def _insert_batch(session: Session, project_id: str, batch: list[NewQuery]) -> i
     ])
     pk_by_id = {query_id: pk for query_id, pk in session.execute(
         select(Query.id, Query.pk).where(Query.id.in_(ids)))}
+    inserted_pks.extend(pk_by_id.values())
     links = [{"query_pk": pk_by_id[query_id], "tag_id": tag_id}
              for query_id, row in zip(ids, fresh, strict=True) for tag_id in set(row[3])]
     if links:

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import secrets
 from collections import Counter
+from datetime import datetime
 
 import pytest
 from alembic import command
-from sqlalchemy import create_engine, delete, func, select, text, update
+from sqlalchemy import create_engine, delete, func, insert, select, text, update
 
 from service import schema
 from service.models import Query, text_gram_counts
@@ -142,6 +143,20 @@ def test_the_counters_are_the_texts_counted_afresh(seeded):
     check()
 
 
+def test_queries_inserted_by_plain_statements_are_counted_too(seeded):
+    # Not through the import (which counts once, at its end, on PostgreSQL): the triggers.
+    longest = COUNTED_GRAM_LENGTH[dialect(seeded)]
+    rows = [{"id": f"plain-{i}", "project_id": seeded.project_id, "query": f"Plain Text {i}",
+             "language": "en", "country": "US", "updated_at": datetime(2026, 1, 1)}
+            for i in range(30)]
+    seeded.run(lambda s: s.execute(insert(Query).values(rows[:10])))
+    seeded.run(lambda s: [s.execute(insert(Query).values(row)) for row in rows[10:]])
+
+    def compare(session):
+        assert stored_counts(session) == expected_counts(session, longest)
+    seeded.run(compare)
+
+
 def test_totals_follow_other_writers(api, seeded):
     assert listed(api, "aa") == (1, 1)
     seeded.add_queries([("aa", "en", "US", [])])
@@ -183,8 +198,8 @@ def _upgrade_from_0008_with_rows(url: str) -> dict:
     try:
         with engine.begin() as connection:
             command.upgrade(schema.alembic_config(connection), "0008")
-            connection.execute(text(
-                "INSERT INTO organizations (id, name, created_at) VALUES ('o', 'Org', '2026-01-01')"))
+            connection.execute(text("INSERT INTO organizations (id, name, created_at) "
+                                    "VALUES ('o', 'Org', '2026-01-01')"))
             for project in ("p1", "p2"):
                 connection.execute(text(
                     "INSERT INTO projects (id, org_id, name, created_at) "
