@@ -52,8 +52,8 @@ FILTERS = [
     {"tagNames": ["brand", "local"], "languages": ["en"]},
     {"query": "shoe", "tagNames": ["sale"]},
 ]
-SORTS = [("updatedAt", "DESC"), ("query", "ASC"), ("language", "DESC"), ("country", "ASC"),
-         ("id", "ASC")]
+SORTS = [("updatedAt", "DESC"), ("query", "ASC"), ("language", "DESC"), ("language", "ASC"),
+         ("country", "ASC"), ("country", "DESC"), ("id", "ASC")]
 
 
 @pytest.mark.parametrize("share", [0.0, 2.0], ids=["walk-in-order", "collect-and-sort"])
