@@ -337,6 +337,9 @@ def main() -> None:
 def bench(args, setup, key: str, total_queries: int) -> None:
     meter, base = setup.meter, setup.base
     browser = requests.Session()
+    # The browser's stand-in: no proxy look-ups in this process's environment on every
+    # request (0.25 ms each in requests, counted as the dashboard's overhead otherwise).
+    browser.trust_env = False
     token = CSRF.search(browser.get(base + "/signin").text).group(1)
     answer = browser.post(base + "/signin", data={"csrf_token": token, "api_key": key})
     assert answer.url.endswith("/projects"), answer.url
