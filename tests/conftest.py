@@ -11,6 +11,8 @@ import os
 import secrets
 import shutil
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,22 +60,30 @@ def sqlite_template(tmp_path_factory) -> Path:
     return path
 
 
+@contextmanager
+def postgres_database_of_its_own(prefix: str) -> Iterator[str]:
+    """The URL of a new, empty PostgreSQL database, dropped afterwards."""
+    name = prefix + secrets.token_hex(4)
+    admin_engine = create_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    with admin_engine.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + "/" + name
+    finally:
+        with admin_engine.connect() as connection:
+            connection.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+        admin_engine.dispose()
+
+
 @pytest.fixture(scope="session")
 def postgres_database():
     """A database of its own for this test run, migrated once and dropped at the end."""
     require_postgres()
-    name = "tagdesk_test_" + secrets.token_hex(4)
-    admin_engine = create_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
-    with admin_engine.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    url = POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + "/" + name
-    engine = create_engine(url)
-    schema.upgrade(engine)
-    engine.dispose()
-    yield url
-    with admin_engine.connect() as connection:
-        connection.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
-    admin_engine.dispose()
+    with postgres_database_of_its_own("tagdesk_test_") as url:
+        engine = create_engine(url)
+        schema.upgrade(engine)
+        engine.dispose()
+        yield url
 
 
 def empty_postgres(url: str) -> None:

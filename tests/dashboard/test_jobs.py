@@ -262,20 +262,10 @@ def test_with_redis_the_job_reads_the_key_from_redis(shop, dashboard_config, tmp
 def jobs_postgres():
     """A PostgreSQL database of its own for the jobs tables, dropped at the end."""
     require_postgres()
-    import secrets
+    from tests.conftest import postgres_database_of_its_own
 
-    from sqlalchemy import create_engine, text
-
-    from tests.conftest import POSTGRES_ADMIN_URL
-
-    name = "tagdesk_jobs_test_" + secrets.token_hex(4)
-    admin_engine = create_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
-    with admin_engine.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    yield POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + "/" + name
-    with admin_engine.connect() as connection:
-        connection.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
-    admin_engine.dispose()
+    with postgres_database_of_its_own("tagdesk_jobs_test_") as url:
+        yield url
 
 
 @pytest.mark.postgres

@@ -4,7 +4,6 @@ the rows the filter itself returns, and against the counters recomputed from the
 
 from __future__ import annotations
 
-import secrets
 from collections import Counter
 from datetime import datetime
 
@@ -15,7 +14,7 @@ from sqlalchemy import create_engine, delete, func, insert, select, text, update
 from service import schema
 from service.models import Query, text_gram_counts
 from service.search import COUNTED_GRAM_LENGTH
-from tests.conftest import POSTGRES_ADMIN_URL
+from tests.conftest import postgres_database_of_its_own, require_postgres
 
 ROWS = [
     ("Laufschuhe Damen", "de", "DE", ["brand"]),
@@ -227,16 +226,7 @@ def test_the_migration_counts_the_queries_already_there_sqlite(tmp_path):
 
 @pytest.mark.postgres
 def test_the_migration_counts_the_queries_already_there_postgres():
-    from tests.conftest import require_postgres
     require_postgres()
-    name = "tagdesk_test_migration_" + secrets.token_hex(4)
-    admin_engine = create_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
-    with admin_engine.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        counts = _upgrade_from_0008_with_rows(POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + "/" + name)
-        assert counts["stored"] == counts["expected"] and len(counts["stored"]) > 100
-    finally:
-        with admin_engine.connect() as connection:
-            connection.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
-        admin_engine.dispose()
+    with postgres_database_of_its_own("tagdesk_test_migration_") as url:
+        counts = _upgrade_from_0008_with_rows(url)
+    assert counts["stored"] == counts["expected"] and len(counts["stored"]) > 100
