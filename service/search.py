@@ -488,9 +488,8 @@ def list_queries(session: Session, project_id: str, body: QueryListBody,
     matching = select(*columns).where(
         *_conditions(session, project_id, filters, in_order=in_order, sort=body.sort))
     collect_first = not filters.empty and not in_order
-    by_code = (_clustered_in_codes(filters, body.sort) and len(body.sort) == 1
-               and body.sort[0].direction.upper() in ("ASC", "DESC"))
-    if by_code:
+    # One sort item (ties by id), already checked by order_by above.
+    if _clustered_in_codes(filters, body.sort) and len(body.sort) == 1:
         paged = _paged_by_code(session, project_id, filters, columns, body.sort[0].field,
                                body.sort[0].direction.upper() == "DESC", offset, body.limit)
         if paged is None:
@@ -500,9 +499,9 @@ def list_queries(session: Session, project_id: str, body: QueryListBody,
         # matches soon, and loses badly for rare ones (and for codes, above); OFFSET 0 keeps
         # the subquery apart, so the matches are collected first and then sorted.
         fenced = matching.offset(0).subquery()
-        columns = {name: fenced.c[column.key] for name, column in QUERY_SORT_FIELDS.items()}
+        sort_fields = {name: fenced.c[column.key] for name, column in QUERY_SORT_FIELDS.items()}
         statement = select(fenced).order_by(
-            *order_by(body.sort, columns, DEFAULT_QUERY_SORT, fenced.c.id))
+            *order_by(body.sort, sort_fields, DEFAULT_QUERY_SORT, fenced.c.id))
         paged = statement.limit(body.limit).offset(offset)
     elif filters.empty and offset >= DEFER_FROM_OFFSET:
         page_keys = select(Query.pk).where(Query.project_id == project_id).order_by(
