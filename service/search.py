@@ -178,6 +178,12 @@ def _folded_contains(term: str):
     return TEXTS.c.folded.like(func.lower(f"%{escaped}%"), escape="/")
 
 
+def _texts_count(project_id: str, term: str):
+    """PostgreSQL: the project's queries whose text contains `term`, counted row by row."""
+    return select(func.count()).select_from(TEXTS).where(
+        TEXTS.c.project_id == project_id, _folded_contains(term)).scalar_subquery()
+
+
 def _text_pks(project_id: str, term: str):
     """PostgreSQL: row keys of the project's queries whose text contains `term`."""
     return select(TEXTS.c.pk).where(TEXTS.c.project_id == project_id, _folded_contains(term))
@@ -198,6 +204,17 @@ def _clustered_in_codes(filters: Filters, sort: list[SortItem]) -> bool:
             and bool(filters.text or filters.languages or filters.countries))
 
 
+def _counter_conditions(project_id: str, filters: Filters) -> list:
+    """The rows of `language_country_counts` a language and country filter selects."""
+    counters = language_country_counts.c
+    conditions = [counters.project_id == project_id]
+    if filters.languages:
+        conditions.append(counters.language.in_(sorted(filters.languages)))
+    if filters.countries:
+        conditions.append(counters.country.in_(sorted(filters.countries)))
+    return conditions
+
+
 def _code_groups(session: Session, project_id: str, filters: Filters, field: str,
                  descending: bool) -> list[tuple[str, int, int]]:
     """(code, matches, the project's queries with that code) for each code the filter
@@ -212,13 +229,9 @@ def _code_groups(session: Session, project_id: str, filters: Filters, field: str
                    .where(*_conditions(session, project_id, filters, in_order=False))
                    .group_by(code).subquery())
     else:
-        conditions = [counters.project_id == project_id]
-        if filters.languages:
-            conditions.append(counters.language.in_(sorted(filters.languages)))
-        if filters.countries:
-            conditions.append(counters.country.in_(sorted(filters.countries)))
         matches = (select(counter_code.label("code"), func.sum(counters.query_count).label("n"))
-                   .where(*conditions).group_by(counter_code).subquery())
+                   .where(*_counter_conditions(project_id, filters))
+                   .group_by(counter_code).subquery())
     order = matches.c.code.desc() if descending else matches.c.code.asc()
     return [tuple(row) for row in session.execute(
         select(matches.c.code, matches.c.n, sizes.c.size)
@@ -355,20 +368,14 @@ def _count(session: Session, project_id: str, filters: Filters):
     if not (filters.text or filters.tag_sets):
         # Languages and countries only: a sum over the project's counters (migration 0005).
         counters = language_country_counts.c
-        conditions = [counters.project_id == project_id]
-        if filters.languages:
-            conditions.append(counters.language.in_(sorted(filters.languages)))
-        if filters.countries:
-            conditions.append(counters.country.in_(sorted(filters.countries)))
         return (select(func.coalesce(func.sum(counters.query_count), 0))
-                .where(*conditions).scalar_subquery())
+                .where(*_counter_conditions(project_id, filters)).scalar_subquery())
     only_text = not (filters.languages or filters.countries or filters.tag_sets)
     dialect = session.get_bind().dialect.name
     if only_text and len(filters.text) <= COUNTED_GRAM_LENGTH.get(dialect, 0):
         return _gram_count(project_id, filters.text, postgres=dialect == "postgresql")
     if only_text and dialect == "postgresql":
-        return select(func.count()).select_from(TEXTS).where(
-            TEXTS.c.project_id == project_id, _folded_contains(filters.text)).scalar_subquery()
+        return _texts_count(project_id, filters.text)
     if filters.text and _uses_trigram_index(session, filters.text):
         span = _contiguous_span(session, project_id) if only_text else None
         if span is not None:
@@ -401,9 +408,7 @@ def _gram_count(project_id: str, term: str, *, postgres: bool):
     # A database whose lower() lengthens a character (ICU: "İ" → "i̇") can make a term longer
     # than any counted string; such a term is counted row by row.
     return case((func.char_length(folded) <= COUNTED_GRAM_LENGTH["postgresql"], counted),
-                else_=select(func.count()).select_from(TEXTS).where(
-                    TEXTS.c.project_id == project_id, _folded_contains(term)
-                ).scalar_subquery())
+                else_=_texts_count(project_id, term))
 
 
 def tags_by_query(session: Session, query_pks: list[int]) -> dict[int, list[int]]:
