@@ -82,18 +82,6 @@ def _postgres_remove(rows: str) -> str:
 # compilation (the estimates are large, the work is not: JIT cost more than it saved).
 STATEMENT_SETTINGS = " SET work_mem = '64MB' SET jit = off"
 
-# The counters of the queries already there: each text's strings made distinct on their own,
-# so the one aggregate over every row is by string (a few tens of thousands per project).
-POSTGRES_BACKFILL = f"""
-    INSERT INTO text_gram_counts (project_id, gram, query_count)
-    SELECT r.project_id, g.gram, count(*)
-    FROM (SELECT project_id, lower(query) AS folded FROM queries) r
-    CROSS JOIN LATERAL (
-        SELECT DISTINCT substr(r.folded, n, l) AS gram
-        FROM generate_series(1, {POSTGRES_MAX}) l,
-             generate_series(1, char_length(r.folded) - l + 1) n) g
-    GROUP BY r.project_id, g.gram"""
-
 OLD_ROW = "(SELECT old.pk, old.project_id, old.query) AS o (pk, project_id, query)"
 NEW_ROW = "(SELECT new.pk, new.project_id, new.query) AS a (pk, project_id, query)"
 
@@ -219,7 +207,9 @@ def upgrade() -> None:
             op.execute(f"CREATE TRIGGER {name} {body}")
         return
     op.execute("SET LOCAL jit = off")
-    op.execute(POSTGRES_BACKFILL)
+    op.execute("SET LOCAL work_mem = '64MB'")
+    op.execute("INSERT INTO text_gram_counts (project_id, gram, query_count) "
+               + _postgres_grams("queries"))
     for name, body in POSTGRES_FUNCTIONS.items():
         op.execute(f"CREATE FUNCTION {name}{'' if body.startswith('(') else '()'} {body}")
     for name, definition in POSTGRES_TRIGGERS.items():
