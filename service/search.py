@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sqlalchemy import (
     Integer,
@@ -50,12 +50,16 @@ TAG_SORT_FIELDS = {"name": Tag.name_folded, "id": Tag.id}
 DEFAULT_QUERY_SORT = [SortItem(field="updatedAt", direction="DESC")]
 DEFAULT_TAG_SORT = [SortItem(field="name", direction="ASC")]
 
+# The filter's field that holds the codes of each code sort field.
+CODE_FILTERS = {"language": "languages", "country": "countries"}
+
 FTS = table("queries_fts", column("rowid"))
 # The trigram index needs at least three characters; shorter terms fall back to LIKE.
 TRIGRAM = 3
-# PostgreSQL: the project and lower-cased text of every query, with the trigram index
-# (migration 0006).
-TEXTS = table("query_texts", column("pk"), column("project_id"), column("folded"))
+# PostgreSQL: the project, codes and lower-cased text of every query, with the trigram index
+# (migrations 0006 and 0011).
+TEXTS = table("query_texts", column("pk"), column("project_id"), column("language"),
+              column("country"), column("folded"))
 # The longest term whose matches text_gram_counts holds (migration 0009): on SQLite only the
 # terms LIKE matches (shorter than the trigram index's three characters), with LIKE's folding.
 COUNTED_GRAM_LENGTH = {"postgresql": 4, "sqlite": 2}
@@ -178,15 +182,25 @@ def _folded_contains(term: str):
     return TEXTS.c.folded.like(func.lower(f"%{escaped}%"), escape="/")
 
 
-def _texts_count(project_id: str, term: str):
-    """PostgreSQL: the project's queries whose text contains `term`, counted row by row."""
+def _text_matches(project_id: str, filters: Filters) -> list:
+    """PostgreSQL: a filter with text as conditions on `query_texts` alone: the substring, and
+    the codes and tags (migration 0011). The trigram index's candidates are checked on the
+    narrow copy, so no `queries` row is read for a candidate that does not match."""
+    conditions = [TEXTS.c.project_id == project_id, _folded_contains(filters.text)]
+    if filters.languages:
+        conditions.append(TEXTS.c.language.in_(sorted(filters.languages)))
+    if filters.countries:
+        conditions.append(TEXTS.c.country.in_(sorted(filters.countries)))
+    for ids in filters.tag_sets:
+        conditions.append(TEXTS.c.pk.in_(
+            select(query_tags.c.query_pk).where(query_tags.c.tag_id.in_(sorted(ids)))))
+    return conditions
+
+
+def _texts_count(project_id: str, filters: Filters):
+    """PostgreSQL: the matches of a filter with text, counted row by row on `query_texts`."""
     return select(func.count()).select_from(TEXTS).where(
-        TEXTS.c.project_id == project_id, _folded_contains(term)).scalar_subquery()
-
-
-def _text_pks(project_id: str, term: str):
-    """PostgreSQL: row keys of the project's queries whose text contains `term`."""
-    return select(TEXTS.c.pk).where(TEXTS.c.project_id == project_id, _folded_contains(term))
+        *_text_matches(project_id, filters)).scalar_subquery()
 
 
 def _uses_trigram_index(session: Session, term: str) -> bool:
@@ -223,7 +237,11 @@ def _code_groups(session: Session, project_id: str, filters: Filters, field: str
     counter_code = counters.language if field == "language" else counters.country
     sizes = (select(counter_code.label("code"), func.sum(counters.query_count).label("size"))
              .where(counters.project_id == project_id).group_by(counter_code).subquery())
-    if filters.text or filters.tag_sets:
+    if filters.text and session.get_bind().dialect.name == "postgresql":
+        code = TEXTS.c[field]
+        matches = (select(code.label("code"), func.count().label("n"))
+                   .where(*_text_matches(project_id, filters)).group_by(code).subquery())
+    elif filters.text or filters.tag_sets:
         code = QUERY_SORT_FIELDS[field]
         matches = (select(code.label("code"), func.count().label("n"))
                    .where(*_conditions(session, project_id, filters, in_order=False))
@@ -255,9 +273,12 @@ def _paged_by_code(session: Session, project_id: str, filters: Filters, columns:
             continue
         take = min(limit, matches - offset)
         walk = matches >= SCAN_IN_ORDER_SHARE * max(1, size)
+        # The filter narrowed to this code (one the filter matches), so that a collected
+        # part finds only its own code's matches.
+        in_code = replace(filters, **{CODE_FILTERS[field]: frozenset({code})})
         part = select(*columns).where(
             code_column == code,
-            *_conditions(session, project_id, filters, in_order=walk, sort=by_id))
+            *_conditions(session, project_id, in_code, in_order=walk, sort=by_id))
         if not walk and postgres:
             fenced = part.offset(0).subquery()
             part = select(fenced).order_by(fenced.c.id)
@@ -311,7 +332,10 @@ def _conditions(session: Session, project_id: str, filters: Filters, *, in_order
             conditions.append(func.coalesce(
                 Query.query.icontains(filters.text, autoescape=True), false()))
         else:
-            conditions.append(Query.pk.in_(_text_pks(project_id, filters.text)))
+            # Every condition of the filter is checked on query_texts: the rows found are the
+            # matches.
+            matches = select(TEXTS.c.pk).where(*_text_matches(project_id, filters))
+            return [*conditions, Query.pk.in_(matches)]
     language, country = Query.language, Query.country
     if in_order and sqlite and not _language_country_index_orders(filters, sort or []):
         language, country = Query.language.concat(""), Query.country.concat("")
@@ -373,9 +397,9 @@ def _count(session: Session, project_id: str, filters: Filters):
     only_text = not (filters.languages or filters.countries or filters.tag_sets)
     dialect = session.get_bind().dialect.name
     if only_text and len(filters.text) <= COUNTED_GRAM_LENGTH.get(dialect, 0):
-        return _gram_count(project_id, filters.text, postgres=dialect == "postgresql")
-    if only_text and dialect == "postgresql":
-        return _texts_count(project_id, filters.text)
+        return _gram_count(project_id, filters, postgres=dialect == "postgresql")
+    if dialect == "postgresql":
+        return _texts_count(project_id, filters)
     if filters.text and _uses_trigram_index(session, filters.text):
         span = _contiguous_span(session, project_id) if only_text else None
         if span is not None:
@@ -395,11 +419,11 @@ def _count(session: Session, project_id: str, filters: Filters):
         *_conditions(session, project_id, filters, in_order=False)).scalar_subquery()
 
 
-def _gram_count(project_id: str, term: str, *, postgres: bool):
+def _gram_count(project_id: str, filters: Filters, *, postgres: bool):
     """The matches of a short text-only filter, kept by triggers (migration 0009): a text
     contains a term of n characters exactly when the term is one of its n-character strings,
     folded as the filter folds them (`lower()` on both sides)."""
-    folded = func.lower(term)
+    folded = func.lower(filters.text)
     counted = func.coalesce(select(text_gram_counts.c.query_count).where(
         text_gram_counts.c.project_id == project_id,
         text_gram_counts.c.gram == folded).scalar_subquery(), 0)
@@ -408,7 +432,7 @@ def _gram_count(project_id: str, term: str, *, postgres: bool):
     # A database whose lower() lengthens a character (ICU: "İ" → "i̇") can make a term longer
     # than any counted string; such a term is counted row by row.
     return case((func.char_length(folded) <= COUNTED_GRAM_LENGTH["postgresql"], counted),
-                else_=_texts_count(project_id, term))
+                else_=_texts_count(project_id, filters))
 
 
 def tags_by_query(session: Session, query_pks: list[int]) -> dict[int, list[int]]:

@@ -140,10 +140,12 @@ def assert_counters_exact(world):
     kept, counted = world.run(recounted)
     assert kept == counted
     if world.app.extensions["tagdesk_engine"].dialect.name == "postgresql":
-        # The copy that PostgreSQL's substring search reads (migration 0006).
+        # The copy that PostgreSQL's substring search reads (migrations 0006 and 0011).
         copied, actual = world.run(lambda s: (
-            set(s.execute(text("SELECT pk, project_id, folded FROM query_texts"))),
-            set(s.execute(text("SELECT pk, project_id, lower(query) FROM queries")))))
+            set(s.execute(text(
+                "SELECT pk, project_id, language, country, folded FROM query_texts"))),
+            set(s.execute(text(
+                "SELECT pk, project_id, language, country, lower(query) FROM queries")))))
         assert copied == actual
 
 
@@ -180,6 +182,13 @@ def test_counters_and_texts_follow_imports_edits_moves_and_deletes(api, world):
     assert api.queries(query="sneak").json()["page"]["totalRecords"] == 1
     assert api.queries(query="red sh").json()["page"]["totalRecords"] == 0
     assert api.queries(tagNames=["brand"]).json()["page"]["totalRecords"] == 1
+
+    # Only a code changes: PostgreSQL's copy of the codes follows it (migration 0011).
+    world.run(lambda s: s.execute(text(
+        "UPDATE queries SET country = 'CH' WHERE query = 'schuhe rot'")))
+    assert_counters_exact(world)
+    assert api.queries(query="schuhe", countries=["CH"]).json()["page"]["totalRecords"] == 1
+    assert api.queries(query="schuhe", countries=["DE"]).json()["page"]["totalRecords"] == 0
 
     world.run(lambda s: s.execute(text("DELETE FROM projects WHERE id = :id"),
                                   {"id": world.other_project_id}))

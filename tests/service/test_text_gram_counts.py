@@ -8,13 +8,12 @@ from collections import Counter
 from datetime import datetime
 
 import pytest
-from alembic import command
 from sqlalchemy import create_engine, delete, func, insert, select, text, update
 
-from service import schema
 from service.models import Query, text_gram_counts
 from service.search import COUNTED_GRAM_LENGTH
 from tests.conftest import postgres_database_of_its_own, require_postgres
+from tests.service.migrating import migrate, migrated_with_rows
 
 ROWS = [
     ("Laufschuhe Damen", "de", "DE", ["brand"]),
@@ -195,22 +194,8 @@ def _upgrade_from_0008_with_rows(url: str) -> dict:
     counters the migration made, and those recomputed."""
     engine = create_engine(url)
     try:
-        with engine.begin() as connection:
-            command.upgrade(schema.alembic_config(connection), "0008")
-            connection.execute(text("INSERT INTO organizations (id, name, created_at) "
-                                    "VALUES ('o', 'Org', '2026-01-01')"))
-            for project in ("p1", "p2"):
-                connection.execute(text(
-                    "INSERT INTO projects (id, org_id, name, created_at) "
-                    "VALUES (:id, 'o', :id, '2026-01-01')"), {"id": project})
-            for index, (query, language, country, _tags) in enumerate(ROWS):
-                connection.execute(text(
-                    "INSERT INTO queries (id, project_id, query, language, country, updated_at) "
-                    "VALUES (:id, :project, :query, :language, :country, '2026-01-01')"),
-                    {"id": f"q{index}", "project": "p1" if index % 3 else "p2", "query": query,
-                     "language": language, "country": country})
-        with engine.begin() as connection:
-            command.upgrade(schema.alembic_config(connection), "head")
+        migrated_with_rows(engine, "0008", ROWS)
+        migrate(engine, "head")
         longest = COUNTED_GRAM_LENGTH[engine.dialect.name]
         with engine.connect() as connection:
             return {"stored": stored_counts(connection),

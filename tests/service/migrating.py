@@ -1,0 +1,33 @@
+"""A database as an older deployment left it: migrated to a past revision, holding rows."""
+
+from __future__ import annotations
+
+from alembic import command
+from sqlalchemy import text
+
+from service import schema
+
+
+def migrated_with_rows(engine, revision: str, rows) -> None:
+    """Migrate to `revision`, then add an organization with projects p1 and p2 and the
+    queries `rows` ((text, language, country, …)), spread over both projects."""
+    with engine.begin() as connection:
+        command.upgrade(schema.alembic_config(connection), revision)
+        connection.execute(text("INSERT INTO organizations (id, name, created_at) "
+                                "VALUES ('o', 'Org', '2026-01-01')"))
+        for project in ("p1", "p2"):
+            connection.execute(text(
+                "INSERT INTO projects (id, org_id, name, created_at) "
+                "VALUES (:id, 'o', :id, '2026-01-01')"), {"id": project})
+        for index, (query, language, country, *_rest) in enumerate(rows):
+            connection.execute(text(
+                "INSERT INTO queries (id, project_id, query, language, country, updated_at) "
+                "VALUES (:id, :project, :query, :language, :country, '2026-01-01')"),
+                {"id": f"q{index}", "project": "p1" if index % 3 else "p2", "query": query,
+                 "language": language, "country": country})
+
+
+def migrate(engine, revision: str, *, down: bool = False) -> None:
+    with engine.begin() as connection:
+        step = command.downgrade if down else command.upgrade
+        step(schema.alembic_config(connection), revision)
