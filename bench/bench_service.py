@@ -190,6 +190,8 @@ def explain_view(app, log: StatementLog, project_id: str, body: dict) -> None:
     with app.app_context(), session_scope(app) as session, log.record():
         search.list_queries(session, project_id, QueryListBody(limit=50, **body))
     for statement, parameters, _elapsed in log.entries:
+        if statement.startswith("BEGIN"):  # SQLite's sessions begin their transaction so
+            continue
         prefix = "EXPLAIN (ANALYZE, BUFFERS) " if postgres else "EXPLAIN QUERY PLAN "
         with engine.connect() as connection:
             if postgres:

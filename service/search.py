@@ -241,6 +241,10 @@ def _code_groups(session: Session, project_id: str, filters: Filters, field: str
         code = TEXTS.c[field]
         matches = (select(code.label("code"), func.count().label("n"))
                    .where(*_text_matches(project_id, filters)).group_by(code).subquery())
+    elif filters.text and _uses_trigram_index(session, filters.text):
+        code = QUERY_SORT_FIELDS[field]
+        matches = (_fts_matches(session, project_id, filters, code.label("code"),
+                                func.count().label("n")).group_by(code).subquery())
     elif filters.text or filters.tag_sets:
         code = QUERY_SORT_FIELDS[field]
         matches = (select(code.label("code"), func.count().label("n"))
@@ -258,16 +262,17 @@ def _code_groups(session: Session, project_id: str, filters: Filters, field: str
 
 
 def _paged_by_code(session: Session, project_id: str, filters: Filters, columns: list,
-                   field: str, descending: bool, offset: int, limit: int):
+                   field: str, groups: list[tuple[str, int, int]], offset: int, limit: int):
     """A page sorted by language or country (ties by id) when the filter clusters in codes:
-    the filter's count per code says which codes the page falls in, and only those codes'
-    rows are read, each code's by id — walked where the filter matches much of the code,
-    collected where it matches little. None when no code is left (rows changed meanwhile)."""
+    the filter's count per code (`groups`, from _code_groups) says which codes the page falls
+    in, and only those codes' rows are read, each code's by id — walked where the filter
+    matches much of the code, collected where it matches little. The caller has checked that
+    the offset falls within the matches."""
     postgres = session.get_bind().dialect.name == "postgresql"
     code_column = QUERY_SORT_FIELDS[field]
     by_id = [SortItem(field="id", direction="ASC")]
     parts = []
-    for code, matches, size in _code_groups(session, project_id, filters, field, descending):
+    for code, matches, size in groups:
         if offset >= matches:
             offset -= matches
             continue
@@ -289,8 +294,6 @@ def _paged_by_code(session: Session, project_id: str, filters: Filters, columns:
         offset = 0
         if not limit:
             break
-    if not parts:
-        return None
     return parts[0] if len(parts) == 1 else union_all(*parts)
 
 
@@ -408,15 +411,20 @@ def _count(session: Session, project_id: str, filters: Filters):
                 text("queries_fts MATCH :phrase").bindparams(
                     phrase=_trigram_phrase(filters.text)),
                 FTS.c.rowid.between(*span)).scalar_subquery()
-        statement = (
-            select(func.count()).select_from(FTS).join(Query, Query.pk == FTS.c.rowid)
+        return _fts_matches(session, project_id, filters, func.count()).scalar_subquery()
+    return select(func.count()).select_from(Query).where(
+        *_conditions(session, project_id, filters, in_order=False)).scalar_subquery()
+
+
+def _fts_matches(session: Session, project_id: str, filters: Filters, *columns):
+    """SQLite: `columns` of a filter's matches, found from its text's full-text matches and
+    checked row by row for the rest (each tag by one probe of the row's links: the `IN` of a
+    tag's links built a list of 350,000 keys for a common tag)."""
+    return (select(*columns).select_from(FTS).join(Query, Query.pk == FTS.c.rowid)
             .where(text("queries_fts MATCH :phrase").bindparams(
                 phrase=_trigram_phrase(filters.text)))
             .where(*_conditions(session, project_id, filters, in_order=False,
                                 text_joined=True)))
-        return statement.scalar_subquery()
-    return select(func.count()).select_from(Query).where(
-        *_conditions(session, project_id, filters, in_order=False)).scalar_subquery()
 
 
 def _gram_count(project_id: str, filters: Filters, *, postgres: bool):
@@ -503,7 +511,16 @@ def list_queries(session: Session, project_id: str, body: QueryListBody,
         return 0, [], {}
     offset = (body.page - 1) * body.limit
     in_order = False
-    if not filters.empty:
+    # One sort item (ties by id), already checked by order_by above.
+    by_code = len(body.sort) == 1 and _clustered_in_codes(filters, body.sort)
+    if by_code:
+        descending = body.sort[0].direction.upper() == "DESC"
+        groups = _code_groups(session, project_id, filters, body.sort[0].field, descending)
+        # The page is found from the matches per code, and their sum is the total.
+        total = sum(matches for _code, matches, _size in groups)
+        if offset >= total:
+            return total, [], {}
+    elif not filters.empty:
         if filters.known_total is not None and filters.project_total is not None:
             total, project_total = filters.known_total, filters.project_total
         else:
@@ -517,12 +534,9 @@ def list_queries(session: Session, project_id: str, body: QueryListBody,
     matching = select(*columns).where(
         *_conditions(session, project_id, filters, in_order=in_order, sort=body.sort))
     collect_first = not filters.empty and not in_order
-    # One sort item (ties by id), already checked by order_by above.
-    if _clustered_in_codes(filters, body.sort) and len(body.sort) == 1:
+    if by_code:
         paged = _paged_by_code(session, project_id, filters, columns, body.sort[0].field,
-                               body.sort[0].direction.upper() == "DESC", offset, body.limit)
-        if paged is None:
-            return total, [], {}
+                               groups, offset, body.limit)
     elif collect_first and session.get_bind().dialect.name == "postgresql":
         # PostgreSQL tends to bet that walking the sort order's index will meet a page of
         # matches soon, and loses badly for rare ones (and for codes, above); OFFSET 0 keeps

@@ -51,6 +51,10 @@ FILTERS = [
     {"tagNames": ["brand"]},
     {"tagNames": ["brand", "local"], "languages": ["en"]},
     {"query": "shoe", "tagNames": ["sale"]},
+    # Text with codes and tags: on PostgreSQL all checked on query_texts (migration 0011).
+    {"query": "schu", "languages": ["de", "en"], "countries": ["DE", "AT", "US"],
+     "tagNames": ["brand", "local"]},
+    {"query": "rö", "countries": ["DE", "AT"]},
 ]
 SORTS = [("updatedAt", "DESC"), ("query", "ASC"), ("language", "DESC"), ("language", "ASC"),
          ("country", "ASC"), ("country", "DESC"), ("id", "ASC")]
