@@ -56,10 +56,11 @@ CODE_FILTERS = {"language": "languages", "country": "countries"}
 FTS = table("queries_fts", column("rowid"))
 # The trigram index needs at least three characters; shorter terms fall back to LIKE.
 TRIGRAM = 3
-# PostgreSQL: the project, codes and lower-cased text of every query, with the trigram index
-# (migrations 0006 and 0011).
-TEXTS = table("query_texts", column("pk"), column("project_id"), column("language"),
+# PostgreSQL: the project (by its number), codes and lower-cased text of every query, with
+# the trigram index (migrations 0006 and 0011).
+TEXTS = table("query_texts", column("pk"), column("project_number"), column("language"),
               column("country"), column("folded"))
+PROJECT_NUMBERS = table("projects", column("id"), column("number"))
 # The longest term whose matches text_gram_counts holds (migration 0009): on SQLite only the
 # terms LIKE matches (shorter than the trigram index's three characters), with LIKE's folding.
 COUNTED_GRAM_LENGTH = {"postgresql": 4, "sqlite": 2}
@@ -186,7 +187,9 @@ def _text_matches(project_id: str, filters: Filters) -> list:
     """PostgreSQL: a filter with text as conditions on `query_texts` alone: the substring, and
     the codes and tags (migration 0011). The trigram index's candidates are checked on the
     narrow copy, so no `queries` row is read for a candidate that does not match."""
-    conditions = [TEXTS.c.project_id == project_id, _folded_contains(filters.text)]
+    number = select(PROJECT_NUMBERS.c.number).where(PROJECT_NUMBERS.c.id == project_id)
+    conditions = [TEXTS.c.project_number == number.scalar_subquery(),
+                  _folded_contains(filters.text)]
     if filters.languages:
         conditions.append(TEXTS.c.language.in_(sorted(filters.languages)))
     if filters.countries:

@@ -147,7 +147,8 @@ def assert_counters_exact(world):
         # The copy that PostgreSQL's substring search reads (migrations 0006 and 0011).
         copied, actual = world.run(lambda s: (
             set(s.execute(text(
-                "SELECT pk, project_id, language, country, folded FROM query_texts"))),
+                "SELECT pk, projects.id, language, country, folded FROM query_texts "
+                "JOIN projects ON projects.number = query_texts.project_number"))),
             set(s.execute(text(
                 "SELECT pk, project_id, language, country, lower(query) FROM queries")))))
         assert copied == actual

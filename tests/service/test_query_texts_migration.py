@@ -1,5 +1,6 @@
-"""Migration 0011 (PostgreSQL): `query_texts` gains each query's language and country, for
-the rows already there and for those written after; and it can be undone."""
+"""Migration 0011 (PostgreSQL): `query_texts` gains each query's language and country and
+names its project by number, for the rows already there and for those written after; and it
+can be undone."""
 
 from __future__ import annotations
 
@@ -17,9 +18,13 @@ TEXT_COLUMNS = ("SELECT column_name FROM information_schema.columns "
                 "WHERE table_name = 'query_texts' ORDER BY ordinal_position")
 
 
-def copies(connection, columns: str) -> tuple[set, set]:
-    """(the rows of query_texts, the same columns computed from queries)."""
-    return (set(connection.execute(text(f"SELECT pk, project_id, {columns} FROM query_texts"))),
+def copies(connection, columns: str, project: str) -> tuple[set, set]:
+    """(the rows of query_texts with their project's id, the same computed from queries).
+    `project`: how the copy names the project."""
+    joined = {"number": "JOIN projects ON projects.number = query_texts.project_number",
+              "id": "JOIN projects ON projects.id = query_texts.project_id"}[project]
+    return (set(connection.execute(text(
+                f"SELECT pk, projects.id, {columns} FROM query_texts {joined}"))),
             set(connection.execute(text(
                 f"SELECT pk, project_id, {columns.replace('folded', 'lower(query)')} "
                 "FROM queries"))))
@@ -30,6 +35,7 @@ def add_and_move(connection) -> None:
         "INSERT INTO queries (id, project_id, query, language, country, updated_at) "
         "VALUES ('new', 'p1', 'Zapatillas', 'es', 'ES', '2026-01-02')"))
     connection.execute(text("UPDATE queries SET country = 'AT' WHERE id = 'q0'"))
+    connection.execute(text("UPDATE queries SET project_id = 'p2' WHERE id = 'q1'"))
 
 
 def test_the_codes_are_copied_kept_and_dropped_again():
@@ -40,19 +46,22 @@ def test_the_codes_are_copied_kept_and_dropped_again():
             migrated_with_rows(engine, "0010", ROWS)
             migrate(engine, "0011")
             with engine.begin() as connection:
-                copied, actual = copies(connection, "language, country, folded")
+                copied, actual = copies(connection, "language, country, folded", "number")
                 assert copied == actual and len(copied) == len(ROWS)
                 add_and_move(connection)
-                copied, actual = copies(connection, "language, country, folded")
+                copied, actual = copies(connection, "language, country, folded", "number")
                 assert copied == actual and ("AT" in {row[3] for row in copied})
 
             migrate(engine, "0010", down=True)
             with engine.begin() as connection:
                 columns = connection.scalars(text(TEXT_COLUMNS)).all()
                 assert columns == ["pk", "project_id", "folded"]
+                assert "number" not in connection.scalars(text(
+                    "SELECT column_name FROM information_schema.columns "
+                    "WHERE table_name = 'projects'")).all()
                 connection.execute(text("DELETE FROM queries WHERE id = 'new'"))
                 connection.execute(text("UPDATE queries SET query = 'Laufschuh' WHERE id = 'q0'"))
-                copied, actual = copies(connection, "folded")
+                copied, actual = copies(connection, "folded", "id")
                 assert copied == actual and len(copied) == len(ROWS)
         finally:
             engine.dispose()
