@@ -4,6 +4,7 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect
 from sqlalchemy.engine import Engine
 
@@ -17,9 +18,17 @@ def alembic_config(connection) -> Config:
     return config
 
 
-def upgrade(engine: Engine) -> None:
+def revision(engine: Engine) -> str | None:
+    with engine.connect() as connection:
+        return MigrationContext.configure(connection).get_current_revision()
+
+
+def upgrade(engine: Engine) -> bool:
+    """Migrate to the newest revision; True when a migration ran."""
+    before = revision(engine)
     with engine.begin() as connection:
         command.upgrade(alembic_config(connection), "head")
+    return revision(engine) != before
 
 
 def analyze(engine: Engine) -> None:

@@ -50,6 +50,18 @@ def test_the_real_command_line_prints_ids_on_the_last_line(database_url):
     assert flask("create-key", org).startswith("tdk_live_")
 
 
+def test_init_db_refreshes_statistics_only_when_it_migrated(tmp_path):
+    """(What the refresh does: test_query_texts_migration.py.)"""
+    path = tmp_path / "new.sqlite3"
+    app = create_app({"TESTING": True, "DATABASE_URL": f"sqlite:///{path}"})
+    runner = app.test_cli_runner()
+    try:
+        assert "migrated, statistics refreshed" in runner.invoke(args=["init-db"]).output
+        assert runner.invoke(args=["init-db"]).output.strip() == "Database is up to date."
+    finally:
+        app.extensions["tagdesk_engine"].dispose()
+
+
 def test_whole_command_line_against_a_live_service(cli, database_url, tmp_path):
     cli("init-db")
     org = last_line(cli("create-org", "Acme GmbH"))

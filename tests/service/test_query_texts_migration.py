@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import create_engine, text
 
+from service import create_app
 from tests.conftest import postgres_database_of_its_own, require_postgres
 from tests.service.migrating import migrate, migrated_with_rows
 
@@ -63,5 +64,26 @@ def test_the_codes_are_copied_kept_and_dropped_again():
                 connection.execute(text("UPDATE queries SET query = 'Laufschuh' WHERE id = 'q0'"))
                 copied, actual = copies(connection, "folded", "id")
                 assert copied == actual and len(copied) == len(ROWS)
+        finally:
+            engine.dispose()
+
+
+def test_init_db_vacuums_the_rebuilt_copy():
+    """`init-db` refreshes statistics after migrating: the rebuilt copy's pages are marked
+    all-visible at once (else each page's first reader sets its hint bits and writes it)."""
+    require_postgres()
+    with postgres_database_of_its_own("tagdesk_test_texts_") as url:
+        engine = create_engine(url)
+        try:
+            migrated_with_rows(engine, "0010", ROWS)
+            app = create_app({"TESTING": True, "DATABASE_URL": url})
+            result = app.test_cli_runner().invoke(args=["init-db"])
+            app.extensions["tagdesk_engine"].dispose()
+            assert result.exit_code == 0 and "statistics refreshed" in result.output
+            with engine.connect() as connection:
+                pages, visible = connection.execute(text(
+                    "SELECT relpages, relallvisible FROM pg_class "
+                    "WHERE relname = 'query_texts'")).one()
+            assert pages > 0 and visible == pages
         finally:
             engine.dispose()
