@@ -188,7 +188,7 @@ def explain_view(app, log: StatementLog, project_id: str, body: dict) -> None:
     engine = app.extensions["tagdesk_engine"]
     postgres = engine.dialect.name == "postgresql"
     with app.app_context(), session_scope(app) as session, log.record():
-        search.list_queries(session, project_id, QueryListBody(limit=50, **body))
+        search.list_queries(session, project_id, QueryListBody(**{"limit": 50, **body}))
     for statement, parameters, _elapsed in log.entries:
         if statement.startswith("BEGIN"):  # SQLite's sessions begin their transaction so
             continue

@@ -139,6 +139,7 @@ class Query(Base):
         Index("ix_queries_project_pk", "project_id", "pk"),
         Index("ix_queries_language_id", "project_id", "language", "id"),
         Index("ix_queries_country_id", "project_id", "country", "id"),
+        Index("ix_queries_query_id", "project_id", "query", "id"),
         # Z-to-A sorts walk ix_queries_language_desc_id and ix_queries_country_desc_id
         # (project_id, code DESC, id), made by migration 0010.
         Index("ix_queries_language_country_updated",

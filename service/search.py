@@ -550,10 +550,14 @@ def list_queries(session: Session, project_id: str, body: QueryListBody,
             *order_by(body.sort, sort_fields, DEFAULT_QUERY_SORT, fenced.c.id))
         paged = statement.limit(body.limit).offset(offset)
     elif filters.empty and offset >= DEFER_FROM_OFFSET:
-        page_keys = select(Query.pk).where(Query.project_id == project_id).order_by(
+        # The key the sort order's index holds: on SQLite every index holds the row key; on
+        # PostgreSQL none does, but each ends with `id` (with the project's (project, id)
+        # index to find the rows again).
+        key = Query.id if session.get_bind().dialect.name == "postgresql" else Query.pk
+        page_keys = select(key).where(Query.project_id == project_id).order_by(
             *ordering).limit(body.limit).offset(offset)
         # No ORDER BY here: the rows are found by key and _with_tags puts the page in order.
-        paged = matching.where(Query.pk.in_(page_keys.scalar_subquery()))
+        paged = matching.where(key.in_(page_keys.scalar_subquery()))
     else:
         paged = matching.order_by(*ordering).limit(body.limit).offset(offset)
     # Unfiltered, the project's counter is the total: read it with the page.
