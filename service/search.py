@@ -404,7 +404,7 @@ def _count(session: Session, project_id: str, filters: Filters):
     dialect = session.get_bind().dialect.name
     if only_text and len(filters.text) <= COUNTED_GRAM_LENGTH.get(dialect, 0):
         return _gram_count(project_id, filters, postgres=dialect == "postgresql")
-    if dialect == "postgresql":
+    if filters.text and dialect == "postgresql":
         return _texts_count(project_id, filters)
     if filters.text and _uses_trigram_index(session, filters.text):
         span = _contiguous_span(session, project_id) if only_text else None

@@ -1,6 +1,7 @@
 """The service suite runs on SQLite and, when TAGDESK_TEST_POSTGRES=1, on PostgreSQL too."""
 
 import pytest
+from sqlalchemy import event
 
 from tests.conftest import database_for
 
@@ -8,3 +9,17 @@ from tests.conftest import database_for
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def database_url(request, tmp_path, sqlite_template) -> str:
     return database_for(request.param, request, tmp_path, sqlite_template)
+
+
+@pytest.fixture
+def statements(service_app):
+    """Every statement the service runs (the live server runs in this process)."""
+    seen: list[str] = []
+
+    def record(_conn, _cursor, statement, *_args):
+        seen.append(" ".join(statement.split()))
+
+    engine = service_app.extensions["tagdesk_engine"]
+    event.listen(engine, "before_cursor_execute", record)
+    yield seen
+    event.remove(engine, "before_cursor_execute", record)

@@ -4,7 +4,7 @@ always the count of the rows as they are now, and not recounted while they canno
 import sys
 
 import pytest
-from sqlalchemy import delete, event, select, text, update
+from sqlalchemy import delete, select, text, update
 
 from service.models import Project, Query
 
@@ -20,20 +20,6 @@ ROWS = [
 def seeded(world):
     world.add_queries(ROWS)
     return world
-
-
-@pytest.fixture
-def statements(service_app):
-    """Every statement the service runs (the live server runs in this process)."""
-    seen: list[str] = []
-
-    def record(_conn, _cursor, statement, *_args):
-        seen.append(" ".join(statement.split()))
-
-    engine = service_app.extensions["tagdesk_engine"]
-    event.listen(engine, "before_cursor_execute", record)
-    yield seen
-    event.remove(engine, "before_cursor_execute", record)
 
 
 def total(api, **body) -> int:

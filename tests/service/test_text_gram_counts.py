@@ -172,19 +172,8 @@ def test_truncating_the_queries_empties_the_counters(api, seeded):
     assert listed(api, "a") == (1, 1)
 
 
-def test_a_short_term_is_counted_from_its_row(api, seeded, service_app):
-    statements: list[str] = []
-    engine = service_app.extensions["tagdesk_engine"]
-
-    def record(_conn, _cursor, statement, *_args):
-        statements.append(" ".join(statement.split()))
-
-    from sqlalchemy import event
-    event.listen(engine, "before_cursor_execute", record)
-    try:
-        listed(api, "sc")
-    finally:
-        event.remove(engine, "before_cursor_execute", record)
+def test_a_short_term_is_counted_from_its_row(api, seeded, statements):
+    listed(api, "sc")
     counting = [s for s in statements if "text_gram_counts" in s]
     assert len(counting) == 1
 
