@@ -1,8 +1,8 @@
 """Shared fixtures, in the style of Flask's tutorial: an app on a fresh database per test, a
 live server on a free loopback port, and a small org/project/tag world to work in.
 
-PostgreSQL runs when TAGDESK_TEST_POSTGRES=1 (each test run gets its own database, dropped
-at the end); Redis when TAGDESK_TEST_REDIS=1.
+The optional suites (PostgreSQL, Redis, the browser) are switched on by variables, in one hook
+below; PostgreSQL tests get a database of their own for the run, dropped at the end.
 """
 
 from __future__ import annotations
@@ -37,14 +37,26 @@ def wanted(name: str) -> bool:
     return os.environ.get(name, "") not in ("", "0", "false", "no")
 
 
-def require_postgres():
-    if not wanted("TAGDESK_TEST_POSTGRES"):
-        pytest.skip("PostgreSQL tests are off (set TAGDESK_TEST_POSTGRES=1)")
+# The one place that decides which optional suites run. A test that needs PostgreSQL, Redis or
+# Chromium carries the marker; it runs only when its variable asks for it (CI sets all three),
+# and once asked for, a missing server or browser fails the test instead of skipping it.
+OPT_IN = {
+    "postgres": ("TAGDESK_TEST_POSTGRES", "PostgreSQL"),
+    "redis": ("TAGDESK_TEST_REDIS", "Redis"),
+    "browser": ("TAGDESK_TEST_BROWSER", "browser (Chromium)"),
+}
 
 
-def require_redis():
-    if not wanted("TAGDESK_TEST_REDIS"):
-        pytest.skip("Redis tests are off (set TAGDESK_TEST_REDIS=1)")
+def pytest_collection_modifyitems(config, items):
+    skips = {
+        marker: pytest.mark.skip(reason=f"{what} tests are off (set {variable}=1 to run them)")
+        for marker, (variable, what) in OPT_IN.items() if not wanted(variable)
+    }
+    for item in items:
+        for marker, skip in skips.items():
+            if marker in item.keywords:
+                item.add_marker(skip)
+                break
 
 
 # --- databases ---------------------------------------------------------------------------
@@ -78,7 +90,6 @@ def postgres_database_of_its_own(prefix: str) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def postgres_database():
     """A database of its own for this test run, migrated once and dropped at the end."""
-    require_postgres()
     with postgres_database_of_its_own("tagdesk_test_") as url:
         engine = create_engine(url)
         schema.upgrade(engine)

@@ -17,7 +17,7 @@ from jobs.sessions import session_key, store_config
 from jobs.store import Store, owner_is_dead, process_owner
 from jobs.walk import position
 from queryapi import Tag
-from tests.conftest import REDIS_URL, require_postgres, require_redis
+from tests.conftest import REDIS_URL
 from tests.dashboard.bulk_helpers import bulk_url, keys_in, page, post, tags_of, wait_for
 from tests.dashboard.conftest import AuthActions, close_app
 
@@ -242,7 +242,6 @@ def test_a_job_whose_person_signed_out_stops_with_a_sentence(app, auth, shop):
 
 @pytest.mark.redis
 def test_with_redis_the_job_reads_the_key_from_redis(shop, dashboard_config, tmp_path):
-    require_redis()
     app = create_app({**dashboard_config, "REDIS_URL": REDIS_URL})
     try:
         auth = AuthActions(app.test_client(), shop)
@@ -261,7 +260,6 @@ def test_with_redis_the_job_reads_the_key_from_redis(shop, dashboard_config, tmp
 @pytest.fixture
 def jobs_postgres():
     """A PostgreSQL database of its own for the jobs tables, dropped at the end."""
-    require_postgres()
     from tests.conftest import postgres_database_of_its_own
 
     with postgres_database_of_its_own("tagdesk_jobs_test_") as url:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from app import create_app
-from tests.conftest import REDIS_URL, require_redis
+from tests.conftest import REDIS_URL
 from tests.dashboard.conftest import AuthActions, close_app
 
 pytestmark = pytest.mark.redis
@@ -14,7 +14,6 @@ pytestmark = pytest.mark.redis
 
 @pytest.fixture
 def redis_apps(shop, dashboard_config, tmp_path):
-    require_redis()
     import redis
 
     connection = redis.Redis.from_url(REDIS_URL)

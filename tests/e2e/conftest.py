@@ -11,12 +11,10 @@ import pytest
 
 from app import create_app
 from queryapi import Client
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_browser  # noqa: F401 (shared)
 from tests.conftest import UNLIMITED, LiveServer
 from tests.dashboard.conftest import close_app
 
 ROOT = Path(__file__).resolve().parents[2]
-AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 SCREENSHOTS = ROOT / "tests" / "screenshots"
 DEMO_QUERIES = 400
 LAPTOP = {"width": 1280, "height": 860}
@@ -39,7 +37,6 @@ class Dashboard:
 
 @pytest.fixture(scope="session")
 def live_dashboard(tmp_path_factory, sqlite_template):
-    require_browser()
     folder = tmp_path_factory.mktemp("e2e")
     database = folder / "e2e.sqlite3"
     shutil.copy(sqlite_template, database)

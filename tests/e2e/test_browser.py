@@ -16,7 +16,8 @@ from blueprints.chips import contrast_ratio
 from queryapi import Client, QueryFilters, Unavailable
 from service import admin
 from service.db import session_scope
-from tests.e2e.conftest import AXE, DEMO_QUERIES, LAPTOP
+from tests.browser import axe_serious
+from tests.e2e.conftest import DEMO_QUERIES, LAPTOP
 
 pytestmark = pytest.mark.browser
 
@@ -67,18 +68,6 @@ def pick_filters(dashboard):
         expected = api.list_queries(project_id, QueryFilters(
             text=word, languages=("de",), tag_names=(tag,)), limit=200)
     return word, tag, [q.query for q in expected.results]
-
-
-def axe_serious(page) -> list[str]:
-    """Serious or critical axe-core violations of the page (axe injected through DevTools,
-    which the page's CSP does not govern)."""
-    if not AXE.exists():
-        pytest.fail(f"axe-core is missing at {AXE}: run `npm install` in the repository")
-    page.evaluate(AXE.read_text(encoding="utf-8"))
-    result = page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
-    return [f"{v['id']} ({v['impact']}): {v['help']} — "
-            f"{[node['target'] for node in v['nodes']][:3]}"
-            for v in result["violations"] if v["impact"] in ("serious", "critical")]
 
 
 def csp_errors(page) -> list[str]:

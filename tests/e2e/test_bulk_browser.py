@@ -16,8 +16,9 @@ import pytest
 from playwright.sync_api import expect
 
 from queryapi import Client, RateLimited
+from tests.browser import axe_serious
 from tests.e2e.conftest import LAPTOP, make_org
-from tests.e2e.test_browser import axe_serious, csp_errors
+from tests.e2e.test_browser import csp_errors
 
 pytestmark = pytest.mark.browser
 

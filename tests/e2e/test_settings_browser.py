@@ -21,7 +21,7 @@ from service import admin, keys
 from service.db import session_scope
 from service.models import ApiKey, Project
 from service.settings import accounts
-from tests.e2e.conftest import AXE
+from tests.browser import axe_serious
 
 pytestmark = pytest.mark.browser
 
@@ -35,15 +35,6 @@ def site(live_service, world):
     world.run(lambda s: accounts.create_user(s, world.org_id, EMAIL, PASSWORD))
     live_service.world = world
     return live_service
-
-
-def axe_serious(page) -> list[str]:
-    if not AXE.exists():
-        pytest.fail(f"axe-core is missing at {AXE}: run `npm install` in the repository")
-    page.evaluate(AXE.read_text(encoding="utf-8"))
-    result = page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
-    return [f"{v['id']} ({v['impact']}): {v['help']}" for v in result["violations"]
-            if v["impact"] in ("serious", "critical")]
 
 
 def sign_in(page, site, password=PASSWORD, path="/settings/api"):

@@ -19,7 +19,7 @@ from sqlalchemy import create_engine
 from service import admin, schema
 from service import create_app as create_service_app
 from service.db import session_scope
-from tests.conftest import UNLIMITED, require_postgres, require_redis
+from tests.conftest import UNLIMITED
 
 from .processes import Gunicorn
 from .stores import PrivatePostgres, PrivateRedis, require_binaries
@@ -94,8 +94,6 @@ def _seed(url: str) -> tuple[str, str, dict[str, int]]:
 
 @pytest.fixture(scope="session")
 def deployment(tmp_path_factory):
-    require_postgres()
-    require_redis()
     require_binaries()
     folder = tmp_path_factory.mktemp("faults")
     postgres, redis = PrivatePostgres(), PrivateRedis()

@@ -17,7 +17,10 @@ from pathlib import Path
 
 import pytest
 
-POSTGRES_BIN = Path("/usr/lib/postgresql/15/bin")
+# Debian's server binaries, of whichever major version the machine has (the newest if several).
+POSTGRES_BIN = max(Path("/usr/lib/postgresql").glob("*/bin"),
+                   key=lambda path: int(path.parent.name) if path.parent.name.isdigit() else 0,
+                   default=Path("/usr/lib/postgresql/15/bin"))
 
 
 def free_port() -> int:
@@ -28,7 +31,9 @@ def free_port() -> int:
 
 def require_binaries() -> None:
     if not (POSTGRES_BIN / "pg_ctl").exists() or shutil.which("redis-server") is None:
-        pytest.skip("needs PostgreSQL 15's initdb/pg_ctl and redis-server")
+        # Only reached when TAGDESK_TEST_POSTGRES and TAGDESK_TEST_REDIS asked for these tests.
+        pytest.fail(f"these tests need PostgreSQL's initdb/pg_ctl in {POSTGRES_BIN} "
+                    "and redis-server")
 
 
 class PrivatePostgres:

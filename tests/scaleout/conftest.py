@@ -35,7 +35,7 @@ from sqlalchemy import create_engine, text
 from service import admin, schema
 from service import create_app as create_service_app
 from service.db import session_scope
-from tests.conftest import POSTGRES_ADMIN_URL, REDIS_URL, require_postgres, require_redis
+from tests.conftest import POSTGRES_ADMIN_URL, REDIS_URL
 
 ROOT = Path(__file__).resolve().parents[2]
 REDIS_DB = 14
@@ -268,8 +268,6 @@ def seed(database_url: str) -> dict[str, Org]:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    require_postgres()
-    require_redis()
     import redis
 
     token = secrets.token_hex(4)

@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 import pytest
 import requests
 
-from tests.conftest import REDIS_URL, require_redis
+from tests.conftest import REDIS_URL
 from tests.security.conftest import (
     DASHBOARD_COOKIE,
     SETTINGS_COOKIE,
@@ -255,7 +255,6 @@ def test_dashboard_sign_in_gives_a_new_session_id(site):
 @pytest.mark.redis
 def test_dashboard_sign_in_gives_a_new_session_id_with_sessions_in_redis(tmp_path_factory,
                                                                           sqlite_template):
-    require_redis()
     site = start_site(tmp_path_factory.mktemp("redis-sessions"), sqlite_template,
                       REDIS_URL=REDIS_URL)
     try:

@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from service import create_app
-from tests.conftest import postgres_database_of_its_own, require_postgres
+from tests.conftest import postgres_database_of_its_own
 from tests.service.migrating import migrate, migrated_with_rows
 
 pytestmark = pytest.mark.postgres
@@ -40,7 +40,6 @@ def add_and_move(connection) -> None:
 
 
 def test_the_codes_are_copied_kept_and_dropped_again():
-    require_postgres()
     with postgres_database_of_its_own("tagdesk_test_texts_") as url:
         engine = create_engine(url)
         try:
@@ -71,7 +70,6 @@ def test_the_codes_are_copied_kept_and_dropped_again():
 def test_init_db_vacuums_the_rebuilt_copy():
     """`init-db` refreshes statistics after migrating: the rebuilt copy's pages are marked
     all-visible at once (else each page's first reader sets its hint bits and writes it)."""
-    require_postgres()
     with postgres_database_of_its_own("tagdesk_test_texts_") as url:
         engine = create_engine(url)
         try:

@@ -13,7 +13,7 @@ import requests
 
 from service import admin, create_app
 from service.db import session_scope
-from tests.conftest import REDIS_URL, require_redis
+from tests.conftest import REDIS_URL
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.redis
@@ -27,7 +27,6 @@ def free_port() -> int:
 
 @pytest.fixture
 def two_processes(tmp_path, sqlite_template):
-    require_redis()
     database = tmp_path / "shared.sqlite3"
     shutil.copy(sqlite_template, database)
     url = f"sqlite:///{database}"

@@ -179,9 +179,8 @@ def test_an_unreachable_database_is_a_calm_page_in_settings(tmp_path):
 @pytest.mark.redis
 def test_the_sign_in_throttle_is_shared_through_redis():
     """Two service processes (two throttles on one Redis) count the same attempts."""
-    from tests.conftest import REDIS_URL, require_redis
+    from tests.conftest import REDIS_URL
 
-    require_redis()
     email = f"{secrets.token_hex(6)}@example.com"
     first, second = (SignInThrottle(REDIS_URL, "3/minute", "3/minute") for _ in range(2))
     assert [first.attempt("10.1.1.1", email), second.attempt("10.1.1.2", email),

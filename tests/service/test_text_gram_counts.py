@@ -12,7 +12,7 @@ from sqlalchemy import create_engine, delete, func, insert, select, text, update
 
 from service.models import Query, text_gram_counts
 from service.search import COUNTED_GRAM_LENGTH
-from tests.conftest import postgres_database_of_its_own, require_postgres
+from tests.conftest import postgres_database_of_its_own
 from tests.service.migrating import migrate, migrated_with_rows
 
 ROWS = [
@@ -200,7 +200,6 @@ def test_the_migration_counts_the_queries_already_there_sqlite(tmp_path):
 
 @pytest.mark.postgres
 def test_the_migration_counts_the_queries_already_there_postgres():
-    require_postgres()
     with postgres_database_of_its_own("tagdesk_test_migration_") as url:
         counts = _upgrade_from_0008_with_rows(url)
     assert counts["stored"] == counts["expected"] and len(counts["stored"]) > 100

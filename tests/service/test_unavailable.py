@@ -47,9 +47,6 @@ def test_service_recovers_when_the_database_returns(detached, sqlite_template):
 
 @pytest.mark.postgres
 def test_unreachable_postgres_is_503(tmp_path):
-    from tests.conftest import require_postgres
-
-    require_postgres()
     app = create_app({"TESTING": True, "DEFAULT_LIMITS": UNLIMITED,
                       "DATABASE_URL": "postgresql+psycopg://postgres@127.0.0.1:1/none"
                                       "?connect_timeout=2"})
