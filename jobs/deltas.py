@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from queryapi import QueryFilters
 
 ADD, REMOVE, REPLACE, EDIT = "add", "remove", "replace", "edit"
-ACTIONS = (ADD, REMOVE, REPLACE, EDIT)
 
 
 def _ids(values: Iterable) -> frozenset[int]:

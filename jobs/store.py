@@ -248,8 +248,6 @@ def _edit(row) -> Edit | None:
     return Edit(**{name: mapping[name] for name in _EDIT_FIELDS})
 
 
-CHANGE_COLUMNS = ("edit_id", "query_id", "query", "language", "country", "added", "removed",
-                  "batch")
 # The statement, for drivers with %s placeholders (psycopg) and with ? (sqlite3).
 INSERT_CHANGES = {
     False: "INSERT INTO edit_changes (edit_id, query_id, query, language, country, added, "
