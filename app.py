@@ -188,8 +188,9 @@ def _embed(app: Flask):
 
 
 def job_config(app: Flask, base_url) -> dict:
-    """Plain data for `run_job` (no app, no request): where the jobs and the sessions live,
-    and the API's address (resolved in the process that runs the job)."""
+    """What `run_job` needs (no request): where the jobs live, how to read a session's org
+    key through the app's session interface, and the API's address (resolved in the process
+    that runs the job)."""
     static = {
         "JOBS_DATABASE_URL": app.config["JOBS_DATABASE_URL"],
         "API_TIMEOUT": list(app.config["API_TIMEOUT"]),
@@ -197,7 +198,7 @@ def job_config(app: Flask, base_url) -> dict:
         "BULK_BATCH_SIZE": app.config["BULK_BATCH_SIZE"],
         "JOBS_HEARTBEAT_SECONDS": app.config["JOBS_HEARTBEAT_SECONDS"],
         "EXPORT_FOLDER": os.path.join(app.instance_path, "exports"),
-        "SESSIONS": job_sessions.store_config(app),
+        "SESSIONS": job_sessions.SessionKeys(app, apiclient.SESSION_KEY),
     }
 
     def config() -> dict:

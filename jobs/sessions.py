@@ -1,78 +1,60 @@
 """A background job's org key: read from the server-side session store, never from the jobs
 database.
 
-A job records the id of the session that started (or resumed) it. Flask-Session keeps that
-session's data under `SESSION_KEY_PREFIX + sid`: in files under `instance/sessions/` (cachelib,
-the default) or in Redis (TAGDESK_REDIS_URL). This module reads the same place with the same
-rules, from plain configuration, so `run_job` works in any process — a thread of a web worker
-or an RQ worker — without a request or an app. Signing out deletes the session:
-a job that has not started yet then cannot (it is reported as interrupted, and whoever resumes
-it lends it their own session).
+A job records the id of the session that started (or resumed) it. To find the key again it
+asks the app, not the store: `SessionKeys(app, field)` builds a request that carries that id
+as the session cookie (`app.test_request_context`) and lets Flask open the session for it
+through the app's configured `app.session_interface` — Flask-Session's, with whatever store,
+key prefix and serialization the app set up, behind any wrapper the app put around it. So
+nothing here knows where or how Flask-Session keeps its data, and an upgrade of it changes
+nothing here. The request is never dispatched: no view or `before_request` runs, and its
+session is never saved.
+
+The app is handed over by whoever builds the job's configuration (app.py's `job_config`), so
+`run_job` works in any process that has the app — a thread of a web worker, or an RQ worker
+(`flask --app app worker`). Signing out deletes the session: a job that has not started yet
+then finds no key and stops (it is reported as interrupted, and whoever resumes it lends it
+their own session).
 """
 
 from __future__ import annotations
 
 import logging
+import re
+
+from flask import Flask, session
 
 log = logging.getLogger(__name__)
 
-KEY_FIELD = "api_key"  # blueprints.apiclient.SESSION_KEY
+# What a cookie's value may hold unquoted (RFC 6265, cookie-octet): a session id with anything
+# else cannot be one this app issued, and must not add cookies of its own to the request.
+COOKIE_VALUE = re.compile(r"[\x21\x23-\x2B\x2D-\x3A\x3C-\x5B\x5D-\x7E]{1,255}")
 
 
-def store_config(app) -> dict:
-    """The parts of the Flask configuration that say where sessions live."""
-    import os
+class SessionKeys:
+    """`keys(session_ref)`: the value of `field` (the org key) in that session, or None when
+    the session is gone (signed out, expired) or the store cannot be read."""
 
-    config = app.config
-    return {
-        "REDIS_URL": config.get("REDIS_URL"),
-        "SESSION_FOLDER": os.path.join(app.instance_path, "sessions"),
-        "SESSION_KEY_PREFIX": config.get("SESSION_KEY_PREFIX", "session:"),
-        "SESSION_SERIALIZATION_FORMAT": config.get("SESSION_SERIALIZATION_FORMAT", "msgpack"),
-    }
+    def __init__(self, app: Flask, field: str):
+        self.app = app
+        self.field = field
 
-
-def _decode(data: bytes, serialization: str) -> dict | None:
-    import msgspec
-
-    decoders = [msgspec.json.Decoder(), msgspec.msgpack.Decoder()]
-    if serialization == "msgpack":
-        decoders.reverse()
-    for decoder in decoders:
+    def __call__(self, session_ref: str | None) -> str | None:
+        if not session_ref or not COOKIE_VALUE.fullmatch(session_ref):
+            return None
         try:
-            value = decoder.decode(data)
-        except msgspec.DecodeError:
-            continue
-        return value if isinstance(value, dict) else None
-    return None
+            value = self._read(session_ref)
+        except Exception:  # an unreadable store is "no key", said as a sentence by the caller
+            log.warning("the session store could not be read for a job", exc_info=False)
+            return None
+        return value if isinstance(value, str) and value else None
 
-
-def session_data(config: dict, session_ref: str | None) -> dict | None:
-    if not session_ref:
-        return None
-    store_id = config["SESSION_KEY_PREFIX"] + session_ref
-    if config.get("REDIS_URL"):
-        import redis
-
-        connection = redis.Redis.from_url(config["REDIS_URL"])
-        try:
-            raw = connection.get(store_id)
-        finally:
-            connection.close()
-        return None if raw is None else _decode(raw, config["SESSION_SERIALIZATION_FORMAT"])
-    from cachelib.file import FileSystemCache
-
-    cache = FileSystemCache(config["SESSION_FOLDER"], threshold=20000, mode=0o600)
-    data = cache.get(store_id)
-    return data if isinstance(data, dict) else None
-
-
-def session_key(config: dict, session_ref: str | None) -> str | None:
-    """The org key held by that session, or None (signed out, expired)."""
-    try:
-        data = session_data(config, session_ref)
-    except Exception:  # an unreachable store is "no key", said as a sentence by the caller
-        log.warning("the session store could not be read for a job", exc_info=False)
-        return None
-    key = (data or {}).get(KEY_FIELD)
-    return key if isinstance(key, str) and key else None
+    def _read(self, session_ref: str):
+        app = self.app
+        cookie_name = app.session_interface.get_cookie_name(app)
+        with app.test_request_context("/", headers={"Cookie": f"{cookie_name}={session_ref}"}):
+            # A session id the store does not know opens as a new, empty session with an id
+            # of its own: only the session that was asked for counts.
+            if getattr(session, "sid", None) != session_ref:
+                return None
+            return session.get(self.field)

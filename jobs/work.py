@@ -1,10 +1,11 @@
 """`run_job(job_id, app_config)`: a background job, from start (or resume) to its end.
 
-A plain function of plain data, so any runner can call it — a thread of a web worker
-(`ThreadRunner`) or an RQ worker over Redis (`flask --app app worker`). It needs no request
-and no Flask app: the job (from the jobs database), the org key (from the server-side session
-store, through the session id the job recorded) and the API's address (in `app_config`) are
-all it uses.
+A plain function of the configuration the app hands over (app.py's `job_config`), so any
+runner can call it — a thread of a web worker (`ThreadRunner`) or an RQ worker over Redis
+(`flask --app app worker`). It needs no request: the job (from the jobs database), the org
+key (from the server-side session store, through the session id the job recorded and the
+app's own session interface: `app_config["SESSIONS"]`, jobs/sessions.py) and the API's
+address (in `app_config`) are all it uses.
 
 The API client is in BACKGROUND mode: it paces itself to the organization's rate limits and
 waits out 429s (Retry-After) and 503s (30 s, doubling), so a job under tight limits is slow,
@@ -23,7 +24,6 @@ from queryapi import ApiError, AuthError, Client, Mode
 
 from .deltas import Delta, Scope
 from .export import csv_pages
-from .sessions import session_key
 from .store import HEARTBEAT_SECONDS, Edit, Store, process_owner
 from .walk import SAME, SKIP, WRITE, Walk, stable_membership
 
@@ -73,7 +73,7 @@ def run_job(job_id: str, app_config: dict) -> str | None:
         return None
     interval = float(app_config.get("JOBS_HEARTBEAT_SECONDS") or HEARTBEAT_SECONDS)
     with Heartbeat(store, edit, owner, interval):
-        key = session_key(app_config["SESSIONS"], edit.session_ref)
+        key = app_config["SESSIONS"](edit.session_ref)
         if key is None:
             store.finish(job_id, "interrupted", SIGNED_OUT)
             return "interrupted"

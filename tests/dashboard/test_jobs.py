@@ -11,9 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app import create_app
-from blueprints import wording
+from dashboard import wording
 from jobs.deltas import Change, Delta, RowKey, Scope, undo_scope
-from jobs.sessions import session_key, store_config
 from jobs.store import Store, owner_is_dead, process_owner
 from jobs.walk import position
 from queryapi import Tag
@@ -196,6 +195,11 @@ def test_a_dashboard_start_reports_jobs_its_predecessor_left_running(app, dashbo
 # --- the key of a background job ---------------------------------------------------------------
 
 
+def session_key_of(app, session_ref):
+    """The org key a job of this app finds for `session_ref` (what `run_job` is handed)."""
+    return app.extensions["tagdesk_job_config"]()["SESSIONS"](session_ref)
+
+
 def test_a_job_reads_the_key_from_the_session_store_and_never_stores_it(app, auth, shop):
     auth.sign_in()
     html = page(auth.client, shop, "q=filler")
@@ -209,7 +213,7 @@ def test_a_job_reads_the_key_from_the_session_store_and_never_stores_it(app, aut
     store = app.extensions["tagdesk_jobs"]
     edit = store.for_project(shop.project_id, limit=1)[0]
     assert wait_for(app, edit.id).state == "done"
-    assert session_key(store_config(app), edit.session_ref) == shop.key
+    assert session_key_of(app, edit.session_ref) == shop.key
     database = app.config["JOBS_DATABASE_URL"].removeprefix("sqlite:///")
     with open(database, "rb") as handle:
         assert shop.key.encode() not in handle.read()
@@ -251,8 +255,8 @@ def test_with_redis_the_job_reads_the_key_from_redis(shop, dashboard_config, tmp
         post(auth.client, bulk_url(shop), {"action": "add", "q": "filler", "apply_tag": str(
             shop.tags["brand"]), "selected": list(keys.values())[:2]}, html)
         edit = app.extensions["tagdesk_jobs"].for_project(shop.project_id, limit=1)[0]
-        assert session_key(store_config(app), edit.session_ref) == shop.key
-        assert session_key(store_config(app), "no-such-session") is None
+        assert session_key_of(app, edit.session_ref) == shop.key
+        assert session_key_of(app, "no-such-session") is None
     finally:
         close_app(app)
 
