@@ -48,7 +48,7 @@ sys.path.insert(0, str(ROOT))
 from bench.loadkit import Gunicorn, Redis, percentile, seeded_service_database  # noqa: E402
 from service import admin  # noqa: E402
 
-RETRY_MESSAGE = re.compile(r"^Rate limit exceeded\. Retry in (\d+) seconds\.$")
+RETRY_MESSAGE = re.compile(r"^Rate limit exceeded\. Retry in (\d+) seconds?\.$")
 
 
 @dataclass

@@ -30,6 +30,10 @@ def _address_identity() -> str:
     return "addr:" + (request.remote_addr or "unknown")
 
 
+def seconds(count: int) -> str:
+    return "1 second" if count == 1 else f"{count} seconds"
+
+
 def _charge(identity: str, limits) -> None:
     try:
         decision = _limiter().hit(identity, limits)
@@ -42,7 +46,7 @@ def _charge(identity: str, limits) -> None:
     if not decision.allowed:
         raise ApiError(
             429,
-            f"Rate limit exceeded. Retry in {decision.retry_after} seconds.",
+            f"Rate limit exceeded. Retry in {seconds(decision.retry_after)}.",
         )
 
 
