@@ -6,13 +6,14 @@ import logging
 
 from flask import Flask
 
-from . import cli, db, errors, guard, match_counts, routes, settings
+from . import cli, db, errors, guard, match_counts, protocol, routes, settings
 from .config import load_config
 
 
 def create_app(test_config: dict | None = None) -> Flask:
     # The settings area's stylesheet and script live under its own path (/settings/static).
-    app = Flask(__name__, instance_relative_config=True, static_url_path="/settings/static")
+    app = protocol.ServiceFlask(__name__, instance_relative_config=True,
+                                static_url_path="/settings/static")
     app.config.from_mapping(settings.DEFAULTS)
     app.config.from_mapping(load_config(app.instance_path, test_config))
     app.json.sort_keys = False

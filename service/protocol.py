@@ -1,0 +1,44 @@
+"""HTTP behaviour shared by every response of the service, whatever route answers.
+
+- A streamed request body (`Transfer-Encoding: chunked`, no Content-Length) larger than
+  MAX_CONTENT_LENGTH is a 413, like a body whose Content-Length says so. Werkzeug stops
+  reading such a body quietly at the limit, which would cut it short and use the first
+  mebibyte; the service reads one byte past the limit, and that byte means "too large".
+"""
+
+from __future__ import annotations
+
+from flask import Flask, Request
+from werkzeug.exceptions import RequestEntityTooLarge
+from werkzeug.utils import cached_property
+from werkzeug.wsgi import LimitedStream
+
+
+class StreamedBody(LimitedStream):
+    """A body of unknown length, read up to one byte past `maximum`: reading that byte
+    raises 413 (RequestEntityTooLarge), whether the body is read whole or parsed as a form."""
+
+    def __init__(self, stream, maximum: int):
+        super().__init__(stream, maximum + 1, is_max=True)
+        self.maximum = maximum
+
+    def readinto(self, buffer) -> int | None:
+        size = super().readinto(buffer)
+        if self.tell() > self.maximum:
+            raise RequestEntityTooLarge()
+        return size
+
+
+class ServiceRequest(Request):
+    @cached_property
+    def stream(self):
+        maximum = self.max_content_length
+        if (maximum is not None and self.content_length is None and not self.shallow
+                and self.environ.get("wsgi.input_terminated")):
+            # The server ends the stream itself (chunked): safe to read to the end.
+            return StreamedBody(self.environ["wsgi.input"], maximum)
+        return super().stream
+
+
+class ServiceFlask(Flask):
+    request_class = ServiceRequest
