@@ -27,6 +27,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     match_counts.init_app(app)
     guard.init_app(app, app.config["REDIS_URL"] or "memory://")
     errors.register(app)
+    protocol.init_app(app)
     app.register_blueprint(routes.bp)
     settings.init_app(app, routes.bp)
     cli.register(app)

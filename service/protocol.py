@@ -4,14 +4,18 @@
   MAX_CONTENT_LENGTH is a 413, like a body whose Content-Length says so. Werkzeug stops
   reading such a body quietly at the limit, which would cut it short and use the first
   mebibyte; the service reads one byte past the limit, and that byte means "too large".
+- OPTIONS under /api answers JSON, `{"allow": [...]}` with the same `Allow` header.
+- `X-Content-Type-Options: nosniff` on every response.
 """
 
 from __future__ import annotations
 
-from flask import Flask, Request
+from flask import Flask, Request, jsonify, request
 from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.utils import cached_property
 from werkzeug.wsgi import LimitedStream
+
+from .guard import is_api_path
 
 
 class StreamedBody(LimitedStream):
@@ -42,3 +46,21 @@ class ServiceRequest(Request):
 
 class ServiceFlask(Flask):
     request_class = ServiceRequest
+
+    def make_default_options_response(self):
+        response = super().make_default_options_response()
+        if not is_api_path(request.path):
+            return response  # the settings area's pages keep Flask's own answer
+        allowed = sorted(response.allow)
+        response = jsonify({"allow": allowed})
+        response.allow.update(allowed)
+        return response
+
+
+def _nosniff(response):
+    response.headers.setdefault("X-Content-Type-Options", "nosniff")
+    return response
+
+
+def init_app(app: Flask) -> None:
+    app.after_request(_nosniff)

@@ -1,5 +1,6 @@
 """HTTP behaviour every route shares, over real HTTP: streamed (chunked) bodies over 1 MiB are
-413 like sized ones (werkzeug's server, gunicorn, and the dashboard's /api).
+413 like sized ones (werkzeug's server, gunicorn, and the dashboard's /api), OPTIONS answers
+JSON, and every response says `nosniff`.
 """
 
 from __future__ import annotations
@@ -154,3 +155,61 @@ def test_chunked_bodies_over_one_mebibyte_are_413_through_the_dashboards_api(
     server = dashboard()
     api = Api(server.url, seeded.key, seeded.project_id)
     assert_chunked_oversize_is_413(seeded, api)
+
+
+# --- 2. OPTIONS -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("path", "allowed"), [
+    ("/api/projects/list", ["GET", "HEAD", "OPTIONS"]),
+    ("/api/queries/list", ["OPTIONS", "POST"]),
+    ("/api/tags/list", ["OPTIONS", "POST"]),
+    ("/api/queries/many/tags-only", ["OPTIONS", "PATCH"]),
+    ("/api/openapi.json", ["GET", "HEAD", "OPTIONS"]),
+])
+def test_options_answers_json_with_the_allowed_methods(api, path, allowed):
+    answer = api.call("OPTIONS", path)
+    assert answer.status_code == 200
+    assert answer.headers["Content-Type"] == "application/json"
+    assert answer.json() == {"allow": allowed}
+    assert sorted(m.strip() for m in answer.headers["Allow"].split(",")) == allowed
+    assert answer.headers["X-RateLimit-Remaining"].isdigit()
+
+
+def test_options_of_unknown_paths_and_without_a_key_are_json_errors(live_service, world):
+    assert Api(live_service.url, world.key, None).call(
+        "OPTIONS", "/api/nothing").json()["statusCode"] == 404
+    anonymous = Api(live_service.url, None, None).call("OPTIONS", "/api/queries/list")
+    assert anonymous.status_code == 401
+    assert anonymous.headers["Content-Type"] == "application/json"
+
+
+# --- 3. nosniff ---------------------------------------------------------------------------
+
+
+def test_every_response_says_nosniff(live_service, seeded):
+    seeded.set_limits(100, 6, 1000)  # six a minute: the seventh is the 429
+    api = Api(live_service.url, seeded.key, seeded.project_id)
+    answers = {
+        "success": api.queries(),
+        "openapi": api.call("GET", "/api/openapi.json"),
+        "400": api.queries(page="x"),
+        "404": api.call("GET", "/api/nothing"),
+        "405": api.call("GET", "/api/queries/list"),
+        "413": api.call("POST", "/api/queries/list", headers=JSON,
+                        data=chunked(padded(b"{}", MAX_BODY_BYTES, b" "))),
+        "415": api.call("POST", "/api/queries/list", data=b"{}",
+                        headers={"content-type": "text/plain"}),
+    }
+    answers["429"] = api.projects()
+    _, other_key, _ = seeded.new_org()
+    answers["OPTIONS"] = Api(live_service.url, other_key, None).call(
+        "OPTIONS", "/api/projects/list")
+    answers["401"] = Api(live_service.url, "tdk_live_guess", None).projects()
+    answers["settings page"] = requests.get(live_service.url + "/settings/signin", timeout=10)
+    statuses = {name: answer.status_code for name, answer in answers.items()}
+    assert statuses == {"success": 200, "openapi": 200, "400": 400, "404": 404, "405": 405,
+                        "413": 413, "415": 415, "429": 429, "OPTIONS": 200, "401": 401,
+                        "settings page": 200}
+    for name, answer in answers.items():
+        assert answer.headers.get("X-Content-Type-Options") == "nosniff", name
