@@ -1,7 +1,8 @@
 """Where edits, jobs and their progress are kept: SQLAlchemy Core tables in the dashboard's
 own database (JOBS_DATABASE_URL: SQLite in the instance folder by default, PostgreSQL through
-the same URL form). The tables are small and private to the dashboard, so they are created
-with `metadata.create_all` at start-up rather than migrated.
+the same URL form). The tables are created and upgraded with Alembic at start-up
+(jobs/schema.py, jobs/migrations/), like the service's; `metadata` below is what the newest
+revision makes.
 
 - `edits`: one row per edit a person made (in-page or in the background), per undo and per
   export — the activity log, and a background job's state and progress. Any process can read
@@ -55,6 +56,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
+from . import schema
 from .deltas import Change
 
 metadata = MetaData()
@@ -140,8 +142,8 @@ QUEUED_STALE_SECONDS = 3600.0
 # edit holds it for one read and one write, well within it.
 LOCK_LEASE_SECONDS = 60.0
 INSERT_CHUNK = 500
-# PostgreSQL advisory lock taken while the tables are created ("tdjobs" in ASCII).
-CREATE_LOCK_ID = 0x74646A6F6273
+# PostgreSQL advisory lock taken while the tables are migrated ("tdjobs" in ASCII).
+SCHEMA_LOCK_ID = 0x74646A6F6273
 
 # What a person reads on a job whose process (a web worker after a restart, an RQ worker) is gone.
 STOPPED_WORKING = ("Tagdesk stopped working on this before it finished (a restart or a lost "
@@ -329,7 +331,7 @@ class Store:
             store = cls._instances.get(key)
             if store is None:
                 store = cls._instances[key] = cls(url)
-                store.create_all()
+                store.upgrade()
             return store
 
     @classmethod
@@ -356,16 +358,19 @@ class Store:
         for chunk in _chunks(rows):
             connection.exec_driver_sql(statement, chunk)
 
-    def create_all(self) -> None:
-        """Several workers may start at once on a fresh database: the first creates the
-        tables while the others wait. On SQLite the write lock is taken before the checks
-        (a deferred transaction that read first fails at its first CREATE instead of
-        waiting); on PostgreSQL an advisory lock serializes the checks."""
+    def upgrade(self) -> bool:
+        """Create or migrate the tables (jobs/schema.py); True when anything was done.
+        Several workers may start at once on a fresh database: the first migrates it while
+        the others wait, then find it at the newest revision. On SQLite the write lock is
+        taken before the checks (a deferred transaction that read first fails at its first
+        CREATE instead of waiting); on PostgreSQL an advisory lock serializes them."""
         with self.writing() as connection:
             if connection.dialect.name == "postgresql":
                 connection.execute(text("SELECT pg_advisory_xact_lock(:id)"),
-                                   {"id": CREATE_LOCK_ID})
-            metadata.create_all(connection)
+                                   {"id": SCHEMA_LOCK_ID})
+            return schema.upgrade(connection)
+
+    create_all = upgrade  # the name callers used before the tables had migrations
 
     # --- reading -------------------------------------------------------------------------
 

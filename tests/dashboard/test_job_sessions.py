@@ -141,7 +141,7 @@ def test_jobs_import_neither_the_dashboard_nor_the_service(tmp_path):
     script = (
         "import sys\n"
         "import jobs, jobs.deltas, jobs.export, jobs.fresh, jobs.rq_runner, jobs.rq_worker\n"
-        "import jobs.runner, jobs.sessions, jobs.store, jobs.walk, jobs.work\n"
+        "import jobs.runner, jobs.schema, jobs.sessions, jobs.store, jobs.walk, jobs.work\n"
         "jobs.store.Store.for_url(sys.argv[1])\n"
         "loaded = sorted({name.split('.')[0] for name in sys.modules} & {'blueprints', "
         "'service', 'app'})\n"
