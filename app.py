@@ -217,7 +217,7 @@ def runner_kind(config) -> str:
 
 
 def _jobs(app: Flask, base_url) -> None:
-    """The jobs database (tables created if missing), jobs a stopped process left running
+    """The jobs database (migrated to its newest revision), jobs a stopped process left running
     marked interrupted, and the runner."""
     if not app.config["JOBS_DATABASE_URL"]:
         app.config["JOBS_DATABASE_URL"] = "sqlite:///" + os.path.join(
