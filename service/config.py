@@ -19,6 +19,10 @@ def load_config(instance_path: str, overrides: dict | None = None) -> dict:
         # every read a write; a minute's precision is what people need to spot idle keys.
         "LAST_USED_PRECISION": 60,
         "SECRET_KEY": os.environ.get("TAGDESK_SERVICE_SECRET_KEY") or None,
+        # Reverse proxies in front whose X-Forwarded-For/-Proto/-Host are trusted (as the
+        # dashboard reads the same variable): client addresses for the rate limit and the
+        # sign-in throttle, HTTPS for Secure cookies.
+        "TRUSTED_PROXIES": int(os.environ.get("TAGDESK_TRUSTED_PROXIES") or 0),
     }
     if overrides:
         config.update(overrides)

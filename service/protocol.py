@@ -6,16 +6,23 @@
   mebibyte; the service reads one byte past the limit, and that byte means "too large".
 - OPTIONS under /api answers JSON, `{"allow": [...]}` with the same `Allow` header.
 - `X-Content-Type-Options: nosniff` on every response.
+- TAGDESK_TRUSTED_PROXIES: the client's address, scheme and host come from the
+  X-Forwarded-For/-Proto/-Host of that many proxies (werkzeug's ProxyFix), unless a ProxyFix
+  in front (the dashboard's, when the service is embedded in it) has already applied them.
 """
 
 from __future__ import annotations
 
 from flask import Flask, Request, jsonify, request
 from werkzeug.exceptions import RequestEntityTooLarge
+from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.utils import cached_property
 from werkzeug.wsgi import LimitedStream
 
 from .guard import is_api_path
+
+# Set by ProxyFix on the environ it has rewritten (documented in ProxyFix).
+PROXY_FIX_APPLIED = "werkzeug.proxy_fix.orig"
 
 
 class StreamedBody(LimitedStream):
@@ -57,6 +64,19 @@ class ServiceFlask(Flask):
         return response
 
 
+class TrustedProxies:
+    """WSGI: ProxyFix for `hops` proxies, applied once (not again behind another ProxyFix)."""
+
+    def __init__(self, wsgi_app, hops: int):
+        self.wsgi_app = wsgi_app
+        self.fixed = ProxyFix(wsgi_app, x_for=hops, x_proto=hops, x_host=hops)
+
+    def __call__(self, environ, start_response):
+        if PROXY_FIX_APPLIED in environ:
+            return self.wsgi_app(environ, start_response)
+        return self.fixed(environ, start_response)
+
+
 def _nosniff(response):
     response.headers.setdefault("X-Content-Type-Options", "nosniff")
     return response
@@ -64,3 +84,6 @@ def _nosniff(response):
 
 def init_app(app: Flask) -> None:
     app.after_request(_nosniff)
+    hops = int(app.config.get("TRUSTED_PROXIES") or 0)
+    if hops > 0:
+        app.wsgi_app = TrustedProxies(app.wsgi_app, hops)

@@ -1,16 +1,19 @@
 """HTTP behaviour every route shares, over real HTTP: streamed (chunked) bodies over 1 MiB are
 413 like sized ones (werkzeug's server, gunicorn, and the dashboard's /api), OPTIONS answers
-JSON, and every response says `nosniff`.
+JSON, every response says `nosniff`, and client addresses come from X-Forwarded-For only
+behind TAGDESK_TRUSTED_PROXIES.
 """
 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import requests
 
 from app import create_app as create_dashboard_app
+from service import create_app as create_service_app
 from service.config import MAX_BODY_BYTES
 from tests.conftest import Api, LiveServer
 from tests.dashboard.conftest import close_app
@@ -19,6 +22,8 @@ from tests.faults.processes import Gunicorn
 TOO_LARGE = {"statusCode": 413, "message": "Request body is larger than 1 MiB.",
              "error": "Payload Too Large"}
 JSON = {"content-type": "application/json"}
+# Per hour is the smallest: the rate-limit headers then report it, whatever the clock says.
+HOURLY_50 = (1000, 1000, 50)
 
 
 def padded(prefix: bytes, size: int, tail: bytes = b"") -> bytes:
@@ -213,3 +218,85 @@ def test_every_response_says_nosniff(live_service, seeded):
                         "settings page": 200}
     for name, answer in answers.items():
         assert answer.headers.get("X-Content-Type-Options") == "nosniff", name
+
+
+# --- 4. trusted proxies -------------------------------------------------------------------
+
+
+def anonymous_remaining(base_url: str, forwarded_for: str | None) -> int:
+    headers = {"x-api-key": "tdk_live_guess"}
+    if forwarded_for is not None:
+        headers["X-Forwarded-For"] = forwarded_for
+    answer = requests.get(base_url + "/api/projects/list", headers=headers, timeout=10)
+    assert answer.status_code == 401
+    return int(answer.headers["X-RateLimit-Remaining"])
+
+
+@pytest.fixture
+def service_with(service_config):
+    """A live service with some configuration of its own."""
+    started = []
+
+    def start(**config) -> LiveServer:
+        app = create_service_app({**service_config, **config})
+        server = LiveServer(app).start()
+        started.append((app, server))
+        return server
+
+    yield start
+    for app, server in started:
+        server.stop()
+        app.extensions["tagdesk_engine"].dispose()
+
+
+def test_behind_one_trusted_proxy_each_client_address_has_its_own_budget(service_with):
+    server = service_with(TRUSTED_PROXIES=1, DEFAULT_LIMITS=HOURLY_50)
+    assert anonymous_remaining(server.url, "203.0.113.7") == 49
+    assert anonymous_remaining(server.url, "203.0.113.8") == 49
+    assert anonymous_remaining(server.url, "203.0.113.7") == 48
+    # Only the address the proxy saw counts: what the client wrote before it does not.
+    assert anonymous_remaining(server.url, "198.51.100.1, 203.0.113.8") == 48
+    # Without the header (a request that bypassed the proxy): the connection's address.
+    assert anonymous_remaining(server.url, None) == 49
+
+
+def test_without_trusted_proxies_x_forwarded_for_is_ignored(service_with):
+    server = service_with(DEFAULT_LIMITS=HOURLY_50)
+    assert anonymous_remaining(server.url, "203.0.113.7") == 49
+    assert anonymous_remaining(server.url, "203.0.113.8") == 48
+    assert anonymous_remaining(server.url, None) == 47
+
+
+def test_the_sign_in_throttle_counts_the_forwarded_address(service_with, world):
+    server = service_with(TRUSTED_PROXIES=1, SETTINGS_SIGNIN_LIMIT="2/minute",
+                          SETTINGS_SIGNIN_LIMIT_PER_EMAIL="100/minute")
+
+    def sign_in(address: str) -> int:
+        browser = requests.Session()
+        page = browser.get(server.url + "/settings/signin", timeout=10).text
+        token = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
+        return browser.post(server.url + "/settings/signin", timeout=10,
+                            headers={"X-Forwarded-For": address},
+                            data={"csrf_token": token, "email": "nobody@example.com",
+                                  "password": "wrong password"}).status_code
+
+    assert [sign_in("203.0.113.7") for _ in range(3)] == [401, 401, 429]
+    assert sign_in("203.0.113.8") == 401
+
+
+def test_trusted_proxies_from_the_environment_under_gunicorn(gunicorn_service):
+    server = gunicorn_service(TAGDESK_TRUSTED_PROXIES="1")
+    # The default limits: 10 a second is the window closest to exhaustion.
+    assert anonymous_remaining(server.url, "203.0.113.7") == 9
+    assert anonymous_remaining(server.url, "203.0.113.8") == 9
+    assert anonymous_remaining(server.url, "203.0.113.7") == 8
+
+
+def test_embedded_the_dashboards_proxy_setting_applies_once(dashboard, world):
+    # The dashboard trusts one proxy; the embedded service's own setting (two) must not
+    # re-read the header behind it.
+    server = dashboard({"TRUSTED_PROXIES": 1},
+                       {"TRUSTED_PROXIES": 2, "DEFAULT_LIMITS": HOURLY_50})
+    assert anonymous_remaining(server.url, "198.51.100.1, 203.0.113.7") == 49
+    assert anonymous_remaining(server.url, "198.51.100.2, 203.0.113.7") == 48
+    assert anonymous_remaining(server.url, "203.0.113.8") == 49
