@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import secrets
 import sys
 from datetime import timedelta
 from pathlib import Path
@@ -21,29 +20,24 @@ from flask import Flask, url_for
 from flask_session import Session
 from flask_wtf.csrf import CSRFProtect
 
-from blueprints import (
-    activity,
+from blueprints import activity, auth, bulk, export, projects, queries, tags
+from dashboard import (
     apiclient,
-    auth,
-    bulk,
     errors,
-    export,
-    htmxutil,
+    htmx,
     names,
-    projects,
-    queries,
     security,
     sessionstore,
-    tags,
+    signin,
     timing,
 )
-from blueprints.chips import chip_style
-from blueprints.embedded import write_private
+from dashboard.chips import chip_style
 from jobs import sessions as job_sessions
 from jobs.rq_runner import JOBS_QUEUE, RQRunner
 from jobs.rq_worker import worker_command
 from jobs.runner import InlineRunner, ThreadRunner
 from jobs.store import Store
+from weblib.private_files import instance_secret
 
 SECRET_KEY_FILE = "secret-key"  # noqa: S105 (a file name, not a secret)
 DEMO_QUERIES = 5000
@@ -130,18 +124,8 @@ def default_config() -> dict:
 
 def secret_key(instance_path: str) -> str:
     """TAGDESK_SECRET_KEY, or one generated on first start and kept in the instance folder
-    (mode 600). Several workers starting at once agree on the first one written."""
-    path = Path(instance_path) / SECRET_KEY_FILE
-    if not path.exists():
-        candidate = path.with_name(f".{SECRET_KEY_FILE}.{os.getpid()}.tmp")
-        write_private(candidate, secrets.token_hex(32) + "\n")
-        try:
-            os.link(candidate, path)  # fails if another process won the race
-        except FileExistsError:
-            pass
-        finally:
-            candidate.unlink(missing_ok=True)
-    return path.read_text(encoding="utf-8").strip()
+    (mode 600)."""
+    return instance_secret(instance_path, SECRET_KEY_FILE)
 
 
 def _sessions(app: Flask) -> None:
@@ -177,7 +161,7 @@ def _static_url(app: Flask):
 
 def _embed(app: Flask):
     """Mount the service under /api and give the client its internal address."""
-    from blueprints.embedded import Embedded, register_for_fork
+    from embedded import Embedded, register_for_fork  # only here: it loads the service
 
     embedded = Embedded(app.instance_path, app.config["SERVICE_CONFIG"])
     register_for_fork(embedded)
@@ -289,10 +273,11 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.extensions["tagdesk_registry"] = apiclient.Registry(base_url, app.config["API_TIMEOUT"])
     _sessions(app)
     _jobs(app, base_url)
-    htmxutil.init_app(app)
+    htmx.init_app(app)
     timing.init_app(app)
     csrf.init_app(app)
-    auth.init_app(app)
+    signin.init_app(app)
+    app.register_blueprint(auth.bp)
     security.init_app(app)
     errors.init_app(app)
     app.register_blueprint(projects.bp)

@@ -9,9 +9,10 @@ from datetime import UTC, datetime
 from flask import Blueprint, render_template, request, url_for
 from flask_login import login_required
 
-from . import wording
-from .bulk import job_panel, jobs_store, stale_seconds
-from .queries import load_project, relative_time
+from dashboard import wording
+from dashboard.current_project import load_project
+from dashboard.edits import job_panel, jobs_store, stale_seconds
+from dashboard.rows import relative_time
 
 bp = Blueprint("activity", __name__)
 

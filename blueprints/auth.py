@@ -1,166 +1,34 @@
 """Sign in with the organization's API key; sign out.
 
 The key is checked by listing the projects (the cheapest call every key may make), then kept
-in the server-side session store only: the cookie carries the session id, which is replaced at
-sign-in so a planted id is worth nothing. flask-login's user is the signed-in session itself,
-identified by a random id that lives as long as the session.
+in the server-side session store only (dashboard/signin.py).
 """
 
 from __future__ import annotations
 
 import logging
-import math
 import secrets
-import time
-from urllib.parse import urlsplit
 
-from flask import (
-    Blueprint,
-    current_app,
-    flash,
-    redirect,
-    render_template,
-    request,
-    session,
-    url_for,
+from flask import Blueprint, current_app, redirect, request, session, url_for
+from flask_login import current_user, login_user
+
+from dashboard import apiclient
+from dashboard.signin import (
+    LONGEST_KEY,
+    SESSION_NAME,
+    SignedIn,
+    display_name_from_form,
+    end_session,
+    render_signin,
+    safe_next,
+    start_session,
+    throttle,
 )
-from flask_login import LoginManager, UserMixin, current_user, login_user, logout_user
-from limits import parse as parse_limit
-from limits.storage import storage_from_string
-from limits.strategies import MovingWindowRateLimiter
-
 from queryapi import ApiError, AuthError, RateLimited, TransportError, Unavailable
-
-from . import apiclient
-from .htmxutil import hx_redirect, is_htmx
-from .viewstate import clean_text
 
 log = logging.getLogger(__name__)
 
 bp = Blueprint("auth", __name__)
-login_manager = LoginManager()
-
-SESSION_UID = "uid"
-SESSION_MASKED = "masked_key"
-SESSION_NAME = "display_name"
-LONGEST_NAME = 80
-LONGEST_KEY = 500
-KEY_HINT = "tdk_live_"
-
-
-class SignedIn(UserMixin):
-    """The signed-in session (not a person: Tagdesk knows only organization keys)."""
-
-    def __init__(self, uid: str, masked_key: str):
-        self.id = uid
-        self.masked_key = masked_key
-
-
-@login_manager.user_loader
-def _load(uid: str) -> SignedIn | None:
-    if session.get(SESSION_UID) == uid and session.get(apiclient.SESSION_KEY):
-        return SignedIn(uid, session.get(SESSION_MASKED) or "…")
-    return None
-
-
-def is_signed_in() -> bool:
-    return bool(current_user.is_authenticated)
-
-
-def signin_redirect_for_htmx():
-    target = _page_target()
-    return hx_redirect(url_for("auth.signin", next=target) if target else url_for("auth.signin"))
-
-
-def safe_referrer() -> str | None:
-    """The page a form was posted from, if it is one of ours."""
-    parts = urlsplit(request.referrer or "")
-    if parts.netloc and parts.netloc != request.host:
-        return None
-    return safe_next(parts.path + ("?" + parts.query if parts.query else ""))
-
-
-@login_manager.unauthorized_handler
-def _unauthorized():
-    if is_htmx():
-        return signin_redirect_for_htmx()
-    target = safe_next(next_target()) if request.method == "GET" else safe_referrer()
-    if target == url_for("projects.home"):
-        target = None
-    if target:
-        flash("Please sign in to see that page.", "info")
-    return redirect(url_for("auth.signin", next=target) if target else url_for("auth.signin"))
-
-
-# --- where to go after signing in ------------------------------------------------------------
-
-
-def safe_next(value: str | None) -> str | None:
-    """A path on this site, or None. Refuses other sites, scheme-relative and backslash
-    tricks, control characters, and pages that make no sense to return to."""
-    if not value or len(value) > 4000 or not value.startswith("/"):
-        return None
-    if value.startswith(("//", "/\\")) or "\\" in value:
-        return None
-    if any(ord(character) < 32 or ord(character) == 127 for character in value):
-        return None
-    parts = urlsplit(value)
-    if parts.scheme or parts.netloc:
-        return None
-    if parts.path in (url_for("auth.signin"), url_for("auth.signout")) \
-            or parts.path.startswith("/api/") or parts.path.startswith("/static/"):
-        return None
-    return value
-
-
-def next_target() -> str:
-    """The page asked for: for htmx requests the view's URL is the request's own (the
-    dashboard's partials share their page's URL)."""
-    return request.full_path.rstrip("?") if request.query_string else request.path
-
-
-# --- throttling -----------------------------------------------------------------------------
-
-
-class SignInThrottle:
-    """At most SIGNIN_LIMIT attempts per client address (memory, or Redis if configured)."""
-
-    def __init__(self, storage_uri: str, limit: str):
-        self.limiter = MovingWindowRateLimiter(storage_from_string(storage_uri))
-        self.item = parse_limit(limit)
-
-    def attempt(self, address: str) -> int:
-        """Count an attempt: 0 if it may go ahead, else the whole seconds until the window
-        frees one (a refused attempt is not counted)."""
-        identifiers = ("tagdesk-signin", address or "unknown")
-        if self.limiter.hit(self.item, *identifiers):
-            return 0
-        reset = self.limiter.get_window_stats(self.item, *identifiers).reset_time
-        return max(1, math.ceil(reset - time.time()))
-
-
-def _throttle() -> SignInThrottle:
-    return current_app.extensions["tagdesk_signin_throttle"]
-
-
-# --- views ------------------------------------------------------------------------------------
-
-
-def display_name_from_form() -> str:
-    """The optional name people give at sign-in (shown in the activity log)."""
-    return clean_text(request.form.get("display_name") or "", LONGEST_NAME)
-
-
-def render_signin(error: str | None = None, status: int = 200, headers: dict | None = None):
-    next_url = safe_next(request.args.get("next"))
-    return render_template(
-        "auth/signin.html",
-        error=error,
-        display_name=display_name_from_form() if request.method == "POST" else "",
-        next_url=next_url,
-        demo_available=bool(current_app.config.get("DEMO_KEY")),
-        key_hint=KEY_HINT,
-    ), status, headers or {}
 
 
 @bp.route("/signin", methods=["GET", "POST"])
@@ -171,7 +39,7 @@ def signin():
             return redirect(next_url or url_for("projects.home"))
         return render_signin()
 
-    wait = _throttle().attempt(request.remote_addr)
+    wait = throttle().attempt(request.remote_addr)
     if wait:
         return render_signin(f"Too many sign-in attempts from your network. Please wait "
                              f"{_seconds(wait)}, then try again.", 429,
@@ -217,7 +85,7 @@ def signin():
                        "Please try again.", 502)
 
     masked = client.masked_key
-    _start_session(uid, key, masked)
+    start_session(uid, key, masked)
     name = display_name_from_form()
     if name:
         session[SESSION_NAME] = name
@@ -226,64 +94,12 @@ def signin():
     return redirect(next_url or url_for("projects.home"), 303)
 
 
-def _start_session(uid: str, key: str, masked: str) -> None:
-    """A new session id for a new sign-in: whatever was there before is discarded."""
-    old_uid = session.get(SESSION_UID)
-    session.clear()
-    session[apiclient.SESSION_KEY] = key
-    session[SESSION_UID] = uid
-    session[SESSION_MASKED] = masked
-    current_app.session_interface.regenerate(session)
-    if old_uid and old_uid != uid:
-        apiclient.forget(old_uid)
-
-
-def end_session(message: str | None = None, category: str = "info") -> None:
-    """Sign out: the server-side data goes, the session id changes, the client is closed."""
-    apiclient.forget(session.get(SESSION_UID))
-    logout_user()
-    session.clear()
-    if message:
-        flash(message, category)
-    current_app.session_interface.regenerate(session)
-
-
 @bp.post("/signout")
 def signout():
     end_session("You are signed out.", "success")
     return redirect(url_for("auth.signin"), 303)
 
 
-def key_rejected_response():
-    """The key stopped working mid-session (revoked): back to sign-in, with a sentence, and
-    then back to this very view."""
-    target = _page_target()
-    end_session("Your API key is no longer accepted — it may have been revoked. Please sign "
-                "in again.", "warning")
-    url = url_for("auth.signin", next=target) if target else url_for("auth.signin")
-    if is_htmx():
-        return hx_redirect(url)
-    return redirect(url, 303)
-
-
-def _page_target() -> str | None:
-    if request.method == "GET":
-        return safe_next(next_target())
-    current = request.headers.get("HX-Current-URL", "")
-    parts = urlsplit(current)
-    if parts.netloc and parts.netloc != request.host:
-        return None
-    return safe_next(parts.path + ("?" + parts.query if parts.query else ""))
-
-
 def _seconds(value: float) -> str:
     whole = max(1, round(value))
     return "1 second" if whole == 1 else f"{whole} seconds"
-
-
-def init_app(app) -> None:
-    login_manager.init_app(app)
-    login_manager.session_protection = "basic"
-    storage = app.config["REDIS_URL"] or "memory://"
-    app.extensions["tagdesk_signin_throttle"] = SignInThrottle(storage, app.config["SIGNIN_LIMIT"])
-    app.register_blueprint(bp)

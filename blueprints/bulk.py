@@ -17,32 +17,36 @@ against the project's own tags.
 
 from __future__ import annotations
 
-import math
-import time
-
 from flask import (
     Blueprint,
-    abort,
     current_app,
     make_response,
     render_template,
     request,
-    session,
     url_for,
 )
-from flask_login import current_user, login_required
+from flask_login import login_required
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 from markupsafe import Markup
 
+from dashboard import apiclient, wording
+from dashboard.current_project import load_project
+from dashboard.edits import (
+    job_panel,
+    jobs_store,
+    project_edit,
+    runner,
+    scope_of,
+    stale_seconds,
+    who,
+)
+from dashboard.htmx import htmx_response
+from dashboard.rows import chip_html, rows_for
+from dashboard.viewstate import QueryView
 from jobs.deltas import ADD, EDIT, REMOVE, REPLACE, Change, Delta, RowKey, Scope, undo_scope
 from jobs.fresh import TooManyMoved, by_recency, find_rows
-from jobs.store import ACTIVE, Edit, LockBusy, Store, new_id, process_owner
+from jobs.store import Edit, LockBusy, new_id, process_owner
 from queryapi import QueryFilters, Tag
-
-from . import apiclient, wording
-from .htmxutil import htmx_response
-from .queries import chip_html, load_project, rows_for
-from .viewstate import QueryView
 
 bp = Blueprint("bulk", __name__)
 
@@ -51,7 +55,6 @@ INLINE_UNDO_LIMIT = 1000     # changes an undo makes within its request; more: a
 PLAN_SALT = "tagdesk-bulk-plan"
 PLAN_MAX_AGE = 3600
 VERBS = {ADD: "Add tags", REMOVE: "Remove tags", REPLACE: "Replace tags", EDIT: "Edit tags"}
-DISPLAY_NAME = "display_name"
 
 
 class Refusal(Exception):
@@ -68,33 +71,6 @@ def refused(error: Refusal):
     the panel or notice whose button was pressed)."""
     return make_response(render_template("bulk/_feedback.html", message=error.message),
                          error.status)
-
-
-# --- shared helpers ------------------------------------------------------------------------
-
-
-def jobs_store() -> Store:
-    return current_app.extensions["tagdesk_jobs"]
-
-
-def runner():
-    return current_app.extensions["tagdesk_runner"]
-
-
-def who() -> dict:
-    """Who makes an edit: the name given at sign-in, the masked key, and the session that
-    holds the key (a background job reads the key from there; it is never stored with it)."""
-    return {"actor": session.get(DISPLAY_NAME) or "", "masked_key": current_user.masked_key,
-            "session_ref": getattr(session, "sid", None)}
-
-
-def project_edit(project_id: str, edit_id: str) -> Edit:
-    if len(edit_id) > 64:
-        abort(404)
-    edit = jobs_store().get(edit_id)
-    if edit is None or edit.project_id != project_id:
-        abort(404)
-    return edit
 
 
 def tag_ids_from(values: list[str]) -> list[int]:
@@ -134,11 +110,6 @@ def delta_from_form(action: str, chosen: list[int], had: list[int]) -> Delta:
     if action == EDIT:
         return Delta(add=set(chosen) - set(had), remove=set(had) - set(chosen))
     raise Refusal("That is not something the tag picker can do.")
-
-
-def scope_of(view: QueryView) -> Scope:
-    return Scope(text=view.text, languages=view.languages, countries=view.countries,
-                 tag_names=view.tags)
 
 
 def names_of(delta: Delta, tags: dict[int, Tag]) -> dict[str, str]:
@@ -347,38 +318,6 @@ def confirm(project_id: str):
 # --- job panels: progress, cancel, resume -----------------------------------------------
 
 
-def job_context(project, edit: Edit) -> dict:
-    store = jobs_store()
-    original = store.get(edit.undo_of) if edit.undo_of else None
-    seconds_left = None
-    if edit.state == "running" and edit.run_started_at:
-        done_now = edit.processed - edit.run_processed_start
-        elapsed = time.time() - edit.run_started_at
-        if done_now > 0 and elapsed > 0:
-            seconds_left = max(edit.total - edit.processed, 0) / (done_now / elapsed)
-    return {
-        "project": project,
-        "edit": edit,
-        "title": wording.task_title(edit, original),
-        "summary": wording.summary(edit, original) if not edit.active else "",
-        "time_left": wording.time_left(seconds_left) if edit.state == "running" else "",
-        "percent": 0 if not edit.total else min(100, math.floor(100 * edit.processed
-                                                                 / edit.total)),
-        "status_url": url_for("bulk.job_status", project_id=project.id, edit_id=edit.id),
-        "noun": "query" if edit.total == 1 else "queries",
-    }
-
-
-def job_panel(project, edit: Edit) -> Markup:
-    """A job's panel (HTML, to be placed in other templates as is)."""
-    # A rendered template is escaped HTML already.
-    return Markup(render_template("bulk/_job.html", **job_context(project, edit)))  # noqa: S704
-
-
-def stale_seconds() -> float:
-    return float(current_app.config.get("JOBS_STALE_SECONDS", 30))
-
-
 @bp.get("/projects/<project_id>/jobs/<edit_id>")
 @login_required
 def job_status(project_id: str, edit_id: str):
@@ -538,32 +477,6 @@ def start_undo_job(project, edit: Edit, undo_id: str) -> Edit:
         total=edit.changed, owner=process_owner(), **who())
     runner().submit(undone.id)
     return jobs_store().get(undone.id)
-
-
-# --- for the queries page ------------------------------------------------------------------
-
-
-def page_context(project, view: QueryView, total: int, with_jobs: bool = True) -> dict:
-    """What the queries page needs for bulk editing (no API call)."""
-    jobs = []
-    if with_jobs:
-        store = jobs_store()
-        unfinished = store.unfinished(project.id)
-        # Only a queued or running job can have been left by a stopped process: most pages
-        # have none, and skip that second read.
-        if any(edit.state in ACTIVE for edit in unfinished) \
-                and store.interrupt_dead(stale_seconds(), project.id):
-            unfinished = store.unfinished(project.id)
-        jobs = [job_panel(project, edit) for edit in unfinished]
-    picker_url = url_for("bulk.picker", project_id=project.id)
-    return {
-        "picker_url": picker_url,
-        "total": total,
-        "total_text": f"{total:,}",
-        "export_url": url_for("export.download", project_id=project.id) + view.query_string(),
-        "export_start_url": url_for("export.start", project_id=project.id),
-        "jobs": jobs,
-    }
 
 
 def register(app) -> None:

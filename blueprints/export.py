@@ -26,15 +26,14 @@ from flask import (
 )
 from flask_login import login_required
 
+from dashboard import apiclient, wording
+from dashboard.current_project import load_project
+from dashboard.edits import job_panel, jobs_store, project_edit, runner, scope_of, who
+from dashboard.htmx import htmx_response
+from dashboard.viewstate import QueryView
 from jobs.export import csv_pages, export_sort
 from jobs.store import process_owner
 from queryapi import Mode
-
-from . import apiclient, wording
-from .bulk import job_panel, jobs_store, project_edit, runner, scope_of, who
-from .htmxutil import htmx_response
-from .queries import load_project
-from .viewstate import QueryView
 
 bp = Blueprint("export", __name__)
 

@@ -2,28 +2,13 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, redirect, render_template, request, url_for
+from flask import Blueprint, redirect, render_template, url_for
 from flask_login import login_required
 
-from . import apiclient
+from dashboard import apiclient
+from dashboard.current_project import last_project_id
 
 bp = Blueprint("projects", __name__)
-
-LAST_PROJECT_COOKIE = "tagdesk_project"
-LAST_PROJECT_SECONDS = 365 * 24 * 3600
-
-
-def last_project_id() -> str | None:
-    return request.cookies.get(LAST_PROJECT_COOKIE) or None
-
-
-def remember_project(response, project_id: str):
-    """The last project used is remembered in the browser (a project id is no secret)."""
-    if request.cookies.get(LAST_PROJECT_COOKIE) != project_id:
-        response.set_cookie(LAST_PROJECT_COOKIE, project_id, max_age=LAST_PROJECT_SECONDS,
-                            httponly=True, samesite="Lax", secure=request.is_secure)
-    return response
-
 
 @bp.get("/")
 @login_required

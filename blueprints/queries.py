@@ -7,24 +7,19 @@ inside the page and, for htmx requests, alone.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from functools import lru_cache
-from typing import NamedTuple
 
-from flask import Blueprint, abort, make_response, render_template, request, url_for
+from flask import Blueprint, make_response, render_template, request, url_for
 from flask_login import login_required
 from markupsafe import Markup
 
-from jobs.deltas import EDIT, row_key_json
-from queryapi import Project, Query, QueryFilters, Tag
-
-from . import apiclient, names
-from .chips import chip_style, valid_color
-from .htmxutil import wants_partial
-from .projects import remember_project
-from .viewstate import (
+from dashboard import apiclient, edits, names
+from dashboard.chips import chip_style
+from dashboard.current_project import load_project, remember_project
+from dashboard.htmx import wants_partial
+from dashboard.rows import NOTHING, chip_html, rows_for
+from dashboard.viewstate import (
     COUNTRY,
     DEFAULT_PAGE_SIZE,
     DEFAULT_SORT,
@@ -33,12 +28,11 @@ from .viewstate import (
     TAG,
     TEXT,
     QueryView,
-    form_quote,
 )
+from queryapi import Project, QueryFilters, Tag
 
 bp = Blueprint("queries", __name__)
 
-PROJECT_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 COLUMNS = (("query", "Query", True), ("language", "Language", True),
            ("country", "Country", True), ("tags", "Tags", False), ("updated", "Updated", True))
 SORT_WORDS = {
@@ -47,125 +41,6 @@ SORT_WORDS = {
     "country": ("Country code, A to Z", "Country code, Z to A"),
     "updated": ("Updated, oldest first", "Updated, newest first"),
 }
-
-
-def load_project(project_id: str) -> Project:
-    """The project from the session's cached list, or a 404 page (no API call for ids that
-    cannot be project ids)."""
-    if not PROJECT_ID.fullmatch(project_id):
-        abort(404)
-    return apiclient.project_or_404(project_id)
-
-
-# --- chips -------------------------------------------------------------------------------------
-
-
-CHIP = Markup('<span class="{classes}"{style}>{name}</span>')
-CHIP_LINK = Markup('<a class="{classes}"{style} href="{href}">{name}</a>')
-STYLE = Markup(' style="{}"')
-NOTHING = Markup("")
-
-
-def chip_html(name: str, color: object, href: str | None = None, small: bool = False) -> Markup:
-    """A tag chip: the tag's colour as background when it is #RRGGBB, else a neutral chip.
-    (Markup.format escapes every value it is given.)"""
-    return _chip_html(name, valid_color(color), href, small)
-
-
-@lru_cache(maxsize=1024)
-def _chip_html(name: str, color: str | None, href: str | None, small: bool) -> Markup:
-    """Drawn once per tag: Markup.format is slow, and every page shows the same few chips
-    (the tag picker draws all of a project's tags on every whole page)."""
-    style = chip_style(color)
-    classes = "chip" + (" chip--small" if small else "") + ("" if style.background
-                                                            else " chip--neutral")
-    style_attribute = STYLE.format(style.style) if style.background else NOTHING
-    template = CHIP if href is None else CHIP_LINK
-    return template.format(classes=classes, style=style_attribute, href=href or "", name=name)
-
-
-# --- rows ----------------------------------------------------------------------------------------
-
-
-class Row(NamedTuple):
-    """A result row as the template shows it (a named tuple: 200 of them are made per page,
-    and a frozen dataclass takes several times longer to build)."""
-
-    id: str
-    query: str
-    language: str
-    country: str
-    chips: list[Markup]
-    updated_iso: str
-    updated_relative: str
-    updated_exact: str
-    # The row's identity as its checkbox sends it back (id, query, language, country), and
-    # its tag ids (the quick edit starts from them).
-    key: str = ""
-    tag_ids: tuple[int, ...] = ()
-    # The quick edit's query string: action, the row's identity, the tags it had.
-    edit_params: str = ""
-
-
-MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-
-
-def exact_time(moment: datetime) -> str:
-    """'4 Mar 2026, 05:06:07 UTC' — what strftime's '%b %Y, %H:%M:%S' gives in the C locale,
-    built without strftime (ten times slower, and a row's title needs one per row)."""
-    return (f"{moment.day} {MONTHS[moment.month - 1]} {moment.year}, "
-            f"{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d} UTC")
-
-
-UNITS = (("year", 365 * 86400), ("month", 30 * 86400), ("week", 7 * 86400),
-         ("day", 86400), ("hour", 3600), ("minute", 60))
-
-
-def relative_time(moment: datetime, now: datetime) -> str:
-    """'3 days ago' (Babel's rule: the largest unit of which there is at least 0.85)."""
-    seconds = (now - moment).total_seconds()
-    if abs(seconds) < 45:
-        return "just now"
-    for unit, size in UNITS:
-        amount = abs(seconds) / size
-        if amount >= 0.85:
-            whole = max(1, round(amount))
-            text = f"{whole} {unit}" + ("" if whole == 1 else "s")
-            return f"{text} ago" if seconds > 0 else f"in {text}"
-    return "just now"
-
-
-def rows_for(results: tuple[Query, ...], tags_by_id: dict[int, Tag]) -> list[Row]:
-    now = datetime.now(UTC)
-    chips: dict[int, Markup] = {}
-    rows = []
-    for query in results:
-        row_chips = []
-        for tag_id in query.tags:
-            chip = chips.get(tag_id)
-            if chip is None:
-                tag = tags_by_id.get(tag_id)
-                chip = (chip_html(tag.name, tag.color, small=True) if tag is not None
-                        else chip_html(f"Tag {tag_id}", None, small=True))
-                chips[tag_id] = chip
-            row_chips.append(chip)
-        updated = query.updated_at
-        key = row_key_json(query)
-        rows.append(Row(
-            id=query.id,
-            query=query.query,
-            language=names.language_label(query.language),
-            country=names.country_label(query.country),
-            chips=row_chips,
-            updated_iso=updated.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-            updated_relative=relative_time(updated, now),
-            updated_exact=exact_time(updated),
-            key=key,
-            tag_ids=tuple(query.tags),
-            edit_params=f"action={EDIT}&row={form_quote(key)}"
-            + "".join(f"&had={tag_id}" for tag_id in query.tags),
-        ))
-    return rows
 
 
 # --- the view's links and texts -------------------------------------------------------------
@@ -302,14 +177,6 @@ def tag_options(tags: list[Tag], chosen: tuple[str, ...]) -> list[TagOption]:
 # --- the view ----------------------------------------------------------------------------------
 
 
-def bulk_context(project: Project, view: QueryView, total: int, full: bool) -> dict:
-    """The bulk-editing parts of the page (toolbar, picker and export URLs; on whole pages
-    the panels of unfinished jobs). No API call."""
-    from .bulk import page_context  # bulk.py builds on this module
-
-    return page_context(project, view, total, with_jobs=full)
-
-
 
 @bp.get("/projects/<project_id>/queries")
 @login_required
@@ -347,7 +214,8 @@ def index(project_id: str):
         "past_end": past_end,
         "last_page_qs": view.at_page(page.total_pages).query_string(),
         "page_title": title_for(view, project),
-        "bulk": bulk_context(project, view, page.total_records, full=not wants_partial()),
+        "bulk": edits.page_context(project, view, page.total_records,
+                                  with_jobs=not wants_partial()),
     }
     canonical = url_for("queries.index", project_id=project.id) + view.query_string()
     if wants_partial():

@@ -9,10 +9,11 @@ from __future__ import annotations
 from flask import Blueprint, make_response, render_template, request, url_for
 from flask_login import login_required
 
-from . import apiclient
-from .htmxutil import wants_partial
-from .queries import chip_html, load_project
-from .viewstate import QueryView, TagView
+from dashboard import apiclient
+from dashboard.current_project import load_project
+from dashboard.htmx import wants_partial
+from dashboard.rows import chip_html
+from dashboard.viewstate import QueryView, TagView
 
 bp = Blueprint("tags", __name__)
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app import create_app
-from blueprints import wording
+from dashboard import wording
 from jobs.deltas import Change, Delta, RowKey, Scope, undo_scope
 from jobs.store import Store, owner_is_dead, process_owner
 from jobs.walk import position

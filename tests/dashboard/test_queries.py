@@ -319,7 +319,7 @@ def test_a_tag_created_since_is_picked_up(signed_in, shop, api_calls):
     shop.run(lambda s: s.execute(text(
         "INSERT INTO query_tags (query_pk, tag_id) SELECT pk, :t FROM queries "
         "WHERE query = 'running shoes'"), {"t": tag_id}))
-    import blueprints.apiclient as apiclient
+    import dashboard.apiclient as apiclient
 
     apiclient.RECHECK_SECONDS, saved = 0.0, apiclient.RECHECK_SECONDS
     try:
@@ -333,7 +333,7 @@ def test_invalidate_refreshes_the_lists_in_every_process(shop, dashboard_config,
     # `api_calls` belongs to another app; this test builds its own with a route that edits.
     from flask_login import login_required
 
-    import blueprints.apiclient as apiclient
+    import dashboard.apiclient as apiclient
     from app import create_app
     from tests.dashboard.conftest import AuthActions, ServiceRequests, close_app
 

@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from werkzeug.datastructures import MultiDict
 
-from blueprints import names
-from blueprints.chips import AA_NORMAL_TEXT, NEUTRAL, chip_style, contrast_ratio
-from blueprints.queries import chip_html, exact_time, relative_time
-from blueprints.viewstate import PAGE_SIZES, SORT_COLUMNS, QueryView, form_quote
+from dashboard import names
+from dashboard.chips import AA_NORMAL_TEXT, NEUTRAL, chip_style, contrast_ratio
+from dashboard.rows import chip_html, exact_time, relative_time
+from dashboard.viewstate import PAGE_SIZES, SORT_COLUMNS, QueryView, form_quote
 
 # --- the URL is the view -------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from playwright.sync_api import expect
 
-from blueprints.chips import contrast_ratio
+from dashboard.chips import contrast_ratio
 from queryapi import Client, QueryFilters, Unavailable
 from service import admin
 from service.db import session_scope

@@ -232,7 +232,7 @@ def serve(headers: dict, body: str):
 def test_the_watch_sees_injected_markup(browser, site):
     """The watch itself: a page (on the dashboard's address, with and without its CSP) that
     does carry the payloads is caught on every count the test relies on."""
-    from blueprints.security import CONTENT_SECURITY_POLICY
+    from dashboard.security import CONTENT_SECURITY_POLICY
 
     body = (f"<p>{SCRIPT}{IMG}{SVG}</p><span class='chip' style='color:red'>x</span>"
             "<div style='background:url(/leak-css)'>x</div>")

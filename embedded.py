@@ -30,6 +30,7 @@ from werkzeug.serving import WSGIRequestHandler, make_server
 import service
 from service import demo, schema
 from service.models import Organization
+from weblib.private_files import write_private
 
 log = logging.getLogger(__name__)
 
@@ -59,16 +60,6 @@ class ApiDispatcher:
         if path in ("/api", "/settings") or path.startswith(("/api/", "/settings/")):
             return self.service_wsgi(environ, start_response)
         return self.dashboard_wsgi(environ, start_response)
-
-
-def write_private(path: Path, text: str) -> None:
-    """Write a file only its owner can read (0600), atomically replacing any old one."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.chmod(temporary, 0o600)
-    os.replace(temporary, path)
 
 
 def read_demo_key(instance_path: str) -> str | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from flask import request
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from .htmxutil import add_vary
+from .htmx import add_vary
 
 CONTENT_SECURITY_POLICY = "; ".join([
     "default-src 'self'",

@@ -31,8 +31,8 @@ from queryapi import (
     Unavailable,
 )
 
-from . import auth, sessionstore
-from .htmxutil import is_htmx
+from . import sessionstore, signin
+from .htmx import is_htmx
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +113,7 @@ def init_app(app) -> None:
 
     @app.errorhandler(AuthError)
     def _key_rejected(_error):
-        return auth.key_rejected_response()
+        return signin.key_rejected_response()
 
     @app.errorhandler(RateLimited)
     def _rate_limited(error):
@@ -156,14 +156,14 @@ def init_app(app) -> None:
         message = ("This page was open for a long time, so its security check expired. "
                    "Nothing was changed — please try again.")
         if request.endpoint == "auth.signin":
-            return auth.render_signin(message, 400)
+            return signin.render_signin(message, 400)
         if is_htmx():
-            if not auth.is_signed_in():
-                return auth.signin_redirect_for_htmx()
+            if not signin.is_signed_in():
+                return signin.signin_redirect_for_htmx()
             return respond(400, "Please try again", message, "warning",
                            headers={"X-CSRFToken": generate_csrf()})
         flash(message, "warning")
-        return redirect(auth.safe_referrer() or url_for("projects.home"), 303)
+        return redirect(signin.safe_referrer() or url_for("projects.home"), 303)
 
     @app.errorhandler(HTTPException)
     def _http(error):

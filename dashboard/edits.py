@@ -1,0 +1,102 @@
+"""The dashboard's record of edits and jobs, as pages use it: the jobs store and runner of
+this app, who makes an edit, a job's panel, and the bulk-editing parts of the queries page."""
+
+from __future__ import annotations
+
+import math
+import time
+
+from flask import abort, current_app, render_template, session, url_for
+from flask_login import current_user
+from markupsafe import Markup
+
+from jobs.deltas import Scope
+from jobs.store import ACTIVE, Edit, Store
+
+from . import wording
+from .signin import SESSION_NAME
+from .viewstate import QueryView
+
+
+def jobs_store() -> Store:
+    return current_app.extensions["tagdesk_jobs"]
+
+
+def runner():
+    return current_app.extensions["tagdesk_runner"]
+
+
+def who() -> dict:
+    """Who makes an edit: the name given at sign-in, the masked key, and the session that
+    holds the key (a background job reads the key from there; it is never stored with it)."""
+    return {"actor": session.get(SESSION_NAME) or "", "masked_key": current_user.masked_key,
+            "session_ref": getattr(session, "sid", None)}
+
+
+def project_edit(project_id: str, edit_id: str) -> Edit:
+    if len(edit_id) > 64:
+        abort(404)
+    edit = jobs_store().get(edit_id)
+    if edit is None or edit.project_id != project_id:
+        abort(404)
+    return edit
+
+
+def scope_of(view: QueryView) -> Scope:
+    return Scope(text=view.text, languages=view.languages, countries=view.countries,
+                 tag_names=view.tags)
+
+
+def job_context(project, edit: Edit) -> dict:
+    store = jobs_store()
+    original = store.get(edit.undo_of) if edit.undo_of else None
+    seconds_left = None
+    if edit.state == "running" and edit.run_started_at:
+        done_now = edit.processed - edit.run_processed_start
+        elapsed = time.time() - edit.run_started_at
+        if done_now > 0 and elapsed > 0:
+            seconds_left = max(edit.total - edit.processed, 0) / (done_now / elapsed)
+    return {
+        "project": project,
+        "edit": edit,
+        "title": wording.task_title(edit, original),
+        "summary": wording.summary(edit, original) if not edit.active else "",
+        "time_left": wording.time_left(seconds_left) if edit.state == "running" else "",
+        "percent": 0 if not edit.total else min(100, math.floor(100 * edit.processed
+                                                                 / edit.total)),
+        "status_url": url_for("bulk.job_status", project_id=project.id, edit_id=edit.id),
+        "noun": "query" if edit.total == 1 else "queries",
+    }
+
+
+def job_panel(project, edit: Edit) -> Markup:
+    """A job's panel (HTML, to be placed in other templates as is)."""
+    # A rendered template is escaped HTML already.
+    return Markup(render_template("bulk/_job.html", **job_context(project, edit)))  # noqa: S704
+
+
+def stale_seconds() -> float:
+    return float(current_app.config.get("JOBS_STALE_SECONDS", 30))
+
+
+def page_context(project, view: QueryView, total: int, with_jobs: bool = True) -> dict:
+    """What the queries page needs for bulk editing (no API call)."""
+    jobs = []
+    if with_jobs:
+        store = jobs_store()
+        unfinished = store.unfinished(project.id)
+        # Only a queued or running job can have been left by a stopped process: most pages
+        # have none, and skip that second read.
+        if any(edit.state in ACTIVE for edit in unfinished) \
+                and store.interrupt_dead(stale_seconds(), project.id):
+            unfinished = store.unfinished(project.id)
+        jobs = [job_panel(project, edit) for edit in unfinished]
+    picker_url = url_for("bulk.picker", project_id=project.id)
+    return {
+        "picker_url": picker_url,
+        "total": total,
+        "total_text": f"{total:,}",
+        "export_url": url_for("export.download", project_id=project.id) + view.query_string(),
+        "export_start_url": url_for("export.start", project_id=project.id),
+        "jobs": jobs,
+    }
