@@ -51,10 +51,6 @@ def make_engine(url: str) -> Engine:
     return engine
 
 
-def is_sqlite(engine: Engine) -> bool:
-    return engine.dialect.name == "sqlite"
-
-
 def get_session() -> Session:
     if "db_session" not in g:
         g.db_session = current_app.extensions["tagdesk_sessionmaker"]()

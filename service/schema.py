@@ -5,7 +5,6 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import inspect
 from sqlalchemy.engine import Engine
 
 MIGRATIONS = Path(__file__).parent / "migrations"
@@ -41,7 +40,3 @@ def analyze(engine: Engine) -> None:
         return
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
         connection.exec_driver_sql("VACUUM ANALYZE")
-
-
-def is_initialized(engine: Engine) -> bool:
-    return inspect(engine).has_table("organizations")
