@@ -45,6 +45,7 @@ from dashboard.rows import chip_html, rows_for
 from dashboard.viewstate import QueryView
 from jobs.deltas import ADD, EDIT, REMOVE, REPLACE, Change, Delta, RowKey, Scope, undo_scope
 from jobs.fresh import TooManyMoved, by_recency, find_rows
+from jobs.rewrite import rewrite
 from jobs.store import Edit, LockBusy, new_id, process_owner
 from queryapi import QueryFilters, Tag
 
@@ -232,28 +233,22 @@ def edit_rows(project, keys: list[RowKey], delta: Delta, tags: dict[int, Tag],
                 text=view.text, languages=view.languages, countries=view.countries,
                 tag_names=view.tags), sort=view.api_sort(), page=view.page, limit=view.size)
             found, _gone = find_rows(client, project.id, keys, first)
-            writes, changes = [], []
-            for key in keys:
-                record = found.get(key.id)
-                if record is None:
-                    continue
-                new = delta.apply(record.tags)
-                if set(new) != set(record.tags):
-                    writes.append(record.assignment(new))
-                    changes.append(Change.between(record, record.tags, new))
+            step = rewrite((found[key.id] for key in keys if key.id in found),
+                           lambda record: delta.apply(record.tags))
             updated = {}
-            if writes:
-                updated = {record.id: record for record in client.set_tags(project.id, writes)}
+            if step.writes:
+                updated = {record.id: record
+                           for record in client.set_tags(project.id, step.writes)}
     except LockBusy:
         raise _busy() from None
     except TooManyMoved:
         raise _moved() from None
 
     edit = store.record_finished(
-        changes, project_id=project.id, kind="edit", scope=scope, scope_words=words,
+        step.changes, project_id=project.id, kind="edit", scope=scope, scope_words=words,
         delta=delta.to_json(), tag_names=names_of(delta, tags), expected=len(keys),
-        total=len(found), processed=len(found), changed=len(changes),
-        untouched=len(found) - len(changes), **who())
+        total=len(found), processed=len(found), changed=len(step.changes),
+        untouched=step.untouched, **who())
     records = [updated.get(key.id) or found[key.id] for key in keys if key.id in found]
     response = rows_response(project, edit, records, checked=(scope == "rows"))
     apiclient.invalidate(project.id)
@@ -440,26 +435,19 @@ def undo_inline(project, edit: Edit, undo_id: str):
         with store.project_lock(project.id, undo_id, wait=lock_wait()):
             first = by_recency(client, project.id, covering.filters())
             found, _gone = find_rows(client, project.id, keys, first, first_covers=True)
-            writes, done, untouched = [], [], 0
-            for query_id, record in found.items():
-                new = by_id[query_id].undo(record.tags)
-                if set(new) != set(record.tags):
-                    writes.append(record.assignment(new))
-                    done.append(Change.between(record, record.tags, new))
-                else:
-                    untouched += 1
+            step = rewrite(found.values(), lambda record: by_id[record.id].undo(record.tags))
             updated = {}
-            if writes:
-                updated = {r.id: r for r in client.set_tags(project.id, writes)}
+            if step.writes:
+                updated = {r.id: r for r in client.set_tags(project.id, step.writes)}
     except LockBusy:
         raise _busy() from None
     except TooManyMoved:
         return None
     undone = store.record_finished(
-        done, id=undo_id, project_id=project.id, kind="undo", scope=edit.scope,
+        step.changes, id=undo_id, project_id=project.id, kind="undo", scope=edit.scope,
         scope_words=edit.scope_words, delta=edit.delta, tag_names=edit.tag_names,
         undo_of=edit.id, expected=edit.changed, total=len(found), processed=len(found),
-        changed=len(done), untouched=untouched, **who())
+        changed=len(step.changes), untouched=step.untouched, **who())
     records = [updated.get(query_id) or record for query_id, record in found.items()]
     return undone, records
 

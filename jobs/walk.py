@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from queryapi import ApiError, Client, Query, TagAssignment
 
 from .deltas import Change, Delta, Scope
+from .rewrite import rewrite
 from .store import Edit, Store
 
 log = logging.getLogger(__name__)
@@ -319,16 +320,17 @@ class Walk:
             counters.k = offset + len(rows)
             return Step("more")
 
-        writes: list[TagAssignment] = []
-        records: list[Change] = []
+        planned = list(zip(fresh, self.plan(list(fresh)), strict=True))
+        to_write = {row.id: new for row, (action, new) in planned if action == WRITE}
+        step = rewrite(fresh, lambda row: to_write.get(row.id))
+        writes = step.writes
+        records: list[Change] = list(step.changes)
         stays = 0
-        for row, (action, new) in zip(fresh, self.plan(list(fresh)), strict=True):
-            after = row.tags
+        for row, (action, _new) in planned:
+            after = step.written.get(row.id, row.tags)
             earlier = pending.pop(row.id, None)
-            if action == WRITE and new is not None and set(new) != set(row.tags):
-                writes.append(row.assignment(new))
-                records.append(Change.between(row, row.tags, new))
-                after = new
+            if row.id in step.written:
+                pass
             elif earlier is not None and (earlier.added or earlier.removed) \
                     and earlier.looks_applied(row.tags):
                 records.append(earlier)  # written just before an interruption
