@@ -44,9 +44,10 @@ from dashboard.htmx import htmx_response
 from dashboard.rows import chip_html, rows_for
 from dashboard.viewstate import QueryView
 from jobs.deltas import ADD, EDIT, REMOVE, REPLACE, Change, Delta, RowKey, Scope, undo_scope
+from jobs.edit import Edit
 from jobs.fresh import TooManyMoved, by_recency, find_rows
 from jobs.rewrite import rewrite
-from jobs.store import Edit, LockBusy, new_id, process_owner
+from jobs.store import LockBusy, new_id, process_owner
 from queryapi import QueryFilters, Tag
 
 bp = Blueprint("bulk", __name__)

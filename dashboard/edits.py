@@ -11,7 +11,8 @@ from flask_login import current_user
 from markupsafe import Markup
 
 from jobs.deltas import Scope
-from jobs.store import ACTIVE, Edit, Store
+from jobs.edit import ACTIVE, Edit
+from jobs.store import Store
 
 from . import wording
 from .signin import SESSION_NAME

@@ -9,7 +9,7 @@ looking at: "Add ‘brand’ to 2,431 queries matching language German (de), tex
 from __future__ import annotations
 
 from jobs.deltas import Delta, Scope
-from jobs.store import Edit
+from jobs.edit import Edit
 
 from . import names
 

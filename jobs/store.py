@@ -30,7 +30,7 @@ import time
 import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, fields
+from dataclasses import fields
 
 from sqlalchemy import (
     JSON,
@@ -58,6 +58,7 @@ from sqlalchemy.exc import IntegrityError
 
 from . import schema
 from .deltas import Change
+from .edit import ACTIVE, Edit
 
 metadata = MetaData()
 
@@ -131,8 +132,6 @@ lock_waiters = Table(
     Column("since", Float, nullable=False),
 )
 
-ACTIVE = ("queued", "running")
-FINISHED = ("done", "cancelled", "failed")
 # A running job's process writes a heartbeat this often; one silent for STALE_SECONDS is
 # taken to have died with its process (configurable: JOBS_STALE_SECONDS).
 HEARTBEAT_SECONDS = 2.0
@@ -179,65 +178,6 @@ def owner_is_dead(owner: str | None) -> bool:
 
 def new_id() -> str:
     return uuid.uuid4().hex
-
-
-@dataclass
-class Edit:
-    id: str
-    project_id: str
-    kind: str
-    scope: str
-    scope_filter: dict | None
-    scope_words: str
-    delta: dict | None
-    tag_names: dict | None
-    sort: list | None
-    undo_of: str | None
-    undone_by: str | None
-    state: str
-    message: str | None
-    expected: int
-    total: int
-    processed: int
-    changed: int
-    untouched: int
-    cursor_k: int
-    cursor_last: str | None
-    batches: int
-    pending_batch: int | None
-    cancel_requested: bool
-    session_ref: str | None
-    actor: str
-    masked_key: str
-    owner: str | None
-    created_at: float
-    started_at: float | None
-    run_started_at: float | None
-    run_processed_start: int
-    heartbeat_at: float | None
-    finished_at: float | None
-    requests: int
-    rate_limited: int
-    file: str | None
-
-    @property
-    def active(self) -> bool:
-        return self.state in ACTIVE
-
-    @property
-    def finished(self) -> bool:
-        return self.state in FINISHED
-
-    @property
-    def undoable(self) -> bool:
-        """Undo is offered for a finished (or cancelled) edit that changed something and was
-        not undone yet; undos and exports are not undone."""
-        return (self.kind == "edit" and self.state in ("done", "cancelled")
-                and self.changed > 0 and not self.undone_by)
-
-    @property
-    def resumable(self) -> bool:
-        return self.state == "interrupted" and not self.undone_by
 
 
 _EDIT_FIELDS = [f.name for f in fields(Edit)]

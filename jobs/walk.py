@@ -48,8 +48,9 @@ from dataclasses import dataclass
 from queryapi import ApiError, Client, Query, TagAssignment
 
 from .deltas import Change, Delta, Scope
+from .edit import Edit
 from .rewrite import rewrite
-from .store import Edit, Store
+from .store import Store
 
 log = logging.getLogger(__name__)
 

@@ -23,8 +23,9 @@ from pathlib import Path
 from queryapi import ApiError, AuthError, Client, Mode
 
 from .deltas import Delta, Scope
+from .edit import Edit
 from .export import csv_pages
-from .store import HEARTBEAT_SECONDS, Edit, Store, process_owner
+from .store import HEARTBEAT_SECONDS, Store, process_owner
 from .walk import SAME, SKIP, WRITE, Walk, stable_membership
 
 log = logging.getLogger(__name__)
