@@ -19,7 +19,7 @@ from sqlalchemy import create_engine
 from service import admin, schema
 from service import create_app as create_service_app
 from service.db import session_scope
-from tests.conftest import UNLIMITED
+from tests.support.world import UNLIMITED
 
 from .processes import Gunicorn
 from .stores import PrivatePostgres, PrivateRedis, require_binaries

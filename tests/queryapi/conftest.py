@@ -5,9 +5,7 @@ from __future__ import annotations
 import pytest
 
 from queryapi import Client, Mode
-
-# Background clients in tests wait fractions of a second where production waits seconds.
-FAST = dict(unavailable_wait=0.05, backoff_factor=0.01, retries=3)
+from tests.support.clients import FAST
 
 
 @pytest.fixture

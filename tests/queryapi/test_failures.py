@@ -19,8 +19,8 @@ from queryapi import (
     TransportError,
     Unavailable,
 )
+from tests.support.clients import FAST
 
-from .conftest import FAST
 from .servers import (
     FlakyProxy,
     RawServer,

@@ -8,9 +8,8 @@ import time
 import pytest
 
 from queryapi import Mode, RateLimited, TagAssignment
-from tests.conftest import UNLIMITED
-
-from .conftest import FAST
+from tests.support.clients import FAST
+from tests.support.world import UNLIMITED
 
 
 def test_background_completes_through_real_429s(make_client, world, many_queries, api):

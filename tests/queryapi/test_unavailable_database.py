@@ -7,8 +7,7 @@ import time
 import pytest
 
 from queryapi import Mode, Unavailable
-
-from .conftest import FAST
+from tests.support.clients import FAST
 
 KEY = "tdk_live_bm90IGEgcmVhbCBrZXkgYnV0IGxvbmcgZW5vdWdoIHRvIGxvb2s1234"
 

@@ -20,7 +20,8 @@ from hypothesis import HealthCheck, Phase, settings
 from schemathesis import checks
 from schemathesis.specs.openapi.checks import ignored_auth
 
-from tests.conftest import database_for, wanted
+from tests.support.databases import database_for
+from tests.support.switches import wanted
 
 SPEC = Path(__file__).resolve().parents[2] / "docs" / "openapi.yaml"
 # negative_data_rejection is left to the stateless run: here every call carries the key, which

@@ -3,7 +3,7 @@
 import pytest
 from sqlalchemy import event
 
-from tests.conftest import database_for
+from tests.support.databases import database_for
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

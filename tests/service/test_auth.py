@@ -4,7 +4,7 @@ import pytest
 
 from service import admin
 from service.models import ApiKey
-from tests.conftest import Api
+from tests.support.api import Api
 
 PROJECT_ENDPOINTS = [
     ("POST", "/api/queries/list", {}),

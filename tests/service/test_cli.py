@@ -9,7 +9,7 @@ import pytest
 import requests
 
 from service import create_app
-from tests.conftest import LiveServer
+from tests.support.servers import LiveServer
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import text
 
 from service import search
-from tests.conftest import Api
+from tests.support.api import Api
 
 LANGS = [("de", "DE"), ("de", "AT"), ("en", "US"), ("en", "GB"), ("fr", "FR"), ("pl", "PL")]
 WORDS = ["schuhe", "shoes", "chaussures", "buty", "jacke", "jacket", "rot", "red", "größe"]

@@ -8,8 +8,8 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from service import create_app
-from tests.conftest import postgres_database_of_its_own
 from tests.service.migrating import migrate, migrated_with_rows
+from tests.support.databases import postgres_database_of_its_own
 
 pytestmark = pytest.mark.postgres
 

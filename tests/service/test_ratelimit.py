@@ -8,7 +8,7 @@ import pytest
 import requests
 
 from service.config import DEFAULT_LIMITS
-from tests.conftest import Api
+from tests.support.api import Api
 
 
 @pytest.fixture

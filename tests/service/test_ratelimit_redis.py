@@ -13,7 +13,7 @@ import requests
 
 from service import admin, create_app
 from service.db import session_scope
-from tests.conftest import REDIS_URL
+from tests.support.databases import REDIS_URL
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.redis

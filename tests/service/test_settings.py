@@ -16,7 +16,7 @@ from service import keys
 from service.models import ApiKey, KeyEvent, User
 from service.settings import accounts, audit
 from service.settings.throttle import SignInThrottle
-from tests.conftest import Api
+from tests.support.api import Api
 
 EMAIL = "Ann.Admin@Example.com"
 PASSWORD = "correct horse battery staple"

@@ -19,7 +19,7 @@ from service.config import load_config
 from service.models import Base, KeyEvent, User
 from service.settings.secret import SECRET_KEY_FILE, instance_secret_key
 from service.settings.throttle import SignInThrottle
-from tests.conftest import Api
+from tests.support.api import Api
 
 PASSWORD = "a long enough password"
 
@@ -179,7 +179,7 @@ def test_an_unreachable_database_is_a_calm_page_in_settings(tmp_path):
 @pytest.mark.redis
 def test_the_sign_in_throttle_is_shared_through_redis():
     """Two service processes (two throttles on one Redis) count the same attempts."""
-    from tests.conftest import REDIS_URL
+    from tests.support.databases import REDIS_URL
 
     email = f"{secrets.token_hex(6)}@example.com"
     first, second = (SignInThrottle(REDIS_URL, "3/minute", "3/minute") for _ in range(2))

@@ -12,8 +12,8 @@ from sqlalchemy import create_engine, delete, func, insert, select, text, update
 
 from service.models import Query, text_gram_counts
 from service.search import COUNTED_GRAM_LENGTH
-from tests.conftest import postgres_database_of_its_own
 from tests.service.migrating import migrate, migrated_with_rows
+from tests.support.databases import postgres_database_of_its_own
 
 ROWS = [
     ("Laufschuhe Damen", "de", "DE", ["brand"]),

@@ -6,7 +6,8 @@ import pytest
 import requests
 
 from service import create_app
-from tests.conftest import UNLIMITED, LiveServer
+from tests.support.servers import LiveServer
+from tests.support.world import UNLIMITED
 
 
 @pytest.fixture

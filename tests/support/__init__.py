@@ -1,0 +1,18 @@
+"""Helpers the tests share, imported as ordinary modules (never from a conftest).
+
+One module a job:
+
+    switches    whether an optional suite was asked for (TAGDESK_TEST_*)
+    databases   PostgreSQL and Redis addresses, databases of a test's own, the service's URL
+    servers     a WSGI app on a free loopback port (LiveServer)
+    world       an organization with keys, projects and tags made through the admin layer
+    api         requests against a live service with a key and project preset
+    clients     options of queryapi clients in tests
+    dashboard   the dashboard app in tests: closing it, CSRF tokens, signing in, sample data
+    e2e         the live dashboard of the browser tests and organizations of their own
+    security    hostile visitors, live sites and organizations of the security tests
+    scaleout    processes, databases and Redis names of the scale-out topology
+    waiting     bounded waits for a condition (instead of fixed sleeps)
+
+The conftest files hold the fixtures and import what they need from here.
+"""

@@ -1,0 +1,55 @@
+"""A small world to work in: an organization with a key, two projects and tags, made through
+the service's admin layer (the `world` fixture of tests/conftest.py builds one)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from service import admin
+from service.db import session_scope
+
+# Generous limits so that tests about something else never meet a 429.
+UNLIMITED = (100_000, 1_000_000, 10_000_000)
+
+TAG_COLORS = {"brand": "#1f77b4", "sale": "#ff7f0e", "question": "#2ca02c", "local": "#d62728"}
+
+
+@dataclass
+class World:
+    """An organization with a key, two projects and tags, created through the admin layer."""
+
+    app: object
+    org_id: str = ""
+    key: str = ""
+    project_id: str = ""
+    other_project_id: str = ""
+    tags: dict[str, int] = field(default_factory=dict)
+
+    def run(self, operation):
+        with session_scope(self.app) as session:
+            return operation(session)
+
+    def new_org(self, name="Other org") -> tuple[str, str, str]:
+        """Another organization: (org id, key, project id)."""
+        def make(session):
+            org_id = admin.create_org(session, name)
+            key = admin.create_key(session, org_id, "tdk")
+            return org_id, key, admin.create_project(session, org_id, "Their project")
+        return self.run(make)
+
+    def new_key(self, org_id=None, project_id=None) -> str:
+        return self.run(lambda s: admin.create_key(s, org_id or self.org_id, "tdk", project_id))
+
+    def add_queries(self, rows, project_id=None) -> int:
+        """rows: (query, language, country, [tag names])."""
+        normalized = [
+            (*admin.normalize_query(q, lang, country), [self.tags[n] for n in names], None)
+            for q, lang, country, names in rows
+        ]
+        return self.run(
+            lambda s: admin.insert_queries(s, project_id or self.project_id, normalized))
+
+    def set_limits(self, per_second, per_minute, per_hour, org_id=None):
+        self.run(lambda s: admin.set_limits(
+            s, org_id or self.org_id, per_second, per_minute, per_hour))
+
