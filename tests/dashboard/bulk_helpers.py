@@ -11,7 +11,7 @@ from werkzeug.datastructures import MultiDict
 from jobs.deltas import row_key_json
 from jobs.store import Store
 from queryapi import Client, QueryFilters
-from tests.dashboard.conftest import csrf_token, project_url
+from tests.support.dashboard import csrf_token, project_url
 
 ROW_KEY = re.compile(r'name="selected" value="([^"]+)" aria-label="Select ([^"]*)"')
 

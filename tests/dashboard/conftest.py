@@ -1,43 +1,15 @@
 """Dashboard fixtures, in the style of Flask's tutorial: the dashboard with its embedded
 service on this test's database (tests/conftest.py's `world`), a test client, an `auth`
-helper that signs in and out, and a counter of the service's requests.
+helper that signs in and out, and a counter of the service's requests. The helpers behind
+them are in tests/support/dashboard.py.
 """
 
 from __future__ import annotations
 
-import re
-from collections import Counter
-
 import pytest
 
 from app import create_app
-from jobs.store import Store
-
-CSRF_FIELD = re.compile(r'name="csrf_token" value="([^"]+)"')
-CSRF_META = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
-
-# Queries of the `world` fixture's "Shop search" project: (query, language, country, tags).
-SAMPLE = [
-    ("running shoes", "en", "US", ["brand"]),
-    ("cheap running shoes", "en", "GB", ["sale", "brand"]),
-    ("laufschuhe herren", "de", "DE", ["sale"]),
-    ("laufschuhe damen", "de", "AT", ["local"]),
-    ("chaussures de course", "fr", "FR", ["question"]),
-    ("zapatillas running", "es", "ES", []),
-    ("where to buy running shoes", "en", "US", ["question", "local"]),
-]
-FILLER = 60  # plain queries so that there are several pages
-
-
-def close_app(app) -> None:
-    runner = app.extensions.get("tagdesk_runner")
-    if runner is not None:
-        runner.shutdown(wait=True)
-    Store.forget(app.config["JOBS_DATABASE_URL"])
-    embedded = app.extensions.get("tagdesk_embedded")
-    if embedded is not None:
-        embedded.stop()
-    app.extensions["tagdesk_registry"].close()
+from tests.support.dashboard import FILLER, SAMPLE, AuthActions, ServiceRequests, close_app
 
 
 @pytest.fixture
@@ -71,65 +43,11 @@ def client(app):
     return app.test_client()
 
 
-class ServiceRequests:
-    """Counts the requests the embedded service answers (by path)."""
-
-    def __init__(self, service_app):
-        self.paths: Counter[str] = Counter()
-        inner = service_app.wsgi_app
-
-        def counting(environ, start_response):
-            self.paths[environ.get("PATH_INFO", "")] += 1
-            return inner(environ, start_response)
-
-        service_app.wsgi_app = counting
-
-    @property
-    def total(self) -> int:
-        return sum(self.paths.values())
-
-    def reset(self) -> None:
-        self.paths.clear()
-
-
 @pytest.fixture
 def api_calls(app) -> ServiceRequests:
     return ServiceRequests(app.extensions["tagdesk_embedded"].service_app)
 
 
-def csrf_token(html: str) -> str:
-    match = CSRF_FIELD.search(html) or CSRF_META.search(html)
-    assert match, "no CSRF token in the page"
-    return match.group(1)
-
-
-class AuthActions:
-    def __init__(self, client, world):
-        self.client = client
-        self.world = world
-
-    def token(self, path: str = "/signin") -> str:
-        return csrf_token(self.client.get(path).get_data(as_text=True))
-
-    def sign_in(self, key: str | None = None, next_url: str | None = None, **kwargs):
-        url = "/signin" + (f"?next={next_url}" if next_url else "")
-        data = {"csrf_token": self.token(), "api_key": self.world.key if key is None else key}
-        return self.client.post(url, data=data, **kwargs)
-
-    def sign_out(self):
-        page = self.client.get("/projects").get_data(as_text=True)
-        return self.client.post("/signout", data={"csrf_token": csrf_token(page)})
-
-
 @pytest.fixture
 def auth(client, shop) -> AuthActions:
     return AuthActions(client, shop)
-
-
-def project_url(world, *, suffix: str = "queries", query: str = "") -> str:
-    return f"/projects/{world.project_id}/{suffix}" + (f"?{query}" if query else "")
-
-
-def row_queries(html: str) -> list[str]:
-    """The query texts of the result rows, in order."""
-    return re.findall(r'<td class="col-query">([^<]*)</td>', html)

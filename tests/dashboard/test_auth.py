@@ -12,7 +12,7 @@ import pytest
 
 from app import create_app
 from service import admin
-from tests.dashboard.conftest import close_app, csrf_token, project_url
+from tests.support.dashboard import close_app, csrf_token, project_url
 
 COOKIE = "tagdesk_session"
 

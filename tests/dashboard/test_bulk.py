@@ -27,7 +27,7 @@ from tests.dashboard.bulk_helpers import (
     text_of,
     wait_for,
 )
-from tests.dashboard.conftest import FILLER, SAMPLE, csrf_token
+from tests.support.dashboard import FILLER, SAMPLE, AuthActions, csrf_token
 
 TOTAL = len(SAMPLE) + FILLER
 
@@ -515,8 +515,6 @@ def test_an_interrupted_job_resumes_and_applies_nothing_twice(app, signed_in, sh
 def test_in_page_edits_at_the_same_time_do_not_erase_each_other(app, shop, monkeypatch):
     """Two people add different tags to the same row at the same moment: the per-project
     lease makes one read-modify-write wait for the other."""
-    from tests.dashboard.conftest import AuthActions
-
     people = [AuthActions(app.test_client(), shop) for _ in range(2)]
     pages = []
     for person in people:
@@ -622,8 +620,6 @@ def test_jobs_and_activity_of_a_project_are_not_reachable_from_another_org(app, 
     edit = latest(app, shop)
     _org, other_key, other_project = shop.new_org()
     stranger = app.test_client()
-    from tests.dashboard.conftest import AuthActions
-
     AuthActions(stranger, shop).sign_in(key=other_key)
     for path in (f"/projects/{shop.project_id}/activity",
                  f"/projects/{shop.project_id}/jobs/{edit.id}",

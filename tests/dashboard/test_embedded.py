@@ -19,8 +19,8 @@ import requests
 
 import app as app_module
 from app import create_app
-from tests.conftest import UNLIMITED
-from tests.dashboard.conftest import close_app, csrf_token
+from tests.support.dashboard import close_app, csrf_token
+from tests.support.world import UNLIMITED
 
 ROOT = Path(__file__).resolve().parents[2]
 

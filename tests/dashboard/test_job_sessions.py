@@ -14,9 +14,9 @@ import pytest
 
 from app import create_app
 from jobs.work import SIGNED_OUT, run_job
-from tests.conftest import REDIS_URL
 from tests.dashboard.bulk_helpers import bulk_url, page, plan_of, post, wait_for
-from tests.dashboard.conftest import AuthActions, close_app
+from tests.support.dashboard import AuthActions, close_app
+from tests.support.databases import REDIS_URL
 
 ROOT = Path(__file__).resolve().parents[2]
 COOKIE = "tagdesk_session"

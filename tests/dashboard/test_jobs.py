@@ -16,9 +16,9 @@ from jobs.deltas import Change, Delta, RowKey, Scope, undo_scope
 from jobs.store import Store, owner_is_dead, process_owner
 from jobs.walk import position
 from queryapi import Tag
-from tests.conftest import REDIS_URL
 from tests.dashboard.bulk_helpers import bulk_url, keys_in, page, post, tags_of, wait_for
-from tests.dashboard.conftest import AuthActions, close_app
+from tests.support.dashboard import AuthActions, close_app
+from tests.support.databases import REDIS_URL, postgres_database_of_its_own
 
 tag_sets = st.frozensets(st.integers(1, 12), max_size=8)
 
@@ -264,8 +264,6 @@ def test_with_redis_the_job_reads_the_key_from_redis(shop, dashboard_config, tmp
 @pytest.fixture
 def jobs_postgres():
     """A PostgreSQL database of its own for the jobs tables, dropped at the end."""
-    from tests.conftest import postgres_database_of_its_own
-
     with postgres_database_of_its_own("tagdesk_jobs_test_") as url:
         yield url
 

@@ -19,7 +19,7 @@ from app import create_app
 from jobs import schema
 from jobs.deltas import Change
 from jobs.store import Store, edits, lock_waiters, metadata
-from tests.dashboard.conftest import close_app
+from tests.support.dashboard import close_app
 
 JOBS_TABLES = {"edits", "edit_changes", "project_locks", "lock_waiters"}
 WORKERS = 6
@@ -35,7 +35,7 @@ def database(request, tmp_path):
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'jobs.sqlite3'}"
         return
-    from tests.conftest import postgres_database_of_its_own
+    from tests.support.databases import postgres_database_of_its_own
 
     with postgres_database_of_its_own("tagdesk_jobs_migrations_") as url:
         yield url
@@ -47,7 +47,7 @@ def second_database(request, database, tmp_path):
     if database.startswith("sqlite"):
         yield f"sqlite:///{tmp_path / 'other.sqlite3'}"
         return
-    from tests.conftest import postgres_database_of_its_own
+    from tests.support.databases import postgres_database_of_its_own
 
     with postgres_database_of_its_own("tagdesk_jobs_migrations_") as url:
         yield url

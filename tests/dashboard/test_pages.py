@@ -8,7 +8,7 @@ import re
 import pytest
 
 from service import admin
-from tests.dashboard.conftest import csrf_token, project_url
+from tests.support.dashboard import csrf_token, project_url
 
 
 @pytest.fixture

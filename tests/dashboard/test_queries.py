@@ -10,7 +10,15 @@ import pytest
 from sqlalchemy import text
 
 from queryapi import Client, RateLimited, TransportError, Unavailable
-from tests.dashboard.conftest import FILLER, SAMPLE, project_url, row_queries
+from tests.support.dashboard import (
+    FILLER,
+    SAMPLE,
+    AuthActions,
+    ServiceRequests,
+    close_app,
+    project_url,
+    row_queries,
+)
 
 TOTAL = len(SAMPLE) + FILLER
 
@@ -335,8 +343,6 @@ def test_invalidate_refreshes_the_lists_in_every_process(shop, dashboard_config,
 
     import dashboard.apiclient as apiclient
     from app import create_app
-    from tests.dashboard.conftest import AuthActions, ServiceRequests, close_app
-
     app = create_app(dashboard_config)
 
     @app.post("/_test/edited")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from app import create_app
-from tests.conftest import REDIS_URL
-from tests.dashboard.conftest import AuthActions, close_app
+from tests.support.dashboard import AuthActions, close_app
+from tests.support.databases import REDIS_URL
 
 pytestmark = pytest.mark.redis
 

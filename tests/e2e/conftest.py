@@ -1,38 +1,19 @@
 """End-to-end fixtures: a live dashboard (werkzeug, threaded, on a free loopback port) with the
-embedded service seeded with the demo; the browser is tests/browser.py's."""
+embedded service seeded with the demo; the browser is tests/browser.py's. The helpers behind
+them (the Dashboard, organizations of the bulk tests) are in tests/support/e2e.py."""
 
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from app import create_app
-from queryapi import Client
-from tests.conftest import UNLIMITED, LiveServer
-from tests.dashboard.conftest import close_app
-
-ROOT = Path(__file__).resolve().parents[2]
-SCREENSHOTS = ROOT / "tests" / "screenshots"
-DEMO_QUERIES = 400
-LAPTOP = {"width": 1280, "height": 860}
-
-
-@dataclass
-class Dashboard:
-    url: str
-    app: object
-    demo_key: str
-
-    @property
-    def service_app(self):
-        return self.app.extensions["tagdesk_embedded"].service_app
-
-    def api(self, key: str | None = None) -> Client:
-        """The API itself (through the dashboard's /api), for what the tests compare with."""
-        return Client(self.url, key or self.demo_key)
+from tests.support.dashboard import close_app
+from tests.support.e2e import DEMO_QUERIES, LAPTOP, SCREENSHOTS, Dashboard
+from tests.support.servers import LiveServer
+from tests.support.world import UNLIMITED
 
 
 @pytest.fixture(scope="session")
@@ -76,57 +57,3 @@ def page(context):
 def screenshots() -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS
-
-
-# --- organizations of their own for the bulk-editing tests ----------------------------------
-
-
-@dataclass
-class Org:
-    """An organization made through the service's admin layer (test setup), with its key,
-    projects by name and tag ids by name (per project)."""
-
-    dashboard: Dashboard
-    org_id: str
-    key: str
-    projects: dict
-    tags: dict
-
-    def api(self) -> Client:
-        return Client(self.dashboard.url, self.key)
-
-    def set_limits(self, per_second: int, per_minute: int, per_hour: int) -> None:
-        from service import admin
-        from service.db import session_scope
-
-        with session_scope(self.dashboard.service_app) as session:
-            admin.set_limits(session, self.org_id, per_second, per_minute, per_hour)
-
-
-BULK_TAGS = {"brand": "#1f77b4", "sale": "#ff7f0e", "question": "#2ca02c", "local": "#d62728",
-             "seasonal": "#9467bd"}
-
-
-def make_org(dashboard: Dashboard, name: str, projects: dict) -> Org:
-    """projects: {project name: [(query, language, country, [tag names]), …]}."""
-    from service import admin
-    from service.db import session_scope
-
-    app = dashboard.service_app
-    with session_scope(app) as session:
-        org_id = admin.create_org(session, name)
-        key = admin.create_key(session, org_id, "tdk")
-        admin.set_limits(session, org_id, *UNLIMITED)
-        ids, tags = {}, {}
-        for project_name in projects:
-            project_id = admin.create_project(session, org_id, project_name)
-            ids[project_name] = project_id
-            tags[project_name] = {tag: admin.create_tag(session, project_id, tag, color)
-                                  for tag, color in BULK_TAGS.items()}
-    for project_name, rows in projects.items():
-        normalized = [(*admin.normalize_query(q, lang, country),
-                       [tags[project_name][n] for n in names], None)
-                      for q, lang, country, names in rows]
-        with session_scope(app) as session:
-            admin.insert_queries(session, ids[project_name], normalized)
-    return Org(dashboard, org_id, key, ids, tags)

@@ -17,7 +17,7 @@ from queryapi import Client, QueryFilters, Unavailable
 from service import admin
 from service.db import session_scope
 from tests.browser import axe_serious
-from tests.e2e.conftest import DEMO_QUERIES, LAPTOP
+from tests.support.e2e import DEMO_QUERIES, LAPTOP, csp_errors
 
 pytestmark = pytest.mark.browser
 
@@ -68,10 +68,6 @@ def pick_filters(dashboard):
         expected = api.list_queries(project_id, QueryFilters(
             text=word, languages=("de",), tag_names=(tag,)), limit=200)
     return word, tag, [q.query for q in expected.results]
-
-
-def csp_errors(page) -> list[str]:
-    return [m for m in page.console_messages if "Content Security Policy" in m]
 
 
 def test_the_journey_sign_in_filter_sort_page_share_and_go_back(page, browser, live_dashboard,

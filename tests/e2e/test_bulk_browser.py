@@ -17,8 +17,7 @@ from playwright.sync_api import expect
 
 from queryapi import Client, RateLimited
 from tests.browser import axe_serious
-from tests.e2e.conftest import LAPTOP, make_org
-from tests.e2e.test_browser import csp_errors
+from tests.support.e2e import LAPTOP, csp_errors, make_org
 
 pytestmark = pytest.mark.browser
 

@@ -26,8 +26,9 @@ from queryapi import Client
 from service import admin
 from service import create_app as create_service_app
 from service.db import session_scope
-from tests.conftest import UNLIMITED, LiveServer
-from tests.e2e.conftest import LAPTOP
+from tests.support.e2e import LAPTOP
+from tests.support.servers import LiveServer
+from tests.support.world import UNLIMITED
 
 pytestmark = pytest.mark.browser
 

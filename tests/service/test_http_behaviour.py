@@ -15,9 +15,10 @@ import requests
 from app import create_app as create_dashboard_app
 from service import create_app as create_service_app
 from service.config import MAX_BODY_BYTES
-from tests.conftest import Api, LiveServer
-from tests.dashboard.conftest import close_app
 from tests.faults.processes import Gunicorn
+from tests.support.api import Api
+from tests.support.dashboard import close_app
+from tests.support.servers import LiveServer
 
 TOO_LARGE = {"statusCode": 413, "message": "Request body is larger than 1 MiB.",
              "error": "Payload Too Large"}

@@ -1,0 +1,90 @@
+"""The browser tests' live dashboard (the `live_dashboard` fixture of tests/e2e/conftest.py),
+their viewport and screenshots folder, what they look for in a page's console, and
+organizations of their own for the bulk-editing tests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from queryapi import Client
+from tests.support.world import UNLIMITED
+
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = ROOT / "tests" / "screenshots"
+DEMO_QUERIES = 400
+LAPTOP = {"width": 1280, "height": 860}
+
+
+@dataclass
+class Dashboard:
+    url: str
+    app: object
+    demo_key: str
+
+    @property
+    def service_app(self):
+        return self.app.extensions["tagdesk_embedded"].service_app
+
+    def api(self, key: str | None = None) -> Client:
+        """The API itself (through the dashboard's /api), for what the tests compare with."""
+        return Client(self.url, key or self.demo_key)
+
+
+def csp_errors(page) -> list[str]:
+    """Console messages of the page (the `page` fixture keeps them) about a blocked resource."""
+    return [m for m in page.console_messages if "Content Security Policy" in m]
+
+
+# --- organizations of their own for the bulk-editing tests ----------------------------------
+
+
+@dataclass
+class Org:
+    """An organization made through the service's admin layer (test setup), with its key,
+    projects by name and tag ids by name (per project)."""
+
+    dashboard: Dashboard
+    org_id: str
+    key: str
+    projects: dict
+    tags: dict
+
+    def api(self) -> Client:
+        return Client(self.dashboard.url, self.key)
+
+    def set_limits(self, per_second: int, per_minute: int, per_hour: int) -> None:
+        from service import admin
+        from service.db import session_scope
+
+        with session_scope(self.dashboard.service_app) as session:
+            admin.set_limits(session, self.org_id, per_second, per_minute, per_hour)
+
+
+BULK_TAGS = {"brand": "#1f77b4", "sale": "#ff7f0e", "question": "#2ca02c", "local": "#d62728",
+             "seasonal": "#9467bd"}
+
+
+def make_org(dashboard: Dashboard, name: str, projects: dict) -> Org:
+    """projects: {project name: [(query, language, country, [tag names]), …]}."""
+    from service import admin
+    from service.db import session_scope
+
+    app = dashboard.service_app
+    with session_scope(app) as session:
+        org_id = admin.create_org(session, name)
+        key = admin.create_key(session, org_id, "tdk")
+        admin.set_limits(session, org_id, *UNLIMITED)
+        ids, tags = {}, {}
+        for project_name in projects:
+            project_id = admin.create_project(session, org_id, project_name)
+            ids[project_name] = project_id
+            tags[project_name] = {tag: admin.create_tag(session, project_id, tag, color)
+                                  for tag, color in BULK_TAGS.items()}
+    for project_name, rows in projects.items():
+        normalized = [(*admin.normalize_query(q, lang, country),
+                       [tags[project_name][n] for n in names], None)
+                      for q, lang, country, names in rows]
+        with session_scope(app) as session:
+            admin.insert_queries(session, ids[project_name], normalized)
+    return Org(dashboard, org_id, key, ids, tags)
