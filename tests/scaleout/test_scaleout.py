@@ -21,8 +21,8 @@ from sqlalchemy import create_engine, text
 from jobs.store import Store
 from queryapi import Client, Mode
 from tests.dashboard.bulk_helpers import plan_of, text_of
-from tests.dashboard.conftest import csrf_token
-from tests.scaleout.conftest import ALREADY_EVERY, QUERIES, Cluster, Org, ended
+from tests.support.dashboard import csrf_token
+from tests.support.scaleout import ALREADY_EVERY, QUERIES, Cluster, Org, ended
 
 pytestmark = [pytest.mark.redis, pytest.mark.postgres]
 

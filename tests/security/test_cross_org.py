@@ -23,15 +23,9 @@ from jobs.store import new_id
 from service import admin, keys
 from service.db import session_scope
 from service.models import ApiKey
-from tests.conftest import Api
-from tests.security.conftest import (
-    CSRF_FIELD,
-    CSRF_META,
-    make_org,
-    row_keys,
-    start_site,
-    tag_rows,
-)
+from tests.support.api import Api
+from tests.support.dashboard import CSRF_FIELD, CSRF_META
+from tests.support.security import make_org, row_keys, start_site, tag_rows
 
 SPEC = Path(__file__).resolve().parents[2] / "docs" / "openapi.yaml"
 PROJECT_HEADER = "#/components/parameters/ProjectIdHeader"

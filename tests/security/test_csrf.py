@@ -17,7 +17,7 @@ from sqlalchemy import select
 from service import admin, keys
 from service.db import session_scope
 from service.models import ApiKey
-from tests.security.conftest import make_org, row_keys, start_site, tag_rows
+from tests.support.security import make_org, row_keys, start_site, tag_rows
 
 STATE_CHANGING = {"POST", "PUT", "PATCH", "DELETE"}
 DASHBOARD_SENTENCE = "security check expired"

@@ -12,7 +12,8 @@ import re
 
 import pytest
 
-from tests.security.conftest import csrf_token, make_org, start_site
+from tests.support.dashboard import csrf_token
+from tests.support.security import make_org, start_site
 
 FORMULA_STARTS = ("=", "+", "-", "@")
 ROWS = [

@@ -19,7 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.security.conftest import csrf_token, make_org, row_keys, start_site, tag_rows
+from tests.support.dashboard import csrf_token
+from tests.support.security import make_org, row_keys, start_site, tag_rows
 
 ROWS = [("running shoes", "en", "US", ["brand"]), ("cheap running shoes", "en", "GB", ["sale"]),
         ("laufschuhe herren", "de", "DE", ["sale", "brand"]), ("chaussures", "fr", "FR", []),

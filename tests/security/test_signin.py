@@ -16,8 +16,8 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 import pytest
 import requests
 
-from tests.conftest import REDIS_URL
-from tests.security.conftest import (
+from tests.support.databases import REDIS_URL
+from tests.support.security import (
     DASHBOARD_COOKIE,
     SETTINGS_COOKIE,
     SETTINGS_PASSWORD,

@@ -22,8 +22,8 @@ from playwright.sync_api import expect
 
 from service import admin
 from service.db import session_scope
-from tests.e2e.conftest import LAPTOP
-from tests.security.conftest import make_org, start_site
+from tests.support.e2e import LAPTOP
+from tests.support.security import make_org, start_site
 
 pytestmark = pytest.mark.browser
 
