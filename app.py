@@ -7,16 +7,14 @@ start. With TAGDESK_API_URL set the dashboard talks to that deployment instead.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
 from datetime import timedelta
-from pathlib import Path
 
 import click
 from cachelib.file import FileSystemCache
-from flask import Flask, url_for
+from flask import Flask
 from flask_session import Session
 from flask_wtf.csrf import CSRFProtect
 
@@ -37,7 +35,9 @@ from jobs.rq_runner import JOBS_QUEUE, RQRunner
 from jobs.rq_worker import worker_command
 from jobs.runner import InlineRunner, ThreadRunner
 from jobs.store import Store
+from weblib import assets
 from weblib.private_files import instance_secret
+from weblib.static_urls import static_url_function
 
 SECRET_KEY_FILE = "secret-key"  # noqa: S105 (a file name, not a secret)
 DEMO_QUERIES = 5000
@@ -145,20 +145,6 @@ def _sessions(app: Flask) -> None:
     sessionstore.init_app(app, errors.session_store_unavailable)
 
 
-def _static_url(app: Flask):
-    versions: dict[str, str] = {}
-
-    def static_url(filename: str) -> str:
-        """A static file's URL with a content hash, so browsers may keep it for long."""
-        version = versions.get(filename)
-        if version is None or app.debug:
-            data = Path(app.static_folder, filename).read_bytes()
-            version = versions[filename] = hashlib.sha256(data).hexdigest()[:12]
-        return url_for("static", filename=filename, v=version)
-
-    return static_url
-
-
 def _embed(app: Flask):
     """Mount the service under /api and give the client its internal address."""
     from embedded import Embedded, register_for_fork  # only here: it loads the service
@@ -223,9 +209,48 @@ def _jobs(app: Flask, base_url) -> None:
         app.extensions["tagdesk_runner"] = ThreadRunner(config, int(app.config["JOBS_WORKERS"]))
 
 
+def _port_problem(host: str, port: int) -> str | None:
+    """Why `flask run` cannot serve on `host:port`, or None when it can. When another program
+    holds the port, a browser sent to that address would reach the other program.
+
+    Bound the way werkzeug's server binds it (the same address family and address, with
+    SO_REUSEADDR), then released at once: werkzeug binds it for good right after the app is
+    created. A Unix socket path is not checked."""
+    import errno
+    import socket
+
+    from werkzeug.serving import get_sockaddr, select_address_family
+
+    family = select_address_family(host, port)
+    if family not in (socket.AF_INET, socket.AF_INET6):
+        return None
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(get_sockaddr(host, port, family))
+    except OSError as error:
+        if error.errno == errno.EADDRINUSE:
+            return f"port {port} is already in use by another program"
+        return f"{host}:{port} cannot be opened ({error.strerror or error})"
+    return None
+
+
+def _free_port_after(host: str, port: int) -> int | None:
+    """The first of the next few ports that can be opened, to suggest instead."""
+    for candidate in range(port + 1, min(port + 20, 65535) + 1):
+        if _port_problem(host, candidate) is None:
+            return candidate
+    return None
+
+
 def _announce(app: Flask) -> None:
     """Print where the dashboard is and the demo key — once per process, not in tests.
-    Under `flask run` the address is known; under gunicorn it is whatever --bind says."""
+
+    Under `flask run` the address is known, and it is checked first: when another program
+    holds the port, a sentence says so instead, because the address (and the demo key with
+    it) would lead to that program. With the reloader (`--debug`) the watching process only
+    checks the port; the serving process it starts prints the banner on the socket the
+    watcher has bound. Under gunicorn the address is whatever --bind says."""
     global _announced
     if _announced or app.testing:
         return
@@ -234,9 +259,30 @@ def _announce(app: Flask) -> None:
     if command is not None and command.info_name != "run":
         return  # another command (the jobs worker, routes, shell) serves no pages
     if os.environ.get("FLASK_RUN_FROM_CLI") == "true":
+        from flask.helpers import get_debug_flag
+        from werkzeug.serving import is_running_from_reloader
+
         given = command.params if command is not None else {}  # `flask run --host/--port`
         host = given.get("host") or os.environ.get("FLASK_RUN_HOST") or "127.0.0.1"
         port = given.get("port") or os.environ.get("FLASK_RUN_PORT") or "5000"
+        # In the reloader's serving process the socket is already ours (bound by its parent).
+        if not is_running_from_reloader():
+            problem = _port_problem(host, int(port)) if str(port).isdigit() else None
+            if problem:
+                other = _free_port_after(host, int(port))
+                host_option = "" if host == "127.0.0.1" else f" --host {host}"
+                port_option = f"--port {other}" if other else "--port <another port>"
+                advice = ("Stop that program, or start the dashboard on another port"
+                          if "another program" in problem else "Start it on another port")
+                print(f"Tagdesk dashboard: {problem}, so the dashboard cannot start there.\n"
+                      f"{advice}: uv run flask --app app run{host_option} {port_option}",
+                      file=sys.stderr, flush=True)
+                return
+            reload = given.get("reload")
+            if reload is None and command is not None:
+                reload = get_debug_flag()
+            if reload:
+                return  # the serving process the reloader starts prints it
         where = f"http://{host}:{port}/"
         lines = [f"Tagdesk dashboard: {where}"]
     else:
@@ -286,10 +332,11 @@ def create_app(test_config: dict | None = None) -> Flask:
     bulk.register(app)
     app.register_blueprint(activity.bp)
     app.register_blueprint(export.bp)
+    assets.init_app(app)  # the stylesheet shared with the settings area
     app.cli.add_command(worker_command)
 
     app.jinja_env.globals.update(
-        static_url=_static_url(app),
+        static_url=static_url_function(app),
         htmx_config=HTMX_CONFIG,
         demo_mode=bool(app.config["DEMO_KEY"]),
         chip_style=chip_style,
