@@ -25,7 +25,7 @@ import requests
 
 import app as app_module
 from app import create_app
-from tests.dashboard.conftest import close_app
+from tests.support.dashboard import close_app
 
 ROOT = Path(__file__).resolve().parents[2]
 START_SECONDS = 90  # migrations and a small demo on a busy machine
