@@ -1,5 +1,5 @@
-"""Response headers that keep pages safe, cookies that are Secure behind HTTPS, and a cap on
-the size of request bodies.
+"""Response headers that keep pages safe (weblib.security_headers, with the dashboard's own
+policy), cookies that are Secure behind HTTPS, and a cap on the size of request bodies.
 
 The Content-Security-Policy allows scripts and styles from this site only; no inline script
 exists. Inline style *attributes* are allowed (`style-src-attr`) because tag chips carry their
@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from flask import request
 from werkzeug.middleware.proxy_fix import ProxyFix
+
+from weblib import security_headers
 
 from .htmx import add_vary
 
@@ -32,29 +34,6 @@ CONTENT_SECURITY_POLICY = "; ".join([
 # queries, percent-encoded) stays under 2 MiB; a larger body is refused (413) before it is read.
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
 
-HEADERS = {
-    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
-    "X-Content-Type-Options": "nosniff",
-    "X-Frame-Options": "DENY",
-    "Referrer-Policy": "same-origin",
-    "Cross-Origin-Opener-Policy": "same-origin",
-    "Cross-Origin-Resource-Policy": "same-origin",
-    "Permissions-Policy": "camera=(), microphone=(), geolocation=(), payment=(), usb=()",
-}
-
-
-def _secure_headers(response):
-    for name, value in HEADERS.items():
-        response.headers.setdefault(name, value)
-    if request.is_secure:
-        response.headers.setdefault("Strict-Transport-Security", "max-age=31536000")
-    if request.endpoint != "static":
-        # Pages hold an organization's data: no shared or stored copies; partials and pages
-        # at the same URL are told apart by the htmx headers.
-        response.headers["Cache-Control"] = "no-store"
-        add_vary(response)
-    return response
-
 
 def init_app(app) -> None:
     if app.config.get("MAX_CONTENT_LENGTH") is None:
@@ -64,7 +43,8 @@ def init_app(app) -> None:
         # Behind a reverse proxy: the client's address (sign-in throttling) and https
         # (Secure cookies) come from its X-Forwarded-* headers.
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)
-    app.after_request(_secure_headers)
+    # Partials and pages at the same URL are told apart by the htmx headers (Vary).
+    security_headers.init_app(app, CONTENT_SECURITY_POLICY, on_page=add_vary)
 
     # The session cookie is Secure whenever the page came over HTTPS.
     interface = app.session_interface

@@ -16,6 +16,8 @@ from flask import Flask, current_app, g, render_template, request, url_for
 from flask.sessions import SecureCookieSessionInterface
 from flask_wtf.csrf import CSRFError
 
+from weblib import security_headers
+
 from .secret import instance_secret_key
 
 PREFIX = "/settings"
@@ -31,16 +33,6 @@ CONTENT_SECURITY_POLICY = "; ".join([
     "form-action 'self'",
     "frame-ancestors 'none'",
 ])
-
-HEADERS = {
-    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
-    "X-Content-Type-Options": "nosniff",
-    "X-Frame-Options": "DENY",
-    "Referrer-Policy": "same-origin",
-    "Cross-Origin-Opener-Policy": "same-origin",
-    "Cross-Origin-Resource-Policy": "same-origin",
-    "Permissions-Policy": "camera=(), microphone=(), geolocation=(), payment=(), usb=()",
-}
 
 PAGES = {
     400: ("That request could not be used",
@@ -102,19 +94,6 @@ class SettingsSessionInterface(SecureCookieSessionInterface):
         return bool(app.config.get("SESSION_COOKIE_SECURE")) or request.is_secure
 
 
-def _secure_headers(response):
-    if not is_settings_path(request.path):
-        return response
-    for name, value in HEADERS.items():
-        response.headers.setdefault(name, value)
-    if request.is_secure:
-        response.headers.setdefault("Strict-Transport-Security", "max-age=31536000")
-    if request.endpoint != "static":
-        # Pages show an organization's keys (and once, a whole key): never stored or shared.
-        response.headers["Cache-Control"] = "no-store"
-    return response
-
-
 def error_page(status: int, error: Exception | None = None, headers: dict | None = None):
     """The settings area's HTML error page, or None for paths that are not its own (the API
     keeps its JSON errors)."""
@@ -161,7 +140,8 @@ def static_url_function(app: Flask):
 
 def init_app(app: Flask) -> None:
     app.session_interface = SettingsSessionInterface()
-    app.after_request(_secure_headers)
+    # Pages show an organization's keys (and once, a whole key): never stored or shared.
+    security_headers.init_app(app, CONTENT_SECURITY_POLICY, applies=is_settings_path)
     app.extensions["tagdesk_error_page"] = error_page
     app.jinja_env.globals["static_url"] = static_url_function(app)
     app.jinja_env.trim_blocks = True
