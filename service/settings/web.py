@@ -7,16 +7,15 @@ by cookie, and its responses never set one.
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 import threading
-from pathlib import Path
 
-from flask import Flask, current_app, g, render_template, request, url_for
+from flask import Flask, current_app, g, render_template, request
 from flask.sessions import SecureCookieSessionInterface
 from flask_wtf.csrf import CSRFError
 
-from weblib import security_headers
+from weblib import assets, security_headers
+from weblib.static_urls import static_url_function
 
 from .secret import instance_secret_key
 
@@ -124,25 +123,12 @@ def error_page(status: int, error: Exception | None = None, headers: dict | None
     return response
 
 
-def static_url_function(app: Flask):
-    versions: dict[str, str] = {}
-
-    def static_url(filename: str) -> str:
-        """A static file's URL with a content hash (a changed file gets a new URL)."""
-        version = versions.get(filename)
-        if version is None or app.debug:
-            data = Path(app.static_folder, filename).read_bytes()
-            version = versions[filename] = hashlib.sha256(data).hexdigest()[:12]
-        return url_for("static", filename=filename, v=version)
-
-    return static_url
-
-
 def init_app(app: Flask) -> None:
     app.session_interface = SettingsSessionInterface()
     # Pages show an organization's keys (and once, a whole key): never stored or shared.
     security_headers.init_app(app, CONTENT_SECURITY_POLICY, applies=is_settings_path)
     app.extensions["tagdesk_error_page"] = error_page
+    assets.init_app(app, url_prefix=PREFIX)  # the stylesheet shared with the dashboard
     app.jinja_env.globals["static_url"] = static_url_function(app)
     app.jinja_env.trim_blocks = True
     app.jinja_env.lstrip_blocks = True
