@@ -28,6 +28,7 @@ from tests.dashboard.bulk_helpers import (
     wait_for,
 )
 from tests.support.dashboard import FILLER, SAMPLE, AuthActions, csrf_token
+from tests.support.waiting import wait_until
 
 TOTAL = len(SAMPLE) + FILLER
 
@@ -520,14 +521,26 @@ def test_in_page_edits_at_the_same_time_do_not_erase_each_other(app, shop, monke
     for person in people:
         person.sign_in()
         pages.append(page(person.client, shop, "size=100"))
+    store = store_of(app)
     real = Client.list_queries
+    reads: list[int] = []  # one entry per fresh read, in the order they ended
+    other_came = threading.Event()
 
-    def slow_read(self, *args, **kwargs):
+    def read_then_hold(self, *args, **kwargs):
         result = real(self, *args, **kwargs)
-        time.sleep(0.3)  # the window in which the other could write
+        reads.append(threading.get_ident())
+        if len(reads) > 1:
+            return result
+        # The first edit to read keeps what it read (and the lease, if there is one) until the
+        # other edit has either registered as waiting for the lease or read the same row itself.
+        # With the lease only the first can happen, and the second read comes after the first
+        # write; without it the second read comes before the first write: the lost update this
+        # test must catch. The order no longer depends on how the threads are scheduled.
+        if wait_until(lambda: store.waiters(shop.project_id) > 0 or len(reads) > 1):
+            other_came.set()
         return result
 
-    monkeypatch.setattr(Client, "list_queries", slow_read)
+    monkeypatch.setattr(Client, "list_queries", read_then_hold)
     target = keys_in(pages[0])["zapatillas running"]
     answers = []
 
@@ -542,6 +555,7 @@ def test_in_page_edits_at_the_same_time_do_not_erase_each_other(app, shop, monke
         thread.start()
     for thread in threads:
         thread.join(30)
+    assert other_came.is_set(), "the second edit neither waited for the lease nor read"
     assert [a.status_code for a in answers] == [200, 200]
     assert tags_of(app, shop, "zapatillas running") == {"brand", "sale"}
 
@@ -691,27 +705,53 @@ def test_a_pipelined_job_reads_ahead_and_gives_the_same_result(app, signed_in, s
 
 def test_an_in_page_edit_waits_for_one_batch_of_a_running_job_not_all_of_it(app, signed_in,
                                                                           shop, monkeypatch):
-    app.config["BULK_BATCH_SIZE"] = 5
+    app.config["BULK_BATCH_SIZE"] = 5  # 60 filler queries: 12 batches
+    store = store_of(app)
     real = Client.set_tags
+    test_thread = threading.current_thread()  # the test client runs the in-page edit here
+    job_batches: list[int] = []  # one entry per batch the job writes
+    batches_before_edit: list[int] = []
+    under_way, edit_wrote, looked = threading.Event(), threading.Event(), threading.Event()
+    waits: list[bool] = []
 
-    def slow_write(self, project_id, items):
-        time.sleep(0.15)
+    def write(self, project_id, items):
+        if threading.current_thread() is test_thread:
+            batches_before_edit.append(len(job_batches))
+            edit_wrote.set()
+            return real(self, project_id, items)
+        job_batches.append(len(items))
+        if len(job_batches) == 1:
+            under_way.set()  # the job holds the project's lease from before its first read
+        elif not edit_wrote.is_set():
+            # The job's later batches wait until the in-page edit has registered as waiting
+            # for the lease: the job cannot finish before the edit asks for the lease. (If the
+            # job did not hand the lease over, it would now run to its end before the edit.)
+            waits.append(wait_until(lambda: store.waiters(shop.project_id) > 0))
+        else:
+            # Once the edit has written, the job's next batches wait until the test has looked
+            # at the job: it cannot have finished in the meantime, however fast it runs.
+            waits.append(looked.wait(30))
         return real(self, project_id, items)
 
-    monkeypatch.setattr(Client, "set_tags", slow_write)
+    monkeypatch.setattr(Client, "set_tags", write)
     html = page(signed_in, shop, "q=filler")
     confirm_all(signed_in, shop, html, action="add", apply_tag=tag(shop, "question"), q="filler")
     edit_id = latest(app, shop).id
-    time.sleep(0.6)  # the job is under way, holding the project's lease
-    started = time.monotonic()
-    response = post(signed_in, bulk_url(shop), {
-        "size": "100", "action": "add", "apply_tag": tag(shop, "brand"),
-        "selected": keys_in(page(signed_in, shop, "size=100"))["zapatillas running"]}, html)
-    waited = time.monotonic() - started
-    assert response.status_code == 200, response.get_data(as_text=True)
-    assert store_of(app).get(edit_id).state == "running"  # it did not wait for the whole job
-    assert waited < 2.0
+    try:
+        assert under_way.wait(30), "the job did not start writing"
+        response = post(signed_in, bulk_url(shop), {
+            "size": "100", "action": "add", "apply_tag": tag(shop, "brand"),
+            "selected": keys_in(page(signed_in, shop, "size=100"))["zapatillas running"]}, html)
+        assert response.status_code == 200, response.get_data(as_text=True)
+        during = store.get(edit_id)
+    finally:
+        looked.set()
+    assert during.state == "running" and during.processed < 60, during  # not the whole job
     assert wait_for(app, edit_id).state == "done"
+    # The edit wrote once, between two of the job's batches, with more of the job to come.
+    assert len(batches_before_edit) == 1, batches_before_edit
+    assert 1 <= batches_before_edit[0] < len(job_batches), (batches_before_edit, job_batches)
+    assert all(waits), "a batch of the job gave up waiting: the edit never asked for the lease"
     assert tags_of(app, shop, "zapatillas running") == {"brand"}
     assert all("question" in v for k, v in tag_names_by_query(app, shop).items()
                if k[0].startswith("filler"))

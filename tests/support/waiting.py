@@ -1,0 +1,23 @@
+"""Waiting for a condition instead of sleeping for a guessed time.
+
+A fixed sleep either wastes time or, on a busy machine, is too short. These helpers look at the
+real state again and again, at short intervals, and give up only after a generous bound; a
+test says what it waits for, and fails with that when it never comes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+
+def wait_until(condition: Callable[[], object], timeout: float = 10.0,
+               interval: float = 0.005) -> bool:
+    """Poll `condition()` until it is true or `timeout` seconds have passed; whether it was
+    true in the end (one last look after the deadline)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(interval)
+    return bool(condition())
