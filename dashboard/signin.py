@@ -8,15 +8,12 @@ sign-in so a planted id is worth nothing.
 
 from __future__ import annotations
 
-import math
-import time
 from urllib.parse import urlsplit
 
 from flask import current_app, flash, redirect, render_template, request, session, url_for
 from flask_login import LoginManager, UserMixin, current_user, logout_user
-from limits import parse as parse_limit
-from limits.storage import storage_from_string
-from limits.strategies import MovingWindowRateLimiter
+
+from weblib.throttle import Throttle
 
 from . import apiclient
 from .htmx import hx_redirect, is_htmx
@@ -106,24 +103,9 @@ def next_target() -> str:
 # --- throttling -----------------------------------------------------------------------------
 
 
-class SignInThrottle:
-    """At most SIGNIN_LIMIT attempts per client address (memory, or Redis if configured)."""
-
-    def __init__(self, storage_uri: str, limit: str):
-        self.limiter = MovingWindowRateLimiter(storage_from_string(storage_uri))
-        self.item = parse_limit(limit)
-
-    def attempt(self, address: str) -> int:
-        """Count an attempt: 0 if it may go ahead, else the whole seconds until the window
-        frees one (a refused attempt is not counted)."""
-        identifiers = ("tagdesk-signin", address or "unknown")
-        if self.limiter.hit(self.item, *identifiers):
-            return 0
-        reset = self.limiter.get_window_stats(self.item, *identifiers).reset_time
-        return max(1, math.ceil(reset - time.time()))
-
-
-def throttle() -> SignInThrottle:
+def throttle() -> Throttle:
+    """At most SIGNIN_LIMIT sign-in attempts per client address (memory, or Redis if
+    configured): `throttle().attempt(address)`."""
     return current_app.extensions["tagdesk_signin_throttle"]
 
 
@@ -192,4 +174,5 @@ def init_app(app) -> None:
     login_manager.init_app(app)
     login_manager.session_protection = "basic"
     storage = app.config["REDIS_URL"] or "memory://"
-    app.extensions["tagdesk_signin_throttle"] = SignInThrottle(storage, app.config["SIGNIN_LIMIT"])
+    app.extensions["tagdesk_signin_throttle"] = Throttle(
+        storage, [(app.config["SIGNIN_LIMIT"], ("tagdesk-signin",))])
