@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import itertools
+import json
 import math
+import os
 import random
 import re
 import statistics
+import subprocess
+import sys
 import unicodedata
 from collections import Counter
+from importlib import resources
+from pathlib import Path
 
 import pytest
 
@@ -77,6 +83,100 @@ def test_tags_have_distinct_names_and_distinguishable_colours():
 def test_tags_include_the_usual_staff_vocabulary():
     names = {name for name, _colour in TAGS}
     assert {"brand", "question", "navigational", "transactional", "informational"} <= names
+
+
+# --- the vocabulary files ------------------------------------------------------------------
+
+WORDS = resources.files("service") / "demo_words"
+ENTRY_LISTS = ("products", "adjectives", "colours", "audiences", "audiences_before",
+               "shoe_sizes", "clothing_sizes", "extras", "prices", "purposes", "questions",
+               "fixed", "support", "navigation", "local", "gifts", "recipients", "versus",
+               "model_suffixes", "references")
+REQUIRED_LISTS = set(ENTRY_LISTS) - {"audiences_before"}
+
+
+def _strict_object(pairs: list[tuple[str, object]]) -> dict:
+    keys = [key for key, _value in pairs]
+    duplicated = {key for key in keys if keys.count(key) > 1}
+    assert not duplicated, f"a key given twice (JSON keeps only the last): {duplicated}"
+    return dict(pairs)
+
+
+def _read(name: str) -> dict:
+    return json.loads((WORDS / f"{name}.json").read_text(encoding="utf-8"),
+                      object_pairs_hook=_strict_object)
+
+
+def _words(value: object) -> bool:
+    """A non-empty list of non-empty strings without surrounding blanks."""
+    return (isinstance(value, list) and bool(value)
+            and all(isinstance(w, str) and w and w == w.strip() for w in value))
+
+
+def test_common_vocabulary_file_has_the_expected_shape():
+    common = _read("common")
+    languages = common["language_weights"]
+    assert set(languages) == set(PLAUSIBLE_PAIRS)
+    assert {name.removesuffix(".json") for name in os.listdir(str(WORDS))
+            if name.endswith(".json")} == set(languages) | {"common"}
+    assert list(common["country_weights"]) == list(languages)
+    for language, countries in common["country_weights"].items():
+        assert set(countries) == PLAUSIBLE_PAIRS[language]
+        assert all(isinstance(w, int) and w > 0 for w in countries.values())
+        for country in countries:
+            assert _words(common["amounts"][common["currency"][country]])
+    for name in ("own_brands", "competitor_brands", "model_lines", "model_numbers", "years"):
+        assert _words(common[name]), name
+        assert len(set(common[name])) == len(common[name]), f"{name} repeat an entry"
+    # Brands are told apart by name: an own brand must never count as a competitor's.
+    assert not set(common["own_brands"]) & set(common["competitor_brands"])
+    tag_names = {name for name, _colour in TAGS}
+    assert set(common["tag_words"]) <= tag_names
+    assert all(_words(words) for words in common["tag_words"].values())
+
+
+@pytest.mark.parametrize("language", sorted(PLAUSIBLE_PAIRS))
+def test_language_vocabulary_file_has_the_expected_shape(language):
+    data = _read(language)
+    countries = PLAUSIBLE_PAIRS[language]
+    assert set(data) <= demo_data._VOCABULARY_KEYS
+    genders = data["genders"]
+    assert _words(genders) and len(set(genders)) == len(genders), "genders are told by name"
+    assert data["articles"] == [] or len(data["articles"]) == len(genders)
+    assert isinstance(data["best"], str) and data["best"]
+    assert 0 <= data["pre_ratio"] <= 1
+    assert 0 <= data.get("audience_before_ratio", 0) <= 1
+    for key in REQUIRED_LISTS:
+        assert _words(data[key]), f"{language}: {key}"
+    assert set(data["cities"]) == countries
+    assert all(_words(cities) for cities in data["cities"].values())
+    assert set(data.get("country_phrase", {})) <= countries
+    assert set(data["tag_words"]) <= {name for name, _colour in TAGS}
+    assert all(_words(words) for words in data["tag_words"].values())
+    for entry in data["products"]:
+        text, gender, kind = entry.partition("@")[0].split("|")
+        assert text and gender in genders and kind in demo_data._KINDS, entry
+    # Every country's lists are non-empty and draw each entry once (a repeat would only
+    # weigh it double), and every "@" marker names a country of the language.
+    for key in ENTRY_LISTS:
+        for entry in data.get(key, []):
+            if "@" in entry:
+                assert set(entry.rpartition("@")[2].split(",")) <= countries, entry
+        for country in countries:
+            entries = demo_data._entries(data.get(key, []), country)
+            assert len(set(entries)) == len(entries), f"{language}-{country}: {key} repeats"
+            assert entries or key not in REQUIRED_LISTS, f"{language}-{country}: no {key}"
+
+
+def test_vocabularies_load_from_any_working_directory(tmp_path):
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    script = "from service import demo_data as d; print(len(d._CONTEXTS), len(d._KEYWORDS))"
+    result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    pairs = sum(len(countries) for countries in PLAUSIBLE_PAIRS.values())
+    assert result.stdout.split() == [str(pairs), str(len(PLAUSIBLE_PAIRS))]
 
 
 # --- generate_queries -----------------------------------------------------------------------
