@@ -3,12 +3,17 @@
 import re
 import threading
 import time
+import types
 
 import pytest
 import requests
 
 from service.config import DEFAULT_LIMITS
 from tests.support.api import Api
+from tests.support.waiting import wait_until
+
+# A per-minute and per-hour amount no test comes near (see wait_for_an_empty_second).
+NEVER = 10**9
 
 
 @pytest.fixture
@@ -18,6 +23,23 @@ def service_config(service_config):
 
 def burst(api, count):
     return [api.projects() for _ in range(count)]
+
+
+def wait_for_an_empty_second(service_app, world, per_second: int) -> None:
+    """Wait until the organization's per-second window holds none of its requests, asking the
+    service's own limiter (in this process; `peek` charges nothing): what a sleep of just over a
+    second hoped for, checked instead of assumed. `limits` takes no clock a test could drive,
+    so real time passes, but only as much as the window needs.
+
+    The windows' storage keys leave the amount out (service/ratelimit.py), so peeking with
+    NEVER per minute and per hour reads the real windows and reports the per-second one."""
+    limiter = service_app.extensions["tagdesk_ratelimiter"]
+
+    def empty() -> bool:
+        window = limiter.peek("org:" + world.org_id, (per_second, NEVER, NEVER)).window
+        return window.limit == per_second and window.remaining == per_second
+
+    assert wait_until(empty, timeout=5, interval=0.01), "the per-second window never emptied"
 
 
 def test_eleventh_request_within_a_second_is_429_with_exact_body(api):
@@ -49,7 +71,7 @@ def test_headers_on_every_response_and_retry_after_only_on_429(api, world):
     assert time.time() <= reset <= time.time() + 2
 
 
-def test_headers_report_the_window_closest_to_exhaustion(live_service, world):
+def test_headers_report_the_window_closest_to_exhaustion(service_app, live_service, world):
     world.set_limits(10, 300, 11)
     api = Api(live_service.url, world.key, world.project_id)
     api.projects()
@@ -57,7 +79,7 @@ def test_headers_report_the_window_closest_to_exhaustion(live_service, world):
     # per-hour has 9 left, per-second 8: the per-second window is closest.
     assert (second.headers["X-RateLimit-Limit"], second.headers["X-RateLimit-Remaining"]) == (
         "10", "8")
-    time.sleep(1.05)
+    wait_for_an_empty_second(service_app, world, 10)
     for _ in range(5):
         last = api.projects()
     # per-second has 5 left, per-hour 4: per-hour is reported, resetting in about an hour.
@@ -73,14 +95,14 @@ def test_on_a_tie_the_longer_window_is_reported(live_service, world):
     assert int(response.headers["X-RateLimit-Reset"]) >= time.time() + 55
 
 
-def test_rejected_requests_do_not_consume_quota(live_service, world):
+def test_rejected_requests_do_not_consume_quota(service_app, live_service, world):
     world.set_limits(2, 4, 100)
     api = Api(live_service.url, world.key, world.project_id)
     assert [r.status_code for r in burst(api, 6)] == [200, 200, 429, 429, 429, 429]
-    time.sleep(1.05)
+    wait_for_an_empty_second(service_app, world, 2)
     # Only the two accepted requests count against the minute: two more fit.
     assert [r.status_code for r in burst(api, 2)] == [200, 200]
-    time.sleep(1.05)
+    wait_for_an_empty_second(service_app, world, 2)
     rejected = api.projects()
     assert rejected.status_code == 429
     assert rejected.headers["X-RateLimit-Limit"] == "4"
@@ -133,33 +155,130 @@ def test_the_wait_in_the_message_and_in_retry_after_agree():
     as 2 seconds in one and 1 in the other."""
     from service.ratelimit import Decision, WindowState
 
-    decision = Decision(False, WindowState(10, 0, time.time() + 1.002, 1))
+    # A decision taken 5 ms ago, its window freeing 1.002 s after it: 2 seconds counted from
+    # the decision, 1 counted from now. No time needs to pass: it already has.
+    decided_at = time.time() - 0.005
+    decision = Decision(False, WindowState(10, 0, decided_at + 1.002, 1), decided_at)
     in_message = decision.retry_after
-    time.sleep(0.005)
     assert decision.headers()["Retry-After"] == str(in_message) == "2"
 
 
-def test_in_memory_windows_start_no_thread_per_request_and_still_expire():
-    """`limits`' MemoryStorage would start a new timer thread on a hit more than 10 ms after the
-    last one, and the request would wait for it; one sweeper thread does that work here."""
-    from service.ratelimit import RateLimiter
+class FakeClock:
+    def __init__(self, now: float = 1_800_000_000.0):
+        self.now = now
 
+    def time(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    import service.ratelimit
+
+    fake = FakeClock()
+    monkeypatch.setattr(service.ratelimit, "time", types.SimpleNamespace(time=fake.time))
+    return fake
+
+
+def test_in_memory_windows_start_no_thread_even_for_spaced_requests(monkeypatch):
+    """`limits`' MemoryStorage would start a new timer thread on a hit more than 10 ms after
+    the last one, and the request would wait for it: the service's storage starts none."""
+    from service.ratelimit import InProcessWindows, RateLimiter
+
+    started = []
+    original = threading.Thread.start
+
+    def start(thread, *args, **kwargs):
+        started.append(thread)
+        return original(thread, *args, **kwargs)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
     limiter = RateLimiter("memory://")
-    timer = limiter.storage.timer  # the one MemoryStorage starts when it is created
+    assert isinstance(limiter.storage, InProcessWindows)
     decisions = []
     for _ in range(4):
         decisions.append(limiter.hit("org:spaced", (3, 100, 1000)))
-        time.sleep(0.03)
+        time.sleep(0.015)
     assert [d.allowed for d in decisions] == [True, True, True, False]
-    assert limiter.storage.timer is timer
-    sweepers = [t for t in threading.enumerate() if t.name == "ratelimit-sweeper"]
-    assert sweepers and all(t.daemon for t in sweepers)
-    # Once the per-second window has emptied, the sweeper's next round (one a second) drops it.
-    deadline = time.time() + 3
-    while limiter.storage.events["tagdesk/second/1/org:spaced"] and time.time() < deadline:
-        time.sleep(0.05)
-    assert limiter.storage.events["tagdesk/second/1/org:spaced"] == []
-    assert limiter.hit("org:spaced", (3, 100, 1000)).allowed
+    assert started == []
+
+
+def test_in_memory_moving_windows_are_exact(clock):
+    """Random traffic, limits changing on the way: every decision and every reported window
+    is the one a plain list of the admitted requests' times gives."""
+    import random
+
+    from service.ratelimit import RateLimiter
+
+    limiter = RateLimiter("memory://")
+    rng = random.Random(3)
+    admitted: list[float] = []
+    limits = (4, 20, 60)
+    for step in range(3000):
+        clock.now += rng.choice((0.0, 0.001, 0.05, 0.2, 0.3, 1.0, 7.0, 30.0))
+        if step % 500 == 499:
+            limits = (rng.randint(1, 6), rng.randint(5, 30), rng.randint(20, 80))
+        counts = [sum(1 for t in admitted if t > clock.now - seconds)
+                  for seconds in (1, 60, 3600)]
+        expected = all(c < limit for c, limit in zip(counts, limits, strict=True))
+        decision = limiter.hit("org:exact", limits)
+        assert decision.allowed == expected, step
+        print("REJ" if not expected else "OK", end=" ")
+        if expected:
+            admitted.append(clock.now)
+        states = []
+        for seconds, limit in zip((1, 60, 3600), limits, strict=True):
+            in_window = [t for t in admitted if t > clock.now - seconds]
+            reset = in_window[0] + seconds if in_window else clock.now + seconds
+            states.append((limit, max(limit - len(in_window), 0), reset, seconds))
+        limit, remaining, reset, seconds = min(states, key=lambda s: (s[1], -s[3]))
+        window = limiter.peek("org:exact", limits).window
+        assert (window.limit, window.remaining, window.seconds) == (limit, remaining, seconds)
+        assert window.reset_at == pytest.approx(reset), step
+
+
+def test_in_memory_windows_with_no_hit_left_are_forgotten(clock):
+    """Without a thread: later charges of windows of the same length drop them, a few each."""
+    from service.ratelimit import FORGET_PER_CHARGE, RateLimiter
+
+    limiter = RateLimiter("memory://")
+    for i in range(40):
+        assert limiter.hit(f"addr:10.0.0.{i}", (10, 300, 10_000)).allowed
+    assert len(limiter.storage) == 40 * 3
+    clock.now += 61  # the second and minute windows of all forty have emptied
+    assert limiter.hit("org:busy", (10, 300, 10_000)).allowed
+    assert len(limiter.storage) == 41 * 3 - 2 * FORGET_PER_CHARGE
+    for _ in range(40):
+        clock.now += 0.2
+        limiter.hit("org:busy", (10, 300, 10_000))
+    # Only the hour windows of the forty are left, and the busy organization's three.
+    assert len(limiter.storage) == 40 + 3
+    # A forgotten window counts as empty; the hour still counts its one request.
+    assert limiter.peek("addr:10.0.0.7", (10, 300, 10_000)).window.remaining == 10
+    hour = limiter.peek("addr:10.0.0.7", (10, 300, 2)).window
+    assert (hour.seconds, hour.remaining) == (3600, 1)
+
+
+def test_in_memory_storage_reads_clears_and_resets(clock):
+    from service.ratelimit import InProcessWindows
+
+    storage = InProcessWindows()
+    start = clock.now
+    assert storage.get_moving_window("k", 3, 10) == (start, 0)
+    assert not storage.acquire_entry("k", 3, 10, amount=4)
+    assert storage.acquire_entry("k", 3, 10, amount=2)
+    clock.now += 4
+    assert storage.acquire_entry("k", 3, 10)
+    assert not storage.acquire_entry("k", 3, 10)
+    assert storage.get_moving_window("k", 3, 10) == (start, 3)
+    clock.now = start + 10  # the first two leave the window exactly now
+    assert storage.get_moving_window("k", 3, 10) == (start + 4, 1)
+    assert storage.acquire_entry("k", 3, 10, amount=2)
+    assert storage.acquire_entry("other", 5, 60)
+    storage.clear("k")
+    assert storage.get_moving_window("k", 3, 10) == (clock.now, 0)
+    assert storage.reset() == 1 and len(storage) == 0
+    assert storage.check()
 
 
 def first_429(api: Api, attempts: int = 5) -> requests.Response:
