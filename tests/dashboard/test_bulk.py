@@ -705,7 +705,7 @@ def test_a_pipelined_job_reads_ahead_and_gives_the_same_result(app, signed_in, s
 
 def test_an_in_page_edit_waits_for_one_batch_of_a_running_job_not_all_of_it(app, signed_in,
                                                                           shop, monkeypatch):
-    app.config["BULK_BATCH_SIZE"] = 5  # 60 filler queries: 12 batches
+    app.config["BULK_BATCH_SIZE"] = 5  # a dozen batches or so over the 60 filler queries
     store = store_of(app)
     real = Client.set_tags
     test_thread = threading.current_thread()  # the test client runs the in-page edit here
