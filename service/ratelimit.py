@@ -1,9 +1,10 @@
 """Per-organization rate limits over three sliding windows, on the `limits` library.
 
-`limits` gives the counters (memory, or Redis so that every service process shares one
-budget). What it does not give, and this module adds: all three windows are checked before any
-is charged, so a rejected request costs nothing; and the headers describe the window closest
-to exhaustion, with Retry-After only on a 429.
+`limits` gives the moving-window strategy and its counters in Redis (so that every service
+process shares one budget); in memory the counters are `InProcessWindows`, a storage of ours
+on `limits`' public interface for storages. What `limits` does not give, and this module adds:
+all three windows are checked before any is charged, so a rejected request costs nothing; and
+the headers describe the window closest to exhaustion, with Retry-After only on a 429.
 """
 
 from __future__ import annotations
@@ -11,54 +12,120 @@ from __future__ import annotations
 import math
 import threading
 import time
-import weakref
+from collections import OrderedDict, defaultdict, deque
 from dataclasses import dataclass, field
 
 from limits import RateLimitItemPerHour, RateLimitItemPerMinute, RateLimitItemPerSecond
-from limits.storage import MemoryStorage, storage_from_string
+from limits.storage import MovingWindowSupport, Storage, storage_from_string
 from limits.strategies import MovingWindowRateLimiter
 
-SWEEP_SECONDS = 1.0
+FORGET_PER_CHARGE = 4
 
 
-class SweptMemoryStorage(MemoryStorage):
-    """`limits`' in-memory counters, with expired entries swept by one long-lived thread.
+class InProcessWindows(Storage, MovingWindowSupport):
+    """Moving windows in this process's memory, for `limits`' `MovingWindowRateLimiter`.
 
-    `MemoryStorage` starts a new `threading.Timer` on a hit whenever the previous one has run,
-    that is on nearly every request when they come more than 10 ms apart, and the request
-    waits for the new thread to be scheduled. `limits` has no option for this. Expired entries
-    never count either way (each read filters by time): the sweep only frees memory.
+    Written on the interface `limits` documents for custom storages, because its own
+    `MemoryStorage` starts a new `threading.Timer` on a hit whenever the last one has run (on
+    nearly every request when they come more than 10 ms apart, and the request waits for the
+    thread to start), and every run of that timer walks every key ever charged. Here there is
+    no thread and the work per call does not grow with the number of keys: a window's expired
+    hits are dropped when the window is next read or charged, and windows with no hit left are
+    forgotten, a few at a time, by the next charges of windows of the same length. Only moving
+    windows are kept: the counters of the other strategies are not implemented.
     """
 
-    def __init__(self, uri: str | None = None, **options):
-        super().__init__(uri, **options)
-        self._stop = threading.Event()
-        weakref.finalize(self, self._stop.set)  # the thread ends with its storage
-        threading.Thread(target=_sweep, args=(weakref.ref(self), self._stop),
-                         name="ratelimit-sweeper", daemon=True).start()
+    STORAGE_SCHEME = None  # made by make_storage, not looked up by URI
 
-    def _MemoryStorage__schedule_expiry(self) -> None:
-        pass  # the sweeper thread does it
+    def __init__(self, uri: str | None = None, wrap_exceptions: bool = False, **options):
+        super().__init__(uri, wrap_exceptions=wrap_exceptions, **options)
+        self._lock = threading.Lock()
+        # Per window length: each key's hits still in its window, oldest first. Keys stay in
+        # the order of their latest hit, so those whose hits have all expired come first.
+        self._windows: defaultdict[int, OrderedDict[str, deque[float]]] = defaultdict(
+            OrderedDict)
+
+    def __len__(self) -> int:
+        """How many windows are held."""
+        with self._lock:
+            return sum(len(keys) for keys in self._windows.values())
+
+    @property
+    def base_exceptions(self) -> tuple[type[Exception], ...]:
+        return ()  # nothing here fails the way a store out of reach does
+
+    def acquire_entry(self, key: str, limit: int, expiry: int, amount: int = 1) -> bool:
+        if amount > limit:
+            return False
+        now = time.time()
+        with self._lock:
+            keys = self._windows[expiry]
+            _forget_expired(keys, now - expiry)
+            hits = keys.setdefault(key, deque())
+            _drop_expired(hits, now - expiry)
+            if len(hits) + amount > limit:
+                return False
+            hits.extend([now] * amount)
+            keys.move_to_end(key)
+            return True
+
+    def get_moving_window(self, key: str, limit: int, expiry: int) -> tuple[float, int]:
+        now = time.time()
+        with self._lock:
+            hits = self._windows[expiry].get(key)
+            if hits:
+                _drop_expired(hits, now - expiry)
+            if not hits:
+                return now, 0
+            return hits[0], len(hits)
+
+    def clear(self, key: str) -> None:
+        with self._lock:
+            for keys in self._windows.values():
+                keys.pop(key, None)
+
+    def reset(self) -> int | None:
+        with self._lock:
+            held = sum(len(keys) for keys in self._windows.values())
+            self._windows.clear()
+            return held
+
+    def check(self) -> bool:
+        return True
+
+    def incr(self, key: str, expiry: int, amount: int = 1) -> int:
+        raise NotImplementedError("InProcessWindows keeps moving windows only")
+
+    def get(self, key: str) -> int:
+        raise NotImplementedError("InProcessWindows keeps moving windows only")
+
+    def get_expiry(self, key: str) -> float:
+        raise NotImplementedError("InProcessWindows keeps moving windows only")
 
 
-def _sweep(storage_ref, stop: threading.Event) -> None:
-    while not stop.wait(SWEEP_SECONDS):
-        storage = storage_ref()
-        if storage is None:
+def _drop_expired(hits: deque[float], cutoff: float) -> None:
+    if hits and hits[-1] <= cutoff:
+        hits.clear()  # all of them (a window long unused)
+    while hits and hits[0] <= cutoff:
+        hits.popleft()
+
+
+def _forget_expired(keys: OrderedDict[str, deque[float]], cutoff: float) -> None:
+    """Forget up to FORGET_PER_CHARGE windows, all of one length, whose latest hit is at or
+    before `cutoff`: a charge adds one window at most, so those left over go on later ones, and
+    no request pays for the many windows a burst of new callers leaves to expire at once."""
+    for _ in range(FORGET_PER_CHARGE):
+        if not keys:
             return
-        storage._MemoryStorage__expire_events()
-        del storage
-
-
-def _memory_storage_is_as_expected() -> bool:
-    # The two names are private to `limits`: should they change, keep its own behaviour.
-    return all(hasattr(MemoryStorage, name) for name in (
-        "_MemoryStorage__schedule_expiry", "_MemoryStorage__expire_events"))
+        key, hits = next(iter(keys.items()))
+        if hits and hits[-1] > cutoff:
+            return
+        del keys[key]
 
 
 def make_storage(storage_uri: str):
-    if storage_uri == "memory://" and _memory_storage_is_as_expected():
-        return SweptMemoryStorage(storage_uri)
+    if storage_uri == "memory://":
+        return InProcessWindows(storage_uri)
     return storage_from_string(storage_uri)
 
 

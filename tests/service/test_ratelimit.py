@@ -3,6 +3,7 @@
 import re
 import threading
 import time
+import types
 
 import pytest
 import requests
@@ -162,29 +163,121 @@ def test_the_wait_in_the_message_and_in_retry_after_agree():
     assert decision.headers()["Retry-After"] == str(in_message) == "2"
 
 
-def test_in_memory_windows_start_no_thread_per_request_and_still_expire():
-    """`limits`' MemoryStorage would start a new timer thread on a hit more than 10 ms after the
-    last one, and the request would wait for it; one sweeper thread does that work here."""
+class FakeClock:
+    def __init__(self, now: float = 1_800_000_000.0):
+        self.now = now
+
+    def time(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    import service.ratelimit
+
+    fake = FakeClock()
+    monkeypatch.setattr(service.ratelimit, "time", types.SimpleNamespace(time=fake.time))
+    return fake
+
+
+def test_in_memory_windows_start_no_thread_even_for_spaced_requests(monkeypatch):
+    """`limits`' MemoryStorage would start a new timer thread on a hit more than 10 ms after
+    the last one, and the request would wait for it: the service's storage starts none."""
+    from service.ratelimit import InProcessWindows, RateLimiter
+
+    started = []
+    original = threading.Thread.start
+
+    def start(thread, *args, **kwargs):
+        started.append(thread)
+        return original(thread, *args, **kwargs)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    limiter = RateLimiter("memory://")
+    assert isinstance(limiter.storage, InProcessWindows)
+    decisions = []
+    for _ in range(4):
+        decisions.append(limiter.hit("org:spaced", (3, 100, 1000)))
+        time.sleep(0.015)
+    assert [d.allowed for d in decisions] == [True, True, True, False]
+    assert started == []
+
+
+def test_in_memory_moving_windows_are_exact(clock):
+    """Random traffic, limits changing on the way: every decision and every reported window
+    is the one a plain list of the admitted requests' times gives."""
+    import random
+
     from service.ratelimit import RateLimiter
 
     limiter = RateLimiter("memory://")
-    timer = limiter.storage.timer  # the one MemoryStorage starts when it is created
-    decisions = []
-    for _ in range(4):
-        # MemoryStorage starts a new timer on a hit once its last one has run (its 10 ms are up):
-        # each hit comes after that has happened, so each would start one.
-        assert wait_until(lambda: not limiter.storage.timer.is_alive(), timeout=5)
-        decisions.append(limiter.hit("org:spaced", (3, 100, 1000)))
-    assert [d.allowed for d in decisions] == [True, True, True, False]
-    assert limiter.storage.timer is timer
-    sweepers = [t for t in threading.enumerate() if t.name == "ratelimit-sweeper"]
-    assert sweepers and all(t.daemon for t in sweepers)
-    # Once the per-second window has emptied, the sweeper's next round (one a second) drops it.
-    deadline = time.time() + 3
-    while limiter.storage.events["tagdesk/second/1/org:spaced"] and time.time() < deadline:
-        time.sleep(0.05)
-    assert limiter.storage.events["tagdesk/second/1/org:spaced"] == []
-    assert limiter.hit("org:spaced", (3, 100, 1000)).allowed
+    rng = random.Random(3)
+    admitted: list[float] = []
+    limits = (4, 20, 200)
+    for step in range(3000):
+        clock.now += rng.choice((0.0, 0.001, 0.05, 0.2, 0.3, 1.0, 7.0, 30.0))
+        if step % 500 == 499:
+            limits = (rng.randint(1, 6), rng.randint(5, 30), rng.randint(100, 400))
+        counts = [sum(1 for t in admitted if t > clock.now - seconds)
+                  for seconds in (1, 60, 3600)]
+        expected = all(c < limit for c, limit in zip(counts, limits, strict=True))
+        decision = limiter.hit("org:exact", limits)
+        assert decision.allowed == expected, step
+        if expected:
+            admitted.append(clock.now)
+        states = []
+        for seconds, limit in zip((1, 60, 3600), limits, strict=True):
+            in_window = [t for t in admitted if t > clock.now - seconds]
+            reset = in_window[0] + seconds if in_window else clock.now + seconds
+            states.append((limit, max(limit - len(in_window), 0), reset, seconds))
+        limit, remaining, reset, seconds = min(states, key=lambda s: (s[1], -s[3]))
+        window = limiter.peek("org:exact", limits).window
+        assert (window.limit, window.remaining, window.seconds) == (limit, remaining, seconds)
+        assert window.reset_at == pytest.approx(reset), step
+
+
+def test_in_memory_windows_with_no_hit_left_are_forgotten(clock):
+    """Without a thread: later charges of windows of the same length drop them, a few each."""
+    from service.ratelimit import FORGET_PER_CHARGE, RateLimiter
+
+    limiter = RateLimiter("memory://")
+    for i in range(40):
+        assert limiter.hit(f"addr:10.0.0.{i}", (10, 300, 10_000)).allowed
+    assert len(limiter.storage) == 40 * 3
+    clock.now += 61  # the second and minute windows of all forty have emptied
+    assert limiter.hit("org:busy", (10, 300, 10_000)).allowed
+    assert len(limiter.storage) == 41 * 3 - 2 * FORGET_PER_CHARGE
+    for _ in range(40):
+        clock.now += 0.2
+        limiter.hit("org:busy", (10, 300, 10_000))
+    # Only the hour windows of the forty are left, and the busy organization's three.
+    assert len(limiter.storage) == 40 + 3
+    # A forgotten window counts as empty; the hour still counts its one request.
+    assert limiter.peek("addr:10.0.0.7", (10, 300, 10_000)).window.remaining == 10
+    hour = limiter.peek("addr:10.0.0.7", (10, 300, 2)).window
+    assert (hour.seconds, hour.remaining) == (3600, 1)
+
+
+def test_in_memory_storage_reads_clears_and_resets(clock):
+    from service.ratelimit import InProcessWindows
+
+    storage = InProcessWindows()
+    start = clock.now
+    assert storage.get_moving_window("k", 3, 10) == (start, 0)
+    assert not storage.acquire_entry("k", 3, 10, amount=4)
+    assert storage.acquire_entry("k", 3, 10, amount=2)
+    clock.now += 4
+    assert storage.acquire_entry("k", 3, 10)
+    assert not storage.acquire_entry("k", 3, 10)
+    assert storage.get_moving_window("k", 3, 10) == (start, 3)
+    clock.now = start + 10  # the first two leave the window exactly now
+    assert storage.get_moving_window("k", 3, 10) == (start + 4, 1)
+    assert storage.acquire_entry("k", 3, 10, amount=2)
+    assert storage.acquire_entry("other", 5, 60)
+    storage.clear("k")
+    assert storage.get_moving_window("k", 3, 10) == (clock.now, 0)
+    assert storage.reset() == 1 and len(storage) == 0
+    assert storage.check()
 
 
 def first_429(api: Api, attempts: int = 5) -> requests.Response:
