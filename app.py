@@ -92,8 +92,9 @@ def default_config() -> dict:
         # The Redis queue of the RQ workers (deployments sharing one Redis use one each).
         "JOBS_QUEUE": os.environ.get("TAGDESK_JOBS_QUEUE") or JOBS_QUEUE,
         # How often a job's API client tries again when the service cannot be reached
-        # (backoff 0.5 s doubling: the default rides out about 30 s) before the job stops as
-        # interrupted, resumable.
+        # (waits of 0, 1, 2, 4, 8 and 16 s: about 31 s of refused connections, 63 s when the
+        # service also drops a call; docs/deploy.md) before the job stops as interrupted,
+        # resumable.
         "JOBS_API_RETRIES": 6,
         # A running job's heartbeat, and how long a silent one takes to count as stopped.
         "JOBS_HEARTBEAT_SECONDS": 2.0,
