@@ -46,7 +46,6 @@ from sqlalchemy import (
     bindparam,
     create_engine,
     delete,
-    event,
     func,
     insert,
     select,
@@ -55,6 +54,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
+
+from weblib.sqlite import BEGIN_OPTION, sqlite_engine
 
 from . import schema
 from .deltas import Change
@@ -232,25 +233,8 @@ UNFINISHED = (select(edits)
 
 def make_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
-
-        @event.listens_for(engine, "connect")
-        def _pragmas(dbapi_connection, _record):
-            dbapi_connection.isolation_level = None
-            cursor = dbapi_connection.cursor()
-            cursor.execute("PRAGMA journal_mode=WAL")
-            cursor.execute("PRAGMA synchronous=NORMAL")
-            cursor.close()
-
-        @event.listens_for(engine, "begin")
-        def _begin(connection):
-            # A writing transaction takes SQLite's write lock up front, so that two writers
-            # queue (busy timeout) instead of one failing at its first write; reads stay
-            # deferred (WAL: they never wait).
-            mode = connection.get_execution_options().get("sqlite_begin", "DEFERRED")
-            connection.exec_driver_sql(f"BEGIN {mode}")
-
-        return engine
+        # WAL, and writers that take the write lock up front (`writing`): see weblib.sqlite.
+        return sqlite_engine(url)
     return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=10)
 
 
@@ -285,7 +269,7 @@ class Store:
     def writing(self):
         """A write transaction (committed at the end, rolled back on error)."""
         with self.engine.connect() as connection:
-            connection = connection.execution_options(sqlite_begin="IMMEDIATE")
+            connection = connection.execution_options(**{BEGIN_OPTION: "IMMEDIATE"})
             with connection.begin():
                 yield connection
 

@@ -9,33 +9,14 @@ from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from weblib.sqlite import BEGIN_OPTION, sqlite_engine
+
 
 def make_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
-
-        @event.listens_for(engine, "connect")
-        def _sqlite_pragmas(dbapi_connection, _record):
-            # SQLAlchemy, not pysqlite, decides when transactions begin (see _sqlite_begin).
-            dbapi_connection.isolation_level = None
-            # WAL lets readers run while a bulk update writes; foreign keys are off by default.
-            cursor = dbapi_connection.cursor()
-            cursor.execute("PRAGMA journal_mode=WAL")
-            cursor.execute("PRAGMA synchronous=NORMAL")
-            cursor.execute("PRAGMA foreign_keys=ON")
-            cursor.execute("PRAGMA cache_size=-65536")
-            cursor.execute("PRAGMA mmap_size=1073741824")
-            cursor.execute("PRAGMA temp_store=MEMORY")
-            cursor.close()
-
-        @event.listens_for(engine, "begin")
-        def _sqlite_begin(connection):
-            # A writer takes the write lock up front: a deferred transaction that reads and
-            # then writes fails at once (SQLITE_BUSY) when another writer got there first.
-            mode = connection.get_execution_options().get("sqlite_begin", "DEFERRED")
-            connection.exec_driver_sql(f"BEGIN {mode}")
-
-        return engine
+        # WAL lets readers run while a bulk update writes; foreign keys are off by default.
+        return sqlite_engine(url, ("foreign_keys=ON", "cache_size=-65536",
+                                   "mmap_size=1073741824", "temp_store=MEMORY"))
     engine = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=10)
 
     @event.listens_for(engine, "connect")
@@ -61,7 +42,7 @@ def begin_write(session: Session) -> None:
     """Start a write transaction that holds SQLite's write lock from its first statement."""
     if session.in_transaction():
         session.commit()
-    session.connection(execution_options={"sqlite_begin": "IMMEDIATE"})
+    session.connection(execution_options={BEGIN_OPTION: "IMMEDIATE"})
 
 
 def close_session(_exc=None) -> None:
