@@ -40,6 +40,11 @@ class NotFound(ApiError):
         super().__init__(404, message)
 
 
+class Conflict(ApiError):
+    def __init__(self, message: str):
+        super().__init__(409, message)
+
+
 def phrase(status: int) -> str:
     return PHRASES.get(status) or HTTPStatus(status).phrase
 

@@ -1,17 +1,19 @@
-"""The four endpoints of the reference, plus the public OpenAPI document."""
+"""The four endpoints of the reference, the public OpenAPI document, and one extension of
+the reference: creating a tag (marked `x-tagdesk-extension` in docs/openapi.yaml)."""
 
 from __future__ import annotations
 
 from flask import Blueprint, current_app, g, jsonify
 from sqlalchemy import func, select
 
-from . import search, tagging
+from . import search, tag_creation, tagging
 from .auth import resolve_project
 from .db import get_session
 from .models import Project
 from .openapi import openapi_document
 from .records import page_object, project_record, query_record, tag_record
 from .validation import (
+    CreateTagBody,
     PageParams,
     QueryListBody,
     SetTagsBody,
@@ -78,3 +80,14 @@ def list_tags():
         "page": page_object(total, body.page, body.limit),
         "results": [tag_record(row) for row in rows],
     })
+
+
+@bp.post("/tags/create")
+def create_tag():
+    """An extension: a new tag in the project of x-project-id (201, the tag's record)."""
+    session = get_session()
+    project_id = resolve_project(session, g.caller)
+    body = parse(CreateTagBody, read_json())
+    response = jsonify(tag_record(tag_creation.create_tag(session, project_id, body)))
+    response.status_code = 201
+    return response

@@ -27,6 +27,8 @@ MAX_LIMIT = 1000
 DEFAULT_LIMIT = 50
 MAX_PAGE = 1_000_000_000
 MAX_ID = 2**31 - 1  # ids are 32-bit integers (PostgreSQL `integer`); larger ones name no row
+MAX_TAG_NAME = 200  # as the command line's create-tag (admin.create_tag) and the tags table
+HEX_COLOR = re.compile(r"#[0-9a-fA-F]{6}")
 
 # C0 controls and DEL; unpaired surrogates cannot be stored by every database.
 _FORBIDDEN_CHARACTERS = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
@@ -36,6 +38,27 @@ def _printable(value: str) -> str:
     if _FORBIDDEN_CHARACTERS.search(value):
         raise ValueError("must not contain control characters or unpaired surrogates")
     return value
+
+
+def _tag_name(value: str) -> str:
+    """A new tag's name: at most MAX_TAG_NAME characters as sent, and also once case is folded
+    (names are compared that way, "ß" as "ss"); no control characters; trimmed, not empty."""
+    _printable(value)
+    if len(value) > MAX_TAG_NAME:
+        raise ValueError(f"must be at most {MAX_TAG_NAME} characters")
+    value = value.strip()
+    if not value:
+        raise ValueError("must not be empty or only spaces")
+    if len(value.casefold()) > MAX_TAG_NAME:
+        raise ValueError(f"must be at most {MAX_TAG_NAME} characters when compared without "
+                         "regard to case")
+    return value
+
+
+def _tag_color(value: str) -> str:
+    if not HEX_COLOR.fullmatch(value):
+        raise ValueError("must be # followed by six hexadecimal digits, such as #1f77b4")
+    return value.lower()
 
 
 def _whole_number(value):
@@ -49,6 +72,8 @@ Int = Annotated[StrictInt, BeforeValidator(_whole_number)]
 Text = Annotated[StrictStr, Field(max_length=MAX_STRING), AfterValidator(_printable)]
 Code = Annotated[StrictStr, Field(max_length=MAX_CODE), AfterValidator(_printable)]
 TagRef = Int | Text
+TagName = Annotated[StrictStr, AfterValidator(_tag_name)]
+TagColor = Annotated[StrictStr, AfterValidator(_tag_color)]
 
 
 class Strict(BaseModel):
@@ -76,6 +101,11 @@ class QueryListBody(Paged):
 
 class TagListBody(Paged):
     name: Text | None = None
+
+
+class CreateTagBody(Strict):
+    name: TagName
+    color: TagColor | None = None
 
 
 class SetTagsItem(Strict):

@@ -1,0 +1,50 @@
+"""Create a tag (POST /api/tags/create, an extension of the reference API): a name no tag of
+the project has, compared without regard to case, and a colour — the caller's, or one from
+the palette (palette.py)."""
+
+from __future__ import annotations
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from . import palette
+from .db import begin_write
+from .errors import Conflict
+from .models import Tag
+from .validation import CreateTagBody
+
+
+def _taken(name: str) -> Conflict:
+    return Conflict(f'A tag named "{name}" already exists in this project.')
+
+
+def _existing(session: Session, project_id: str, folded: str) -> Tag | None:
+    return session.scalar(select(Tag).where(Tag.project_id == project_id,
+                                            Tag.name_folded == folded))
+
+
+def create_tag(session: Session, project_id: str, body: CreateTagBody) -> Tag:
+    """The new tag; a Conflict when the project has a tag of that name already. On SQLite the
+    write lock, taken first, orders concurrent creators; on PostgreSQL the unique constraint
+    on (project, folded name) refuses the second, which is answered the same way."""
+    name, folded = body.name, body.name.casefold()
+    begin_write(session)
+    existing = _existing(session, project_id, folded)
+    if existing is not None:
+        session.rollback()
+        raise _taken(existing.name)
+    color = body.color
+    if color is None:
+        color = palette.pick(dict(session.execute(
+            select(func.lower(Tag.color), func.count()).where(Tag.project_id == project_id)
+            .group_by(func.lower(Tag.color))).all()))
+    tag = Tag(project_id=project_id, name=name, name_folded=folded, color=color)
+    session.add(tag)
+    try:
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        existing = _existing(session, project_id, folded)
+        raise _taken(existing.name if existing is not None else name) from None
+    return tag
