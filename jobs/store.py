@@ -294,7 +294,6 @@ class Store:
                                    {"id": SCHEMA_LOCK_ID})
             return schema.upgrade(connection)
 
-    create_all = upgrade  # the name callers used before the tables had migrations
 
     # --- reading -------------------------------------------------------------------------
 

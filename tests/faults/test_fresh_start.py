@@ -13,7 +13,7 @@ WORKERS = 6
 def _start(url: str, barrier, failures) -> None:
     barrier.wait(10)
     try:
-        Store(url).create_all()
+        Store(url).upgrade()
     except Exception as error:  # reported to the test, which fails on any
         failures.put(repr(error))
 
