@@ -2,7 +2,8 @@
 
 It knows only HTTP and the API reference; it imports nothing from `service/` or the dashboard.
 
-    client.py     Client: the four endpoints, paging, set-tags batching
+    client.py     Client: the four endpoints, paging, set-tags batching; the extension
+                  create_tag and capabilities() (does this deployment offer it?)
     transport.py  one call on the wire: timeouts, waiting and retrying per mode, errors
     retries.py    Mode, and the urllib3 Retry policy of each mode
     pacing.py     BACKGROUND mode's pacing from the X-RateLimit-* headers
@@ -16,6 +17,7 @@ from .client import Client
 from .errors import (
     ApiError,
     AuthError,
+    Conflict,
     InvalidRequest,
     NotFound,
     RateLimited,
@@ -24,6 +26,7 @@ from .errors import (
 )
 from .keys import mask
 from .records import (
+    Capabilities,
     Page,
     Project,
     ProjectPage,
@@ -40,8 +43,10 @@ from .stats import ClientStats
 __all__ = [
     "ApiError",
     "AuthError",
+    "Capabilities",
     "Client",
     "ClientStats",
+    "Conflict",
     "InvalidRequest",
     "Mode",
     "NotFound",

@@ -15,17 +15,24 @@ every call this client makes must give the same result when repeated:
 This is why urllib3's Retry is configured to retry POST and PATCH as well as GET (retries.py).
 Deltas ("add this tag") are not idempotent; the dashboard computes them into full tag sets
 from the tags as they stand just before the write, and sends those.
+
+One call is the exception: `create_tag`, an extension of the reference (POST /api/tags/create)
+that some deployments offer — `capabilities()` says whether this one does. Creating is not
+safe to repeat (the second attempt is a 409), so it is sent again only when it certainly did
+nothing: its connection could not be opened, or the answer was 429.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from .errors import ApiError, InvalidRequest
+from .errors import ApiError, InvalidRequest, RateLimited, TransportError, Unavailable
 from .keys import ApiKey
 from .records import (
+    Capabilities,
     Project,
     ProjectPage,
     Query,
@@ -34,9 +41,11 @@ from .records import (
     Tag,
     TagAssignment,
     TagPage,
+    read_capabilities,
     read_project_page,
     read_queries,
     read_query_page,
+    read_tag,
     read_tag_page,
 )
 from .retries import Mode
@@ -56,6 +65,8 @@ PROJECTS = "/api/projects/list"
 QUERIES = "/api/queries/list"
 SET_TAGS = "/api/queries/many/tags-only"
 TAGS = "/api/tags/list"
+CREATE_TAG = "/api/tags/create"  # an extension: see capabilities()
+OPENAPI = "/api/openapi.json"
 
 Listing = TypeVar("Listing", ProjectPage, QueryPage, TagPage)
 
@@ -86,6 +97,8 @@ class Client:
                              interactive_budget=interactive_budget)
         self._transport = Transport(self._base_url, self._key, self._mode, self._timeout,
                                     **self._options)
+        self._capabilities: Capabilities | None = None
+        self._capabilities_lock = threading.Lock()
 
     # -- the object itself -----------------------------------------------------------------
 
@@ -188,6 +201,45 @@ class Client:
     def iter_tags(self, project_id: str) -> Iterator[Tag]:
         return self._walk(lambda page, limit: self.list_tags(
             project_id, sort=WALK_ORDER, page=page, limit=limit))
+
+    def create_tag(self, project_id: str, name: str, color: str | None = None) -> Tag:
+        """A new tag in the project (POST /api/tags/create, an extension of the reference:
+        ask `capabilities()` first). Without `color` the service picks one. A name the project
+        has already, in any case, is a Conflict; a deployment without the extension answers
+        NotFound. Not safe to repeat, so not repeated after an unknown outcome (see the
+        module docstring): after a TransportError, list the tags to see whether it was made.
+        """
+        if not isinstance(name, str):
+            raise InvalidRequest("A tag's name is text.")
+        if color is not None and not isinstance(color, str):
+            raise InvalidRequest("A tag's colour is text, such as #1f77b4.")
+        body: dict[str, Any] = {"name": name}
+        if color is not None:
+            body["color"] = color
+        payload = self._transport.call("POST", CREATE_TAG, project_id=_project(project_id),
+                                       body=body, idempotent=False)
+        return read_tag(payload, f"POST {CREATE_TAG}")
+
+    # -- what the deployment offers --------------------------------------------------------
+
+    def capabilities(self) -> Capabilities:
+        """The extensions this deployment offers, read once from its OpenAPI document
+        (GET /api/openapi.json) and then remembered by this client. A deployment without the
+        document (any 4xx but 429, or a document without the operation) offers none. A busy
+        or unreachable service (RateLimited, Unavailable, TransportError, 5xx) raises, and
+        nothing is remembered: the next call asks again."""
+        with self._capabilities_lock:
+            if self._capabilities is None:
+                try:
+                    document = self._transport.call("GET", OPENAPI)
+                except (RateLimited, Unavailable, TransportError):
+                    raise
+                except ApiError as error:
+                    if error.status is None or not 400 <= error.status < 500:
+                        raise
+                    document = None
+                self._capabilities = read_capabilities(document, CREATE_TAG)
+            return self._capabilities
 
     # -- paging ----------------------------------------------------------------------------
 

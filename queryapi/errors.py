@@ -4,6 +4,7 @@
     ├── AuthError            401, 403: the key is missing, unknown, revoked or not allowed
     ├── NotFound             404: e.g. a project outside the key's organization
     ├── InvalidRequest       400, 413, 415, 422: the service's own words, list kept in .details
+    ├── Conflict             409: e.g. a new tag's name is taken (create_tag, an extension)
     ├── RateLimited          429: .retry_after seconds
     ├── Unavailable          503: .retry_after seconds
     └── TransportError       timeouts, refused or dropped connections, answers that are not JSON
@@ -48,6 +49,10 @@ class InvalidRequest(ApiError):
     default_message = "The service rejected the request as invalid."
 
 
+class Conflict(ApiError):
+    default_message = "The request conflicts with what the service holds already."
+
+
 class _MustWait(ApiError):
     def __init__(self, message: str | None = None, *, retry_after: float, status: int | None,
                  details: list[str] | None = None):
@@ -72,8 +77,9 @@ class TransportError(ApiError):
 
 
 STATUS_ERRORS: dict[int, type[ApiError]] = {
-    400: InvalidRequest, 401: AuthError, 403: AuthError, 404: NotFound, 413: InvalidRequest,
-    415: InvalidRequest, 422: InvalidRequest, 429: RateLimited, 503: Unavailable,
+    400: InvalidRequest, 401: AuthError, 403: AuthError, 404: NotFound, 409: Conflict,
+    413: InvalidRequest, 415: InvalidRequest, 422: InvalidRequest, 429: RateLimited,
+    503: Unavailable,
 }
 
 

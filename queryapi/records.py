@@ -98,6 +98,14 @@ class Tag:
 
 
 @dataclass(frozen=True)
+class Capabilities:
+    """What a deployment offers beyond the reference's four endpoints, as its OpenAPI document
+    says (`Client.capabilities()`)."""
+
+    create_tag: bool = False  # POST /api/tags/create, marked x-tagdesk-extension
+
+
+@dataclass(frozen=True)
 class Page:
     total_records: int
     limit: int
@@ -271,6 +279,20 @@ def _read(what: str, build: Callable[[], Any]) -> Any:
 
 def read_query_page(payload: Any, what: str) -> QueryPage:
     return _read(what, lambda: QueryPage(*_listing(payload, parse_query)))
+
+
+def read_tag(payload: Any, what: str) -> Tag:
+    return _read(what, lambda: parse_tag(payload, ""))
+
+
+def read_capabilities(document: Any, create_tag_path: str) -> Capabilities:
+    """An OpenAPI document's extensions: an operation is offered when the document has it,
+    marked `x-tagdesk-extension: true`. Anything that is not such a document offers none."""
+    paths = document.get("paths") if isinstance(document, dict) else None
+    methods = paths.get(create_tag_path) if isinstance(paths, dict) else None
+    operation = methods.get("post") if isinstance(methods, dict) else None
+    return Capabilities(create_tag=isinstance(operation, dict)
+                        and operation.get("x-tagdesk-extension") is True)
 
 
 def read_tag_page(payload: Any, what: str) -> TagPage:

@@ -11,6 +11,10 @@ BACKGROUND (bulk jobs): `Retry` retries refused/failed connections and read erro
 exponential backoff, and 503 on the reference's schedule: wait `unavailable_wait` (30 s), then
 double. 429 is deliberately left to transport.py: a 429 means the pacer's picture of the rate
 limit was wrong, so the pacer has to see it, and it waits exactly Retry-After.
+
+A call that is not safe to repeat (creating a tag, an extension) has a policy of its own in
+either mode: a connection that could not be opened is tried again, nothing after the request
+went out.
 """
 
 from __future__ import annotations
@@ -96,12 +100,16 @@ class ObservedRetry(Retry):
 
 
 def retry_policy(mode: Mode, *, retries: int, backoff_factor: float, unavailable_wait: float,
-                 observer: RetryObserver) -> ObservedRetry:
+                 observer: RetryObserver, idempotent: bool = True) -> ObservedRetry:
+    """`idempotent=False` (creating a tag, an extension that is not safe to repeat): only a
+    connection that could not be opened is tried again — the request never left — and
+    neither a read error nor a 503, after which the service may have acted."""
     common = dict(
         total=None,
         redirect=0,
         other=0,
-        # Every endpoint is safe to repeat (see client.py), so POST and PATCH are retried too.
+        # Every endpoint of the reference is safe to repeat (see client.py), so POST and PATCH
+        # are retried too.
         allowed_methods=None,
         # Retry-After of 429 is honoured in transport.py; of 503, replaced by the schedule.
         respect_retry_after_header=False,
@@ -110,6 +118,11 @@ def retry_policy(mode: Mode, *, retries: int, backoff_factor: float, unavailable
         raise_on_redirect=False,
         observer=observer,
     )
+    if not idempotent:
+        background = mode is Mode.BACKGROUND
+        return ObservedRetry(connect=retries if background else 1, read=False, status=0,
+                             status_forcelist=(), backoff_factor=backoff_factor if background
+                             else 0, retry_read_timeouts=False, **common)
     if mode is Mode.INTERACTIVE:
         return ObservedRetry(connect=1, read=1, status=0, status_forcelist=(),
                              backoff_factor=0, retry_read_timeouts=False, **common)

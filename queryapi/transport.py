@@ -89,18 +89,37 @@ class Transport:
         self._key = key
         self._attempt = threading.local()  # when the current attempt started, per thread
 
-        self.session = requests.Session()
-        self.session.auth = KeyAuth(key)
-        _settle_environment(self.session, base_url)
-        self.session.headers.update({"Accept": "application/json", "User-Agent": USER_AGENT})
+        self.session = self._new_session(idempotent=True)
+        # Calls that are not safe to repeat go through a session of their own, made when the
+        # first one is made: its adapter never resends a request that went out.
+        self._unsafe_session: requests.Session | None = None
+        self._unsafe_lock = threading.Lock()
+
+    def _new_session(self, idempotent: bool) -> requests.Session:
+        session = requests.Session()
+        session.auth = KeyAuth(self._key)
+        _settle_environment(session, self.base_url)
+        session.headers.update({"Accept": "application/json", "User-Agent": USER_AGENT})
         adapter = HTTPAdapter(max_retries=retry_policy(
-            mode, retries=retries, backoff_factor=backoff_factor,
-            unavailable_wait=unavailable_wait, observer=self))
-        self.session.mount("http://", adapter)
-        self.session.mount("https://", adapter)
+            self.mode, retries=self.retries, backoff_factor=self.backoff_factor,
+            unavailable_wait=self.unavailable_wait, observer=self, idempotent=idempotent))
+        session.mount("http://", adapter)
+        session.mount("https://", adapter)
+        return session
+
+    def _session_for(self, idempotent: bool) -> requests.Session:
+        if idempotent:
+            return self.session
+        with self._unsafe_lock:
+            if self._unsafe_session is None:
+                self._unsafe_session = self._new_session(idempotent=False)
+            return self._unsafe_session
 
     def close(self) -> None:
         self.session.close()
+        with self._unsafe_lock:
+            if self._unsafe_session is not None:
+                self._unsafe_session.close()
 
     # -- RetryObserver: urllib3's retries report here --------------------------------------
 
@@ -115,8 +134,12 @@ class Transport:
     # -- a call ----------------------------------------------------------------------------
 
     def call(self, method: str, path: str, *, project_id: str | None = None,
-             params: dict | None = None, body: Any = None) -> Any:
-        """The decoded JSON of a successful answer, or an ApiError."""
+             params: dict | None = None, body: Any = None, idempotent: bool = True) -> Any:
+        """The decoded JSON of a successful answer, or an ApiError.
+
+        `idempotent=False`: the call is not safe to repeat. It is sent again only when it
+        certainly had no effect — its connection could not be opened, or the answer was 429
+        (a refused request does nothing) — never after a lost answer or a 503."""
         headers = {}
         data = None
         if project_id is not None:
@@ -131,11 +154,12 @@ class Transport:
             # The pacer reserves the request's place before it is sent, so that calls made
             # at the same time from several threads (a pipelined job) cannot overshoot.
             ticket = self.pacer.acquire(self._sleep) if self.pacer is not None else None
-            outcome = self._exchange(method, self.base_url + path, params, data, headers)
+            outcome = self._exchange(method, self.base_url + path, params, data, headers,
+                                     self._session_for(idempotent))
             if isinstance(outcome, _Failure):
                 if self.pacer is not None:
                     self.pacer.abandon(ticket)
-                if (outcome.reading_body and self.mode is Mode.BACKGROUND
+                if (outcome.reading_body and self.mode is Mode.BACKGROUND and idempotent
                         and lost < self.retries):
                     lost += 1
                     self._sleep(self.backoff_factor * 2 ** (lost - 1))
@@ -149,7 +173,7 @@ class Transport:
             if self.pacer is not None:
                 self.pacer.observe(started, finished, status, answer_headers, retry_after,
                                    ticket=ticket)
-            if retry_after is not None:
+            if retry_after is not None and (idempotent or status == 429):
                 if self.mode is Mode.INTERACTIVE and retry_after <= budget:
                     log.info("%s: %s, waiting %.1f s (Retry-After)", what, status, retry_after)
                     budget -= retry_after
@@ -163,7 +187,7 @@ class Transport:
                     continue
             return self._result(what, status, answer_headers, content, retry_after)
 
-    def _exchange(self, method, url, params, data, headers):
+    def _exchange(self, method, url, params, data, headers, session: requests.Session):
         """(status, headers, body, start and end time) of one answer, or a _Failure.
 
         requests' exceptions hold the prepared request, key included; none leaves this method.
@@ -171,7 +195,7 @@ class Transport:
         self._attempt.started = time.monotonic()
         failure = None
         try:
-            response = self.session.request(
+            response = session.request(
                 method, url, params=params, data=data, headers=headers, timeout=self.timeout,
                 # A redirect could take the key to another host: treat it as an error instead.
                 allow_redirects=False)
