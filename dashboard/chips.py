@@ -10,27 +10,12 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from weblib.colors import AA_NORMAL_TEXT, contrast_ratio, text_color
+
+__all__ = ["AA_NORMAL_TEXT", "NEUTRAL", "ChipStyle", "chip_style", "contrast_ratio",
+           "valid_color"]
+
 HEX_COLOR = re.compile(r"#[0-9a-fA-F]{6}")
-BLACK = "#000000"
-WHITE = "#ffffff"
-AA_NORMAL_TEXT = 4.5
-
-
-def _channel(value: int) -> float:
-    srgb = value / 255
-    return srgb / 12.92 if srgb <= 0.04045 else ((srgb + 0.055) / 1.055) ** 2.4
-
-
-def relative_luminance(color: str) -> float:
-    """WCAG 2 relative luminance of a #RRGGBB colour."""
-    red, green, blue = (int(color[i:i + 2], 16) for i in (1, 3, 5))
-    return 0.2126 * _channel(red) + 0.7152 * _channel(green) + 0.0722 * _channel(blue)
-
-
-def contrast_ratio(first: str, second: str) -> float:
-    lighter, darker = sorted((relative_luminance(first), relative_luminance(second)),
-                             reverse=True)
-    return (lighter + 0.05) / (darker + 0.05)
 
 
 def valid_color(value: object) -> str | None:
@@ -57,8 +42,7 @@ NEUTRAL = ChipStyle(None, None)
 
 
 def chip_style(color: object) -> ChipStyle:
-    """Black or white text, whichever contrasts more; with #RRGGBB input both cannot fall
-    below 4.5:1 at once (the worst case, a mid grey, still gives about 4.58:1)."""
+    """Black or white text, whichever contrasts more (`weblib.colors.text_color`)."""
     background = valid_color(color)
     if background is None:
         return NEUTRAL
@@ -67,5 +51,4 @@ def chip_style(color: object) -> ChipStyle:
 
 @lru_cache(maxsize=4096)
 def _style_for(background: str) -> ChipStyle:
-    text = max((BLACK, WHITE), key=lambda candidate: contrast_ratio(background, candidate))
-    return ChipStyle(background, text)
+    return ChipStyle(background, text_color(background))
