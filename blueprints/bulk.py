@@ -11,11 +11,19 @@ Select-all ("all N matching"): the filter — not a list of ids — is confirmed
 count and its words, then stored as a job; the job re-runs the filter when it executes
 (jobs/walk.py). Its panel polls for progress.
 
+The picker of Add, Replace and Edit also creates tags, when the API offers it (an extension
+of the reference, learned once per session): a name no tag has offers "Create tag “…”", which
+creates it through the client and draws the picker again with the new tag ticked.
+
 Every POST carries the CSRF token (htmx sends it as X-CSRFToken) and re-checks the chosen tags
 against the project's own tags.
 """
 
 from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from flask import (
     Blueprint,
@@ -48,7 +56,16 @@ from jobs.edit import Edit
 from jobs.fresh import TooManyMoved, by_recency, find_rows
 from jobs.rewrite import rewrite
 from jobs.store import LockBusy, new_id, process_owner
-from queryapi import QueryFilters, Tag
+from queryapi import (
+    Conflict,
+    InvalidRequest,
+    NotFound,
+    QueryFilters,
+    RateLimited,
+    Tag,
+    TransportError,
+    Unavailable,
+)
 
 bp = Blueprint("bulk", __name__)
 
@@ -57,6 +74,11 @@ INLINE_UNDO_LIMIT = 1000     # changes an undo makes within its request; more: a
 PLAN_SALT = "tagdesk-bulk-plan"
 PLAN_MAX_AGE = 3600
 VERBS = {ADD: "Add tags", REMOVE: "Remove tags", REPLACE: "Replace tags", EDIT: "Edit tags"}
+# The pickers that offer to create a tag (a tag made to be removed would make no sense).
+CREATING = {ADD, REPLACE, EDIT}
+# A new tag's name, as the extension takes it (docs/api.md, "Create a tag").
+MAX_TAG_NAME = 200
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class Refusal(Exception):
@@ -164,7 +186,6 @@ def picker(project_id: str):
     action = request.args.get("action", "")
     if action not in VERBS:
         raise Refusal("That is not something the tag picker can do.")
-    tags = apiclient.tags(project.id)
     row = None
     had: set[int] = set()
     if action == EDIT:
@@ -175,12 +196,119 @@ def picker(project_id: str):
             had = set(tag_ids_from(request.args.getlist("had")))
         except Refusal:
             had = set()
+    return render_picker(project, action, apiclient.tags(project.id), row,
+                         request.args.get("row", "") if row else "", had, ticked=had)
+
+
+def render_picker(project, action: str, tags: list[Tag], row: RowKey | None, row_json: str,
+                  had: set[int], ticked: set[int], find: str = "",
+                  notice: tuple[str, str] | None = None) -> str:
+    """The picker's form: a checkbox per tag (`ticked` ticked), the finder (holding `find`),
+    "Create tag “…”" where the API offers it, and `notice` (kind, sentence) in its message
+    area."""
     options = [{"id": tag.id, "name": tag.name, "chip": chip_html(tag.name, tag.color),
-                "checked": tag.id in had} for tag in tags]
+                "checked": tag.id in ticked} for tag in tags]
+    creating = action in CREATING and apiclient.offers_tag_creation()
     return render_template(
         "bulk/_picker.html", project=project, action=action, title=VERBS[action],
-        options=options, row=row, row_json=request.args.get("row", "") if row else "",
-        had=sorted(had), apply_url=url_for("bulk.apply", project_id=project.id))
+        options=options, row=row, row_json=row_json, had=sorted(had), find=find,
+        notice=notice, apply_url=url_for("bulk.apply", project_id=project.id),
+        create_url=url_for("bulk.create_tag", project_id=project.id) if creating else None)
+
+
+# --- a new tag from the picker ---------------------------------------------------------------
+
+
+def new_tag_name(value: str) -> str:
+    name = value.strip()
+    if not name:
+        raise Refusal("Type the new tag's name in “Find a tag” first.")
+    if len(name) > MAX_TAG_NAME:
+        raise Refusal(f"A tag's name can have at most {MAX_TAG_NAME} characters; this one has "
+                      f"{len(name):,}. Nothing was created.")
+    if CONTROL_CHARACTERS.search(name):
+        raise Refusal("A tag's name cannot contain tabs, line breaks or other control "
+                      "characters. Nothing was created.")
+    return name
+
+
+def named(tags: list[Tag], name: str) -> Tag | None:
+    """The tag of that name, compared without regard to case (as the API compares)."""
+    folded = name.casefold()
+    return next((tag for tag in tags if tag.name.casefold() == folded), None)
+
+
+@contextmanager
+def sentences_in_the_picker() -> Iterator[None]:
+    """A busy or unreachable service is a sentence in the picker's message area, where the
+    person is looking (not the page's notice area, which would close the picker)."""
+    try:
+        yield
+    except RateLimited as error:
+        wait = max(1, round(error.retry_after))
+        raise Refusal("Your organization has made a lot of requests in a short time, so the "
+                      "tag was not created. Please try again in "
+                      f"{wait} second{'' if wait == 1 else 's'}.", 429) from None
+    except Unavailable:
+        raise Refusal("The Tagdesk service is temporarily unavailable, so the tag was not "
+                      "created. Please try again in a moment.", 503) from None
+    except TransportError:
+        raise Refusal("The Tagdesk service could not be reached, so the tag may not have been "
+                      "created. Please close the picker, open it again and look for it.",
+                      502) from None
+
+
+@bp.post("/projects/<project_id>/bulk/tags")
+@login_required
+def create_tag(project_id: str):
+    """Create the tag named in the finder (the API picks its colour), then draw the picker
+    again — tags read afresh, the new one ticked with whatever was ticked before. A name the
+    project has already is not created again: that tag is ticked, and a sentence says so."""
+    project = load_project(project_id)
+    form = request.form
+    action = form.get("action", "")
+    if action not in CREATING:
+        raise Refusal("That is not something the tag picker can do.")
+    row = None
+    had: set[int] = set()
+    if action == EDIT:
+        row = RowKey.parse(form.get("row", ""))
+        if row is None:
+            raise Refusal("That row could not be found. Please reload the page.")
+        had = set(tag_ids_from(form.getlist("had")))
+    ticked = set(tag_ids_from(form.getlist("apply_tag")))
+    name = new_tag_name(form.get("name", ""))
+    with sentences_in_the_picker():
+        if not apiclient.offers_tag_creation():
+            raise Refusal("This Tagdesk service cannot create tags, so nothing was created.",
+                          404)
+        existing = named(apiclient.tags(project.id), name)
+        if existing is None:
+            try:
+                created = apiclient.client().create_tag(project.id, name)
+            except Conflict:
+                existing = named(apiclient.tags(project.id, refresh=True), name)
+                if existing is None:
+                    raise Refusal(f"A tag named “{name}” already exists in this project, so "
+                                  "it was not created again.", 409) from None
+            except InvalidRequest as error:
+                raise Refusal(f"The service did not accept that name: {error.message} "
+                              "Nothing was created.") from None
+            except NotFound:
+                raise Refusal("The service could not create a tag in this project. Please "
+                              "reload the page.", 404) from None
+        if existing is None:
+            tags = apiclient.tag_created(project.id, created)
+            tag, notice = created, ("success", f"Created the tag “{created.name}”. It is "
+                                               "ticked, ready to apply.")
+        else:
+            tags = apiclient.tags(project.id)
+            tag, notice = existing, ("warning", f"This project already has a tag named "
+                                                f"“{existing.name}”, so no new one was "
+                                                "created. It is ticked, ready to apply.")
+    html = render_picker(project, action, tags, row, form.get("row", "") if row else "", had,
+                         ticked | {tag.id}, find=tag.name, notice=notice)
+    return htmx_response(html, retarget="[data-bulk-dialog-body]", reswap="innerHTML")
 
 
 # --- Apply ---------------------------------------------------------------------------------

@@ -7,10 +7,16 @@ list). Cached lists expire after CACHE_SECONDS, and `invalidate()` drops them at
 bulk-editing work calls it after edits. Because several processes may serve one person, the
 invalidation also bumps an epoch kept in the session store: every process compares it with the
 epoch its cached lists were read under.
+
+Whether the API offers creating tags (an extension of the reference; see docs/api.md) is
+learned once per signed-in session, from the deployment's OpenAPI document, and kept with the
+rest; edits do not change it. A lookup that fails (the service is busy or unreachable) counts
+as "not offered" and is tried again after CACHE_SECONDS.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -21,9 +27,11 @@ from dataclasses import dataclass, field
 from flask import abort, current_app, session
 from flask_login import current_user
 
-from queryapi import Client, Mode, Project, Tag
+from queryapi import ApiError, AuthError, Capabilities, Client, Mode, Project, Tag
 
 from .timing import TimedClient
+
+log = logging.getLogger(__name__)
 
 SESSION_KEY = "api_key"
 SESSION_EPOCH = "cache_epoch"
@@ -45,6 +53,10 @@ class _Entry:
     tags: dict[str, _Cached] = field(default_factory=dict)
     # Languages and countries seen in this project's results: the pickers list them first.
     seen: dict[str, tuple[set[str], set[str]]] = field(default_factory=dict)
+    # What the deployment offers beyond the reference (once per session), and when asking
+    # last failed.
+    capabilities: Capabilities | None = None
+    capabilities_failed_at: float | None = None
     last_used: float = 0.0
 
 
@@ -215,6 +227,43 @@ def store_tags(project_id: str, fresh: list[Tag]) -> list[Tag]:
     ordered = by_name(fresh)
     _entry().tags[project_id] = _Cached(ordered, time.monotonic(), _epoch())
     return ordered
+
+
+def capabilities() -> Capabilities:
+    """What the API offers beyond the reference's endpoints, learned once per session. When
+    the service cannot say right now, nothing is offered, and it is asked again after
+    CACHE_SECONDS (a rejected key still ends the session, as on every page)."""
+    entry = _entry()
+    if entry.capabilities is not None:
+        return entry.capabilities
+    failed_at = entry.capabilities_failed_at
+    if failed_at is not None and time.monotonic() - failed_at < current_app.config[
+            "CACHE_SECONDS"]:
+        return Capabilities()
+    try:
+        entry.capabilities = entry.client.capabilities()
+    except AuthError:
+        raise
+    except ApiError as error:
+        log.info("could not learn what the API offers: %s", error)
+        entry.capabilities_failed_at = time.monotonic()
+        return Capabilities()
+    return entry.capabilities
+
+
+def offers_tag_creation() -> bool:
+    return capabilities().create_tag
+
+
+def tag_created(project_id: str, tag: Tag) -> list[Tag]:
+    """A tag was just created: every process serving this session reads the project's tags
+    afresh (the epoch), and this one at once; the new tag is in the list even should the
+    read miss it."""
+    invalidate(project_id)
+    fresh = tags(project_id)
+    if all(known.id != tag.id for known in fresh):
+        fresh = store_tags(project_id, [*fresh, tag])
+    return fresh
 
 
 def seen_codes(project_id: str) -> tuple[set[str], set[str]]:

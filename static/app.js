@@ -78,6 +78,9 @@
       }
     } else if (event.key === "Enter" && target.matches && target.matches("[data-picker-find]")) {
       event.preventDefault(); // typing in a picker's finder never submits the filters
+      // When no tag matches and the picker offers to create one, Enter creates it.
+      var create = createButton(target);
+      if (create && !event.repeat) create.click();
     }
   });
 
@@ -105,23 +108,59 @@
     if (picker) updatePickerCount(picker);
   });
 
-  // A picker's finder narrows its list of checkboxes.
-  document.addEventListener("input", function (event) {
-    var find = event.target;
-    if (!find.matches || !find.matches("[data-picker-find]")) return;
-    var needle = find.value.trim().toLowerCase();
+  // A picker's finder narrows its list of checkboxes. Where the picker offers to create a
+  // tag, a name no tag has (whatever its case) offers "Create tag “name”".
+  function filterPicker(find) {
+    var name = find.value.trim();
+    var needle = name.toLowerCase();
     var picker = find.closest("[data-picker]");
+    if (!picker) return;
     var shown = 0;
+    var exact = false;
     picker.querySelectorAll("[data-option]").forEach(function (option) {
-      var match = needle === "" || option.getAttribute("data-option").indexOf(needle) !== -1;
+      var value = option.getAttribute("data-option");
+      var match = needle === "" || value.indexOf(needle) !== -1;
       option.hidden = !match;
       if (match) shown += 1;
+      if (value === needle) exact = true;
     });
     picker.querySelectorAll(".picker__group").forEach(function (group) {
       group.hidden = !group.querySelector("[data-option]:not([hidden])");
     });
     var none = picker.querySelector("[data-picker-none]");
     if (none) none.hidden = shown > 0;
+    var createRow = picker.querySelector("[data-picker-create-row]");
+    if (createRow) {
+      createRow.hidden = name === "" || exact;
+      // One text node: its accessible name is exactly Create tag “name”.
+      var button = createRow.querySelector("[data-picker-create]");
+      if (button) button.textContent = "Create tag \u201c" + name + "\u201d";
+    }
+    picker.setAttribute("data-shown", String(shown));
+  }
+
+  // The picker's "Create tag “…”" button, when it is offered and no tag matches the finder.
+  function createButton(find) {
+    var picker = find.closest("[data-picker]");
+    if (!picker || picker.getAttribute("data-shown") !== "0") return null;
+    var createRow = picker.querySelector("[data-picker-create-row]");
+    if (!createRow || createRow.hidden) return null;
+    var button = createRow.querySelector("[data-picker-create]");
+    return button && !button.disabled ? button : null;
+  }
+
+  document.addEventListener("input", function (event) {
+    var find = event.target;
+    if (!find.matches || !find.matches("[data-picker-find]")) return;
+    filterPicker(find);
+  });
+
+  // "Create tag" sends the finder's text as the new tag's name.
+  document.addEventListener("htmx:configRequest", function (event) {
+    var elt = event.detail.elt;
+    if (!elt || !elt.matches || !elt.matches("[data-picker-create]")) return;
+    var find = elt.closest("[data-picker]").querySelector("[data-picker-find]");
+    event.detail.parameters.name = find ? find.value.trim() : "";
   });
 
   // One picker open at a time; it closes when you click or tab away from it.
@@ -296,6 +335,10 @@
     if (dialog && !dialog.open) dialog.showModal();
     var first = target.querySelector("[data-picker-find], [data-confirm-sentence] ~ .dialog__actions .button--primary");
     if (first) first.focus();
+    // A picker drawn again after creating a tag: go on typing after the name.
+    if (first && first.value && first.setSelectionRange) {
+      first.setSelectionRange(first.value.length, first.value.length);
+    }
   });
 
   // A failure of a request made from the dialog (the service is busy, the session expired)
@@ -374,7 +417,10 @@
 
   function init(root) {
     if (!root || !root.querySelectorAll) return;
-    root.querySelectorAll("[data-picker-find]").forEach(function (find) { find.hidden = false; });
+    root.querySelectorAll("[data-picker-find]").forEach(function (find) {
+      find.hidden = false;
+      if (find.value) filterPicker(find); // a picker drawn again after creating a tag
+    });
     if (root.matches && root.matches("[data-retry-after]")) armRetry(root);
     root.querySelectorAll("[data-retry-after]").forEach(armRetry);
     updateSelection();
