@@ -3,8 +3,11 @@ the reference: creating a tag (marked `x-tagdesk-extension` in docs/openapi.yaml
 
 from __future__ import annotations
 
-from flask import Blueprint, current_app, g, jsonify
+from typing import TypeVar
+
+from flask import Blueprint, Response, current_app, g, jsonify
 from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
 from . import search, tag_creation, tagging
 from .auth import resolve_project
@@ -14,9 +17,11 @@ from .openapi import openapi_document
 from .records import page_object, project_record, query_record, tag_record
 from .validation import (
     CreateTagBody,
+    Paged,
     PageParams,
     QueryListBody,
     SetTagsBody,
+    Strict,
     TagListBody,
     parse,
     parse_query_string,
@@ -24,6 +29,20 @@ from .validation import (
 )
 
 bp = Blueprint("api", __name__, url_prefix="/api")
+
+Body = TypeVar("Body", bound=Strict)
+
+
+def project_call(body_model: type[Body]) -> tuple[Session, str, Body]:
+    """What an endpoint of one project starts from: the database session, the caller's
+    project (x-project-id) and the JSON body, parsed as `body_model`."""
+    session = get_session()
+    return session, resolve_project(session, g.caller), parse(body_model, read_json())
+
+
+def listing(total: int, params: PageParams | Paged, results: list[dict]) -> Response:
+    """The answer of a list endpoint: its page of `results` and where the page stands."""
+    return jsonify({"page": page_object(total, params.page, params.limit), "results": results})
 
 
 @bp.get("/openapi.json")
@@ -43,51 +62,34 @@ def list_projects():
         select(Project).where(*where).order_by(Project.name, Project.id)
         .limit(params.limit).offset((params.page - 1) * params.limit)
     ).all()
-    return jsonify({
-        "page": page_object(total, params.page, params.limit),
-        "results": [project_record(row) for row in rows],
-    })
+    return listing(total, params, [project_record(row) for row in rows])
 
 
 @bp.post("/queries/list")
 def list_queries():
-    session = get_session()
-    project_id = resolve_project(session, g.caller)
-    body = parse(QueryListBody, read_json())
+    session, project_id, body = project_call(QueryListBody)
     total, rows, tags = search.list_queries(
         session, project_id, body, current_app.extensions["tagdesk_match_counts"])
-    return jsonify({
-        "page": page_object(total, body.page, body.limit),
-        "results": [query_record(row, tags.get(row.pk, [])) for row in rows],
-    })
+    return listing(total, body, [query_record(row, tags.get(row.pk, [])) for row in rows])
 
 
 @bp.patch("/queries/many/tags-only")
 def set_tags_on_many():
-    session = get_session()
-    project_id = resolve_project(session, g.caller)
-    body = parse(SetTagsBody, read_json())
+    session, project_id, body = project_call(SetTagsBody)
     return jsonify(tagging.set_tags(session, project_id, body.queries))
 
 
 @bp.post("/tags/list")
 def list_tags():
-    session = get_session()
-    project_id = resolve_project(session, g.caller)
-    body = parse(TagListBody, read_json())
+    session, project_id, body = project_call(TagListBody)
     total, rows = search.list_tags(session, project_id, body)
-    return jsonify({
-        "page": page_object(total, body.page, body.limit),
-        "results": [tag_record(row) for row in rows],
-    })
+    return listing(total, body, [tag_record(row) for row in rows])
 
 
 @bp.post("/tags/create")
 def create_tag():
     """An extension: a new tag in the project of x-project-id (201, the tag's record)."""
-    session = get_session()
-    project_id = resolve_project(session, g.caller)
-    body = parse(CreateTagBody, read_json())
+    session, project_id, body = project_call(CreateTagBody)
     response = jsonify(tag_record(tag_creation.create_tag(session, project_id, body)))
     response.status_code = 201
     return response
