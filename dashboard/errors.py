@@ -30,6 +30,7 @@ from queryapi import (
     TransportError,
     Unavailable,
 )
+from weblib import error_pages
 
 from . import sessionstore, signin
 from .htmx import is_htmx
@@ -40,18 +41,9 @@ UNREACHABLE_RETRY_SECONDS = 10
 LONGEST_AUTOMATIC_WAIT = 3600
 
 PAGES = {
-    400: ("That request could not be used",
-          "Something in the address or the form was not understood. Please go back and try "
-          "again."),
+    **error_pages.PAGES,
     401: ("Please sign in", "You need to sign in to see this page."),
     403: ("Not allowed", "You are not allowed to do that."),
-    404: ("Page not found",
-          "We can't find that page. It may have moved, or the address may be mistyped."),
-    405: ("That did not work", "That page cannot be used this way."),
-    413: ("Too much at once", "That request was too large. Please try with less."),
-    429: ("Too many requests", "Too many requests in a short time. Please wait a moment."),
-    500: ("Something went wrong",
-          "Something went wrong on our side. It has been noted; please try again in a moment."),
 }
 
 
@@ -90,7 +82,7 @@ def respond(status: int, heading: str, message: str, kind: str = "error",
 
 
 def page(status: int, message: str | None = None):
-    heading, default = PAGES.get(status, PAGES[500] if status >= 500 else PAGES[400])
+    heading, default = error_pages.wording(status, PAGES)
     return respond(status, heading, message or default)
 
 

@@ -14,7 +14,7 @@ from flask import Flask, current_app, g, render_template, request
 from flask.sessions import SecureCookieSessionInterface
 from flask_wtf.csrf import CSRFError
 
-from weblib import assets, security_headers
+from weblib import assets, error_pages, security_headers
 from weblib.static_urls import static_url_function
 
 from .secret import instance_secret_key
@@ -34,16 +34,7 @@ CONTENT_SECURITY_POLICY = "; ".join([
 ])
 
 PAGES = {
-    400: ("That request could not be used",
-          "Something in the address or the form was not understood. Please go back and try "
-          "again."),
-    404: ("Page not found",
-          "We can't find that page. It may have moved, or the address may be mistyped."),
-    405: ("That did not work", "That page cannot be used this way."),
-    413: ("Too much at once", "That request was too large. Please try with less."),
-    429: ("Too many requests", "Too many requests in a short time. Please wait a moment."),
-    500: ("Something went wrong",
-          "Something went wrong on our side. It has been noted; please try again in a moment."),
+    **error_pages.PAGES,
     503: ("Temporarily unavailable",
           "The service cannot reach its database right now. Please try again in a little "
           "while."),
@@ -98,8 +89,8 @@ def error_page(status: int, error: Exception | None = None, headers: dict | None
     keeps its JSON errors)."""
     if not is_settings_path(request.path):
         return None
-    heading, sentence = CSRF_PAGE if isinstance(error, CSRFError) else PAGES.get(
-        status, PAGES[500] if status >= 500 else PAGES[400])
+    heading, sentence = (CSRF_PAGE if isinstance(error, CSRFError)
+                         else error_pages.wording(status, PAGES))
     if "user" not in g:
         # Refused before the blueprint knew who is signed in (CSRF, an unknown page): look,
         # so that the page keeps its navigation — unless the database is the trouble.
