@@ -54,6 +54,11 @@ class Conflict(ApiError):
 
 
 class _MustWait(ApiError):
+    """An answer that says to wait: .retry_after seconds (`unsaid_wait` when it gives none)."""
+
+    unsaid_wait: float
+    waiting_message: str  # the sentence before "; retry in N seconds."
+
     def __init__(self, message: str | None = None, *, retry_after: float, status: int | None,
                  details: list[str] | None = None):
         self.retry_after = float(retry_after)
@@ -66,10 +71,14 @@ class _MustWait(ApiError):
 
 class RateLimited(_MustWait):
     default_message = "Too many requests for this organization; wait a moment and retry."
+    unsaid_wait = 1.0
+    waiting_message = "Too many requests for this organization right now"
 
 
 class Unavailable(_MustWait):
     default_message = "The service is temporarily unavailable; retry in a little while."
+    unsaid_wait = 30.0
+    waiting_message = "The service is temporarily unavailable"
 
 
 class TransportError(ApiError):
@@ -118,16 +127,10 @@ def error_for_status(status: int, message: str | list[str] | None,
     details = [str(m) for m in message] if isinstance(message, list) else (
         [message] if isinstance(message, str) and message.strip() else [])
     text = sentence(details) if details else None
-    if kind is RateLimited:
-        wait = 1.0 if retry_after is None else retry_after
-        return RateLimited(
-            f"Too many requests for this organization right now; retry in {seconds(wait)}.",
-            retry_after=wait, status=status, details=details)
-    if kind is Unavailable:
-        wait = 30.0 if retry_after is None else retry_after
-        return Unavailable(
-            f"The service is temporarily unavailable; retry in {seconds(wait)}.",
-            retry_after=wait, status=status, details=details)
+    if issubclass(kind, _MustWait):
+        wait = kind.unsaid_wait if retry_after is None else retry_after
+        return kind(f"{kind.waiting_message}; retry in {seconds(wait)}.",
+                    retry_after=wait, status=status, details=details)
     if kind is ApiError and text is None:
         text = f"The service answered with {status_phrase(status)}."
     return kind(text, status=status, details=details)
