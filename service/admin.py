@@ -193,6 +193,22 @@ def import_csv(session: Session, project_id: str, lines: Iterable[str]) -> int:
     return insert_queries(session, project_id, rows())
 
 
+def find_org(session: Session, name_or_id: str) -> str:
+    """The id of the organization with this id or, failing that, with this name. A name that
+    several organizations share is refused with their ids, to use instead."""
+    value = name_or_id.strip()
+    if value and session.get(Organization, value) is not None:
+        return value
+    ids = list(session.scalars(select(Organization.id).where(Organization.name == value)
+                               .order_by(Organization.created_at, Organization.id)))
+    if not ids:
+        raise AdminError(f"No organization has the id or the name {value!r}.")
+    if len(ids) > 1:
+        raise AdminError(f"{len(ids)} organizations are named {value!r}: give the id of the "
+                         f"one you mean instead: {', '.join(ids)}.")
+    return ids[0]
+
+
 def _organization(session: Session, org_id: str) -> Organization:
     org = session.get(Organization, org_id)
     if org is None:

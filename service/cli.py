@@ -1,5 +1,8 @@
 """`flask --app service <command>`: each creating command prints the new id or key alone on
-the last line of standard output."""
+the last line of standard output; the listing commands print one `id<TAB>name` a line.
+
+ORG, wherever a command takes one, is the organization's id or its name (a name that two
+organizations share is refused, with their ids to use instead)."""
 
 from __future__ import annotations
 
@@ -8,9 +11,11 @@ import sys
 import click
 from flask import Flask, current_app
 from flask.cli import with_appcontext
+from sqlalchemy import select
 
 from . import admin, schema
 from .db import session_scope
+from .models import Organization, Project
 from .settings import accounts, audit
 
 
@@ -49,17 +54,39 @@ def create_org(name):
     click.echo(_run(lambda s: admin.create_org(s, name)))
 
 
+@click.command("list-orgs")
+@with_appcontext
+def list_orgs():
+    """List the organizations: id<TAB>name, one a line, by name."""
+    rows = _run(lambda s: s.execute(select(Organization.id, Organization.name)
+                                    .order_by(Organization.name, Organization.id)).all())
+    for org_id, name in rows:
+        click.echo(f"{org_id}\t{name}")
+
+
+@click.command("list-projects")
+@with_appcontext
+@click.argument("org")
+def list_projects(org):
+    """List an organization's projects (ORG: its id or name): id<TAB>name, one a line."""
+    rows = _run(lambda s: s.execute(
+        select(Project.id, Project.name).where(Project.org_id == admin.find_org(s, org))
+        .order_by(Project.name, Project.id)).all())
+    for project_id, name in rows:
+        click.echo(f"{project_id}\t{name}")
+
+
 @click.command("create-key")
 @with_appcontext
-@click.argument("org_id")
+@click.argument("org")
 @click.option("--project", "project_id", default=None, help="Limit the key to one project.")
 @click.option("--name", default="", help="A name to recognise the key by.")
-def create_key(org_id, project_id, name):
-    """Create an API key; prints the key (shown this once)."""
+def create_key(org, project_id, name):
+    """Create an API key for ORG (its id or name); prints the key (shown this once)."""
     prefix = current_app.config["KEY_PREFIX"]
 
     def create(session):
-        key = admin.create_key(session, org_id, prefix, project_id, name)
+        key = admin.create_key(session, admin.find_org(session, org), prefix, project_id, name)
         audit.record(session, audit.key_by_value(session, key), audit.GENERATED)  # by: CLI
         return key
 
@@ -90,10 +117,11 @@ def _stdin_is_terminal() -> bool:
 
 @click.command("create-user")
 @with_appcontext
-@click.argument("org_id")
+@click.argument("org")
 @click.argument("email")
-def create_user(org_id, email):
-    """Create a person who may sign in to the organization's settings; prints the user id.
+def create_user(org, email):
+    """Create a person who may sign in to the settings of ORG (its id or name); prints the
+    user id.
 
     The password is asked for (twice, hidden) at a terminal, or read as the first line of
     standard input otherwise (`... create-user ORG EMAIL < password-file`)."""
@@ -101,16 +129,16 @@ def create_user(org_id, email):
         password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
     else:
         password = sys.stdin.readline().rstrip("\r\n")
-    click.echo(_run(lambda s: accounts.create_user(s, org_id, email, password)))
+    click.echo(_run(lambda s: accounts.create_user(s, admin.find_org(s, org), email, password)))
 
 
 @click.command("create-project")
 @with_appcontext
-@click.argument("org_id")
+@click.argument("org")
 @click.argument("name")
-def create_project(org_id, name):
-    """Create a project; prints its id."""
-    click.echo(_run(lambda s: admin.create_project(s, org_id, name)))
+def create_project(org, name):
+    """Create a project in ORG (its id or name); prints its id."""
+    click.echo(_run(lambda s: admin.create_project(s, admin.find_org(s, org), name)))
 
 
 @click.command("create-tag")
@@ -136,13 +164,14 @@ def import_queries(project_id, file):
 
 @click.command("set-limits")
 @with_appcontext
-@click.argument("org_id")
+@click.argument("org")
 @click.argument("per_second", type=click.IntRange(min=1))
 @click.argument("per_minute", type=click.IntRange(min=1))
 @click.argument("per_hour", type=click.IntRange(min=1))
-def set_limits(org_id, per_second, per_minute, per_hour):
-    """Set an organization's custom rate limits."""
-    _run(lambda s: admin.set_limits(s, org_id, per_second, per_minute, per_hour))
+def set_limits(org, per_second, per_minute, per_hour):
+    """Set the custom rate limits of ORG (its id or name)."""
+    _run(lambda s: admin.set_limits(s, admin.find_org(s, org), per_second, per_minute,
+                                    per_hour))
     click.echo(f"Limits set: {per_second}/s, {per_minute}/min, {per_hour}/h.")
 
 
@@ -160,6 +189,7 @@ def seed_demo(count):
 
 
 def register(app: Flask) -> None:
-    for command in (init_db, create_org, create_key, revoke_key, create_user, create_project,
-                    create_tag, import_queries, set_limits, seed_demo):
+    for command in (init_db, create_org, list_orgs, list_projects, create_key, revoke_key,
+                    create_user, create_project, create_tag, import_queries, set_limits,
+                    seed_demo):
         app.cli.add_command(command)

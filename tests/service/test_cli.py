@@ -7,8 +7,11 @@ from pathlib import Path
 
 import pytest
 import requests
+from sqlalchemy import select
 
-from service import create_app
+from service import create_app, keys
+from service.db import session_scope
+from service.models import ApiKey, Organization, User
 from tests.support.servers import LiveServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,8 +23,8 @@ def cli(database_url):
     app = create_app({"TESTING": True, "DATABASE_URL": database_url})
     runner = app.test_cli_runner()
 
-    def run(*args, ok=True):
-        result = runner.invoke(args=list(args))
+    def run(*args, ok=True, input=None):
+        result = runner.invoke(args=list(args), input=input)
         if ok:
             assert result.exit_code == 0, (result.output, result.exception)
         return result
@@ -48,6 +51,7 @@ def test_the_real_command_line_prints_ids_on_the_last_line(database_url):
     org = flask("create-org", "Acme")
     assert len(org) == 36 and org.count("-") == 4
     assert flask("create-key", org).startswith("tdk_live_")
+    assert flask("list-orgs") == f"{org}\tAcme"
 
 
 def test_init_db_refreshes_statistics_only_when_it_migrated(tmp_path):
@@ -151,3 +155,69 @@ def test_bad_colour_and_bad_csv_are_refused(cli, tmp_path):
     bad.write_text("query,language,country,tags\nx,en,US,unknown-tag\n", encoding="utf-8")
     result = cli("import-queries", project, str(bad), ok=False)
     assert "Line 2: unknown tag" in result.output
+
+
+# --- organizations by name or id; the lists -----------------------------------------------------
+
+
+def lines(result) -> list[list[str]]:
+    return [line.split("\t") for line in result.stdout.splitlines()]
+
+
+def test_every_command_that_takes_an_organization_takes_its_name_or_its_id(cli, database_url):
+    cli("init-db")
+    assert cli("list-orgs").stdout == ""
+    acme = last_line(cli("create-org", "Acme GmbH"))
+    beta = last_line(cli("create-org", "Beta"))
+    assert lines(cli("list-orgs")) == [[acme, "Acme GmbH"], [beta, "Beta"]]
+    assert cli("list-projects", "Beta").stdout == ""
+
+    shop = last_line(cli("create-project", "Acme GmbH", "Shop search"))
+    help_centre = last_line(cli("create-project", acme, "Help centre"))
+    assert lines(cli("list-projects", "Acme GmbH")) == [[help_centre, "Help centre"],
+                                                        [shop, "Shop search"]]
+    assert lines(cli("list-projects", acme)) == lines(cli("list-projects", "Acme GmbH"))
+
+    key = last_line(cli("create-key", "Acme GmbH", "--project", shop))
+    cli("set-limits", "Beta", "1", "2", "3")
+    user_id = int(last_line(cli("create-user", "Beta", "admin@beta.example",
+                                input="a long enough password\n")))
+
+    app = create_app({"TESTING": True, "DATABASE_URL": database_url})
+    try:
+        with session_scope(app) as session:
+            assert session.scalar(select(ApiKey.org_id).where(
+                ApiKey.key_hash == keys.digest(key))) == acme
+            organization = session.get(Organization, beta)
+            assert (organization.limit_per_second, organization.limit_per_minute,
+                    organization.limit_per_hour) == (1, 2, 3)
+            assert session.get(User, user_id).org_id == beta
+    finally:
+        app.extensions["tagdesk_engine"].dispose()
+
+
+def test_a_name_two_organizations_share_is_refused_with_their_ids(cli):
+    cli("init-db")
+    first = last_line(cli("create-org", "Twin"))
+    second = last_line(cli("create-org", "Twin"))
+    assert sorted(lines(cli("list-orgs"))) == sorted([[first, "Twin"], [second, "Twin"]])
+    for args in (["create-project", "Twin", "P"], ["create-key", "Twin"],
+                 ["list-projects", "Twin"], ["set-limits", "Twin", "1", "1", "1"],
+                 ["create-user", "Twin", "a@example.com"]):
+        result = cli(*args, ok=False)
+        assert result.exit_code != 0
+        assert (f"2 organizations are named 'Twin': give the id of the one you mean instead: "
+                f"{first}, {second}.") in result.output, args
+        assert "Traceback" not in result.output
+    assert cli("list-projects", first).stdout == ""  # nothing was created
+    project = last_line(cli("create-project", second, "P"))  # the id says which
+    assert lines(cli("list-projects", second)) == [[project, "P"]]
+
+
+def test_an_organization_neither_id_nor_name_is_a_sentence(cli):
+    cli("init-db")
+    cli("create-org", "Acme")
+    result = cli("create-project", "Nobody", "P", ok=False)
+    assert "No organization has the id or the name 'Nobody'." in result.output
+    assert "No organization has the id or the name 'Nobody'." in cli(
+        "list-projects", "Nobody", ok=False).output
