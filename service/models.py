@@ -194,3 +194,19 @@ class KeyEvent(Base):
     at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
 
     user: Mapped[User | None] = relationship(lazy="joined")
+
+
+class PasswordLink(Base):
+    """A one-time link that lets a new administrator choose their own password. Only the
+    SHA-256 of its token is kept; it works once (`used_at`), and not after `expires_at`."""
+
+    __tablename__ = "password_links"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(DateTime)
+    used_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+
+    user: Mapped[User] = relationship(lazy="joined")

@@ -43,3 +43,6 @@ def init_app(app: Flask, api_blueprint) -> None:
         app.config["REDIS_URL"] or "memory://",
         app.config["SETTINGS_SIGNIN_LIMIT"], app.config["SETTINGS_SIGNIN_LIMIT_PER_EMAIL"])
     app.register_blueprint(bp)
+
+
+from . import people  # noqa: E402, F401 (importing it adds its routes to the blueprint)

@@ -1,6 +1,7 @@
-/* Tagdesk organization settings: the "Copy" button of a newly generated key. Loaded from
-   this site only (the Content-Security-Policy allows no inline script). Without JavaScript
-   the button stays hidden and the key can be selected and copied by hand. */
+/* Tagdesk organization settings: the "Copy" button of a newly generated key or one-time link
+   (data-copy-what names it: "key" unless said). Loaded from this site only (the
+   Content-Security-Policy allows no inline script). Without JavaScript the button stays
+   hidden and the key can be selected and copied by hand. */
 (function () {
   "use strict";
 
@@ -23,6 +24,7 @@
     var status = document.getElementById(button.getAttribute("data-copy-status"));
     if (!field) return;
     var label = button.textContent;
+    var what = button.getAttribute("data-copy-what") || "key";
     var timer = null;
 
     button.hidden = false;
@@ -30,7 +32,7 @@
       copyText(field.value, field).then(function () {
         button.textContent = "Copied";
         button.setAttribute("data-copied", "");
-        if (status) status.textContent = "The key is on your clipboard.";
+        if (status) status.textContent = "The " + what + " is on your clipboard.";
         clearTimeout(timer);
         timer = setTimeout(function () {
           button.textContent = label;
@@ -40,7 +42,7 @@
         field.focus();
         field.select();
         if (status) {
-          status.textContent = "Copying did not work here: the key is selected, press " +
+          status.textContent = "Copying did not work here: the " + what + " is selected, press " +
             "Ctrl+C (or \u2318C) to copy it.";
         }
       });

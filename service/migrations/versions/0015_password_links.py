@@ -1,0 +1,33 @@
+"""One-time links with which a new administrator chooses their own password (settings →
+People): only the SHA-256 of each link's token is kept.
+
+Revision ID: 0015
+Revises: 0014
+"""
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0015"
+down_revision = "0014"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    op.create_table(
+        "password_links",
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id", ondelete="CASCADE"),
+                  nullable=False),
+        sa.Column("token_hash", sa.String(64), nullable=False, unique=True),
+        sa.Column("created_at", sa.DateTime, nullable=False),
+        sa.Column("expires_at", sa.DateTime, nullable=False),
+        sa.Column("used_at", sa.DateTime),
+    )
+    op.create_index("ix_password_links_user_id", "password_links", ["user_id"])
+
+
+def downgrade() -> None:
+    op.drop_index("ix_password_links_user_id", table_name="password_links")
+    op.drop_table("password_links")
