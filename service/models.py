@@ -192,8 +192,28 @@ class KeyEvent(Base):
     # The generate form's one-time token: a resubmitted form (a reload) makes no second key.
     form_token: Mapped[str | None] = mapped_column(String(64), unique=True, nullable=True)
     at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    # Who, as they were known then (NULL: the command line); kept when the person is removed.
+    actor_email: Mapped[str | None] = mapped_column(String(320), nullable=True)
 
     user: Mapped[User | None] = relationship(lazy="joined")
+
+
+class OrgEvent(Base):
+    """A change made in the settings area or on the command line, other than a key's: a
+    project, tag, import or person. `subject` names what changed, `detail` says more."""
+
+    __tablename__ = "org_events"
+    __table_args__ = (Index("ix_org_events_org_at", "org_id", "at", "id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    org_id: Mapped[str] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"))
+    user_id: Mapped[int | None] = mapped_column(
+        ForeignKey("users.id", ondelete="SET NULL"), nullable=True)
+    actor_email: Mapped[str | None] = mapped_column(String(320), nullable=True)
+    action: Mapped[str] = mapped_column(String(40))
+    subject: Mapped[str] = mapped_column(String(300), default="")
+    detail: Mapped[str] = mapped_column(String(500), default="")
+    at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
 
 
 class PasswordLink(Base):

@@ -1,19 +1,47 @@
-"""The record of key actions: who generated or revoked which key, and when.
+"""The settings activity log: who changed what, and when.
 
-A person's action carries their user id; the command line's carries none. Rows are written
-in the same transaction as the action itself, so there is no key without its record.
+Key actions (generated, revoked) keep the key's ends in `key_events`; every other change —
+projects, tags, imports, people — is an `org_events` row. A person's action carries their
+user id and email (the email stays when the person is removed); the command line's carries
+neither. Rows are written in the same transaction as the change itself, so there is no
+change without its record.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from .. import keys
-from ..models import ApiKey, KeyEvent, utcnow
+from ..models import ApiKey, KeyEvent, OrgEvent, User, utcnow
 
 GENERATED = "generated"
 REVOKED = "revoked"
+
+
+# What each change is called in the log.
+CHANGES = {
+    "project.created": "Project created",
+    "project.renamed": "Project renamed",
+    "tag.created": "Tag created",
+    "tag.edited": "Tag edited",
+    "tag.deleted": "Tag deleted",
+    "import.finished": "Queries imported",
+    "import.failed": "Import failed",
+    "person.added": "Administrator added",
+    "person.removed": "Administrator removed",
+    "person.password_set": "Password set",
+}
+
+
+def _email(session: Session, user_id: int | None) -> str | None:
+    if user_id is None:
+        return None
+    user = session.get(User, user_id)
+    return user.email if user is not None else None
 
 
 def record(session: Session, api_key: ApiKey, action: str, user_id: int | None = None,
@@ -21,7 +49,7 @@ def record(session: Session, api_key: ApiKey, action: str, user_id: int | None =
     event = KeyEvent(
         org_id=api_key.org_id, user_id=user_id, action=action, key_id=api_key.id,
         key_prefix=api_key.prefix, key_last_four=api_key.last_four, key_name=api_key.name,
-        form_token=form_token, at=utcnow(),
+        form_token=form_token, at=utcnow(), actor_email=_email(session, user_id),
     )
     session.add(event)
     session.flush()
@@ -46,3 +74,58 @@ def count(session: Session, org_id: str) -> int:
 
 def event_for_form(session: Session, form_token: str) -> KeyEvent | None:
     return session.scalar(select(KeyEvent).where(KeyEvent.form_token == form_token))
+
+
+def record_change(session: Session, org_id: str, action: str, subject: str,
+                  detail: str = "", user_id: int | None = None) -> OrgEvent:
+    """A change other than a key's: `action` is one of CHANGES, `subject` names what changed
+    (a project's or tag's name, an email), `detail` says more in words."""
+    if action not in CHANGES:
+        raise ValueError(f"unknown change {action!r}")
+    event = OrgEvent(org_id=org_id, user_id=user_id, actor_email=_email(session, user_id),
+                     action=action, subject=subject[:300], detail=detail[:500], at=utcnow())
+    session.add(event)
+    session.flush()
+    return event
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One line of the activity log, whatever kind of change it records."""
+
+    at: datetime
+    who: str | None  # an email, or None for the command line
+    action: str      # in words
+    subject: str
+    detail: str = ""
+    key: str = ""    # a key's ends, for key actions
+
+
+def _key_entry(event: KeyEvent) -> Entry:
+    who = event.actor_email or (event.user.email if event.user else None)
+    return Entry(event.at, who, "Key generated" if event.action == GENERATED else "Key revoked",
+                 event.key_name or "Unnamed key",
+                 key=keys.mask(event.key_prefix, event.key_last_four))
+
+
+def _change_entry(event: OrgEvent) -> Entry:
+    return Entry(event.at, event.actor_email, CHANGES.get(event.action, event.action),
+                 event.subject, event.detail)
+
+
+def log_count(session: Session, org_id: str) -> int:
+    changes = session.scalar(
+        select(func.count()).select_from(OrgEvent).where(OrgEvent.org_id == org_id)) or 0
+    return count(session, org_id) + changes
+
+
+def log(session: Session, org_id: str, limit: int, offset: int = 0) -> list[Entry]:
+    """Key events and other changes together, newest first (each table read only as far as
+    the page needs)."""
+    depth = offset + limit
+    key_events = [_key_entry(e) for e in events(session, org_id, depth)]
+    changes = [_change_entry(e) for e in session.scalars(
+        select(OrgEvent).where(OrgEvent.org_id == org_id)
+        .order_by(OrgEvent.at.desc(), OrgEvent.id.desc()).limit(depth))]
+    merged = sorted(key_events + changes, key=lambda entry: entry.at, reverse=True)
+    return merged[offset:depth]

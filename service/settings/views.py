@@ -260,11 +260,11 @@ def revoke(key_id: int):
 @signin_required
 def activity():
     db = get_session()
-    total = audit.count(db, g.user.org_id)
+    total = audit.log_count(db, g.user.org_id)
     pages = max(1, math.ceil(total / EVENTS_PER_PAGE))
     page = min(max(_int_arg("page") or 1, 1), pages)
-    events = audit.events(db, g.user.org_id, EVENTS_PER_PAGE, (page - 1) * EVENTS_PER_PAGE)
-    return render_template("settings/activity.html", section="activity", events=events,
+    entries = audit.log(db, g.user.org_id, EVENTS_PER_PAGE, (page - 1) * EVENTS_PER_PAGE)
+    return render_template("settings/activity.html", section="activity", entries=entries,
                            page=page, pages=pages, total=total)
 
 

@@ -158,12 +158,12 @@ def test_sign_in_generate_copy_reload_revisit_and_revoke(page, context, site, sc
 
     # Both actions are on record, with who did them.
     page.get_by_role("link", name="Activity").click()
-    expect(page.get_by_role("heading", name="Key activity")).to_be_visible()
-    records = page.get_by_role("table", name="Key activity").get_by_role("row").filter(
+    expect(page.get_by_role("heading", name="Activity")).to_be_visible()
+    records = page.get_by_role("table", name="Activity").get_by_role("row").filter(
         has_text=f"…{key[-4:]}")
     expect(records).to_have_count(2)
-    expect(records.nth(0)).to_contain_text("Revoked")
-    expect(records.nth(1)).to_contain_text("Generated")
+    expect(records.nth(0)).to_contain_text("Key revoked")
+    expect(records.nth(1)).to_contain_text("Key generated")
     expect(records.nth(0)).to_contain_text(EMAIL)
     page.screenshot(path=screenshots / "settings-activity.png")
     assert axe_serious(page) == []

@@ -475,9 +475,9 @@ def test_every_key_action_is_recorded_and_shown(signed_in, service_app):
     rows = re.findall(r"<tr>\s*<td class=\"col-time\">(.*?)</tr>", page, re.S)
     assert len(rows) == 4
     newest = rows[0]
-    assert "Command line" in newest and "Revoked" in newest and f"…{cli_key[-4:]}" in newest
+    assert "Command line" in newest and "Key revoked" in newest and f"…{cli_key[-4:]}" in newest
     oldest = rows[-1]
-    assert "ann.admin@example.com" in oldest and "Generated" in oldest
+    assert "ann.admin@example.com" in oldest and "Key generated" in oldest
     assert f"tdk_live_…{key[-4:]}" in oldest and "UTC" in oldest
     assert "Recent key activity" in signed_in.page("/settings/api").get_data(as_text=True)
     assert key not in page and cli_key not in page
@@ -494,6 +494,29 @@ def test_the_activity_page_pages(signed_in):
     assert second.count('<td class="col-time">') == 5
     assert signed_in.page("/settings/activity?page=99").status_code == 200
     assert "All key activity" in signed_in.page("/settings/api").get_data(as_text=True)
+
+
+def test_the_activity_log_holds_every_change_with_who_made_it(signed_in):
+    """Key events and other changes in one log, newest first; who made a change stays named
+    after they are removed."""
+    world = signed_in.world
+    world.run(lambda s: audit.record(s, s.scalar(select(ApiKey)), audit.GENERATED,
+                                     user_id=world.user_id))
+    world.run(lambda s: audit.record_change(s, world.org_id, "project.created", "Spring <sale>",
+                                            user_id=world.user_id))
+    world.run(lambda s: audit.record_change(s, world.org_id, "tag.deleted", "brand",
+                                            "It was on 12 queries."))
+    with pytest.raises(ValueError):
+        world.run(lambda s: audit.record_change(s, world.org_id, "made.up", "x"))
+    page = signed_in.page("/settings/activity").get_data(as_text=True)
+    rows = re.findall(r"<tr>\s*<td class=\"col-time\">(.*?)</tr>", page, re.S)
+    assert len(rows) == 3
+    assert "Tag deleted" in rows[0] and "Command line" in rows[0]
+    assert "It was on 12 queries." in rows[0]
+    assert "Project created" in rows[1] and "ann.admin@example.com" in rows[1]
+    assert "Spring &lt;sale&gt;" in rows[1] and "Spring <sale>" not in page
+    assert "Key generated" in rows[2]
+    assert world.run(lambda s: audit.log_count(s, world.org_id)) == 3
 
 
 # --- the settings area and the API side by side ---------------------------------------------
