@@ -68,6 +68,9 @@ def default_config() -> dict:
     api_url = (os.environ.get("TAGDESK_API_URL") or "").strip().rstrip("/") or None
     return {
         "API_URL": api_url,
+        # With API_URL: the address of that service's settings area, for the header's
+        # "Settings" link (none if unset). Embedded mode links to its own /settings/.
+        "SETTINGS_URL": (os.environ.get("TAGDESK_SETTINGS_URL") or "").strip() or None,
         "REDIS_URL": os.environ.get("TAGDESK_REDIS_URL") or None,
         "SECRET_KEY": os.environ.get("TAGDESK_SECRET_KEY") or None,
         "TRUSTED_PROXIES": int(os.environ.get("TAGDESK_TRUSTED_PROXIES") or 0),
@@ -153,6 +156,7 @@ def _embed(app: Flask):
     embedded = Embedded(app.instance_path, app.config["SERVICE_CONFIG"])
     register_for_fork(embedded)
     app.config["DEMO_KEY"] = embedded.prepare(app.config["DEMO_QUERIES"])
+    app.config["DEMO_ADMIN"] = embedded.demo_admin()
     app.extensions["tagdesk_embedded"] = embedded
     app.wsgi_app = embedded.wsgi(app.wsgi_app)
     return embedded.internal_url
@@ -244,8 +248,17 @@ def _free_port_after(host: str, port: int) -> int | None:
     return None
 
 
+def settings_url(app: Flask) -> str | None:
+    """Where the organization settings are: in embedded mode this server's /settings/; with
+    TAGDESK_API_URL, TAGDESK_SETTINGS_URL if set (else None: no link)."""
+    if app.config.get("API_URL"):
+        return app.config.get("SETTINGS_URL") or None
+    return "/settings/"
+
+
 def _announce(app: Flask) -> None:
-    """Print where the dashboard is and the demo key — once per process, not in tests.
+    """Print where the dashboard, the API and the settings are, how to make an administrator,
+    and the demo's key and administrator — once per process, not in tests.
 
     Under `flask run` the address is known, and it is checked first: when another program
     holds the port, a sentence says so instead, because the address (and the demo key with
@@ -291,10 +304,19 @@ def _announce(app: Flask) -> None:
         lines = [f"Tagdesk dashboard: started (process {os.getpid()})"]
     if app.config.get("API_URL"):
         lines.append(f"API: {app.config['API_URL']}")
+        if settings_url(app):
+            lines.append(f"Settings: {settings_url(app)}")
     else:
         lines.append(f"API (embedded): {where}api/")
+        lines.append(f"Settings: {where}settings/")
         if app.config.get("DEMO_KEY"):
             lines.append(f"Demo key: {app.config['DEMO_KEY']}")
+        if app.config.get("DEMO_ADMIN"):
+            email, password = app.config["DEMO_ADMIN"]
+            lines.append(f"Demo administrator: {email}, password: {password}")
+        embedded = app.extensions["tagdesk_embedded"]
+        lines.append(("Another" if embedded.has_administrators() else "First")
+                     + " administrator: uv run flask --app service create-user <org> <email>")
     print("\n".join(lines), file=sys.stderr, flush=True)
 
 
@@ -308,6 +330,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     if not app.config["SECRET_KEY"]:
         app.config["SECRET_KEY"] = secret_key(app.instance_path)
     app.config["DEMO_KEY"] = None
+    app.config["DEMO_ADMIN"] = None
 
     if app.config["API_URL"]:
         api_url = app.config["API_URL"]

@@ -4,8 +4,9 @@ The only module of the dashboard that imports `service`. It
 
 - builds the service app (`service.create_app`, which reads TAGDESK_DATABASE_URL itself);
 - on first start, when the database has no organization yet, creates the schema and seeds the
-  demo organization, keeping the demo key in `instance/demo-key` (mode 600) so that later
-  starts can print it and the sign-in page can offer it;
+  demo organization, keeping the demo key in `instance/demo-key` and the email and password
+  of the demo's settings administrator in `instance/demo-admin` (both mode 600) so that later
+  starts can print them and the sign-in page can offer the key;
 - routes requests whose path starts with /api/ to the service (`ApiDispatcher`), so browsers,
   curl and other tools reach the API at the dashboard's address;
 - gives the dashboard's own client an address that can never deadlock: not the public port
@@ -25,16 +26,18 @@ import weakref
 from pathlib import Path
 
 from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 from werkzeug.serving import WSGIRequestHandler, make_server
 
 import service
 from service import demo, schema
-from service.models import Organization
+from service.models import Organization, User
 from weblib.private_files import write_private
 
 log = logging.getLogger(__name__)
 
 DEMO_KEY_FILE = "demo-key"
+DEMO_ADMIN_FILE = "demo-admin"
 SEED_LOCK_FILE = "seed.lock"
 
 
@@ -70,6 +73,15 @@ def read_demo_key(instance_path: str) -> str | None:
     return key or None
 
 
+def read_demo_admin(instance_path: str) -> tuple[str, str] | None:
+    """(email, password) of the demo's administrator, as kept in the instance folder."""
+    try:
+        lines = (Path(instance_path) / DEMO_ADMIN_FILE).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    return (lines[0], lines[1]) if len(lines) >= 2 and lines[0] and lines[1] else None
+
+
 @contextlib.contextmanager
 def _file_lock(path: Path):
     """Several gunicorn workers may start at once; one seeds, the others wait."""
@@ -97,8 +109,9 @@ class Embedded:
         return self.service_app.extensions["tagdesk_engine"]
 
     def prepare(self, demo_queries: int) -> str | None:
-        """Create or upgrade the schema; seed the demo on an empty database. Returns the
-        demo key if this instance has one."""
+        """Create or upgrade the schema; seed the demo on an empty database, with an
+        administrator for its settings (also for a demo seeded before there was one). Returns
+        the demo key if this instance has one."""
         os.makedirs(self.instance_path, exist_ok=True)
         with _file_lock(Path(self.instance_path) / SEED_LOCK_FILE):
             schema.upgrade(self.engine)
@@ -109,7 +122,27 @@ class Embedded:
                             demo_queries)
                 key = demo.seed(self.service_app, demo_queries)
                 write_private(Path(self.instance_path) / DEMO_KEY_FILE, key + "\n")
-        return read_demo_key(self.instance_path)
+            key = read_demo_key(self.instance_path)
+            if key and not (Path(self.instance_path) / DEMO_ADMIN_FILE).exists():
+                administrator = demo.seed_administrator(self.service_app, key)
+                if administrator:
+                    write_private(Path(self.instance_path) / DEMO_ADMIN_FILE,
+                                  "\n".join(administrator) + "\n")
+        return key
+
+    def has_administrators(self) -> bool:
+        """Whether anyone may sign in to the settings yet."""
+        with Session(self.engine) as session:
+            return session.scalar(select(func.count()).select_from(User)) > 0
+
+    def demo_admin(self) -> tuple[str, str] | None:
+        """(email, password) of the demo's administrator, while that account exists."""
+        administrator = read_demo_admin(self.instance_path)
+        if administrator is None:
+            return None
+        with Session(self.engine) as session:
+            exists = session.scalar(select(User.id).where(User.email == administrator[0]))
+        return administrator if exists is not None else None
 
     # --- the internal address ------------------------------------------------------------
 

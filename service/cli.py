@@ -180,11 +180,16 @@ def set_limits(org, per_second, per_minute, per_hour):
 @click.option("--queries", "count", default=5000, show_default=True,
               type=click.IntRange(min=0, max=5_000_000), help="Queries in the first project.")
 def seed_demo(count):
-    """Create the demo organization with projects, tags and queries; prints the demo key."""
+    """Create the demo organization with projects, tags, queries and an administrator; prints
+    the administrator's email and password (on standard error) and the demo key."""
     from . import demo
 
     schema.upgrade(_engine())
     key = demo.seed(current_app, count, progress=lambda m: click.echo(m, err=True))
+    administrator = demo.seed_administrator(current_app, key)
+    if administrator:
+        email, password = administrator
+        click.echo(f"Demo administrator (settings): {email}, password: {password}", err=True)
     click.echo(key)
 
 

@@ -1,20 +1,24 @@
-"""The demo organization: three projects, about twenty tags, realistic multilingual queries."""
+"""The demo organization: three projects, about twenty tags, realistic multilingual queries,
+and an administrator for its settings (seed_administrator)."""
 
 from __future__ import annotations
 
 import random
+import secrets
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 
-from sqlalchemy import text
+from sqlalchemy import func, select, text
 
-from . import admin, schema
+from . import admin, keys, schema
 from .db import session_scope
 from .demo_data import PROJECTS, TAGS, assign_tags, generate_queries
-from .models import utcnow
+from .models import ApiKey, User, utcnow
+from .settings import accounts, audit
 
 DEMO_ORG_NAME = "Demo organization"
+DEMO_ADMIN = "admin@demo.example"  # admin-2@demo.example for a second demo in one database
 SMALL_PROJECT_TAGS = 8
 BATCH = 5000
 BULK_REBUILD_AT = 50_000
@@ -43,6 +47,26 @@ def seed(app, count: int, progress: Callable[[str], None] = lambda _m: None,
         progress(f"{project_name}: {inserted:,} queries")
     schema.analyze(app.extensions["tagdesk_engine"])
     return key
+
+
+def seed_administrator(app, key: str) -> tuple[str, str] | None:
+    """An administrator of the demo organization (the one `key` belongs to), with a random
+    password: (email, password) — or None when that organization has one already."""
+    with session_scope(app) as session:
+        org_id = session.scalar(select(ApiKey.org_id).where(ApiKey.key_hash == keys.digest(key)))
+        if org_id is None or session.scalar(
+                select(func.count()).select_from(User).where(User.org_id == org_id)):
+            return None
+        name, domain = DEMO_ADMIN.split("@")
+        email, number = DEMO_ADMIN, 1
+        while session.scalar(select(User.id).where(User.email == email)) is not None:
+            number += 1
+            email = f"{name}-{number}@{domain}"
+        password = secrets.token_urlsafe(12)
+        accounts.create_user(session, org_id, email, password)
+        audit.record_change(session, org_id, "person.added", email,
+                            "The demo's administrator, made with the demo.")
+    return email, password
 
 
 @contextmanager

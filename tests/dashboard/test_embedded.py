@@ -119,13 +119,19 @@ def test_gunicorn_workers_serve_pages_without_deadlock(shop, database_url, tmp_p
 def test_start_up_prints_the_url_and_the_demo_key(dashboard_config, monkeypatch, capsys):
     monkeypatch.setattr(app_module, "_announced", False)
     monkeypatch.setenv("FLASK_RUN_FROM_CLI", "true")
-    monkeypatch.setenv("FLASK_RUN_PORT", "5077")
+    port = free_port()
+    monkeypatch.setenv("FLASK_RUN_PORT", str(port))
     config = {key: value for key, value in dashboard_config.items() if key != "TESTING"}
     app = create_app(config)
     try:
         printed = capsys.readouterr().err
-        assert "Tagdesk dashboard: http://127.0.0.1:5077/" in printed
+        assert f"Tagdesk dashboard: http://127.0.0.1:{port}/\n" in printed
+        assert f"Settings: http://127.0.0.1:{port}/settings/\n" in printed
         assert f"Demo key: {app.config['DEMO_KEY']}" in printed
+        email, password = app.config["DEMO_ADMIN"]
+        assert f"Demo administrator: {email}, password: {password}\n" in printed
+        assert ("Another administrator: uv run flask --app service create-user <org> <email>"
+                in printed)
         again = create_app(config)  # once per process
         close_app(again)
         assert "Tagdesk dashboard" not in capsys.readouterr().err
@@ -134,16 +140,17 @@ def test_start_up_prints_the_url_and_the_demo_key(dashboard_config, monkeypatch,
 
 
 def test_start_up_names_the_address_given_to_flask_run(dashboard_config, monkeypatch, capsys):
-    """`flask --app app run --port 5079` prints that port, not Flask's default."""
+    """`flask --app app run --port N` prints that port, not Flask's default."""
     from flask.cli import run_command
 
     monkeypatch.setattr(app_module, "_announced", False)
     monkeypatch.setenv("FLASK_RUN_FROM_CLI", "true")
     monkeypatch.delenv("FLASK_RUN_PORT", raising=False)
     config = {key: value for key, value in dashboard_config.items() if key != "TESTING"}
-    with run_command.make_context("run", ["--port", "5079"]) as context, context:
+    port = free_port()
+    with run_command.make_context("run", ["--port", str(port)]) as context, context:
         app = create_app(config)
     try:
-        assert "Tagdesk dashboard: http://127.0.0.1:5079/" in capsys.readouterr().err
+        assert f"Tagdesk dashboard: http://127.0.0.1:{port}/" in capsys.readouterr().err
     finally:
         close_app(app)

@@ -126,19 +126,28 @@ def test_a_port_taken_by_another_program_is_named_instead_of_the_address_and_key
         assert f"http://127.0.0.1:{port}/" not in printed
         assert "Demo key" not in printed
         assert "tdk_live_" not in printed
+        assert "Demo administrator" not in printed and "/settings/" not in printed
 
 
 def test_a_free_port_gets_the_address_and_the_demo_key_and_the_address_is_the_dashboard(
         tmp_path):
+    """…and the settings' address with the demo's administrator, who signs in there."""
     port = free_port()
     process = flask_run(tmp_path, "run", "--port", str(port))
     try:
         output = Output(process)
         key = output.wait_for(r"^Demo key: (tdk_live_\S+)$")
         assert key, output.text
+        administrator = output.wait_for(r"^Demo administrator: (\S+@\S+), password: (\S+)$")
+        assert administrator, output.text
+        assert output.wait_for(r"^Another administrator: "), output.text
         printed = output.text
         assert f"Tagdesk dashboard: http://127.0.0.1:{port}/\n" in printed
         assert f"API (embedded): http://127.0.0.1:{port}/api/\n" in printed
+        assert f"Settings: http://127.0.0.1:{port}/settings/\n" in printed
+        assert administrator[1] == "admin@demo.example"
+        assert ("Another administrator: uv run flask --app service create-user <org> <email>\n"
+                in printed)
         assert "already in use" not in printed
         # The address printed is this dashboard's, and the key is its demo key.
         deadline = time.monotonic() + 30
@@ -151,6 +160,14 @@ def test_a_free_port_gets_the_address_and_the_demo_key_and_the_address_is_the_da
                 assert time.monotonic() < deadline, output.text
                 time.sleep(0.1)
         assert answer.status_code == 200
+        # The settings' address is this dashboard's too, and the administrator signs in there.
+        settings = requests.Session()
+        page = settings.get(f"http://127.0.0.1:{port}/settings/signin", timeout=10)
+        token = re.search(r'name="csrf_token" value="([^"]+)"', page.text)[1]
+        signed_in = settings.post(page.url, timeout=10, data={
+            "csrf_token": token, "email": administrator[1], "password": administrator[2]})
+        assert signed_in.url == f"http://127.0.0.1:{port}/settings/api"
+        assert administrator[1] in signed_in.text
     finally:
         stop(process)
 
@@ -181,6 +198,7 @@ def test_a_busy_port_is_named_in_process_too(dashboard_config, monkeypatch, caps
         printed = capsys.readouterr().err
         assert f"port {port} is already in use by another program" in printed
         assert "Demo key" not in printed and "tdk_live_" not in printed
+        assert "Demo administrator" not in printed
         assert "Tagdesk dashboard: http" not in printed
     finally:
         close_app(app)

@@ -1,6 +1,7 @@
 """The command line contract: `flask --app service <command>`, ids and keys on the last line."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -104,8 +105,13 @@ def test_whole_command_line_against_a_live_service(cli, database_url, tmp_path):
 
 
 def test_seed_demo_prints_a_working_key(cli, database_url):
-    key = last_line(cli("seed-demo", "--queries", "300"))
+    result = cli("seed-demo", "--queries", "300")
+    key = last_line(result)
     assert key.startswith("tdk_live_")
+    administrator = re.search(r"^Demo administrator \(settings\): (\S+), password: (\S+)$",
+                              result.stderr, re.M)
+    assert administrator and administrator[1] == "admin@demo.example"
+    assert administrator[2] not in result.stdout
     app = create_app({"TESTING": True, "DATABASE_URL": database_url})
     server = LiveServer(app).start()
     try:
