@@ -363,6 +363,7 @@ def create_app(test_config: dict | None = None) -> Flask:
         static_url=static_url_function(app),
         htmx_config=HTMX_CONFIG,
         demo_mode=bool(app.config["DEMO_KEY"]),
+        settings_url=settings_url(app),
         chip_style=chip_style,
         language_label=names.language_label,
         country_label=names.country_label,

@@ -97,6 +97,8 @@ class Embedded:
     def __init__(self, instance_path: str, service_config: dict | None = None):
         self.instance_path = instance_path
         self.service_app = service.create_app(service_config)
+        # The settings area links back to the dashboard: this same address.
+        self.service_app.config["DASHBOARD_URL"] = "/"
         self._lock = threading.Lock()
         self._server = None
         self._url: str | None = None

@@ -23,6 +23,9 @@ def load_config(instance_path: str, overrides: dict | None = None) -> dict:
         # dashboard reads the same variable): client addresses for the rate limit and the
         # sign-in throttle, HTTPS for Secure cookies.
         "TRUSTED_PROXIES": int(os.environ.get("TAGDESK_TRUSTED_PROXIES") or 0),
+        # The dashboard's address, for the settings area's "Dashboard" link (none if unset).
+        # In embedded mode the dashboard sets it to "/", its own address.
+        "DASHBOARD_URL": (os.environ.get("TAGDESK_DASHBOARD_URL") or "").strip() or None,
     }
     if overrides:
         config.update(overrides)
