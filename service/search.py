@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
@@ -19,6 +20,7 @@ from sqlalchemy import (
     false,
     func,
     literal,
+    or_,
     select,
     table,
     text,
@@ -62,8 +64,12 @@ TEXTS = table("query_texts", column("pk"), column("project_number"), column("lan
               column("country"), column("folded"))
 PROJECT_NUMBERS = table("projects", column("id"), column("number"))
 # The longest term whose matches text_gram_counts holds (migration 0009): on SQLite only the
-# terms LIKE matches (shorter than the trigram index's three characters), with LIKE's folding.
+# terms shorter than the trigram index's three characters, folded as that index folds
+# (migration 0013).
 COUNTED_GRAM_LENGTH = {"postgresql": 4, "sqlite": 2}
+# SQLite: every character the trigram index folds to another, and what it becomes
+# (migration 0013).
+FOLDS = table("text_folds", column("c"), column("folded"))
 # A filter matching at least this share of the project is cheaper to check row by row in
 # sort order (about 1/share rows read per result) than to collect and sort all its matches.
 SCAN_IN_ORDER_SHARE = 0.005
@@ -169,6 +175,45 @@ def resolve_filters(session: Session, project_id: str, body: QueryListBody) -> F
 
 def _trigram_phrase(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
+
+
+def _sqlite_folds(session: Session) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """SQLite: (each character the trigram index folds to another → what it becomes, each
+    folded character → every character that folds to it, itself included), from
+    `text_folds` (migration 0013). Read once per database connection: the table changes only
+    with a migration."""
+    info = session.connection().info
+    if "tagdesk_text_folds" not in info:
+        folds = dict(session.execute(select(FOLDS.c.c, FOLDS.c.folded)).all())
+        spellings: dict[str, list[str]] = defaultdict(list)
+        for character, folded in sorted(folds.items()):
+            spellings[folded].append(character)
+        info["tagdesk_text_folds"] = folds, {
+            folded: [folded, *characters] for folded, characters in spellings.items()}
+    return info["tagdesk_text_folds"]
+
+
+def _sqlite_folded(session: Session, term: str) -> str:
+    """SQLite: `term` folded as the trigram index folds it, character by character."""
+    folds, _spellings = _sqlite_folds(session)
+    return "".join(folds.get(character, character) for character in term)
+
+
+def _sqlite_contains(session: Session, term: str):
+    """SQLite: the text contains `term` folded as the trigram index folds it (the terms that
+    index cannot match, shorter than three characters). It does when it contains one of the
+    strings that fold to the same: the term's characters folded, each replaced by any
+    character that folds to it ("σο": "σο", "Σο", "ςο", "σΟ", …). LIKE itself ignores ASCII
+    case, so spellings that differ only in it are left out: "ä" is `LIKE '%ä%' OR LIKE '%Ä%'`,
+    "sh" `LIKE '%sh%' OR LIKE '%ſh%'` (ſ folds to s)."""
+    folds, spellings = _sqlite_folds(session)
+    choices = []
+    for character in term:
+        folded = folds.get(character, character)
+        choices.append(sorted({c.lower() if c.isascii() else c
+                               for c in spellings.get(folded, [folded])}))
+    return or_(*(Query.query.contains("".join(spelling), autoescape=True)
+                 for spelling in itertools.product(*choices)))
 
 
 def _fts_rowids(term: str):
@@ -330,7 +375,7 @@ def _conditions(session: Session, project_id: str, filters: Filters, *, in_order
             key = Query.pk + 0 if in_order else Query.pk
             conditions.append(key.in_(_fts_rowids(filters.text)))
         elif sqlite:
-            conditions.append(Query.query.contains(filters.text, autoescape=True))
+            conditions.append(_sqlite_contains(session, filters.text))
         elif in_order:
             # PostgreSQL cannot estimate a substring's share (it guessed 0.01 % for one that
             # matches 2 %) and then sorts every match instead of walking the sort order. The
@@ -403,7 +448,7 @@ def _count(session: Session, project_id: str, filters: Filters):
     only_text = not (filters.languages or filters.countries or filters.tag_sets)
     dialect = session.get_bind().dialect.name
     if only_text and len(filters.text) <= COUNTED_GRAM_LENGTH.get(dialect, 0):
-        return _gram_count(project_id, filters, postgres=dialect == "postgresql")
+        return _gram_count(session, project_id, filters)
     if filters.text and dialect == "postgresql":
         return _texts_count(project_id, filters)
     if filters.text and _uses_trigram_index(session, filters.text):
@@ -430,16 +475,18 @@ def _fts_matches(session: Session, project_id: str, filters: Filters, *columns):
                                 text_joined=True)))
 
 
-def _gram_count(project_id: str, filters: Filters, *, postgres: bool):
+def _gram_count(session: Session, project_id: str, filters: Filters):
     """The matches of a short text-only filter, kept by triggers (migration 0009): a text
     contains a term of n characters exactly when the term is one of its n-character strings,
-    folded as the filter folds them (`lower()` on both sides)."""
-    folded = func.lower(filters.text)
+    folded as the filter folds them (PostgreSQL: `lower()` on both sides; SQLite: the trigram
+    index's folding, migration 0013)."""
+    postgres = session.get_bind().dialect.name == "postgresql"
+    folded = func.lower(filters.text) if postgres else _sqlite_folded(session, filters.text)
     counted = func.coalesce(select(text_gram_counts.c.query_count).where(
         text_gram_counts.c.project_id == project_id,
         text_gram_counts.c.gram == folded).scalar_subquery(), 0)
     if not postgres:
-        return counted  # SQLite's lower() folds ASCII only: never a change of length
+        return counted  # the trigram index folds one character to one: never longer
     # A database whose lower() lengthens a character (ICU: "İ" → "i̇") can make a term longer
     # than any counted string; such a term is counted row by row.
     return case((func.char_length(folded) <= COUNTED_GRAM_LENGTH["postgresql"], counted),
