@@ -1,17 +1,24 @@
-"""Counted short terms (migration 0009): the total of a text filter of up to 4 characters
-(PostgreSQL) or 2 (SQLite) is read from `text_gram_counts`, kept by triggers. Proved against
-the rows the filter itself returns, and against the counters recomputed from the texts."""
+"""Counted short terms (migrations 0009 and 0013): the total of a text filter of up to 4
+characters (PostgreSQL) or 2 (SQLite) is read from `text_gram_counts`, kept by triggers. Proved
+against the rows the filter itself returns, and against the counters recomputed from the
+texts, folded as the long filters fold them (tests/service/folding.py)."""
 
 from __future__ import annotations
 
-from collections import Counter
 from datetime import datetime
 
 import pytest
-from sqlalchemy import create_engine, delete, func, insert, select, text, update
+from sqlalchemy import create_engine, delete, insert, text, update
 
-from service.models import Query, text_gram_counts
+from service.models import Query
 from service.search import COUNTED_GRAM_LENGTH
+from tests.service.folding import (
+    expected_gram_counts,
+    folded,
+    folded_texts,
+    grams,
+    stored_gram_counts,
+)
 from tests.service.migrating import migrate, migrated_with_rows
 from tests.support.databases import postgres_database_of_its_own
 
@@ -31,10 +38,6 @@ ROWS = [
 ABSENT = ["q", "zz", "☂", "x%", "é_", "oooo", "qq q"]
 
 
-def grams(folded: str, longest: int) -> set[str]:
-    return {folded[i:i + n] for n in range(1, longest + 1) for i in range(len(folded) - n + 1)}
-
-
 def terms_of(texts, longest: int) -> set[str]:
     """Every string of up to `longest` characters of the texts, as written and upper-cased."""
     found = set()
@@ -45,24 +48,6 @@ def terms_of(texts, longest: int) -> set[str]:
 
 def dialect(world) -> str:
     return world.run(lambda s: s.get_bind().dialect.name)
-
-
-def folded_texts(session) -> list[tuple[str, str]]:
-    """(project, text) folded as the database's filter folds it: lower() on both databases
-    (ASCII only on SQLite, as its LIKE)."""
-    return session.execute(select(Query.project_id, func.lower(Query.query))).all()
-
-
-def expected_counts(session, longest: int) -> dict[tuple[str, str], int]:
-    counts: Counter = Counter()
-    for project_id, folded in folded_texts(session):
-        counts.update((project_id, gram) for gram in grams(folded, longest))
-    return dict(counts)
-
-
-def stored_counts(session) -> dict[tuple[str, str], int]:
-    rows = session.execute(select(text_gram_counts)).all()
-    return {(row.project_id, row.gram): row.query_count for row in rows if row.query_count}
 
 
 def listed(api, term: str) -> tuple[int, int]:
@@ -86,11 +71,11 @@ def test_every_short_term_counts_exactly_the_rows_it_matches(api, seeded):
     assert len(terms) > 200
 
     def expected(session) -> dict[str, int]:
-        # Folded by the database itself, matched here: no search code, no counter.
-        texts = [folded for project_id, folded in folded_texts(session)
+        # Folded by the long filters' own means, matched here: no search code, no counter.
+        texts = [value for project_id, value in folded_texts(session)
                  if project_id == seeded.project_id]
-        return {term: sum(session.scalar(select(func.lower(term))) in folded
-                          for folded in texts) for term in terms}
+        folds = folded(session, terms)
+        return {term: sum(folds[term] in value for value in texts) for term in terms}
 
     wanted = seeded.run(expected)
     assert sum(1 for count in wanted.values() if count) > 150
@@ -112,8 +97,10 @@ def test_case_and_literal_characters(api, seeded):
     assert listed(api, "/")[0] == 1
     assert listed(api, "☃")[0] == 1
     assert listed(api, "q")[0] == 0
+    assert listed(api, "ÖL")[0] == 1  # folded beyond ASCII, as the long terms are
+    assert listed(api, "é")[0] == 1
+    assert listed(api, "É")[0] == 1
     if dialect(seeded) == "postgresql":
-        assert listed(api, "ÖL")[0] == 1  # PostgreSQL's lower() folds beyond ASCII
         assert listed(api, "schu")[0] == 4
 
 
@@ -122,7 +109,7 @@ def test_the_counters_are_the_texts_counted_afresh(seeded):
 
     def check():
         def compare(session):
-            assert stored_counts(session) == expected_counts(session, longest)
+            assert stored_gram_counts(session) == expected_gram_counts(session, longest)
         seeded.run(compare)
 
     check()
@@ -151,7 +138,7 @@ def test_queries_inserted_by_plain_statements_are_counted_too(seeded):
     seeded.run(lambda s: [s.execute(insert(Query).values(row)) for row in rows[10:]])
 
     def compare(session):
-        assert stored_counts(session) == expected_counts(session, longest)
+        assert stored_gram_counts(session) == expected_gram_counts(session, longest)
     seeded.run(compare)
 
 
@@ -167,7 +154,7 @@ def test_totals_follow_other_writers(api, seeded):
 @pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
 def test_truncating_the_queries_empties_the_counters(api, seeded):
     seeded.run(lambda s: s.execute(text("TRUNCATE queries CASCADE")))
-    assert seeded.run(stored_counts) == {}
+    assert seeded.run(stored_gram_counts) == {}
     seeded.add_queries([("aa", "en", "US", [])])
     assert listed(api, "a") == (1, 1)
 
@@ -187,8 +174,8 @@ def _upgrade_from_0008_with_rows(url: str) -> dict:
         migrate(engine, "head")
         longest = COUNTED_GRAM_LENGTH[engine.dialect.name]
         with engine.connect() as connection:
-            return {"stored": stored_counts(connection),
-                    "expected": expected_counts(connection, longest)}
+            return {"stored": stored_gram_counts(connection),
+                    "expected": expected_gram_counts(connection, longest)}
     finally:
         engine.dispose()
 
