@@ -11,12 +11,15 @@ them: a request with the signed-in cookies but no x-api-key is a 401.
 
 from __future__ import annotations
 
+import secrets
+
 import pytest
 from sqlalchemy import select
 
 from service import admin, keys
 from service.db import session_scope
-from service.models import ApiKey
+from service.models import ApiKey, PasswordLink, User
+from service.settings import accounts, password_links
 from tests.support.security import make_org, row_keys, start_site, tag_rows
 
 STATE_CHANGING = {"POST", "PUT", "PATCH", "DELETE"}
@@ -46,6 +49,17 @@ def spare_key_id(site) -> int:
     with session_scope(site.service_app) as session:
         key = admin.create_key(session, site.org.org_id, "tdk", name="spare")
         return session.scalar(select(ApiKey.id).where(ApiKey.key_hash == keys.digest(key)))
+
+
+def spare_person(site) -> tuple[int, str]:
+    """An administrator of the organization that a removal may aim at, added with a one-time
+    link: (their id, the link's token)."""
+    with session_scope(site.service_app) as session:
+        user_id = accounts.create_user(session, site.org.org_id,
+                                       f"spare-{secrets.token_hex(4)}@acme.example",
+                                       "a long enough password")
+        token, _ = password_links.issue(session, user_id)
+        return user_id, token
 
 
 def state_changing_routes(app, prefix_filter=lambda rule: True) -> list[tuple[object, str]]:
@@ -83,6 +97,7 @@ def test_every_state_changing_route_refuses_requests_without_the_sessions_token(
     tag_id = site.org.tags["Shop search"]["brand"]
     edit_id = tag_rows(visitor, project_id, tag_id, row_keys(visitor, project_id)[:1])
     values = {"project_id": project_id, "edit_id": edit_id, "key_id": spare_key_id(site)}
+    values["user_id"], values["token"] = spare_person(site)
     foreign = {"dashboard": stranger.token(f"/projects/{project_id}/queries"),
                "settings": stranger.token("/settings/api/generate")}
 
@@ -120,6 +135,9 @@ def test_every_state_changing_route_refuses_requests_without_the_sessions_token(
     assert store.get(edit_id).undone_by is None
     with session_scope(site.service_app) as session:
         assert session.get(ApiKey, values["key_id"]).revoked_at is None
+        assert session.get(User, values["user_id"]) is not None
+        assert session.scalar(select(PasswordLink.used_at).where(
+            PasswordLink.user_id == values["user_id"])) is None
     assert len(checked) == len(dashboard) + len(settings)
 
     # The positive control: with the token the same requests get past the check (whatever
