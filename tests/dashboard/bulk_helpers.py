@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import html as html_module
 import re
-import time
 
 from werkzeug.datastructures import MultiDict
 
@@ -12,6 +11,7 @@ from jobs.deltas import row_key_json
 from jobs.store import Store
 from queryapi import Client, QueryFilters
 from tests.support.dashboard import csrf_token, project_url
+from tests.support.waiting import wait_for_job
 
 ROW_KEY = re.compile(r'name="selected" value="([^"]+)" aria-label="Select ([^"]*)"')
 
@@ -93,14 +93,8 @@ def store_of(app) -> Store:
 
 def wait_for(app, edit_id: str, states=("done", "cancelled", "interrupted", "failed"),
              timeout: float = 30.0):
-    store = store_of(app)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        edit = store.get(edit_id)
-        if edit is not None and edit.state in states:
-            return edit
-        time.sleep(0.02)
-    raise AssertionError(f"job {edit_id} did not end: {store.get(edit_id)}")
+    """The edit's record once it has ended (or reached `states`)."""
+    return wait_for_job(store_of(app), edit_id, states, timeout)
 
 
 def latest(app, world, project_id=None):

@@ -23,6 +23,7 @@ from queryapi import Client, Mode
 from tests.dashboard.bulk_helpers import plan_of, text_of
 from tests.support.dashboard import csrf_token
 from tests.support.scaleout import ALREADY_EVERY, QUERIES, Cluster, Org, ended
+from tests.support.waiting import wait_for_job
 
 pytestmark = [pytest.mark.redis, pytest.mark.postgres]
 
@@ -86,17 +87,6 @@ def resume(browser: requests.Session, dashboard: str, org: Org, job_id: str) -> 
 
 def jobs_store(cluster: Cluster) -> Store:
     return Store(cluster.jobs_database)
-
-
-def wait_for_state(store: Store, job_id: str, states: tuple[str, ...],
-                   timeout: float = 45.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        edit = store.get(job_id)
-        if edit is not None and edit.state in states:
-            return edit
-        time.sleep(0.05)
-    raise AssertionError(f"job {job_id} did not reach {states}: {store.get(job_id)}")
 
 
 def wait_for_progress(store: Store, job_id: str, processed: int) -> None:
@@ -251,7 +241,7 @@ def test_an_rq_worker_killed_mid_job_leaves_it_interrupted_and_resumable(cluster
         done_then = assert_exactly_what_was_done(store, stopped, before, middle)
 
         resume(browser, first, org, job_id)  # the other worker takes it
-        final = wait_for_state(store, job_id, ("done", "interrupted", "failed"))
+        final = wait_for_job(store, job_id, ("done", "interrupted", "failed"), timeout=45)
         assert final.state == "done", final.message
         assert (final.processed, final.changed) == (QUERIES, QUERIES)
         assert store.count_changes(job_id) == QUERIES
@@ -320,7 +310,7 @@ def test_the_service_killed_mid_job_leaves_it_interrupted_and_resume_applies_not
         wait_for_progress(store, job_id, 300)
         for process in cluster.services:  # every service process, with no time to clean up
             process.kill()
-        stopped = wait_for_state(store, job_id, ("interrupted",))
+        stopped = wait_for_job(store, job_id, ("interrupted",), timeout=45)
         assert 300 <= stopped.processed < QUERIES
         assert stopped.message.startswith("It stopped: ") and cluster.api_url in stopped.message
         cluster.restart_services()
@@ -332,7 +322,7 @@ def test_the_service_killed_mid_job_leaves_it_interrupted_and_resume_applies_not
         assert f"Interrupted after {stopped.processed:,} of {QUERIES:,} queries done." in shown
         assert "Resume" in shown
         resume(browser, second, org, job_id)
-        final = wait_for_state(store, job_id, ("done", "interrupted", "failed"))
+        final = wait_for_job(store, job_id, ("done", "interrupted", "failed"), timeout=45)
         assert final.state == "done", final.message
         assert (final.processed, final.changed, final.untouched) == (
             QUERIES, QUERIES - ALREADY, ALREADY)
