@@ -5,7 +5,6 @@ service without either history getting in the other's way."""
 
 from __future__ import annotations
 
-import multiprocessing
 import time
 
 import pytest
@@ -20,6 +19,7 @@ from jobs import schema
 from jobs.deltas import Change
 from jobs.store import Store, edits, lock_waiters, metadata
 from tests.support.dashboard import close_app
+from tests.support.processes import at_once
 
 JOBS_TABLES = {"edits", "edit_changes", "project_locks", "lock_waiters"}
 WORKERS = 6
@@ -206,26 +206,9 @@ def test_the_jobs_tables_share_a_database_with_the_service(database):
     assert JOBS_TABLES | {"organizations", "queries"} <= table_names(database)
 
 
-def _start(url: str, barrier, results) -> None:
-    barrier.wait(30)
-    try:
-        results.put(migrated(url))
-    except Exception as error:  # reported to the test, which fails on any
-        results.put(repr(error))
-
-
 def test_workers_starting_at_once_migrate_a_fresh_database_once(database):
-    context = multiprocessing.get_context("fork")
-    barrier, results = context.Barrier(WORKERS), context.Queue()
-    workers = [context.Process(target=_start, args=(database, barrier, results))
-               for _ in range(WORKERS)]
-    for worker in workers:
-        worker.start()
-    outcomes = [results.get(timeout=90) for _ in workers]
-    for worker in workers:
-        worker.join(30)
-    assert sorted(outcomes, key=str) == [False] * (WORKERS - 1) + [True]
-    assert all(worker.exitcode == 0 for worker in workers)
+    outcomes = at_once(lambda: migrated(database), WORKERS)
+    assert sorted(outcomes) == [False] * (WORKERS - 1) + [True]
     assert revision(database) == head()
 
 
