@@ -25,11 +25,8 @@ from __future__ import annotations
 import argparse
 import logging
 import math
-import os
 import re
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -39,14 +36,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import requests  # noqa: E402
-from sqlalchemy import create_engine  # noqa: E402
 
 from bench.bench_client_bulk import rate_limit_floor  # noqa: E402
-from service import admin, schema  # noqa: E402
-from service import create_app as create_service_app  # noqa: E402
+from bench.loadkit import Gunicorn, seeded_service_database  # noqa: E402
+from service import admin  # noqa: E402
 from service.config import DEFAULT_LIMITS  # noqa: E402
-from service.db import session_scope  # noqa: E402
 
 LANGUAGES = ("en", "de", "fr", "es", "nl", "it", "pl", "sv")
 COUNTRIES = ("US", "GB", "DE", "FR", "ES", "NL", "IT", "PL", "SE")
@@ -62,19 +56,8 @@ def rss_kib() -> int:
     return 0
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def seed(directory: Path, queries: int) -> tuple[str, str, str, int]:
-    url = f"sqlite:///{directory / 'service.sqlite3'}"
-    engine = create_engine(url)
-    schema.upgrade(engine)
-    engine.dispose()
-    app = create_service_app({"DATABASE_URL": url, "REDIS_URL": None})
-    with session_scope(app) as session:
+    with seeded_service_database(directory) as (url, session):
         org_id = admin.create_org(session, "Bench org")
         key = admin.create_key(session, org_id, "tdk")
         project_id = admin.create_project(session, org_id, "Bench project")
@@ -83,28 +66,13 @@ def seed(directory: Path, queries: int) -> tuple[str, str, str, int]:
         rows = ((*admin.normalize_query(f"bench query {i:07d}", LANGUAGES[i % 8],
                                         COUNTRIES[i % 9]), [], None) for i in range(queries))
         admin.insert_queries(session, project_id, rows, batch_size=5000)
-    app.extensions["tagdesk_engine"].dispose()
     return url, key, project_id, tag_id
 
 
-def start_service(database_url: str) -> tuple[subprocess.Popen, str]:
-    port = free_port()
+def start_service(database_url: str, directory: Path) -> Gunicorn:
     config = {"DATABASE_URL": database_url, "REDIS_URL": None}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "--workers", "1", "--threads", "8",
-         "--no-control-socket", "--bind", f"127.0.0.1:{port}",
-         f"service:create_app({config!r})"],
-        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(600):
-        try:
-            requests.get(url + "/api/openapi.json", timeout=5)
-            return process, url
-        except requests.RequestException:
-            time.sleep(0.05)
-    process.kill()
-    raise SystemExit("the service did not start")
+    return Gunicorn(f"service:create_app({config!r})", {}, workers=1, threads=8,
+                    ready_path="/api/openapi.json", log=directory / "service.log").start()
 
 
 def run(queries: int, keep: bool, pipeline: bool = True) -> bool:
@@ -117,7 +85,8 @@ def run(queries: int, keep: bool, pipeline: bool = True) -> bool:
     try:
         print(f"\nPreparing a service with {queries:,} queries …", flush=True)
         database_url, key, project_id, tag_id = seed(directory, queries)
-        service, api_url = start_service(database_url)
+        service = start_service(database_url, directory)
+        api_url = service.url
         app = create_app({"API_URL": api_url, "INSTANCE_PATH": str(directory / "instance"),
                           "SECRET_KEY": "bench", "TESTING": False,
                           "BULK_PIPELINE": pipeline})
@@ -215,8 +184,7 @@ def run(queries: int, keep: bool, pipeline: bool = True) -> bool:
                 and lines - 1 == queries)
     finally:
         if service is not None:
-            os.killpg(service.pid, 9)
-            service.wait(10)
+            service.stop()
         if keep:
             print(f"(kept {directory})")
         else:

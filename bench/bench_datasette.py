@@ -40,7 +40,8 @@ sys.path.insert(0, str(ROOT))
 
 import requests  # noqa: E402
 
-from bench.bench_service import free_port, percentile, prepare, start_service  # noqa: E402
+from bench.bench_service import prepare, start_service  # noqa: E402
+from bench.loadkit import free_port, percentile, serve  # noqa: E402
 
 SERVICE = "service"
 DATASETTE_SYSTEMS = {
@@ -61,18 +62,10 @@ def datasette_metadata(database: str, directory: Path) -> Path:
 
 def start_datasette(path: Path, metadata: Path, port: int) -> subprocess.Popen:
     datasette = Path(sys.executable).with_name("datasette")
-    process = subprocess.Popen(
-        [str(datasette), "serve", str(path), "--host", "127.0.0.1", "--port", str(port),
-         "--metadata", str(metadata)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(300):
-        try:
-            requests.get(f"http://127.0.0.1:{port}/-/versions.json", timeout=10)
-            return process
-        except requests.RequestException:
-            time.sleep(0.1)
-    process.kill()
-    raise SystemExit("Datasette did not start")
+    return serve([str(datasette), "serve", str(path), "--host", "127.0.0.1", "--port", str(port),
+                  "--metadata", str(metadata)],
+                 f"http://127.0.0.1:{port}/-/versions.json", "Datasette",
+                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def views(project_id: str, common_tag, rare_tag) -> dict[str, tuple[dict, dict]]:

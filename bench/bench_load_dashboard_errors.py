@@ -36,7 +36,7 @@ import requests
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.loadkit import Gunicorn, Redis, percentile, seeded_service_database  # noqa: E402
+from bench import loadkit  # noqa: E402
 from service import admin  # noqa: E402
 
 CSRF = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
@@ -59,11 +59,9 @@ class Person:
 
 def seed(folder: Path, orgs: int, users: int) -> tuple[str, list[Person]]:
     keys = []
-    with seeded_service_database(folder) as (url, session):
-        for index in range(orgs):
-            org_id = admin.create_org(session, f"Dashboard load org {index}")
-            admin.set_limits(session, org_id, *HIGH_LIMITS)
-            project_id = admin.create_project(session, org_id, "Shop search")
+    with loadkit.seeded_service_database(folder) as (url, session):
+        for _index, key, project_id in loadkit.organizations(
+                session, orgs, HIGH_LIMITS, "Dashboard load org"):
             tag_ids = [admin.create_tag(session, project_id, name, color)
                        for name, color in TAGS]
             rows = []
@@ -73,7 +71,7 @@ def seed(folder: Path, orgs: int, users: int) -> tuple[str, list[Person]]:
                 rows.append((*admin.normalize_query(text, LANGUAGES[i % 4], COUNTRIES[i % 6]),
                              tags, None))
             admin.insert_queries(session, project_id, rows)
-            keys.append((admin.create_key(session, org_id, "tdk"), project_id))
+            keys.append((key, project_id))
     return url, [Person(i, *keys[i % orgs]) for i in range(users)]
 
 
@@ -146,12 +144,7 @@ class Crowd:
 
     def run(self) -> None:
         start = time.perf_counter()
-        threads = [threading.Thread(target=self._person, args=(person, start))
-                   for person in self.people]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        loadkit.run_each_in_a_thread(self._person, [(person, start) for person in self.people])
 
 
 def main() -> int:
@@ -171,12 +164,8 @@ def main() -> int:
               flush=True)
         database_url, people = seed(folder, args.orgs, args.users)
         instance = str(folder / "dashboard-instance")
-        with Redis(folder) as redis, Gunicorn(
-                "service:create_app()",
-                {"TAGDESK_DATABASE_URL": database_url, "TAGDESK_REDIS_URL": redis.url,
-                 "TAGDESK_SERVICE_SECRET_KEY": "bench-load"},
-                args.service_workers, 4, "/api/openapi.json",
-                folder / "service.log") as service, Gunicorn(
+        with loadkit.Redis(folder) as redis, loadkit.service_under_gunicorn(
+                database_url, redis, args.service_workers, 4, folder) as service, loadkit.Gunicorn(
                 f"app:create_app({{'INSTANCE_PATH': {instance!r}}})",
                 {"TAGDESK_API_URL": service.url, "TAGDESK_REDIS_URL": redis.url,
                  "TAGDESK_SECRET_KEY": "bench-load", "TAGDESK_TRUSTED_PROXIES": "1"},
@@ -205,12 +194,12 @@ def main() -> int:
                "none": counts[0]}
         totals.update(row)
         print(f"{kind:16} {row['all']:8d} {row['200']:7d} {row['4xx']:5d} {row['5xx']:5d} "
-              f"{row['none']:5d} {percentile(crowd.latency[kind], 0.5):8.1f} "
-              f"{percentile(crowd.latency[kind], 0.95):8.1f}")
+              f"{row['none']:5d} {loadkit.percentile(crowd.latency[kind], 0.5):8.1f} "
+              f"{loadkit.percentile(crowd.latency[kind], 0.95):8.1f}")
     everything = [ms for values in crowd.latency.values() for ms in values]
     print(f"{'all':16} {totals['all']:8d} {totals['200']:7d} {totals['4xx']:5d} "
-          f"{totals['5xx']:5d} {totals['none']:5d} {percentile(everything, 0.5):8.1f} "
-          f"{percentile(everything, 0.95):8.1f}")
+          f"{totals['5xx']:5d} {totals['none']:5d} {loadkit.percentile(everything, 0.5):8.1f} "
+          f"{loadkit.percentile(everything, 0.95):8.1f}")
     print(f"\nThroughput: {totals['all'] / args.seconds:.0f} answers/s")
     print(f"Answers of the wrong shape: {crowd.wrong_shape}")
     print(f"Tracebacks in the service's and the dashboard's logs: {tracebacks}")

@@ -45,7 +45,7 @@ import requests
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.loadkit import Gunicorn, Redis, percentile, seeded_service_database  # noqa: E402
+from bench import loadkit  # noqa: E402
 from service import admin  # noqa: E402
 
 RETRY_MESSAGE = re.compile(r"^Rate limit exceeded\. Retry in (\d+) seconds?\.$")
@@ -70,12 +70,8 @@ class Outcome:
 
 def seed(folder: Path, orgs: int, limits: tuple[int, int, int]) -> tuple[str, list[Org]]:
     made = []
-    with seeded_service_database(folder) as (url, session):
-        for index in range(orgs):
-            org_id = admin.create_org(session, f"Load org {index:02d}")
-            admin.set_limits(session, org_id, *limits)
-            key = admin.create_key(session, org_id, "tdk")
-            project_id = admin.create_project(session, org_id, "Shop search")
+    with loadkit.seeded_service_database(folder) as (url, session):
+        for index, key, project_id in loadkit.organizations(session, orgs, limits, "Load org"):
             tag = admin.create_tag(session, project_id, "brand", "#1f77b4")
             admin.insert_queries(session, project_id, [
                 (*admin.normalize_query(f"load query {index:02d}-{i:03d}", "en", "US"),
@@ -138,12 +134,7 @@ class Driver:
 
     def run(self) -> float:
         start = time.perf_counter() + 0.2
-        schedulers = [threading.Thread(target=self._schedule, args=(org, start))
-                      for org in self.orgs]
-        for thread in schedulers:
-            thread.start()
-        for thread in schedulers:
-            thread.join()
+        loadkit.run_each_in_a_thread(self._schedule, [(org, start) for org in self.orgs])
         self.pool.shutdown(wait=True)
         return time.perf_counter() - start
 
@@ -173,12 +164,8 @@ def main() -> int:
     try:
         print(f"Seeding {args.orgs} organizations …", flush=True)
         database_url, orgs = seed(folder, args.orgs, limits)
-        with Redis(folder) as redis, Gunicorn(
-                "service:create_app()",
-                {"TAGDESK_DATABASE_URL": database_url, "TAGDESK_REDIS_URL": redis.url,
-                 "TAGDESK_SERVICE_SECRET_KEY": "bench-load"},
-                args.workers, args.threads, "/api/openapi.json",
-                folder / "service.log") as service:
+        with loadkit.Redis(folder) as redis, loadkit.service_under_gunicorn(
+                database_url, redis, args.workers, args.threads, folder) as service:
             print(f"Service: gunicorn {args.workers} workers × {args.threads} threads, "
                   f"SQLite, rate-limit counters in Redis", flush=True)
             driver = Driver(service.url, orgs, args.rate, args.seconds, args.client_threads)
@@ -235,10 +222,11 @@ def main() -> int:
           f"429 = {len(limited):,} (expected {expected_429 * args.orgs:,}), "
           f"5xx = {total_5xx}, no answer = {no_answer}")
     print(f"429 bodies whose message disagrees with Retry-After: {bad_bodies}")
-    print(f"Latency 200: p50 {percentile(ok, 0.5):.1f} ms, p95 {percentile(ok, 0.95):.1f} ms, "
+    print(f"Latency 200: p50 {loadkit.percentile(ok, 0.5):.1f} ms, "
+          f"p95 {loadkit.percentile(ok, 0.95):.1f} ms, "
           f"max {max(ok, default=float('nan')):.1f} ms")
-    print(f"Latency 429: p50 {percentile(limited, 0.5):.1f} ms, "
-          f"p95 {percentile(limited, 0.95):.1f} ms, "
+    print(f"Latency 429: p50 {loadkit.percentile(limited, 0.5):.1f} ms, "
+          f"p95 {loadkit.percentile(limited, 0.95):.1f} ms, "
           f"max {max(limited, default=float('nan')):.1f} ms")
     print(f"Tracebacks in the service's log: {tracebacks}")
     passed = exact == args.orgs and total_5xx == 0 and no_answer == 0 and bad_bodies == 0 \

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -32,6 +31,7 @@ from sqlalchemy import create_engine, event, func, select, text
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.loadkit import free_port, percentile, serve  # noqa: E402
 from service import admin, create_app, demo, schema, search, tagging  # noqa: E402
 from service.db import session_scope  # noqa: E402
 from service.models import Organization, Query, Tag, query_tags  # noqa: E402
@@ -65,17 +65,6 @@ FIRST_TIME_TERMS = {
                     "alpenrot", "donna", "taglia", "womens", "talla", "kinder", "enfant",
                     "bergwelt", "girls", "ostwind", "unisex", "boots", "running"],
 }
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
 def prepare(url: str, count: int):
@@ -112,18 +101,9 @@ def prepare(url: str, count: int):
 def start_service(url: str, port: int) -> subprocess.Popen:
     env = {**os.environ, "TAGDESK_DATABASE_URL": url}
     env.pop("TAGDESK_REDIS_URL", None)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "-b", f"127.0.0.1:{port}", "-w", "1",
-         "--threads", "4", "--log-level", "warning", "service:create_app()"],
-        cwd=ROOT, env=env)
-    for _ in range(100):
-        try:
-            requests.get(f"http://127.0.0.1:{port}/api/openapi.json", timeout=10)
-            return process
-        except requests.RequestException:
-            time.sleep(0.1)
-    process.kill()
-    raise SystemExit("the service did not start")
+    return serve([sys.executable, "-m", "gunicorn", "-b", f"127.0.0.1:{port}", "-w", "1",
+                  "--threads", "4", "--log-level", "warning", "service:create_app()"],
+                 f"http://127.0.0.1:{port}/api/openapi.json", "the service", cwd=ROOT, env=env)
 
 
 def load_average() -> str:

@@ -1,17 +1,16 @@
-"""What the load benchmarks share: a private Redis, the service and the dashboard under
-gunicorn (several workers, as deployed), a seeded SQLite database, and percentiles.
+"""What the benchmarks share: a private Redis, the service and the dashboard under gunicorn
+(several workers, as deployed; the fault tests' launcher, tests/faults/processes.py), any
+other server started and waited for, a seeded SQLite database with organizations at given
+limits, a process's children, and percentiles.
 
 Nothing here touches the shared Redis on 6379: each run starts its own on a free port.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
-import signal
-import socket
 import subprocess
-import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,11 +19,11 @@ from pathlib import Path
 import requests
 from sqlalchemy import create_engine
 
+from service import admin, schema
 from service import create_app as create_service_app
-from service import schema
 from service.db import session_scope
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.faults import processes
+from tests.faults.stores import free_port
 
 
 @contextmanager
@@ -43,10 +42,53 @@ def seeded_service_database(folder: Path) -> Iterator[tuple[str, object]]:
         app.extensions["tagdesk_engine"].dispose()
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+def organizations(session, count: int, limits: tuple[int, int, int], name: str
+                  ) -> Iterator[tuple[int, str, str]]:
+    """`count` organizations with these limits (per second, minute, hour), each with a key and
+    a project "Shop search": (index, key, project id), for the caller to fill the project."""
+    for index in range(count):
+        org_id = admin.create_org(session, f"{name} {index:02d}")
+        admin.set_limits(session, org_id, *limits)
+        yield index, admin.create_key(session, org_id, "tdk"), admin.create_project(
+            session, org_id, "Shop search")
+
+
+def children(pid: int) -> list[int]:
+    """The processes whose parent is `pid` (gunicorn's workers), in order of their ids."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return sorted(found)
+
+
+def serve(command: list[str], ready_url: str, what: str, **popen) -> subprocess.Popen:
+    """`command` started (`popen`: subprocess.Popen's options), once `ready_url` answers at
+    all; if it does not within 30 s, the process is killed and the run stops."""
+    process = subprocess.Popen(command, **popen)
+    for _ in range(300):
+        try:
+            requests.get(ready_url, timeout=10)
+            return process
+        except requests.RequestException:
+            time.sleep(0.1)
+    process.kill()
+    raise SystemExit(f"{what} did not start")
+
+
+def run_each_in_a_thread(target, arguments: list[tuple]) -> None:
+    """`target(*args)` for each args of `arguments`, all at once, each in a thread of its own;
+    returns when all have ended."""
+    threads = [threading.Thread(target=target, args=args) for args in arguments]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -89,53 +131,33 @@ class Redis:
             self.process.wait(10)
 
 
-class Gunicorn:
-    """`target` under gunicorn with its own environment (no TAGDESK_* leaks in)."""
+class Gunicorn(processes.Gunicorn):
+    """`target` under gunicorn with its own environment (no TAGDESK_* leaks in), for the time
+    of a `with` block: started and waited for (`ready_path` answers 200; one that does not
+    start stops the run with its log's tail), then killed, since a benchmark has read all it
+    reports by then. As in the fault tests, the master imports the app's modules once before
+    the workers fork (tests/faults/preimport.py): a faster start, the same requests."""
 
     def __init__(self, target: str, env: dict[str, str], workers: int, threads: int,
                  ready_path: str, log: Path):
-        self.target = target
-        self.env = env
-        self.workers = workers
-        self.threads = threads
-        self.ready_path = ready_path
-        self.log = log
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.process: subprocess.Popen | None = None
+        super().__init__(target, env, log, ready_path, workers=workers, threads=threads)
 
     def __enter__(self) -> Gunicorn:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("TAGDESK_")}
-        env.update(self.env, PYTHONPATH=str(ROOT))
-        with open(self.log, "ab") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "gunicorn", "--workers", str(self.workers),
-                 "--threads", str(self.threads), "--no-control-socket",
-                 "--bind", f"127.0.0.1:{self.port}", self.target],
-                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            try:
-                if requests.get(self.url + self.ready_path, timeout=5).status_code == 200:
-                    return self
-            except requests.RequestException:
-                pass
-            if self.process.poll() is not None:
-                break
-            time.sleep(0.1)
-        self.__exit__()
-        raise SystemExit(f"{self.target} did not start; see {self.log}")
+        return self.start()
 
     def __exit__(self, *_exc) -> None:
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(10)
+        self.stop()
 
     def errors_logged(self) -> int:
         """Tracebacks in the log: an error answered as a sentence is logged without one."""
         return self.log.read_text(encoding="utf-8", errors="replace").count("Traceback")
+
+
+def service_under_gunicorn(database_url: str, redis: Redis, workers: int, threads: int,
+                           folder: Path) -> Gunicorn:
+    """The service on `database_url`, its rate limits counted in `redis`, under gunicorn
+    (log: folder/service.log)."""
+    return Gunicorn("service:create_app()",
+                    {"TAGDESK_DATABASE_URL": database_url, "TAGDESK_REDIS_URL": redis.url,
+                     "TAGDESK_SERVICE_SECRET_KEY": "bench-load"},
+                    workers, threads, "/api/openapi.json", folder / "service.log")
