@@ -58,19 +58,13 @@ from sqlalchemy import create_engine, select  # noqa: E402
 from werkzeug.serving import WSGIRequestHandler, make_server  # noqa: E402
 
 import app as dashboard_module  # noqa: E402
-from bench.bench_dashboard_load import (  # noqa: E402
-    children,
-    clean_environment,
-    cpu_seconds,
-    free_port,
-    start,
-    stop,
-    wait_until_up,
-)
+from bench.bench_dashboard_load import answers_200, clean_environment, cpu_seconds  # noqa: E402
+from bench.loadkit import children, free_port, percentile  # noqa: E402
 from service import admin, demo, schema  # noqa: E402
 from service import create_app as create_service_app  # noqa: E402
 from service.db import session_scope  # noqa: E402
 from service.models import Organization  # noqa: E402
+from tests.support.scaleout import Process  # noqa: E402
 
 UNLIMITED = (1_000_000, 10_000_000, 100_000_000)
 # Page size -> target for the p95 of the dashboard's own overhead (milliseconds).
@@ -93,12 +87,6 @@ VIEWS = [
 ]
 CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 TIMING = re.compile(r"(\w+);dur=([0-9.]+)")
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))
-    return ordered[index]
 
 
 def prepare_database(args) -> str:
@@ -223,29 +211,29 @@ class Processes:
         access_log.touch()
         service_port, dashboard_port = free_port(), free_port()
         service_config = {"DATABASE_URL": url, "REDIS_URL": None, "DEFAULT_LIMITS": UNLIMITED}
-        self.service = start(
-            [sys.executable, "-m", "gunicorn", "--workers", "1", "--threads", "4",
-             "--no-control-socket", "--graceful-timeout", "5",
-             "--bind", f"127.0.0.1:{service_port}", "--access-logfile", str(access_log),
-             "--access-logformat", "%(D)s %(s)s", f"service:create_app({service_config!r})"],
-            clean_environment(), self.folder / "service.log")
+        self.service = Process("service", [
+            sys.executable, "-m", "gunicorn", "--workers", "1", "--threads", "4",
+            "--no-control-socket", "--graceful-timeout", "5",
+            "--bind", f"127.0.0.1:{service_port}", "--access-logfile", str(access_log),
+            "--access-logformat", "%(D)s %(s)s", f"service:create_app({service_config!r})"],
+            clean_environment(), self.folder).start()
         self.service_url = f"http://127.0.0.1:{service_port}"
         dashboard_config = {"INSTANCE_PATH": str(self.folder / "dashboard"),
                             "SIGNIN_LIMIT": "1000/minute", "SERVER_TIMING": True}
-        self.dashboard = start(
-            [sys.executable, "-m", "gunicorn", "--workers", "1", "--worker-class", "gthread",
-             "--threads", "4", "--no-control-socket", "--graceful-timeout", "5",
-             "--bind", f"127.0.0.1:{dashboard_port}", f"app:create_app({dashboard_config!r})"],
-            clean_environment(TAGDESK_API_URL=self.service_url,
-                              TAGDESK_SECRET_KEY="benchmark"),
-            self.folder / "dashboard.log")
+        self.dashboard = Process("dashboard", [
+            sys.executable, "-m", "gunicorn", "--workers", "1", "--worker-class", "gthread",
+            "--threads", "4", "--no-control-socket", "--graceful-timeout", "5",
+            "--bind", f"127.0.0.1:{dashboard_port}", f"app:create_app({dashboard_config!r})"],
+            clean_environment(TAGDESK_API_URL=self.service_url, TAGDESK_SECRET_KEY="benchmark"),
+            self.folder).start()
         self.base = f"http://127.0.0.1:{dashboard_port}"
         self.meter = AccessLogMeter(access_log)
         self.label = ("the service and the dashboard under gunicorn, a process each "
                       "(1 worker × 4 threads)")
         try:
-            wait_until_up(self.service_url + "/api/openapi.json", self.service, "service")
-            wait_until_up(self.base + "/signin", self.dashboard, "dashboard")
+            self.service.wait_until(lambda: answers_200(self.service_url + "/api/openapi.json"),
+                                    "start")
+            self.dashboard.wait_until(lambda: answers_200(self.base + "/signin"), "start")
         except BaseException:
             self.close()
             raise
@@ -253,8 +241,8 @@ class Processes:
     def dashboard_cpu(self) -> float | None:
         """CPU seconds of the dashboard's processes so far (all of its work: HTTP, sessions,
         the API client, rendering)."""
-        return sum(cpu_seconds(pid) for pid in [self.dashboard.pid,
-                                                 *children(self.dashboard.pid)])
+        pid = self.dashboard.process.pid
+        return sum(cpu_seconds(each) for each in [pid, *children(pid)])
 
     def profiled_app(self):
         os.environ["TAGDESK_API_URL"] = self.service_url
@@ -266,8 +254,8 @@ class Processes:
             del os.environ["TAGDESK_API_URL"]
 
     def close(self) -> None:
-        stop(self.dashboard)
-        stop(self.service)
+        self.dashboard.kill()
+        self.service.kill()
         shutil.rmtree(self.folder, ignore_errors=True)
 
 

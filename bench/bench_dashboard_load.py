@@ -33,8 +33,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -49,27 +47,17 @@ sys.path.insert(0, str(ROOT))
 import requests  # noqa: E402
 from sqlalchemy import select  # noqa: E402
 
+from bench.loadkit import children, free_port, percentile  # noqa: E402
 from service import create_app as create_service_app  # noqa: E402
 from service import demo, schema  # noqa: E402
 from service.config import DEFAULT_LIMITS  # noqa: E402
 from service.db import session_scope  # noqa: E402
 from service.models import Project  # noqa: E402
+from tests.support.scaleout import Process  # noqa: E402
 
 LIFTED = (1_000_000, 10_000_000, 100_000_000)
 PROJECT = "Online shop search"
 TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))
-    return ordered[index]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def seed(folder: Path, queries: int) -> tuple[str, str, str]:
@@ -84,52 +72,14 @@ def seed(folder: Path, queries: int) -> tuple[str, str, str]:
     return url, key, project_id
 
 
+def answers_200(url: str) -> bool:
+    return requests.get(url, timeout=5).status_code == 200
+
+
 def clean_environment(**extra: str) -> dict[str, str]:
     """This machine's environment without Tagdesk settings (they would change what runs)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TAGDESK_")}
     return {**env, "PYTHONPATH": str(ROOT), **extra}
-
-
-def start(command: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
-    with open(log, "ab") as output:
-        return subprocess.Popen(command, cwd=ROOT, env=env, stdout=output,
-                                stderr=subprocess.STDOUT, start_new_session=True)
-
-
-def stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-
-
-def wait_until_up(url: str, process: subprocess.Popen, what: str) -> None:
-    for _ in range(1200):
-        if process.poll() is not None:
-            raise SystemExit(f"the {what} stopped while starting (see its log)")
-        try:
-            if requests.get(url, timeout=5).status_code == 200:
-                return
-        except requests.RequestException:
-            pass
-        time.sleep(0.05)
-    raise SystemExit(f"the {what} did not start")
-
-
-def children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry.name))
-    return sorted(found)
 
 
 def rss_kib(pid: int) -> int | None:
@@ -202,36 +152,37 @@ def run(args, limits: tuple[int, int, int], label: str, seeded: tuple[str, str, 
         folder: Path) -> dict:
     database_url, key, project_id = seeded
     run_folder = Path(tempfile.mkdtemp(prefix=f"{label}-", dir=folder))
-    service_log, access_log = run_folder / "service.log", run_folder / "service-access.log"
+    access_log = run_folder / "service-access.log"  # the logs: service.log, dashboard.log
     access_log.touch()
     service_port, dashboard_port = free_port(), free_port()
     service_config = {"DATABASE_URL": database_url, "REDIS_URL": None, "DEFAULT_LIMITS": limits}
-    service = start([sys.executable, "-m", "gunicorn", "--workers", "1", "--threads", "8",
-                     "--no-control-socket", "--graceful-timeout", "5", "--bind", f"127.0.0.1:{service_port}",
-                     "--access-logfile", str(access_log), "--access-logformat", "%(s)s %(U)s",
-                     f"service:create_app({service_config!r})"],
-                    clean_environment(), service_log)
+    service = Process("service", [
+        sys.executable, "-m", "gunicorn", "--workers", "1", "--threads", "8",
+        "--no-control-socket", "--graceful-timeout", "5", "--bind", f"127.0.0.1:{service_port}",
+        "--access-logfile", str(access_log), "--access-logformat", "%(s)s %(U)s",
+        f"service:create_app({service_config!r})"], clean_environment(), run_folder).start()
     service_url = f"http://127.0.0.1:{service_port}"
     dashboard_config = {"INSTANCE_PATH": str(run_folder / "dashboard"),
                         "SIGNIN_LIMIT": "10000/minute", "SERVER_TIMING": True}
-    dashboard = start([sys.executable, "-m", "gunicorn", "--workers", str(args.workers),
-                       "--worker-class", "gthread", "--threads", str(args.threads),
-                       "--no-control-socket", "--graceful-timeout", "5", "--bind", f"127.0.0.1:{dashboard_port}",
-                       f"app:create_app({dashboard_config!r})"],
-                      clean_environment(TAGDESK_API_URL=service_url,
-                                        TAGDESK_SECRET_KEY="load-benchmark"),
-                      run_folder / "dashboard.log")
+    dashboard = Process("dashboard", [
+        sys.executable, "-m", "gunicorn", "--workers", str(args.workers),
+        "--worker-class", "gthread", "--threads", str(args.threads),
+        "--no-control-socket", "--graceful-timeout", "5", "--bind", f"127.0.0.1:{dashboard_port}",
+        f"app:create_app({dashboard_config!r})"],
+        clean_environment(TAGDESK_API_URL=service_url, TAGDESK_SECRET_KEY="load-benchmark"),
+        run_folder).start()
     dashboard_url = f"http://127.0.0.1:{dashboard_port}"
     out = run_folder / "locust.json"
     try:
-        wait_until_up(service_url + "/api/openapi.json", service, "service")
-        wait_until_up(dashboard_url + "/signin", dashboard, "dashboard")
+        service.wait_until(lambda: answers_200(service_url + "/api/openapi.json"), "start")
+        dashboard.wait_until(lambda: answers_200(dashboard_url + "/signin"), "start")
         for _ in range(200):  # every worker booted
-            workers = children(dashboard.pid)
+            workers = children(dashboard.process.pid)
             if len(workers) == args.workers:
                 break
             time.sleep(0.05)
-        sampler = Sampler(workers, [service.pid, *children(service.pid)], access_log)
+        sampler = Sampler(workers, [service.process.pid, *children(service.process.pid)],
+                          access_log)
         sampler.sample()
         sampler.start()
         locust_env = clean_environment(
@@ -247,9 +198,9 @@ def run(args, limits: tuple[int, int, int], label: str, seeded: tuple[str, str, 
                            cwd=ROOT, env=locust_env, stdout=locust_log,
                            stderr=subprocess.STDOUT, check=False)
         sampler.finish()
-    finally:
-        stop(dashboard)
-        stop(service)
+    finally:  # all is read: nothing left for the servers to finish
+        dashboard.kill()
+        service.kill()
     result = json.loads(out.read_text()) if out.exists() else None
     if not result or not result.get("start"):
         raise SystemExit(f"Locust did not measure anything; see {run_folder}/locust.log")
