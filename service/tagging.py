@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sqlalchemy import bindparam, delete, insert, select, text, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from .db import begin_write
@@ -134,7 +135,14 @@ def set_tags(session: Session, project_id: str, items: list[SetTagsItem]) -> lis
             removals += [(row.pk, t) for t in before - after]
             current[row.pk] = sorted(after)
 
-    _write_links(session, removals, additions)
+    try:
+        _write_links(session, removals, additions)
+    except IntegrityError:
+        # A tag was deleted (settings → Projects) after _check_items found it, and a link to
+        # it can no longer be made: the call is answered as if the tag had never been there.
+        session.rollback()
+        _check_items(session, project_id, items)
+        raise
     if changed and session.get_bind().dialect.name == "postgresql":
         session.execute(TOUCH_ROWS, {"now": now, "query_pks": sorted(changed)})
     elif changed:
