@@ -1,6 +1,7 @@
-"""The dashboard in tests: closing an app (its job runner, jobs store, embedded service),
-CSRF tokens from pages, signing in and out of a test client, a counter of the embedded
-service's requests, and the sample queries of the `shop` fixture (tests/dashboard/conftest.py).
+"""The dashboard in tests: closing an app (its job runner, jobs store, embedded service), the
+service it embeds, CSRF tokens from pages, signing in and out of a test client, a counter of
+the embedded service's requests, and the sample queries of the `shop` fixture
+(tests/dashboard/conftest.py).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ SAMPLE = [
     ("where to buy running shoes", "en", "US", ["question", "local"]),
 ]
 FILLER = 60  # plain queries so that there are several pages
+TOTAL = len(SAMPLE) + FILLER  # the queries of the `shop` fixture's project
 
 
 def close_app(app) -> None:
@@ -35,6 +37,15 @@ def close_app(app) -> None:
     if embedded is not None:
         embedded.stop()
     app.extensions["tagdesk_registry"].close()
+
+
+class EmbeddedService:
+    """For a record of a dashboard app (its `app`) that embeds the service: that service's
+    Flask app, as `service_app`."""
+
+    @property
+    def service_app(self):
+        return self.app.extensions["tagdesk_embedded"].service_app
 
 
 class ServiceRequests:

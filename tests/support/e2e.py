@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from queryapi import Client
+from tests.support.dashboard import EmbeddedService
 from tests.support.world import UNLIMITED
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -17,14 +18,10 @@ LAPTOP = {"width": 1280, "height": 860}
 
 
 @dataclass
-class Dashboard:
+class Dashboard(EmbeddedService):
     url: str
     app: object
     demo_key: str
-
-    @property
-    def service_app(self):
-        return self.app.extensions["tagdesk_embedded"].service_app
 
     def api(self, key: str | None = None) -> Client:
         """The API itself (through the dashboard's /api), for what the tests compare with."""

@@ -18,7 +18,7 @@ from requests.adapters import HTTPAdapter
 from app import create_app
 from service import admin
 from service.db import session_scope
-from tests.support.dashboard import close_app, csrf_token
+from tests.support.dashboard import EmbeddedService, close_app, csrf_token
 from tests.support.servers import LiveServer
 from tests.support.world import UNLIMITED
 
@@ -149,14 +149,10 @@ def make_org(service_app, name: str, projects: dict, tags: dict[str, str],
 
 
 @dataclass
-class Site:
+class Site(EmbeddedService):
     url: str
     app: object
     server: LiveServer
-
-    @property
-    def service_app(self):
-        return self.app.extensions["tagdesk_embedded"].service_app
 
     def visitor(self, address: str | None = None) -> Visitor:
         return Visitor(self.url, address)
