@@ -1,13 +1,15 @@
 """Dashboard fixtures, in the style of Flask's tutorial: the dashboard with its embedded
 service on this test's database (tests/conftest.py's `world`), a test client, an `auth`
-helper that signs in and out, and a counter of the service's requests. The helpers behind
-them are in tests/support/dashboard.py.
+helper that signs in and out (and the client `signed_in` with it), a counter of the service's
+requests, and the configuration `flask run` would start with. The helpers behind them are in
+tests/support/dashboard.py.
 """
 
 from __future__ import annotations
 
 import pytest
 
+import app as app_module
 from app import create_app
 from tests.support.dashboard import FILLER, SAMPLE, AuthActions, ServiceRequests, close_app
 
@@ -21,6 +23,15 @@ def dashboard_config(service_config, tmp_path) -> dict:
         "SERVICE_CONFIG": service_config,
         "DEMO_QUERIES": 60,
     }
+
+
+@pytest.fixture
+def flask_run_config(dashboard_config, monkeypatch) -> dict:
+    """The dashboard's configuration as `flask run` starts it (not TESTING, FLASK_RUN_FROM_CLI
+    set), in a process that has not printed the start-up banner yet."""
+    monkeypatch.setattr(app_module, "_announced", False)
+    monkeypatch.setenv("FLASK_RUN_FROM_CLI", "true")
+    return {key: value for key, value in dashboard_config.items() if key != "TESTING"}
 
 
 @pytest.fixture
@@ -51,3 +62,10 @@ def api_calls(app) -> ServiceRequests:
 @pytest.fixture
 def auth(client, shop) -> AuthActions:
     return AuthActions(client, shop)
+
+
+@pytest.fixture
+def signed_in(auth):
+    """The test client, signed in with the world's key."""
+    auth.sign_in()
+    return auth.client

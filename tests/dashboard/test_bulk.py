@@ -27,16 +27,8 @@ from tests.dashboard.bulk_helpers import (
     text_of,
     wait_for,
 )
-from tests.support.dashboard import FILLER, SAMPLE, AuthActions, csrf_token
+from tests.support.dashboard import TOTAL, AuthActions, csrf_token
 from tests.support.waiting import wait_until
-
-TOTAL = len(SAMPLE) + FILLER
-
-
-@pytest.fixture
-def signed_in(auth):
-    auth.sign_in()
-    return auth.client
 
 
 def tag(world, name: str) -> str:
@@ -353,14 +345,20 @@ def test_select_all_runs_a_job_that_tags_every_match_and_nothing_else(app, signe
             assert names == set(), query_key
 
 
-def test_removing_the_tag_the_filter_asks_for_from_all_matching(app, signed_in, shop):
-    """The walk keeps its place while its own writes empty the filter."""
-    app.config["BULK_BATCH_SIZE"] = 2
-    fillers = [f"filler query {i:03d}" for i in range(0, 60, 3)]  # 20 of them
+def local_page(app, signed_in, shop) -> str:
+    """The page of 'tag=local' once 20 filler queries have only 'local' (through the API): 22
+    queries, with the 2 sample queries that have it."""
+    fillers = [f"filler query {i:03d}" for i in range(0, 60, 3)]
     with api_of(app, shop) as api:
         records = [r for r in api.iter_queries(shop.project_id) if r.query in fillers]
         api.set_tags(shop.project_id, [r.assignment((shop.tags["local"],)) for r in records])
-    html = page(signed_in, shop, "tag=local")
+    return page(signed_in, shop, "tag=local")
+
+
+def test_removing_the_tag_the_filter_asks_for_from_all_matching(app, signed_in, shop):
+    """The walk keeps its place while its own writes empty the filter."""
+    app.config["BULK_BATCH_SIZE"] = 2
+    html = local_page(app, signed_in, shop)
     confirm_all(signed_in, shop, html, action="remove", apply_tag=tag(shop, "local"),
                 tag="local")
     edit = wait_for(app, latest(app, shop).id)
@@ -375,11 +373,7 @@ def test_a_stable_edit_keeps_its_place_when_others_move_queries_out_of_the_filte
     overlap row; someone outside the dashboard removing 'local' from queries the walk already
     did shifts the offsets, which the page's totalRecords shows: nothing is skipped."""
     app.config["BULK_BATCH_SIZE"] = 4
-    fillers = [f"filler query {i:03d}" for i in range(0, 60, 3)]  # 20 of them
-    with api_of(app, shop) as api:
-        records = [r for r in api.iter_queries(shop.project_id) if r.query in fillers]
-        api.set_tags(shop.project_id, [r.assignment((shop.tags["local"],)) for r in records])
-    html = page(signed_in, shop, "tag=local")
+    html = local_page(app, signed_in, shop)
     real = Client.set_tags
     job_writes: list[list[str]] = []
 

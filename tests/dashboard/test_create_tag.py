@@ -32,12 +32,6 @@ CREATE_BUTTON = re.compile(
     r'hx-post="(/projects/[^"]+/bulk/tags)"[^>]*>Create tag</button>')
 
 
-@pytest.fixture
-def signed_in(auth):
-    auth.sign_in()
-    return auth.client
-
-
 def picker(client, world, action: str = "add", **args) -> str:
     response = client.get(f"/projects/{world.project_id}/bulk/picker",
                           query_string={"action": action, **args},

@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 import requests
 
-import app as app_module
 from app import create_app
 from tests.support.dashboard import close_app, csrf_token
 from tests.support.world import UNLIMITED
@@ -116,13 +115,10 @@ def test_gunicorn_workers_serve_pages_without_deadlock(shop, database_url, tmp_p
             server.kill()
 
 
-def test_start_up_prints_the_url_and_the_demo_key(dashboard_config, monkeypatch, capsys):
-    monkeypatch.setattr(app_module, "_announced", False)
-    monkeypatch.setenv("FLASK_RUN_FROM_CLI", "true")
+def test_start_up_prints_the_url_and_the_demo_key(flask_run_config, monkeypatch, capsys):
     port = free_port()
     monkeypatch.setenv("FLASK_RUN_PORT", str(port))
-    config = {key: value for key, value in dashboard_config.items() if key != "TESTING"}
-    app = create_app(config)
+    app = create_app(flask_run_config)
     try:
         printed = capsys.readouterr().err
         assert f"Tagdesk dashboard: http://127.0.0.1:{port}/\n" in printed
@@ -132,24 +128,21 @@ def test_start_up_prints_the_url_and_the_demo_key(dashboard_config, monkeypatch,
         assert f"Demo administrator: {email}, password: {password}\n" in printed
         assert ("Another administrator: uv run flask --app service create-user <org> <email>"
                 in printed)
-        again = create_app(config)  # once per process
+        again = create_app(flask_run_config)  # once per process
         close_app(again)
         assert "Tagdesk dashboard" not in capsys.readouterr().err
     finally:
         close_app(app)
 
 
-def test_start_up_names_the_address_given_to_flask_run(dashboard_config, monkeypatch, capsys):
+def test_start_up_names_the_address_given_to_flask_run(flask_run_config, monkeypatch, capsys):
     """`flask --app app run --port N` prints that port, not Flask's default."""
     from flask.cli import run_command
 
-    monkeypatch.setattr(app_module, "_announced", False)
-    monkeypatch.setenv("FLASK_RUN_FROM_CLI", "true")
     monkeypatch.delenv("FLASK_RUN_PORT", raising=False)
-    config = {key: value for key, value in dashboard_config.items() if key != "TESTING"}
     port = free_port()
     with run_command.make_context("run", ["--port", str(port)]) as context, context:
-        app = create_app(config)
+        app = create_app(flask_run_config)
     try:
         assert f"Tagdesk dashboard: http://127.0.0.1:{port}/" in capsys.readouterr().err
     finally:

@@ -5,17 +5,8 @@ from __future__ import annotations
 import logging
 import re
 
-import pytest
-
 from service import admin
 from tests.support.dashboard import csrf_token, project_url
-
-
-@pytest.fixture
-def signed_in(auth):
-    auth.sign_in()
-    return auth.client
-
 
 # --- projects ------------------------------------------------------------------------------------
 

@@ -11,22 +11,13 @@ from sqlalchemy import text
 
 from queryapi import Client, RateLimited, TransportError, Unavailable
 from tests.support.dashboard import (
-    FILLER,
-    SAMPLE,
+    TOTAL,
     AuthActions,
     ServiceRequests,
     close_app,
     project_url,
     row_queries,
 )
-
-TOTAL = len(SAMPLE) + FILLER
-
-
-@pytest.fixture
-def signed_in(auth):
-    auth.sign_in()
-    return auth.client
 
 
 def get(client, world, query="", **kwargs):

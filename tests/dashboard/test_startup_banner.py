@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import queue
 import re
-import signal
 import socket
 import subprocess
 import sys
@@ -26,6 +25,7 @@ import requests
 import app as app_module
 from app import create_app
 from tests.support.dashboard import close_app
+from tests.support.processes import stop_group
 
 ROOT = Path(__file__).resolve().parents[2]
 START_SECONDS = 90  # migrations and a small demo on a busy machine
@@ -47,6 +47,7 @@ def another_program_on_a_port():
 
 
 def flask_run(tmp_path: Path, *options: str) -> subprocess.Popen:
+    """`flask … run` in a session of its own: `stop_group` stops the reloader's child too."""
     config = {"INSTANCE_PATH": str(tmp_path / "instance"), "DEMO_QUERIES": 20}
     environment = {name: value for name, value in os.environ.items()
                    if not name.startswith(("TAGDESK_", "FLASK_", "WERKZEUG_"))}
@@ -60,17 +61,6 @@ def flask_run(tmp_path: Path, *options: str) -> subprocess.Popen:
         [sys.executable, "-m", "flask", "--app", f"app:create_app({config!r})", *options],
         cwd=ROOT, env=environment, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True, start_new_session=True)
-
-
-def stop(process: subprocess.Popen) -> None:
-    """The process and the reloader's child with it (a session of their own)."""
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=15)
 
 
 class Output:
@@ -117,7 +107,7 @@ def test_a_port_taken_by_another_program_is_named_instead_of_the_address_and_key
             assert output.wait_for(r"^Port \d+ is in use"), output.text  # werkzeug, exiting
             process.wait(timeout=30)
         finally:
-            stop(process)
+            stop_group(process)
         printed = output.text
         assert process.returncode != 0
         assert f"Tagdesk dashboard: port {port} is already in use by another program" in printed
@@ -169,7 +159,7 @@ def test_a_free_port_gets_the_address_and_the_demo_key_and_the_address_is_the_da
         assert signed_in.url == f"http://127.0.0.1:{port}/settings/api"
         assert administrator[1] in signed_in.text
     finally:
-        stop(process)
+        stop_group(process)
 
 
 def test_with_the_reloader_the_banner_is_printed_once_by_the_serving_process(tmp_path):
@@ -182,18 +172,15 @@ def test_with_the_reloader_the_banner_is_printed_once_by_the_serving_process(tmp
         assert output.text.count("Tagdesk dashboard: ") == 1, output.text
         assert output.text.index("Restarting with") < output.text.index("Tagdesk dashboard: ")
     finally:
-        stop(process)
+        stop_group(process)
 
 
-def test_a_busy_port_is_named_in_process_too(dashboard_config, monkeypatch, capsys):
+def test_a_busy_port_is_named_in_process_too(flask_run_config, monkeypatch, capsys):
     """The check made by `create_app` itself, without a subprocess (FLASK_RUN_PORT)."""
-    monkeypatch.setattr(app_module, "_announced", False)
-    monkeypatch.setenv("FLASK_RUN_FROM_CLI", "true")
     monkeypatch.delenv("FLASK_RUN_HOST", raising=False)
-    config = {key: value for key, value in dashboard_config.items() if key != "TESTING"}
     with another_program_on_a_port() as port:
         monkeypatch.setenv("FLASK_RUN_PORT", str(port))
-        app = create_app(config)
+        app = create_app(flask_run_config)
     try:
         printed = capsys.readouterr().err
         assert f"port {port} is already in use by another program" in printed
