@@ -12,33 +12,24 @@ the stateless run (tests/service/test_openapi_conformance.py) covers both.
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, Phase, settings
-from schemathesis import checks
 from schemathesis.specs.openapi.checks import ignored_auth
 
 from tests.support.databases import database_for
+from tests.support.openapi import OPENAPI_DOCUMENT, RESPONSE_CHECKS
 from tests.support.switches import wanted
 
-SPEC = Path(__file__).resolve().parents[2] / "docs" / "openapi.yaml"
 # negative_data_rejection is left to the stateless run: here every call carries the key, which
 # turns a case meant to lack it into a valid request.
-CHECKS = [
-    checks.not_a_server_error,
-    checks.status_code_conformance,
-    checks.content_type_conformance,
-    checks.response_headers_conformance,
-    checks.response_schema_conformance,
-    ignored_auth,
-]
+CHECKS = [*RESPONSE_CHECKS, ignored_auth]
 SCENARIOS = settings(max_examples=15, stateful_step_count=10, deadline=None, derandomize=True,
                      database=None,
                      phases=[Phase.generate], suppress_health_check=list(HealthCheck))
 
-schema = schemathesis.openapi.from_path(SPEC)
+schema = schemathesis.openapi.from_path(OPENAPI_DOCUMENT)
 LINKS = {path: operation["responses"]["200"]["links"] for path, operation in (
     ("/api/projects/list", schema.raw_schema["paths"]["/api/projects/list"]["get"]),
     ("/api/queries/list", schema.raw_schema["paths"]["/api/queries/list"]["post"]))}
