@@ -18,7 +18,7 @@ from service.config import MAX_BODY_BYTES
 from tests.faults.processes import Gunicorn
 from tests.support.api import Api
 from tests.support.dashboard import close_app
-from tests.support.servers import LiveServer
+from tests.support.servers import live_servers
 
 TOO_LARGE = {"statusCode": 413, "message": "Request body is larger than 1 MiB.",
              "error": "Payload Too Large"}
@@ -136,24 +136,18 @@ def test_chunked_bodies_over_one_mebibyte_are_413_under_gunicorn(gunicorn_servic
 @pytest.fixture
 def dashboard(service_config, tmp_path, world):
     """The dashboard with the service embedded under /api, served on a loopback port."""
-    apps = []
 
-    def start(dashboard_extra=None, service_extra=None) -> LiveServer:
-        app = create_dashboard_app({
+    def make(dashboard_extra=None, service_extra=None):
+        return create_dashboard_app({
             "TESTING": True,
             "INSTANCE_PATH": str(tmp_path / "instance"),
             "SECRET_KEY": "dashboard-test-secret",
             "SERVICE_CONFIG": {**service_config, **(service_extra or {})},
             **(dashboard_extra or {}),
         })
-        server = LiveServer(app).start()
-        apps.append((app, server))
-        return server
 
-    yield start
-    for app, server in apps:
-        server.stop()
-        close_app(app)
+    with live_servers(make, close_app) as start:
+        yield start
 
 
 def test_chunked_bodies_over_one_mebibyte_are_413_through_the_dashboards_api(
@@ -236,18 +230,9 @@ def anonymous_remaining(base_url: str, forwarded_for: str | None) -> int:
 @pytest.fixture
 def service_with(service_config):
     """A live service with some configuration of its own."""
-    started = []
-
-    def start(**config) -> LiveServer:
-        app = create_service_app({**service_config, **config})
-        server = LiveServer(app).start()
-        started.append((app, server))
-        return server
-
-    yield start
-    for app, server in started:
-        server.stop()
-        app.extensions["tagdesk_engine"].dispose()
+    with live_servers(lambda **config: create_service_app({**service_config, **config}),
+                      lambda app: app.extensions["tagdesk_engine"].dispose()) as start:
+        yield start
 
 
 def test_behind_one_trusted_proxy_each_client_address_has_its_own_budget(service_with):
