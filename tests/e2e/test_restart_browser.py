@@ -28,7 +28,7 @@ from service import create_app as create_service_app
 from service.db import session_scope
 from tests.support.e2e import LAPTOP
 from tests.support.servers import LiveServer
-from tests.support.world import UNLIMITED
+from tests.support.world import UNLIMITED, small_org
 
 pytestmark = pytest.mark.browser
 
@@ -84,25 +84,22 @@ def setup(tmp_path, sqlite_template):
                       "DEFAULT_LIMITS": UNLIMITED}
     service_app = create_service_app({**service_config, "TESTING": True})
     with session_scope(service_app) as session:
-        org_id = admin.create_org(session, "Restart org")
-        key = admin.create_key(session, org_id, "tdk")
-        project_id = admin.create_project(session, org_id, "Restart project")
-        brand = admin.create_tag(session, project_id, "brand", "#1f77b4")
-        admin.create_tag(session, project_id, "sale", "#ff7f0e")
-        admin.insert_queries(session, project_id, [
+        org = small_org(session, "Restart org", "Restart project")
+        brand = org.tags["brand"]
+        admin.insert_queries(session, org.project_id, [
             (f"wanderschuhe {i:04d}", "de", "CH", [brand] if i % (QUERIES // ALREADY) == 0
              and i // (QUERIES // ALREADY) < ALREADY else [], None)
             for i in range(QUERIES)])
         # Slow enough to be stopped half-way.
-        admin.set_limits(session, org_id, 5, 100_000, 1_000_000)
+        admin.set_limits(session, org.org_id, 5, 100_000, 1_000_000)
     # The ground truth, through the API, from a service of this test's own.
     api_server = LiveServer(service_app).start()
     config = {"INSTANCE_PATH": str(tmp_path / "instance"), "SECRET_KEY": "restart-secret",
               "SERVICE_CONFIG": service_config, "BULK_BATCH_SIZE": 100,
               "SIGNIN_LIMIT": "1000/minute"}
     processes = []
-    yield {"config": config, "key": key, "project_id": project_id, "org_id": org_id,
-           "api": Client(api_server.url, key), "processes": processes,
+    yield {"config": config, "key": org.key, "project_id": org.project_id, "org_id": org.org_id,
+           "api": Client(api_server.url, org.key), "processes": processes,
            "service_app": service_app, "jobs_url": f"sqlite:///{tmp_path}/instance/"
                                                    "dashboard.sqlite3"}
     for process in processes:

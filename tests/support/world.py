@@ -1,5 +1,6 @@
 """A small world to work in: an organization with a key, two projects and tags, made through
-the service's admin layer (the `world` fixture of tests/conftest.py builds one)."""
+the service's admin layer (the `world` fixture of tests/conftest.py builds one); and a smaller
+organization, with one project, for tests and benchmarks that start a service of their own."""
 
 from __future__ import annotations
 
@@ -12,6 +13,24 @@ from service.db import session_scope
 UNLIMITED = (100_000, 1_000_000, 10_000_000)
 
 TAG_COLORS = {"brand": "#1f77b4", "sale": "#ff7f0e", "question": "#2ca02c", "local": "#d62728"}
+
+
+@dataclass
+class SmallOrg:
+    org_id: str
+    key: str
+    project_id: str
+    tags: dict[str, int]
+
+
+def small_org(session, name: str, project: str, tags=("brand", "sale")) -> SmallOrg:
+    """An organization with a key and one project with these tags (colours of TAG_COLORS),
+    made in `session` through the admin layer."""
+    org_id = admin.create_org(session, name)
+    key = admin.create_key(session, org_id, "tdk")
+    project_id = admin.create_project(session, org_id, project)
+    return SmallOrg(org_id, key, project_id, {
+        tag: admin.create_tag(session, project_id, tag, TAG_COLORS[tag]) for tag in tags})
 
 
 @dataclass
@@ -31,11 +50,8 @@ class World:
 
     def new_org(self, name="Other org") -> tuple[str, str, str]:
         """Another organization: (org id, key, project id)."""
-        def make(session):
-            org_id = admin.create_org(session, name)
-            key = admin.create_key(session, org_id, "tdk")
-            return org_id, key, admin.create_project(session, org_id, "Their project")
-        return self.run(make)
+        made = self.run(lambda session: small_org(session, name, "Their project", tags=()))
+        return made.org_id, made.key, made.project_id
 
     def new_key(self, org_id=None, project_id=None) -> str:
         return self.run(lambda s: admin.create_key(s, org_id or self.org_id, "tdk", project_id))
