@@ -14,17 +14,22 @@ from dataclasses import dataclass, field
 
 import pytest
 import requests
-from sqlalchemy import create_engine
 
 from service import admin, schema
 from service import create_app as create_service_app
 from service.db import session_scope
-from tests.support.world import UNLIMITED
+from tests.support.world import UNLIMITED, small_org
 
 from .processes import Gunicorn
 from .stores import PrivatePostgres, PrivateRedis, require_binaries
 
 CSRF = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
+# What the service answers while its database or its rate-limit store is out of reach.
+SERVICE_UNAVAILABLE = {
+    "statusCode": 503,
+    "message": "Service temporarily unavailable. Retry in 30 seconds.",
+    "error": "Service Unavailable",
+}
 QUERIES = [("running shoes", "en", "US"), ("laufschuhe herren", "de", "DE"),
            ("chaussures de course", "fr", "FR")]
 
@@ -43,6 +48,13 @@ class Deployment:
         return requests.request(method, self.service.url + path, json=json, timeout=timeout,
                                 headers={"x-api-key": self.key,
                                          "x-project-id": self.project_id})
+
+    def assert_service_unavailable(self, answer: requests.Response, *what) -> None:
+        """`answer` is the service's 503 of an outage (`what`: the request, for the message)."""
+        assert answer.status_code == 503, (*what, answer.text, self.logs())
+        assert answer.headers["Retry-After"] == "30"
+        assert answer.headers["Content-Type"] == "application/json"
+        assert answer.json() == SERVICE_UNAVAILABLE
 
     def sign_in(self) -> requests.Session:
         browser = requests.Session()
@@ -75,21 +87,15 @@ def wait_for(check: Callable[[], bool], seconds: float, what: str) -> float:
 
 
 def _seed(url: str) -> tuple[str, str, dict[str, int]]:
-    engine = create_engine(url)
-    schema.upgrade(engine)
-    engine.dispose()
     app = create_service_app({"DATABASE_URL": url, "REDIS_URL": None})
+    schema.upgrade(app.extensions["tagdesk_engine"])
     with session_scope(app) as session:
-        org_id = admin.create_org(session, "Fault org")
-        admin.set_limits(session, org_id, *UNLIMITED)
-        key = admin.create_key(session, org_id, "tdk")
-        project_id = admin.create_project(session, org_id, "Fault project")
-        tags = {name: admin.create_tag(session, project_id, name, color)
-                for name, color in (("brand", "#1f77b4"), ("sale", "#ff7f0e"))}
-        admin.insert_queries(session, project_id, [
+        org = small_org(session, "Fault org", "Fault project")
+        admin.set_limits(session, org.org_id, *UNLIMITED)
+        admin.insert_queries(session, org.project_id, [
             (*admin.normalize_query(*row), [], None) for row in QUERIES])
     app.extensions["tagdesk_engine"].dispose()
-    return key, project_id, tags
+    return org.key, org.project_id, org.tags
 
 
 @pytest.fixture(scope="session")

@@ -10,11 +10,6 @@ import requests
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
 
-UNAVAILABLE = {
-    "statusCode": 503,
-    "message": "Service temporarily unavailable. Retry in 30 seconds.",
-    "error": "Service Unavailable",
-}
 BANNER = "The Tagdesk service is temporarily unavailable."
 
 
@@ -53,15 +48,12 @@ def test_postgres_stopped_then_back(deployment):
         # later ones a server that refuses new connections. Every worker, every endpoint.
         for _ in range(3):
             for method, path, body in endpoints(deployment):
-                answer = deployment.api(method, path, body)
-                assert answer.status_code == 503, (method, path, answer.text, deployment.logs())
-                assert answer.headers["Retry-After"] == "30"
-                assert answer.headers["Content-Type"] == "application/json"
-                assert answer.json() == UNAVAILABLE
+                deployment.assert_service_unavailable(deployment.api(method, path, body),
+                                                      method, path)
         # A key cannot be checked either: 503, not 401.
         unknown = requests.get(deployment.service.url + "/api/projects/list", timeout=15,
                                headers={"x-api-key": "tdk_live_" + "x" * 40})
-        assert unknown.status_code == 503 and unknown.json() == UNAVAILABLE
+        deployment.assert_service_unavailable(unknown, "an unknown key")
 
         # The dashboard: its banner, on the whole page and in the notice area of a partial.
         page = deployment.page(browser)
