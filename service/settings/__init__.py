@@ -13,7 +13,7 @@ from datetime import timedelta
 from flask import Flask
 from flask_wtf.csrf import CSRFProtect
 
-from . import web
+from . import projects, web  # noqa: F401 (projects: importing it adds its routes to the blueprint)
 from .throttle import SignInThrottle
 from .views import bp
 

@@ -1,0 +1,327 @@
+"""Changes to an organization's projects and tags from the settings area: create and rename
+a project; create, edit and delete a tag. Each change is one write transaction that also
+records it in the activity log (audit.record_change), so there is no change without its
+record.
+
+- Project names are unique within an organization, compared without regard to case and
+  surrounding spaces (“Shop search” and “shop search ” are the same name): two projects
+  that people cannot tell apart in a list would be picked by mistake. The command line
+  (admin.create_project) does not check this, so an organization may already have two
+  projects of one name; the settings area then refuses only new names that clash. Concurrent
+  creators are ordered by a lock on the organization's row (PostgreSQL) or by SQLite's write
+  lock.
+- Tag names are unique within a project, compared as the API compares them (casefold, the
+  tags table's unique constraint on (project, folded name)).
+- Editing a tag keeps its id, so the queries that carry it keep it: their `updatedAt` stays.
+- Deleting a tag takes it off every query that carries it, and those queries' `updatedAt`
+  becomes the time of the deletion — the API's rule that a change of a query's tags is a
+  change of the query. The tag's counter (tags.query_count) goes with the tag; no other
+  counter is kept per tag (the project's, the language/country and short-term counters and
+  projects.texts_version count queries and their texts, which do not change).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.orm import Session
+
+from .. import palette
+from ..db import begin_write
+from ..models import Organization, OrgEvent, Project, Query, Tag, query_tags, utcnow
+from ..validation import MAX_ID
+from . import audit
+
+# PostgreSQL's deadlock and serialization failures: the transaction is undone and is tried
+# again from the start.
+RETRYABLE = {"40P01", "40001"}
+ATTEMPTS = 3
+
+
+class Refused(ValueError):
+    """A sentence for the person: why the change was not made (nothing was changed)."""
+
+
+class Busy(Refused):
+    """Other changes to the same queries kept getting in the way; nothing was changed."""
+
+
+@dataclass(frozen=True)
+class TagRow:
+    """A tag as the project's page lists it."""
+
+    id: int
+    name: str
+    color: str
+    query_count: int
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+
+def org_project(session: Session, org_id: str, project_id: str) -> Project | None:
+    """A project of the organization; None for any other id (another organization's too)."""
+    if not project_id or len(project_id) > 36:
+        return None
+    return session.scalar(select(Project).where(Project.id == project_id,
+                                                Project.org_id == org_id))
+
+
+def project_tag(session: Session, project: Project, tag_id: int) -> Tag | None:
+    """A tag of the project; None for any other id."""
+    if not 1 <= tag_id <= MAX_ID:
+        return None
+    return session.scalar(select(Tag).where(Tag.id == tag_id, Tag.project_id == project.id))
+
+
+def projects_with_counts(session: Session, org_id: str) -> list[tuple[Project, int]]:
+    """The organization's projects by name, each with its number of tags. The number of
+    queries is the project's counter (projects.query_count, kept by triggers): no query row
+    is read, however many there are."""
+    tag_counts = (select(Tag.project_id, func.count().label("tags"))
+                  .group_by(Tag.project_id).subquery())
+    rows = session.execute(
+        select(Project, func.coalesce(tag_counts.c.tags, 0))
+        .outerjoin(tag_counts, tag_counts.c.project_id == Project.id)
+        .where(Project.org_id == org_id)
+        .order_by(func.lower(Project.name), Project.name, Project.id)).all()
+    return [(project, tags) for project, tags in rows]
+
+
+def project_tags(session: Session, project: Project) -> list[TagRow]:
+    """The project's tags by name, each with how many queries carry it (tags.query_count)."""
+    return [TagRow(*row) for row in session.execute(
+        select(Tag.id, Tag.name, Tag.color, Tag.query_count)
+        .where(Tag.project_id == project.id).order_by(Tag.name_folded, Tag.id))]
+
+
+def suggested_colour(session: Session, project: Project) -> str:
+    """The palette colour the project's tags use least, as the API picks one."""
+    return palette.pick(dict(session.execute(
+        select(func.lower(Tag.color), func.count()).where(Tag.project_id == project.id)
+        .group_by(func.lower(Tag.color))).all()))
+
+
+def readable(colour: str) -> bool:
+    """Whether black or white text reaches 4.5:1 on the colour (WCAG AA, normal text). By
+    the WCAG formula the better of the two never falls below about 4.58:1 on any #rrggbb
+    colour, so this holds for every colour today; the page keeps the check (and its
+    warning) in case the chips' text colours ever change."""
+    return palette.readable(colour)
+
+
+def own_event(session: Session, org_id: str, user_id: int, event_id: int | None) -> OrgEvent | None:
+    """A change the signed-in person made, to show as a notice after the redirect."""
+    if event_id is None or not 1 <= event_id <= MAX_ID:
+        return None
+    return session.scalar(select(OrgEvent).where(
+        OrgEvent.id == event_id, OrgEvent.org_id == org_id, OrgEvent.user_id == user_id))
+
+
+# --- projects ---------------------------------------------------------------------------------
+
+
+def _lock_organization(session: Session, org_id: str) -> None:
+    """Order concurrent project creators and renamers of one organization (PostgreSQL; on
+    SQLite the write transaction's lock already does)."""
+    session.execute(select(Organization.id).where(Organization.id == org_id)
+                    .with_for_update(key_share=True, of=Organization))  # FOR NO KEY UPDATE
+
+
+def _name_taken(session: Session, org_id: str, name: str, except_id: str | None) -> str | None:
+    folded = name.strip().casefold()
+    for project_id, other in session.execute(
+            select(Project.id, Project.name).where(Project.org_id == org_id)):
+        if project_id != except_id and other.strip().casefold() == folded:
+            return other
+    return None
+
+
+def _refuse_taken_name(session: Session, org_id: str, name: str, except_id: str | None):
+    taken = _name_taken(session, org_id, name, except_id)
+    if taken is not None:
+        raise Refused(f"Your organization already has a project named “{taken}”. Please "
+                      "choose a different name.")
+
+
+def create_project(session: Session, org_id: str, user_id: int,
+                   name: str) -> tuple[str, OrgEvent]:
+    """The new project's id and the record of its creation."""
+    begin_write(session)
+    try:
+        _lock_organization(session, org_id)
+        _refuse_taken_name(session, org_id, name, None)
+        project = Project(org_id=org_id, name=name)
+        session.add(project)
+        session.flush()
+        event = audit.record_change(session, org_id, "project.created", name, user_id=user_id)
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    return project.id, event
+
+
+def rename_project(session: Session, org_id: str, project_id: str, user_id: int,
+                   name: str) -> OrgEvent | None:
+    """The record of the rename; None when the name is unchanged. LookupError: the project
+    is gone."""
+    begin_write(session)
+    try:
+        _lock_organization(session, org_id)
+        project = org_project(session, org_id, project_id)
+        if project is None:
+            raise LookupError(project_id)
+        old = project.name
+        if name == old:
+            session.rollback()
+            return None
+        _refuse_taken_name(session, org_id, name, project.id)
+        project.name = name
+        event = audit.record_change(session, org_id, "project.renamed", name,
+                                    f"Renamed from “{old}”.", user_id=user_id)
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    return event
+
+
+# --- tags -------------------------------------------------------------------------------------
+
+
+def _tag_taken(session: Session, project_id: str, name: str, except_id: int | None):
+    existing = session.scalar(select(Tag).where(Tag.project_id == project_id,
+                                                Tag.name_folded == name.casefold()))
+    if existing is not None and existing.id != except_id:
+        raise _taken(existing.name)
+
+
+def _taken(name: str) -> Refused:
+    return Refused(f"This project already has a tag named “{name}” (names are compared "
+                   "without regard to capital letters). Please choose a different name.")
+
+
+def create_tag(session: Session, org_id: str, project_id: str, user_id: int, name: str,
+               colour: str) -> OrgEvent:
+    """LookupError: the project is gone."""
+    begin_write(session)
+    try:
+        project = org_project(session, org_id, project_id)
+        if project is None:
+            raise LookupError(project_id)
+        _tag_taken(session, project.id, name, None)
+        session.add(Tag(project_id=project.id, name=name, name_folded=name.casefold(),
+                        color=colour))
+        session.flush()
+        event = audit.record_change(session, org_id, "tag.created", name,
+                                    f"In “{project.name}”, colour {colour}.", user_id=user_id)
+        session.commit()
+    except IntegrityError:
+        # PostgreSQL: another request created the name in the meantime (the unique
+        # constraint on the project and the folded name refused this one).
+        session.rollback()
+        raise _taken(name) from None
+    except BaseException:
+        session.rollback()
+        raise
+    return event
+
+
+def edit_tag(session: Session, org_id: str, project_id: str, tag_id: int, user_id: int,
+             name: str, colour: str) -> OrgEvent | None:
+    """The record of the edit; None when nothing changed. LookupError: the tag is gone."""
+    begin_write(session)
+    try:
+        project = org_project(session, org_id, project_id)
+        tag = project_tag(session, project, tag_id) if project is not None else None
+        if tag is None:
+            raise LookupError(tag_id)
+        changes = []
+        if name != tag.name:
+            _tag_taken(session, project.id, name, tag.id)
+            changes.append(f"renamed from “{tag.name}”")
+        if colour != tag.color.lower():
+            changes.append(f"colour {tag.color.lower()} changed to {colour}")
+        if not changes:
+            session.rollback()
+            return None
+        tag.name, tag.name_folded, tag.color = name, name.casefold(), colour
+        session.flush()
+        event = audit.record_change(session, org_id, "tag.edited", name,
+                                    f"In “{project.name}”: {'; '.join(changes)}.",
+                                    user_id=user_id)
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        raise _taken(name) from None
+    except BaseException:
+        session.rollback()
+        raise
+    return event
+
+
+def _lock_tag_and_its_queries(session: Session, tag_id: int) -> None:
+    """PostgreSQL: take the rows in the order a set-tags call takes them — its queries'
+    rows first (in key order), then the tag's — so that the two rarely wait for each other
+    in a circle. Once the tag's row is held no link to it can be added (adding one reads the
+    tag's row FOR KEY SHARE), so every query that carries the tag is known."""
+    carriers = select(query_tags.c.query_pk).where(query_tags.c.tag_id == tag_id)
+    locked = (select(Query.pk).where(Query.pk.in_(carriers)).order_by(Query.pk)
+              .with_for_update(of=Query).subquery())
+    session.execute(select(func.count()).select_from(locked))
+    session.execute(select(Tag.id).where(Tag.id == tag_id).with_for_update(of=Tag))
+
+
+def _delete_tag_once(session: Session, org_id: str, project_id: str, tag_id: int,
+                     user_id: int) -> OrgEvent | None:
+    begin_write(session)
+    project = org_project(session, org_id, project_id)
+    tag = project_tag(session, project, tag_id) if project is not None else None
+    if tag is None:
+        session.rollback()
+        return None
+    if session.get_bind().dialect.name == "postgresql":
+        _lock_tag_and_its_queries(session, tag.id)
+    carriers = select(query_tags.c.query_pk).where(query_tags.c.tag_id == tag.id)
+    # One statement each, so each counter trigger runs once (tags.query_count goes down as
+    # the links go; the tag's row goes last).
+    session.execute(update(Query).where(Query.pk.in_(carriers)).values(updated_at=utcnow())
+                    .execution_options(synchronize_session=False))
+    removed = session.execute(delete(query_tags).where(query_tags.c.tag_id == tag.id)
+                              .execution_options(synchronize_session=False)).rowcount
+    session.execute(delete(Tag).where(Tag.id == tag.id)
+                    .execution_options(synchronize_session=False))
+    session.expunge(tag)
+    if removed == 0:
+        detail = f"It was on no queries of “{project.name}”."
+    else:
+        queries = "1 query" if removed == 1 else f"{removed:,} queries"
+        detail = f"It was removed from {queries} of “{project.name}”."
+    event = audit.record_change(session, org_id, "tag.deleted", tag.name, detail,
+                                user_id=user_id)
+    session.commit()
+    return event
+
+
+def delete_tag(session: Session, org_id: str, project_id: str, tag_id: int,
+               user_id: int) -> OrgEvent | None:
+    """Delete the tag, take it off its queries and touch their `updatedAt`, all in one
+    transaction. None when the tag is gone already. Busy: concurrent changes to the same
+    queries kept deadlocking with this one (PostgreSQL), and nothing was changed."""
+    for attempt in range(ATTEMPTS):
+        try:
+            return _delete_tag_once(session, org_id, project_id, tag_id, user_id)
+        except OperationalError as error:
+            session.rollback()
+            if getattr(error.orig, "sqlstate", None) not in RETRYABLE:
+                raise
+            if attempt == ATTEMPTS - 1:
+                raise Busy("Other changes to this tag's queries were being saved at the same "
+                           "moment, so nothing was deleted. Please try again.") from None
+        except BaseException:
+            session.rollback()
+            raise
+    return None  # not reached

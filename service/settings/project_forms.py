@@ -1,0 +1,73 @@
+"""The forms of Projects in the settings area (Flask-WTF: each carries the session's CSRF
+token): a project's name, and a tag's name and colour.
+
+Names are trimmed, at most 200 characters (the tables' limit), free of control characters;
+a tag's name also stays within 200 once case is folded, as the API compares it
+(service/validation.py). A colour is # and six hexadecimal digits, stored in lower case;
+"1F77B4" without its # is taken as #1f77b4.
+"""
+
+from __future__ import annotations
+
+import re
+
+from flask_wtf import FlaskForm
+from wtforms import StringField
+from wtforms.validators import DataRequired, Length, ValidationError
+
+MAX_NAME = 200  # projects.name and tags.name are VARCHAR(200)
+HEX_COLOUR = re.compile(r"#[0-9a-f]{6}")
+# C0 controls, DEL and unpaired surrogates: not storable everywhere, never part of a name.
+FORBIDDEN = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
+
+
+def _strip(value):
+    return value.strip() if isinstance(value, str) else value
+
+
+def colour_code(value: object) -> str | None:
+    """The colour as #rrggbb in lower case, or None when it is not one."""
+    if not isinstance(value, str):
+        return None
+    value = value.strip().lower()
+    if len(value) == 6 and HEX_COLOUR.fullmatch("#" + value):
+        value = "#" + value
+    return value if HEX_COLOUR.fullmatch(value) else None
+
+
+def _colour(value):
+    return colour_code(value) or _strip(value)
+
+
+def _printable(field) -> None:
+    if FORBIDDEN.search(field.data or ""):
+        raise ValidationError("The name cannot contain control characters, such as line "
+                              "breaks or tabs.")
+
+
+class ProjectForm(FlaskForm):
+    name = StringField("Project name", filters=[_strip], validators=[
+        DataRequired("Please give the project a name."),
+        Length(max=MAX_NAME, message=f"The name can be at most {MAX_NAME} characters long.")])
+
+    def validate_name(self, field):
+        _printable(field)
+
+
+class TagForm(FlaskForm):
+    name = StringField("Tag name", filters=[_strip], validators=[
+        DataRequired("Please give the tag a name."),
+        Length(max=MAX_NAME, message=f"The name can be at most {MAX_NAME} characters long.")])
+    color = StringField("Colour", filters=[_colour], validators=[
+        DataRequired("Please choose a colour.")])
+
+    def validate_name(self, field):
+        _printable(field)
+        if len(field.data.casefold()) > MAX_NAME:
+            raise ValidationError(f"The name can be at most {MAX_NAME} characters long "
+                                  "(some letters count twice, as “ß” does).")
+
+    def validate_color(self, field):
+        if not HEX_COLOUR.fullmatch(field.data or ""):
+            raise ValidationError("Please enter the colour as # followed by six digits or "
+                                  "letters from a to f, such as #1f77b4.")

@@ -1,0 +1,219 @@
+"""Organization settings → Projects: the organization's projects with their numbers of
+queries; a new project; a project's page with its name (rename) and its tags, each with the
+number of queries that carry it; a new tag, a tag's edit, and its deletion after a
+confirmation that says how many queries carry it.
+
+Another organization's project or tag is 404, whatever the id. After a change the page
+redirects (303) with the id of its activity-log record in the address, and shows it as a
+notice only to the person who made it; names travel only in that record, never in the URL.
+The changes themselves, and their rules, are in project_changes.py.
+"""
+
+from __future__ import annotations
+
+from flask import abort, g, redirect, render_template, request, url_for
+
+from ..db import get_session
+from ..models import Project
+from . import project_changes as changes
+from .forms import ConfirmForm
+from .project_forms import ProjectForm, TagForm, colour_code
+from .views import bp, signin_required
+
+SECTION = "projects"
+
+NOTICES = {
+    "project.created": "The project “{subject}” is created. You can add its tags below.",
+    "project.renamed": "The project is renamed “{subject}”.",
+    "tag.created": "The tag “{subject}” is created.",
+    "tag.edited": "The tag “{subject}” is saved.",
+    "tag.deleted": "The tag “{subject}” is deleted. {detail}",
+}
+
+
+def _notice() -> str | None:
+    done = request.args.get("done", "")
+    event_id = int(done) if done.isascii() and done.isdigit() and len(done) < 12 else None
+    event = changes.own_event(get_session(), g.user.org_id, g.user.id, event_id)
+    if event is None or event.action not in NOTICES:
+        return None
+    return NOTICES[event.action].format(subject=event.subject, detail=event.detail).strip()
+
+
+def _project(project_id: str) -> Project:
+    project = changes.org_project(get_session(), g.user.org_id, project_id)
+    if project is None:
+        abort(404)
+    return project
+
+
+def _tag(project: Project, tag_id: int):
+    tag = changes.project_tag(get_session(), project, tag_id)
+    if tag is None:
+        abort(404)
+    return tag
+
+
+# --- the organization's projects ----------------------------------------------------------------
+
+
+def _projects_page(form: ProjectForm, status: int = 200):
+    rows = changes.projects_with_counts(get_session(), g.user.org_id)
+    return render_template("settings/projects.html", section=SECTION, rows=rows, form=form), \
+        status
+
+
+@bp.get("/projects")
+@signin_required
+def projects():
+    return _projects_page(ProjectForm(formdata=None))
+
+
+@bp.post("/projects")
+@signin_required
+def create_project():
+    form = ProjectForm()
+    if not form.validate():
+        return _projects_page(form, 400)
+    try:
+        project_id, event = changes.create_project(get_session(), g.user.org_id, g.user.id,
+                                                   form.name.data)
+    except changes.Refused as refusal:
+        form.name.errors = [str(refusal)]
+        return _projects_page(form, 400)
+    return redirect(url_for("settings.project", project_id=project_id, done=event.id), 303)
+
+
+# --- one project: its name and its tags -----------------------------------------------------
+
+
+def _project_page(project: Project, rename_form: ProjectForm | None = None,
+                  tag_form: TagForm | None = None, status: int = 200, notice=None):
+    db = get_session()
+    if rename_form is None:
+        rename_form = ProjectForm(formdata=None, data={"name": project.name})
+    if tag_form is None:
+        tag_form = TagForm(formdata=None,
+                           data={"name": "", "color": changes.suggested_colour(db, project)})
+    return render_template(
+        "settings/project.html", section=SECTION, project=project,
+        tags=changes.project_tags(db, project), rename_form=rename_form, tag_form=tag_form,
+        colour=_colour_view(tag_form), notice=notice), status
+
+
+def _colour_view(form: TagForm) -> dict:
+    """What the colour field shows: the code as typed, the valid colour (or None) for the
+    picker and the preview, and whether text on it is readable."""
+    valid = colour_code(form.color.data)
+    return {"code": form.color.data or "", "valid": valid,
+            "readable": changes.readable(valid) if valid else True}
+
+
+@bp.get("/projects/<project_id>")
+@signin_required
+def project(project_id: str):
+    return _project_page(_project(project_id), notice=_notice())
+
+
+@bp.post("/projects/<project_id>/rename")
+@signin_required
+def rename_project(project_id: str):
+    project = _project(project_id)
+    form = ProjectForm()
+    if not form.validate():
+        return _project_page(project, rename_form=form, status=400)
+    try:
+        event = changes.rename_project(get_session(), g.user.org_id, project.id, g.user.id,
+                                       form.name.data)
+    except LookupError:
+        abort(404)
+    except changes.Refused as refusal:
+        form.name.errors = [str(refusal)]
+        return _project_page(_project(project_id), rename_form=form, status=400)
+    return redirect(url_for("settings.project", project_id=project.id,
+                            done=event.id if event else None), 303)
+
+
+@bp.post("/projects/<project_id>/tags")
+@signin_required
+def create_tag(project_id: str):
+    project = _project(project_id)
+    form = TagForm()
+    if not form.validate():
+        return _project_page(project, tag_form=form, status=400)
+    try:
+        event = changes.create_tag(get_session(), g.user.org_id, project.id, g.user.id,
+                                   form.name.data, form.color.data)
+    except LookupError:
+        abort(404)
+    except changes.Refused as refusal:
+        form.name.errors = [str(refusal)]
+        return _project_page(_project(project_id), tag_form=form, status=400)
+    return redirect(url_for("settings.project", project_id=project.id, done=event.id,
+                            _anchor="tags"), 303)
+
+
+# --- one tag: edit, delete --------------------------------------------------------------------
+
+
+def _edit_page(project: Project, tag, form: TagForm, status: int = 200):
+    return render_template("settings/tag_edit.html", section=SECTION, project=project,
+                           tag=tag, form=form, colour=_colour_view(form)), status
+
+
+@bp.route("/projects/<project_id>/tags/<int:tag_id>/edit", methods=["GET", "POST"])
+@signin_required
+def edit_tag(project_id: str, tag_id: int):
+    project = _project(project_id)
+    tag = _tag(project, tag_id)
+    if request.method == "GET":
+        form = TagForm(formdata=None, data={"name": tag.name, "color": tag.color.lower()})
+        return _edit_page(project, tag, form)
+    form = TagForm()
+    if not form.validate():
+        return _edit_page(project, tag, form, 400)
+    try:
+        event = changes.edit_tag(get_session(), g.user.org_id, project.id, tag.id, g.user.id,
+                                 form.name.data, form.color.data)
+    except LookupError:
+        abort(404)
+    except changes.Refused as refusal:
+        form.name.errors = [str(refusal)]
+        project = _project(project_id)
+        return _edit_page(project, _tag(project, tag_id), form, 400)
+    return redirect(url_for("settings.project", project_id=project.id,
+                            done=event.id if event else None, _anchor="tags"), 303)
+
+
+@bp.route("/projects/<project_id>/tags/<int:tag_id>/delete", methods=["GET", "POST"])
+@signin_required
+def delete_tag(project_id: str, tag_id: int):
+    project = _project(project_id)
+    tag = _tag(project, tag_id)
+    form = ConfirmForm()
+    if request.method == "GET":
+        return render_template("settings/tag_delete.html", section=SECTION, project=project,
+                               tag=tag, form=form)
+    try:
+        event = changes.delete_tag(get_session(), g.user.org_id, project.id, tag.id,
+                                   g.user.id)
+    except changes.Busy as busy:
+        project = _project(project_id)
+        return render_template("settings/tag_delete.html", section=SECTION, project=project,
+                               tag=_tag(project, tag_id), form=form, error=str(busy)), 409
+    if event is None:  # deleted by someone else in the meantime
+        abort(404)
+    return redirect(url_for("settings.project", project_id=project.id, done=event.id,
+                            _anchor="tags"), 303)
+
+
+@bp.app_template_filter("queries")
+def queries(count: int) -> str:
+    """“1 query”, “1,234 queries”."""
+    return "1 query" if count == 1 else f"{count:,} queries"
+
+
+@bp.app_template_filter("colour")
+def colour(value) -> str | None:
+    """A tag's colour as #rrggbb, or None: only a valid colour reaches the page's chips."""
+    return colour_code(value)
