@@ -1,4 +1,5 @@
-"""A database as an older deployment left it: migrated to a past revision, holding rows."""
+"""A database as an older deployment left it: migrated to a past revision, holding rows; and the
+text-gram counters a later migration leaves in it."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ from alembic import command
 from sqlalchemy import text
 
 from service import schema
+from service.search import COUNTED_GRAM_LENGTH
+from tests.service.folding import expected_gram_counts, stored_gram_counts
 
 
 def migrated_with_rows(engine, revision: str, rows) -> None:
@@ -31,3 +34,13 @@ def migrate(engine, revision: str, *, down: bool = False) -> None:
     with engine.begin() as connection:
         step = command.downgrade if down else command.upgrade
         step(schema.alembic_config(connection), revision)
+
+
+def gram_counts_after(engine, revision: str, rows, target: str) -> tuple[dict, dict]:
+    """Migrate to `revision` with `rows` (migrated_with_rows), then on to `target`: the
+    text-gram counters stored, and those recomputed from the queries."""
+    migrated_with_rows(engine, revision, rows)
+    migrate(engine, target)
+    longest = COUNTED_GRAM_LENGTH[engine.dialect.name]
+    with engine.connect() as connection:
+        return stored_gram_counts(connection), expected_gram_counts(connection, longest)

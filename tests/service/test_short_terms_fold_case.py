@@ -23,7 +23,7 @@ from tests.service.folding import (
     grams,
     stored_gram_counts,
 )
-from tests.service.migrating import migrate, migrated_with_rows
+from tests.service.migrating import gram_counts_after, migrate
 from tests.support.databases import postgres_database_of_its_own
 
 ROWS = [
@@ -242,12 +242,10 @@ def _listed_by_the_service(url: str) -> dict[str, tuple[int, list[str]]]:
 def _rows_before_and_after(url: str) -> None:
     engine = create_engine(url)
     try:
-        migrated_with_rows(engine, "0012", OLD_ROWS)
-        migrate(engine, "0013")
+        stored, expected = gram_counts_after(engine, "0012", OLD_ROWS, "0013")
+        assert stored == expected and len(stored) > 200
         longest = COUNTED_GRAM_LENGTH[engine.dialect.name]
         with engine.connect() as connection:
-            stored = stored_gram_counts(connection)
-            assert stored == expected_gram_counts(connection, longest) and len(stored) > 200
             texts = connection.execute(text(
                 "SELECT query FROM queries WHERE project_id = 'p1'")).scalars().all()
             folds = folded(connection, [*texts, *(term for term, _text in FOUND)])

@@ -19,7 +19,7 @@ from tests.service.folding import (
     grams,
     stored_gram_counts,
 )
-from tests.service.migrating import migrate, migrated_with_rows
+from tests.service.migrating import gram_counts_after
 from tests.support.databases import postgres_database_of_its_own
 
 ROWS = [
@@ -170,12 +170,8 @@ def _upgrade_from_0008_with_rows(url: str) -> dict:
     counters the migration made, and those recomputed."""
     engine = create_engine(url)
     try:
-        migrated_with_rows(engine, "0008", ROWS)
-        migrate(engine, "head")
-        longest = COUNTED_GRAM_LENGTH[engine.dialect.name]
-        with engine.connect() as connection:
-            return {"stored": stored_gram_counts(connection),
-                    "expected": expected_gram_counts(connection, longest)}
+        stored, expected = gram_counts_after(engine, "0008", ROWS, "head")
+        return {"stored": stored, "expected": expected}
     finally:
         engine.dispose()
 
