@@ -160,7 +160,7 @@ def _org_key(key_id: int) -> ApiKey:
 
 def _int_arg(name: str) -> int | None:
     value = request.args.get(name, "")
-    return int(value) if value.isdigit() and len(value) < 12 else None
+    return int(value) if value.isascii() and value.isdigit() and len(value) < 12 else None
 
 
 @bp.get("/api")

@@ -618,6 +618,13 @@ def test_a_notice_shows_only_the_persons_own_change(signed_in, service_app):
         assert notice(signed_in.html(f"{base}?done={odd}")) == ""
 
 
+@pytest.mark.parametrize("query", ["page", "revoked", "done"])
+def test_numbers_in_the_address_that_are_not_ascii_digits_are_ignored(signed_in, query):
+    """"²" is a digit to str.isdigit but not to int(): a page, not a 500."""
+    for path in ("/settings/activity", "/settings/api", project_url(signed_in.world.project_id)):
+        assert signed_in.page(f"{path}?{query}=%C2%B2").status_code == 200, path
+
+
 def test_a_tag_with_a_stored_colour_that_is_not_rrggbb_gets_no_colour(signed_in):
     """A colour stored by other means (an older import, a hand-made row) never reaches a
     data attribute that settings.js paints from."""
