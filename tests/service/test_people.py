@@ -20,19 +20,13 @@ from sqlalchemy import create_engine, select, update
 
 from service.models import Base, KeyEvent, OrgEvent, PasswordLink, User, utcnow
 from service.settings import accounts, audit
+from tests.support.dashboard import csrf_token
 
 ANN = "ann@example.com"
 BEN = "ben@example.com"
 PASSWORD = "correct horse battery staple"
 NEW_PASSWORD = "a brand new long password"
-CSRF_FIELD = re.compile(r'name="csrf_token" value="([^"]+)"')
 LINK_IN_PAGE = re.compile(r'id="password-link" value="([^"]+)"')
-
-
-def csrf(html: str) -> str:
-    match = CSRF_FIELD.search(html)
-    assert match, "no CSRF token in the page"
-    return match.group(1)
 
 
 class Browser:
@@ -50,7 +44,7 @@ class Browser:
         return response.get_data(as_text=True)
 
     def post(self, path: str, form_page: str | None = None, **data):
-        token = csrf(self.text(form_page or path))
+        token = csrf_token(self.text(form_page or path))
         return self.client.post(path, data={"csrf_token": token, **data})
 
     def sign_in(self, email=ANN, password=PASSWORD):
@@ -250,7 +244,8 @@ def test_the_link_sets_a_password_once_and_signs_its_person_in(ann, people, serv
 def test_a_link_opened_twice_sets_the_password_once(ann, people, service_app):
     path = added_with_link(ann).removeprefix("http://localhost")
     first, second = Browser(service_app), Browser(service_app)
-    tokens = [csrf(first.text(path)), csrf(second.text(path))]  # both forms open at once
+    # Both forms open at once.
+    tokens = [csrf_token(first.text(path)), csrf_token(second.text(path))]
     done = first.client.post(path, data={"csrf_token": tokens[0], "password": NEW_PASSWORD,
                                          "repeat": NEW_PASSWORD})
     late = second.client.post(path, data={"csrf_token": tokens[1],
@@ -267,7 +262,7 @@ def test_a_link_opened_twice_sets_the_password_once(ann, people, service_app):
 def test_an_expired_link_is_refused_with_a_sentence(ann, people, service_app):
     path = added_with_link(ann).removeprefix("http://localhost")
     ben = Browser(service_app)
-    token = csrf(ben.text(path))
+    token = csrf_token(ben.text(path))
     people.run(lambda s: s.execute(update(PasswordLink).values(
         expires_at=utcnow() - timedelta(seconds=1))))
     expired = ben.get(path)
@@ -308,7 +303,7 @@ def test_removing_asks_first_then_the_person_is_gone_and_still_named_in_the_log(
     key_page = ben.text("/settings/api/generate")
     form_token = re.search(r'name="form_token" value="([^"]+)"', key_page).group(1)
     assert ben.client.post("/settings/api/generate", data={
-        "csrf_token": csrf(key_page), "form_token": form_token, "name": "Ben's robot",
+        "csrf_token": csrf_token(key_page), "form_token": form_token, "name": "Ben's robot",
         "project": ""}).status_code == 200
     people.run(lambda s: audit.record_change(s, people.org_id, "project.created", "Ben's",
                                              user_id=ben_id))
@@ -342,7 +337,7 @@ def test_the_last_administrator_cannot_be_removed(ann, people):
                 "organization always keeps at least one. Add another administrator first.")
     assert sentence in ask
     assert "Remove administrator</button>" not in ask
-    token = csrf(ann.text("/settings/people"))
+    token = csrf_token(ann.text("/settings/people"))
     refused = ann.client.post(f"/settings/people/{people.ann}/remove",
                               data={"csrf_token": token})
     assert refused.status_code == 409
@@ -371,7 +366,7 @@ def test_people_of_other_organizations_are_not_there(ann, people):
     other_org, _, _ = people.new_org("Elsewhere")
     zoe = people.run(lambda s: accounts.create_user(s, other_org, "zoe@example.com", PASSWORD))
     assert ann.get(f"/settings/people/{zoe}/remove").status_code == 404
-    token = csrf(ann.text("/settings/people"))
+    token = csrf_token(ann.text("/settings/people"))
     assert ann.client.post(f"/settings/people/{zoe}/remove",
                            data={"csrf_token": token}).status_code == 404
     assert user(people, "zoe@example.com") is not None

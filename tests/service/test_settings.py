@@ -17,19 +17,13 @@ from service.models import ApiKey, KeyEvent, User
 from service.settings import accounts, audit
 from service.settings.throttle import SignInThrottle
 from tests.support.api import Api
+from tests.support.dashboard import csrf_token
 
 EMAIL = "Ann.Admin@Example.com"
 PASSWORD = "correct horse battery staple"
-CSRF_FIELD = re.compile(r'name="csrf_token" value="([^"]+)"')
 FORM_TOKEN = re.compile(r'name="form_token" value="([^"]+)"')
 KEY_IN_PAGE = re.compile(r'id="new-key" value="([^"]+)"')
 ANY_KEY = re.compile(r"tdk_live_[A-Za-z0-9_-]{32,}")
-
-
-def csrf(html: str) -> str:
-    match = CSRF_FIELD.search(html)
-    assert match, "no CSRF token in the page"
-    return match.group(1)
 
 
 class Settings:
@@ -44,7 +38,7 @@ class Settings:
         return self.client.get(path, **kwargs)
 
     def token(self, path: str = "/settings/signin") -> str:
-        return csrf(self.page(path).get_data(as_text=True))
+        return csrf_token(self.page(path).get_data(as_text=True))
 
     def sign_in(self, email=EMAIL, password=PASSWORD, address="127.0.0.1", next_url=None):
         token = self.token()
@@ -55,7 +49,7 @@ class Settings:
 
     def generate(self, name="Nightly export", project="", **extra):
         html = self.page("/settings/api/generate").get_data(as_text=True)
-        data = {"csrf_token": csrf(html), "form_token": FORM_TOKEN.search(html).group(1),
+        data = {"csrf_token": csrf_token(html), "form_token": FORM_TOKEN.search(html).group(1),
                 "name": name, "project": project, **extra}
         return self.client.post("/settings/api/generate", data=data), data
 
@@ -133,7 +127,7 @@ def test_sign_in_with_email_and_password_and_out_again(settings):
     assert settings.page("/settings").headers["Location"] == "/settings/api"
     assert settings.page("/settings/signin").headers["Location"] == "/settings/api"
 
-    out = settings.client.post("/settings/signout", data={"csrf_token": csrf(page)})
+    out = settings.client.post("/settings/signout", data={"csrf_token": csrf_token(page)})
     assert (out.status_code, out.headers["Location"]) == (303, "/settings/signin?signed_out=1")
     assert "You are signed out." in settings.page(out.headers["Location"]).get_data(
         as_text=True)
@@ -243,7 +237,7 @@ def test_forms_without_the_csrf_token_are_rejected(signed_in):
     client = signed_in.client
     html = client.get("/settings/api/generate").get_data(as_text=True)
     form_token = FORM_TOKEN.search(html).group(1)
-    for token in (None, "", "forged-token", csrf(html) + "x"):
+    for token in (None, "", "forged-token", csrf_token(html) + "x"):
         data = {"name": "Sneaky", "project": "", "form_token": form_token}
         if token is not None:
             data["csrf_token"] = token
