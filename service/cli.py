@@ -6,6 +6,7 @@ organizations share is refused, with their ids to use instead)."""
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -13,7 +14,7 @@ from flask import Flask, current_app
 from flask.cli import with_appcontext
 from sqlalchemy import select
 
-from . import admin, schema
+from . import admin, imports, schema
 from .db import session_scope
 from .models import Organization, Project
 from .settings import accounts, audit
@@ -154,12 +155,33 @@ def create_tag(project_id, name, color):
 @click.command("import-queries")
 @with_appcontext
 @click.argument("project_id")
-@click.argument("file", type=click.File("r", encoding="utf-8"))
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
 def import_queries(project_id, file):
-    """Import a CSV (query,language,country,tags with tags joined by ';'); prints the count."""
-    count = _run(lambda s: admin.import_csv(s, project_id, file))
+    """Import a CSV (query,language,country,tags with tags joined by ';'); prints the count
+    added. Rejected rows are listed with their line and reason, and the others imported; the
+    exit status is then 1."""
+    class Report(imports.Sink):
+        def done(self, batch, counts):
+            for row in batch.rejected:
+                click.echo(imports.rejected_line(row), err=True)
+
+    def import_file(session):
+        with open(file, "rb") as binary:
+            try:
+                counts = imports.import_file(session, project_id, binary, Report())
+            except imports.NotCsv as error:
+                raise admin.AdminError(f"Nothing was imported: {error}") from None
+        project = session.get(Project, project_id)
+        audit.record_change(session, project.org_id, "import.finished", project.name,
+                            f"{os.path.basename(file)}: {imports.summary(counts)}.")
+        return counts
+
+    counts = _run(import_file)
     schema.analyze(_engine())
-    click.echo(count)
+    click.echo(imports.summary(counts) + ".", err=True)
+    click.echo(counts.added)
+    if counts.rejected:
+        sys.exit(1)
 
 
 @click.command("set-limits")

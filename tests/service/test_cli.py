@@ -160,7 +160,7 @@ def test_bad_colour_and_bad_csv_are_refused(cli, tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("query,language,country,tags\nx,en,US,unknown-tag\n", encoding="utf-8")
     result = cli("import-queries", project, str(bad), ok=False)
-    assert "Line 2: unknown tag" in result.output
+    assert "Line 2: This project has no tag named “unknown-tag”." in result.output
 
 
 # --- organizations by name or id; the lists -----------------------------------------------------

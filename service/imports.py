@@ -1,0 +1,436 @@
+"""Importing queries from a CSV file, for the settings area's import jobs and the command line.
+
+The file: UTF-8 (with or without a byte order mark), its first line the header
+`query,language,country,tags` (tag names joined by ";"), separated by commas or by semicolons
+as spreadsheets export it (the separator is detected from the header line by `csv.Sniffer`),
+fields in double quotes where needed.
+
+- A file that is not such a CSV file — binary data, UTF-16, bytes that are not UTF-8, a first
+  line that is not the header — raises `NotCsv` with a sentence, before anything is written.
+- Each data row is checked with the API's own rules (service/validation.py: texts of at most
+  1000 characters, codes of at most 35, no control characters), and its tag names must be tags
+  of the project (compared without regard to case, as the API's `tagNames`). A row that breaks
+  a rule is rejected with its line number and the reason in words; the other rows are imported.
+- Rows are normalized by `admin.normalize_query` (trimmed; language lower-case, country
+  upper-case) and matched on (query, language, country), as PATCH /api/queries/many/tags-only
+  matches them: a row whose query the project has already, or that repeats an earlier row of
+  the file, is "already present" and left as it is. Importing a file twice adds nothing.
+- Memory stays flat: the file is read as a stream, and rows go to `admin.insert_queries` in
+  batches, one transaction each — so an import that is stopped keeps what its finished batches
+  added, and importing the same file again adds the rest.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import BinaryIO
+
+from pydantic import TypeAdapter, ValidationError
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from . import admin
+from .db import begin_write
+from .models import Project, Tag
+from .validation import MAX_CODE, MAX_STRING, Code, Text
+
+COLUMNS = ("query", "language", "country", "tags")
+REQUIRED = ("query", "language", "country")
+# Columns of Tagdesk's own CSV files, read and ignored: a file of rejected rows (line, reason)
+# can be fixed and imported again, and so can the dashboard's export (updated).
+IGNORED = ("line", "reason", "updated")
+DELIMITERS = ",;"
+TAG_SEPARATOR = ";"
+
+BATCH_ROWS = 5000
+# A batch is also cut when the fields of its rejected rows hold this many characters (a field
+# may be as long as the csv module's limit, 128 Ki characters).
+BATCH_CHARACTERS = 4_000_000
+HEADER_BYTES = 64 * 1024
+SCAN_BYTES = 1024 * 1024
+ATTEMPTS = 3  # a batch that met another writer's same new query (PostgreSQL) is tried again
+
+SAVE_AS = "Save it as “CSV UTF-8” in your spreadsheet program and import that file."
+
+# The API's characters rule (validation._printable), to say which character broke it.
+_FORBIDDEN = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
+_CHARACTER_NAMES = {"\t": "a tab", "\n": "a line break", "\r": "a carriage return",
+                    "\x00": "a NUL character"}
+_TEXT = TypeAdapter(Text)
+_CODE = TypeAdapter(Code)
+
+
+class NotCsv(ValueError):  # noqa: N818 — a sentence for the person, not a program's error
+    """The file cannot be imported at all; the message says why, in a sentence."""
+
+
+@dataclass(frozen=True)
+class Header:
+    delimiter: str
+    names: tuple[str, ...]  # the columns, lower-case, in the file's order
+
+    @property
+    def width(self) -> int:
+        return len(self.names)
+
+    @cached_property
+    def positions(self) -> tuple[int | None, ...]:
+        """Where query, language, country and tags are (None: no such column)."""
+        return tuple(self.names.index(name) if name in self.names else None
+                     for name in COLUMNS)
+
+    @cached_property
+    def required_width(self) -> int:
+        """How many fields a row needs to have query, language and country."""
+        return max(self.names.index(name) for name in REQUIRED) + 1
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """A row that was not imported: where, why, and its fields as the file had them."""
+
+    line: int
+    reason: str
+    query: str = ""
+    language: str = ""
+    country: str = ""
+    tags: str = ""
+
+    @property
+    def fields(self) -> tuple[str, str, str, str]:
+        return self.query, self.language, self.country, self.tags
+
+
+@dataclass
+class Batch:
+    rows: list[admin.NewQuery] = field(default_factory=list)
+    rejected: list[Rejected] = field(default_factory=list)
+    read: int = 0         # data rows read (blank lines are not rows)
+    last_line: int = 0    # the last line of the file read so far
+    bytes_read: int = 0   # how far into the file
+    characters: int = 0   # of the rejected rows' fields
+
+
+@dataclass(frozen=True)
+class Counts:
+    rows: int = 0      # data rows read
+    added: int = 0
+    present: int = 0   # already in the project, or earlier in the file
+    rejected: int = 0
+    last_line: int = 0
+    bytes_read: int = 0
+
+    def after(self, batch: Batch, added: int) -> Counts:
+        return replace(self, rows=self.rows + batch.read, added=self.added + added,
+                       present=self.present + len(batch.rows) - added,
+                       rejected=self.rejected + len(batch.rejected),
+                       last_line=batch.last_line, bytes_read=batch.bytes_read)
+
+
+def summary(counts: Counts) -> str:
+    """"1,204 added, 3 already present, 2 rejected" — the report's line, everywhere."""
+    return (f"{counts.added:,} added, {counts.present:,} already present, "
+            f"{counts.rejected:,} rejected")
+
+
+def rejected_line(rejected: Rejected) -> str:
+    return f"Line {rejected.line:,}: {rejected.reason}"
+
+
+# --- is it a CSV file at all? ------------------------------------------------------------------
+
+
+def check_file(binary: BinaryIO) -> Header:
+    """The file's header, or NotCsv. Reads the whole file once (every byte must be UTF-8, so
+    that a file that is not can change nothing) and leaves it at its start."""
+    binary.seek(0)
+    start = binary.read(8192)
+    if not start:
+        raise NotCsv("The file is empty.")
+    if start.startswith(b"PK\x03\x04"):
+        raise NotCsv("This is a spreadsheet workbook (such as .xlsx), not a CSV file. "
+                      + SAVE_AS)
+    if start.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise NotCsv("The file is UTF-16 text, and an import reads UTF-8. " + SAVE_AS)
+    if b"\x00" in start:
+        raise NotCsv("This is not a CSV file: it holds binary data, not text.")
+    _check_utf8(binary)
+    binary.seek(0)
+    header = _header(binary.read(HEADER_BYTES))
+    binary.seek(0)
+    return header
+
+
+def _check_utf8(binary: BinaryIO) -> None:
+    binary.seek(0)
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    line = 1
+    while True:
+        chunk = binary.read(SCAN_BYTES)
+        try:
+            decoder.decode(chunk, final=not chunk)
+        except UnicodeDecodeError as error:
+            line += chunk.count(b"\n", 0, max(error.start, 0))
+            raise NotCsv(f"The file is not UTF-8 text: line {line:,} has bytes that are not "
+                         "UTF-8 (the file may have been saved as Windows-1252 or another "
+                         "encoding). " + SAVE_AS) from None
+        if not chunk:
+            return
+        line += chunk.count(b"\n")
+
+
+HEADER_SENTENCE = ("The first line must be the header query,language,country,tags "
+                   "(separated by commas or semicolons; tags may be left out)")
+
+
+def _header(start: bytes) -> Header:
+    text = codecs.getincrementaldecoder("utf-8-sig")().decode(start, final=False)
+    end = min((i for i in (text.find("\n"), text.find("\r")) if i >= 0), default=-1)
+    if end < 0 and len(start) == HEADER_BYTES:
+        raise NotCsv(HEADER_SENTENCE + f", but this file's first line is longer than "
+                                       f"{HEADER_BYTES // 1024} KiB.")
+    first = text if end < 0 else text[:end]
+    shown = first if len(first) <= 80 else first[:80] + "…"
+    if not first.strip():
+        raise NotCsv(HEADER_SENTENCE + ", but this file's first line is empty.")
+    try:
+        delimiter = csv.Sniffer().sniff(first, delimiters=DELIMITERS).delimiter
+    except csv.Error:
+        raise NotCsv(HEADER_SENTENCE + f". This file's first line is “{shown}”.") from None
+    header = parse_header(next(csv.reader([first], delimiter=delimiter)), delimiter, shown)
+    return header
+
+
+def parse_header(fields: list[str], delimiter: str, shown: str = "") -> Header:
+    names = tuple(name.strip().lower() for name in fields)
+    shown = shown or delimiter.join(fields)
+    unknown = [name for name in names if name not in COLUMNS + IGNORED]
+    missing = [name for name in REQUIRED if name not in names]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if unknown or missing or repeated:
+        problems = []
+        if missing:
+            problems.append("it has no column " + _either(missing))
+        if unknown:
+            problems.append("an import does not know the column " + _either(unknown))
+        if repeated:
+            problems.append("it names the column " + _either(repeated) + " twice")
+        raise NotCsv(f"{HEADER_SENTENCE}. This file's first line is “{shown}”: "
+                     + "; ".join(problems) + ".")
+    return Header(delimiter, names)
+
+
+def _either(names: list[str]) -> str:
+    quoted = [f"“{name}”" for name in names]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+
+
+# --- reading and checking the rows -------------------------------------------------------------
+
+
+def project_tags(session: Session, project_id: str) -> dict[str, int]:
+    """The project's tags by folded name (names are compared without regard to case)."""
+    return {folded: tag_id for tag_id, folded in session.execute(
+        select(Tag.id, Tag.name_folded).where(Tag.project_id == project_id))}
+
+
+def read_batches(binary: BinaryIO, header: Header, tags: dict[str, int],
+                 batch_rows: int = BATCH_ROWS) -> Iterator[Batch]:
+    """The file's data rows, checked, in batches; the last batch (perhaps empty) ends at the
+    end of the file. Only one batch is held at a time."""
+    size = _size(binary)
+    binary.seek(0)
+    text = io.TextIOWrapper(binary, encoding="utf-8-sig", newline="")
+    try:
+        reader = csv.reader(text, delimiter=header.delimiter, quotechar='"', doublequote=True,
+                            strict=False)
+        if parse_header(next(reader), header.delimiter) != header:
+            raise NotCsv("The file changed while it was being imported.")
+        batch = Batch()
+        while True:
+            line = reader.line_num + 1
+            try:
+                fields = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as error:
+                batch.read += 1
+                batch.rejected.append(Rejected(line, _unreadable(error)))
+            else:
+                if not any(value.strip() for value in fields):
+                    continue  # a blank line, or one of separators only
+                batch.read += 1
+                checked = check_row(fields, header, tags, line)
+                if isinstance(checked, Rejected):
+                    batch.rejected.append(checked)
+                    batch.characters += sum(len(value) for value in checked.fields)
+                else:
+                    batch.rows.append(checked)
+            if (len(batch.rows) + len(batch.rejected) >= batch_rows
+                    or batch.characters >= BATCH_CHARACTERS):
+                batch.last_line, batch.bytes_read = reader.line_num, min(binary.tell(), size)
+                yield batch
+                batch = Batch()
+        batch.last_line, batch.bytes_read = reader.line_num, size
+        yield batch
+    finally:
+        text.detach()
+
+
+def _size(binary: BinaryIO) -> int:
+    binary.seek(0, io.SEEK_END)
+    return binary.tell()
+
+
+def _unreadable(error: csv.Error) -> str:
+    limit = re.search(r"field larger than field limit \((\d+)\)", str(error))
+    if limit:
+        return f"A field on this line is longer than {int(limit.group(1)):,} characters."
+    return f"This line could not be read as CSV ({error})."
+
+
+def check_row(fields: list[str], header: Header, tags: dict[str, int],
+              line: int) -> admin.NewQuery | Rejected:
+    """The row as a new query (normalized, its tags as ids), or why it cannot be one."""
+    width = len(fields)
+    query, language, country, tag_field = (
+        fields[index] if index is not None and index < width else ""
+        for index in header.positions)
+
+    def rejected(*reasons: str) -> Rejected:
+        return Rejected(line, " ".join(reasons), query, language, country, tag_field)
+
+    if width > header.width or width < header.required_width:
+        separator = "comma" if header.delimiter == "," else "semicolon"
+        reason = f"This line has {width} fields, but the header has {header.width}."
+        if width > header.width:
+            reason += f" A field that holds a {separator} must be in double quotes."
+        return rejected(reason)
+
+    reasons = [problem for problem in (
+        _problem(query, "query", _TEXT, MAX_STRING),
+        _problem(language, "language code", _CODE, MAX_CODE),
+        _problem(country, "country code", _CODE, MAX_CODE),
+    ) if problem]
+    names = list(dict.fromkeys(
+        name.strip() for name in tag_field.split(TAG_SEPARATOR) if name.strip())) \
+        if tag_field else []
+    unknown = [name for name in names if name.casefold() not in tags]
+    if unknown:
+        shown = ", ".join(f"“{name}”" for name in unknown[:5])
+        more = f" and {len(unknown) - 5:,} more" if len(unknown) > 5 else ""
+        reasons.append(f"This project has no tag named {shown}{more}." if len(unknown) == 1
+                       else f"This project has no tags named {shown}{more}.")
+    if reasons:
+        return rejected(*reasons)
+    try:
+        key = admin.normalize_query(query, language, country)
+    except admin.AdminError as error:  # the rules above are the stricter; kept as a guard
+        return rejected(str(error))
+    return (*key, [tags[name.casefold()] for name in names], None)
+
+
+def _problem(value: str, what: str, adapter: TypeAdapter, maximum: int) -> str | None:
+    """Why the trimmed value would not be accepted by the API, in words; None if it would."""
+    value = value.strip()
+    if not value:
+        return f"The {what} is empty."
+    try:
+        adapter.validate_python(value)
+    except ValidationError:
+        if len(value) > maximum:
+            return (f"The {what} is {len(value):,} characters long; at most {maximum:,} are "
+                    "allowed.")
+        found = _FORBIDDEN.search(value)
+        character = found.group() if found else ""
+        name = _CHARACTER_NAMES.get(character, "a control character")
+        return (f"The {what} contains {name} (U+{ord(character or '?'):04X}), which is not "
+                "allowed.")
+    return None
+
+
+# --- importing ---------------------------------------------------------------------------------
+
+
+class Sink:
+    """What happens with each batch besides its rows: `write` in the batch's transaction (it
+    may run again if the transaction is tried again), `done` once it is committed."""
+
+    def write(self, session: Session, batch: Batch, counts: Counts) -> None:
+        pass
+
+    def done(self, batch: Batch, counts: Counts) -> None:
+        pass
+
+
+def import_file(session: Session, project_id: str, binary: BinaryIO, sink: Sink | None = None,
+                batch_rows: int = BATCH_ROWS) -> Counts:
+    """Import a CSV file into a project: every good row is added unless the project has it,
+    one transaction a batch; NotCsv (nothing written) for a file that is not CSV at all."""
+    sink = sink or Sink()
+    if session.get(Project, project_id) is None:
+        raise admin.AdminError(f"No project {project_id}.")
+    header = check_file(binary)
+    tags = project_tags(session, project_id)
+    session.commit()
+    counts = Counts()
+    for batch in read_batches(binary, header, tags, batch_rows):
+        counts = _store(session, project_id, batch, counts, sink)
+        sink.done(batch, counts)
+    return counts
+
+
+def _store(session: Session, project_id: str, batch: Batch, counts: Counts,
+           sink: Sink) -> Counts:
+    for attempt in range(ATTEMPTS):
+        try:
+            begin_write(session)
+            added = admin.insert_queries(session, project_id, batch.rows) if batch.rows else 0
+            after = counts.after(batch, added)
+            sink.write(session, batch, after)
+            session.commit()
+            return after
+        except IntegrityError:
+            session.rollback()
+            if attempt == ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+# --- the rejected rows as a CSV file -----------------------------------------------------------
+
+REJECTED_HEADER = ("line", "reason", *COLUMNS)
+# A cell starting with one of these would be read as a formula by spreadsheet programs; such a
+# cell gets a leading apostrophe (as the dashboard's CSV export does).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def safe_cell(value: str) -> str:
+    return "'" + value if value.startswith(FORMULA_STARTS) else value
+
+
+def rejected_csv(rows: Iterable) -> Iterator[str]:
+    """Rejected rows (Rejected, or the rows kept of an import job) as CSV text, a few hundred
+    lines a piece: line, reason and the row's
+    own fields, safe to open in a spreadsheet. UTF-8 with a byte order mark, which spreadsheet
+    programs need to read it as UTF-8 (and which an import accepts: fixed, it can be imported
+    again, its line and reason columns ignored)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n")
+    buffer.write("\ufeff")
+    writer.writerow(REJECTED_HEADER)
+    for count, row in enumerate(rows, start=1):
+        writer.writerow((row.line, *(safe_cell(value) for value in (
+            row.reason, row.query, row.language, row.country, row.tags))))
+        if count % 500 == 0:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    yield buffer.getvalue()
