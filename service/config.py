@@ -5,6 +5,7 @@ from pathlib import Path
 
 DEFAULT_LIMITS = (10, 300, 10_000)  # per second, per minute, per hour
 MAX_BODY_BYTES = 1024 * 1024
+IMPORT_MAX_BYTES = 512 * 1024 * 1024  # the settings area's CSV upload alone
 
 
 def load_config(instance_path: str, overrides: dict | None = None) -> dict:
@@ -15,6 +16,7 @@ def load_config(instance_path: str, overrides: dict | None = None) -> dict:
         "KEY_PREFIX": os.environ.get("TAGDESK_KEY_PREFIX") or "tdk",
         "DEFAULT_LIMITS": DEFAULT_LIMITS,
         "MAX_CONTENT_LENGTH": MAX_BODY_BYTES,
+        "IMPORT_MAX_BYTES": int(os.environ.get("TAGDESK_IMPORT_MAX_BYTES") or IMPORT_MAX_BYTES),
         # Seconds between writes of a key's last_used_at: one write per request would make
         # every read a write; a minute's precision is what people need to spot idle keys.
         "LAST_USED_PRECISION": 60,

@@ -45,4 +45,4 @@ def init_app(app: Flask, api_blueprint) -> None:
     app.register_blueprint(bp)
 
 
-from . import people  # noqa: E402, F401 (importing it adds its routes to the blueprint)
+from . import imports, people  # noqa: E402, F401 (importing them adds their routes to bp)

@@ -176,3 +176,84 @@
     init();
   }
 })();
+
+/* Importing queries: an import's page asks for its progress every second while it runs, moves
+   the bar and the numbers, tells screen readers every quarter, and shows the report (a
+   reload) once the import has ended; a failed request is tried again, less and less often.
+   While a file uploads, the form's button says so. Without JavaScript the page shows the
+   progress when it is reloaded. */
+(function () {
+  "use strict";
+
+  function followImport(box) {
+    var url = box.getAttribute("data-import-progress");
+    var bar = box.querySelector("progress");
+    var numbers = box.querySelector("[data-import-numbers]");
+    var announce = box.querySelector("[data-import-announce]");
+    var title = box.querySelector(".import-progress__title");
+    var quarter = Math.floor((bar ? bar.value : 0) / 25);
+    var delay = 1000;
+
+    function later() { window.setTimeout(ask, delay); }
+
+    function show(progress) {
+      if (bar) {
+        bar.value = progress.percent;
+        bar.textContent = progress.percent + "%";
+      }
+      if (numbers) numbers.textContent = progress.text;
+      if (title && progress.state === "running") title.textContent = "Importing";
+      var now = Math.floor(progress.percent / 25);
+      if (announce && now > quarter && !progress.done) {
+        announce.textContent = progress.percent + "% of the file imported.";
+      }
+      quarter = Math.max(quarter, now);
+    }
+
+    function ask() {
+      fetch(url, { headers: { "Accept": "application/json" }, credentials: "same-origin",
+                   cache: "no-store" })
+        .then(function (response) {
+          if (!response.ok) throw new Error("status " + response.status);
+          return response.json();
+        })
+        .then(function (progress) {
+          delay = 1000;
+          show(progress);
+          if (progress.done) {
+            if (announce) announce.textContent = "The import has ended. Loading its report…";
+            window.location.reload();
+          } else {
+            later();
+          }
+        }, function () {
+          delay = Math.min(delay * 2, 30000);
+          later();
+        });
+    }
+
+    later();
+  }
+
+  function setUpImportForm(form) {
+    form.addEventListener("submit", function () {
+      var button = form.querySelector("button[type=submit]");
+      if (!button) return;
+      window.setTimeout(function () {
+        button.disabled = true;
+        button.textContent = "Uploading…";
+      }, 0);
+    });
+  }
+
+  function init() {
+    document.querySelectorAll("[data-import-progress]").forEach(followImport);
+    document.querySelectorAll("form[data-import-form]").forEach(setUpImportForm);
+  }
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", init);
+  } else {
+    init();
+  }
+})();

@@ -1,0 +1,260 @@
+"""Settings → a project → Import queries: upload a CSV file, follow the import's progress,
+read its report and download the rows it rejected.
+
+Every import runs as a job (service/import_jobs.py) in a thread of this process; the upload
+waits a moment for it, so a small file's report is the first page shown, and a large one's
+page shows a progress bar (settings.js polls `…/progress`) that survives a reload. The section
+of a project's page is the partial settings/_import_form.html (`project` in its context).
+
+The service accepts request bodies of 1 MiB (config MAX_CONTENT_LENGTH); the upload alone
+accepts IMPORT_MAX_BYTES (TAGDESK_IMPORT_MAX_BYTES, 512 MiB by default), and only from a
+signed-in session.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from pathlib import Path
+
+from flask import (
+    Response,
+    abort,
+    current_app,
+    g,
+    jsonify,
+    redirect,
+    render_template,
+    request,
+    session,
+    url_for,
+)
+from flask_wtf import FlaskForm
+from flask_wtf.file import FileField, FileRequired
+from sqlalchemy import select
+from werkzeug.exceptions import RequestEntityTooLarge
+
+from .. import import_jobs, imports
+from ..db import begin_write, get_session
+from ..import_jobs import ImportJob
+from ..models import Project, new_uuid
+from . import audit, web
+from .views import SESSION_USER, bp, load_user, signin_required
+
+log = logging.getLogger(__name__)
+
+RECENT_IMPORTS = 5
+REJECTED_ON_PAGE = 100
+UPLOAD_ENDPOINT = "settings.import_upload"
+
+_runner_lock = threading.Lock()
+
+
+class ImportForm(FlaskForm):
+    file = FileField("CSV file", validators=[FileRequired("Choose a CSV file to import.")])
+
+
+# --- the job runner of this app ------------------------------------------------------------
+
+
+def _folder() -> Path:
+    return Path(current_app.config.get("IMPORTS_FOLDER")
+                or Path(current_app.instance_path) / "imports")
+
+
+def runner() -> import_jobs.Runner:
+    """This app's import runner, made on first use."""
+    app = current_app._get_current_object()
+    found = app.extensions.get("tagdesk_imports")
+    if found is None:
+        with _runner_lock:
+            found = app.extensions.get("tagdesk_imports")
+            if found is None:
+                found = app.extensions["tagdesk_imports"] = import_jobs.Runner(
+                    app.extensions["tagdesk_sessionmaker"], _folder(), record_end,
+                    int(app.config.get("IMPORT_WORKERS") or 2),
+                    int(app.config.get("IMPORT_BATCH_ROWS") or imports.BATCH_ROWS))
+    return found
+
+
+def record_end(db, job: ImportJob, project_name: str) -> None:
+    """The activity log's entry for an import that ended, in the transaction that ends it."""
+    if job.state == import_jobs.FINISHED:
+        audit.record_change(db, job.org_id, "import.finished", project_name,
+                            f"{job.file_name}: {job.summary}.", job.user_id)
+    else:
+        audit.record_change(db, job.org_id, "import.failed", project_name,
+                            f"{job.file_name}: {job.message}", job.user_id)
+
+
+def _stale_seconds() -> float:
+    return float(current_app.config.get("IMPORT_STALE_SECONDS") or import_jobs.STALE_SECONDS)
+
+
+def _looked_at(jobs: list[ImportJob]) -> list[ImportJob]:
+    """The jobs, with any whose process is gone marked interrupted first."""
+    if any(job.active for job in jobs):
+        import_jobs.interrupt_dead(get_session(), jobs, _folder(), _stale_seconds(),
+                                   on_end=record_end)
+    return jobs
+
+
+# --- the size of the upload ----------------------------------------------------------------
+
+
+@bp.url_value_preprocessor
+def _allow_a_large_upload(endpoint, _values) -> None:
+    """The upload route alone takes a large body, and only from a signed-in session. This runs
+    before every before_request function — the CSRF check, which reads the form, included."""
+    if (endpoint == UPLOAD_ENDPOINT and request.method == "POST"
+            and isinstance(session.get(SESSION_USER), int)):
+        request.max_content_length = current_app.config["IMPORT_MAX_BYTES"]
+
+
+@bp.errorhandler(RequestEntityTooLarge)
+def _too_large(error):
+    if request.endpoint != UPLOAD_ENDPOINT or request.max_content_length is None \
+            or request.max_content_length < current_app.config["IMPORT_MAX_BYTES"]:
+        return web.error_page(413, error)
+    if "user" not in g:
+        load_user()
+    size = human_size(current_app.config["IMPORT_MAX_BYTES"])
+    return render_template(
+        "settings/error.html", heading="That file is too large", status=413,
+        sentence=f"An import takes files of up to {size}. Split the file into smaller files "
+                 "and import each of them."), 413
+
+
+def human_size(count: int) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if count >= size:
+            value = count / size
+            return f"{value:.0f} {unit}" if value == int(value) or value >= 10 \
+                else f"{value:.1f} {unit}"
+    return f"{count} bytes"
+
+
+# --- pages ---------------------------------------------------------------------------------
+
+
+def _project(project_id: str) -> Project:
+    """A project of the signed-in person's organization; any other is 404."""
+    project = get_session().scalar(
+        select(Project).where(Project.id == project_id, Project.org_id == g.user.org_id))
+    if project is None:
+        abort(404)
+    return project
+
+
+def _job(project: Project, import_id: str) -> ImportJob:
+    job = get_session().scalar(select(ImportJob).where(
+        ImportJob.id == import_id, ImportJob.project_id == project.id))
+    if job is None:
+        abort(404)
+    return _looked_at([job])[0]
+
+
+@bp.app_template_global("import_section")
+def import_section(project: Project) -> dict:
+    """What the partial settings/_import_form.html shows for a project: its last imports."""
+    jobs = _looked_at(import_jobs.recent(get_session(), project.id, RECENT_IMPORTS))
+    return {"imports": jobs, "max_size": human_size(current_app.config["IMPORT_MAX_BYTES"])}
+
+
+def _import_page(project: Project, errors: list[str] | None = None, status: int = 200):
+    return render_template("settings/import.html", section="projects", project=project,
+                           import_errors=errors or []), status
+
+
+@bp.get("/projects/<project_id>/imports")
+@signin_required
+def import_page(project_id: str):
+    return _import_page(_project(project_id))
+
+
+@bp.post("/projects/<project_id>/imports")
+@signin_required
+def import_upload(project_id: str):
+    project = _project(project_id)
+    form = ImportForm()
+    if not form.validate():
+        return _import_page(project, form.file.errors or ["Choose a CSV file to import."], 400)
+    upload = form.file.data
+    import_id = new_uuid()
+    folder = _folder()
+    try:
+        size = import_jobs.save_upload(upload.stream, folder, import_id)
+    except OSError:
+        log.exception("could not keep an upload in %s", folder)
+        return _import_page(project, ["The file could not be kept on the server for its "
+                                      "import. Please try again in a little while."], 503)
+    db = get_session()
+    try:
+        begin_write(db)
+        import_jobs.create(db, g.user.org_id, project.id, g.user.id, g.user.email,
+                           upload.filename, size, import_id, import_jobs.process_owner())
+        db.commit()
+    except BaseException:
+        db.rollback()
+        import_jobs.upload_path(folder, import_id).unlink(missing_ok=True)
+        raise
+    jobs = runner()
+    jobs.submit(import_id)
+    # A small file is imported while the person waits: its report is the next page.
+    jobs.wait(import_id, float(current_app.config.get("IMPORT_WAIT_SECONDS", 2.0)))
+    return redirect(url_for("settings.import_report", project_id=project.id,
+                            import_id=import_id), 303)
+
+
+def progress_text(job: ImportJob) -> str:
+    if job.state == import_jobs.QUEUED:
+        return "Waiting to start…"
+    if job.active:
+        return (f"{job.percent}% of the file read: {job.rows:,} rows so far — "
+                f"{job.summary}.")
+    return f"{job.summary}."
+
+
+@bp.get("/projects/<project_id>/imports/<import_id>")
+@signin_required
+def import_report(project_id: str, import_id: str):
+    project = _project(project_id)
+    job = _job(project, import_id)
+    rejected = [] if job.active else import_jobs.rejections(get_session(), job.id,
+                                                            REJECTED_ON_PAGE)
+    return render_template("settings/import_report.html", section="projects", project=project,
+                           job=job, rejected=rejected, progress=progress_text(job),
+                           shown=REJECTED_ON_PAGE)
+
+
+@bp.get("/projects/<project_id>/imports/<import_id>/progress")
+@signin_required
+def import_progress(project_id: str, import_id: str):
+    job = _job(_project(project_id), import_id)
+    return jsonify({
+        "state": job.state, "done": not job.active, "percent": job.percent,
+        "bytesRead": job.bytes_read, "fileSize": job.file_size, "rows": job.rows,
+        "added": job.added, "present": job.present, "rejected": job.rejected,
+        "text": progress_text(job),
+    })
+
+
+@bp.get("/projects/<project_id>/imports/<import_id>/rejected.csv")
+@signin_required
+def import_rejected(project_id: str, import_id: str):
+    job = _job(_project(project_id), import_id)
+    sessions = current_app.extensions["tagdesk_sessionmaker"]
+
+    def lines():
+        db = sessions()
+        try:
+            yield from imports.rejected_csv(import_jobs.all_rejections(db, job.id))
+        finally:
+            db.close()
+
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", job.file_name.rsplit(".", 1)[0]).strip("-.")
+    response = Response(lines(), mimetype="text/csv")
+    response.headers["Content-Disposition"] = (
+        f'attachment; filename="rejected-rows-{stem or "import"}.csv"')
+    return response

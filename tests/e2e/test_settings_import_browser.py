@@ -1,0 +1,187 @@
+"""Settings → a project → Import queries, in headless Chromium: upload a CSV file by the
+field's and the button's accessible names, read the report, download the rejected rows; a
+larger file runs as a job whose progress bar survives a reload and turns into the report.
+
+The settings pages are served by the service app alone (tests/conftest.py's LiveServer). The
+job of the larger file is held after its first batch until the test has reloaded its page,
+so that the test sees it running however fast the machine is.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import threading
+
+import pytest
+import requests
+from playwright.sync_api import expect
+
+from service import imports
+from service.settings import accounts
+from tests.browser import axe_serious
+from tests.support.e2e import csp_errors
+
+pytestmark = pytest.mark.browser
+
+EMAIL = "ann@example.com"
+PASSWORD = "correct horse battery staple"
+FORMULA_STARTS = ("=", "+", "-", "@")
+
+
+@pytest.fixture
+def service_config(service_config, tmp_path):
+    return {**service_config, "IMPORTS_FOLDER": str(tmp_path / "imports"),
+            "IMPORT_BATCH_ROWS": 500}
+
+
+@pytest.fixture
+def site(live_service, world):
+    world.run(lambda s: accounts.create_user(s, world.org_id, EMAIL, PASSWORD))
+    live_service.world = world
+    return live_service
+
+
+def sign_in(page, site, path: str) -> None:
+    page.goto(site.url + path)
+    page.get_by_label("Email").fill(EMAIL)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page).to_have_url(site.url + path)
+
+
+def import_file(page, path) -> None:
+    section = page.get_by_role("region", name="Import queries")
+    section.get_by_label("CSV file").set_input_files(path)
+    section.get_by_role("button", name="Import queries").click()
+
+
+def api_rows(site) -> dict[str, tuple[str, str, list[int]]]:
+    world = site.world
+    body = requests.post(site.url + "/api/queries/list", json={"limit": 1000}, timeout=10,
+                         headers={"x-api-key": world.key, "x-project-id": world.project_id})
+    assert body.status_code == 200
+    return {r["query"]: (r["language"], r["country"], sorted(r["tags"]))
+            for r in body.json()["results"]}
+
+
+def test_upload_a_file_read_the_report_and_download_the_rejected_rows(page, site, tmp_path,
+                                                                      screenshots):
+    world = site.world
+    project_path = f"/settings/projects/{world.project_id}"
+    sign_in(page, site, project_path)
+    expect(page.get_by_role("heading", name="Import queries", level=2)).to_be_visible()
+    assert axe_serious(page) == []
+
+    path = tmp_path / "spring queries.csv"
+    path.write_text("query;language;country;tags\n"
+                    "laufschuhe damen;DE;de;brand\n"
+                    '"shoes; red";en;US;"Brand;sale"\n'
+                    "=HYPERLINK(\"https://evil.example\");en;US;nope\n"
+                    ";en;US;\n"
+                    "laufschuhe damen;de;DE;\n"
+                    "größe 39;de;AT;\n", encoding="utf-8-sig")
+    import_file(page, path)
+
+    expect(page.get_by_role("heading", name="Import of “spring queries.csv”")).to_be_visible()
+    expect(page.get_by_role("status")).to_have_text(
+        "The import is finished: 3 added, 1 already present, 2 rejected.")
+    rejected = page.get_by_role("table", name="Rejected rows").get_by_role("row")
+    expect(rejected).to_have_count(3)
+    expect(rejected.nth(1)).to_contain_text("This project has no tag named “nope”.")
+    expect(rejected.nth(2)).to_contain_text("The query is empty.")
+    page.screenshot(path=screenshots / "settings-import-report.png", full_page=True)
+    assert axe_serious(page) == []
+
+    with page.expect_download() as download_info:
+        page.get_by_role("link", name="Download rejected rows").click()
+    download = download_info.value
+    assert download.suggested_filename == "rejected-rows-spring-queries.csv"
+    rows = list(csv.reader(io.StringIO(download.path().read_text(encoding="utf-8-sig"))))
+    assert rows[0] == ["line", "reason", "query", "language", "country", "tags"]
+    assert [row[0] for row in rows[1:]] == ["4", "5"]
+    assert rows[1][2] == "'=HYPERLINK(\"https://evil.example\")"
+    for row in rows[1:]:
+        assert not any(cell.startswith(FORMULA_STARTS) for cell in row), row
+
+    # Imported, searchable through the API with their tags.
+    assert api_rows(site) == {
+        "laufschuhe damen": ("de", "DE", [world.tags["brand"]]),
+        "shoes; red": ("en", "US", sorted([world.tags["brand"], world.tags["sale"]])),
+        "größe 39": ("de", "AT", []),
+    }
+
+    # The project's page lists it after a reload; its name leads back to the report.
+    page.get_by_role("link", name="Back to the project Shop search").click()
+    expect(page.get_by_role("heading", name="Shop search", level=1)).to_be_visible()
+    page.reload()
+    recent = page.get_by_role("table", name="Recent imports")
+    expect(recent).to_contain_text("Finished")
+    recent.get_by_role("link", name="spring queries.csv").click()
+    expect(page.get_by_role("heading", name="Import of “spring queries.csv”")).to_be_visible()
+    assert csp_errors(page) == []
+
+
+def test_a_larger_file_runs_as_a_job_whose_progress_survives_a_reload(page, site, tmp_path,
+                                                                      monkeypatch, screenshots):
+    world = site.world
+    site.app.config["IMPORT_WAIT_SECONDS"] = 0
+    first_batch_in, release = threading.Event(), threading.Event()
+    read_batches = imports.read_batches
+
+    def held_after_the_first_batch(*args, **kwargs):
+        for number, batch in enumerate(read_batches(*args, **kwargs)):
+            if number == 1:  # the first batch is committed: the job waits here
+                first_batch_in.set()
+                release.wait(60)
+            yield batch
+
+    monkeypatch.setattr(imports, "read_batches", held_after_the_first_batch)
+    path = tmp_path / "big.csv"
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write("query,language,country,tags\n")
+        for number in range(5000):
+            handle.write(f"generated query {number:05d},en,US,{'sale' if number % 2 else ''}\n")
+        handle.write("bad row,en\n")
+
+    project_path = f"/settings/projects/{world.project_id}"
+    sign_in(page, site, project_path)
+    try:
+        import_file(page, path)
+        expect(page.get_by_role("heading", name="Import of “big.csv”")).to_be_visible()
+        progress = page.get_by_role("progressbar", name=re.compile("Importing|Waiting"))
+        expect(progress).to_be_visible()
+        assert first_batch_in.wait(30)
+        # The page asks for the progress by itself.
+        expect(page.locator("[data-import-numbers]")).to_contain_text("500 rows so far")
+        assert int(progress.get_attribute("value")) > 0
+        page.screenshot(path=screenshots / "settings-import-progress.png")
+        assert axe_serious(page) == []
+
+        page.reload()
+        expect(page.get_by_role("heading", name="Import of “big.csv”")).to_be_visible()
+        expect(page.get_by_role("progressbar", name="Importing")).to_be_visible()
+        expect(page.locator("[data-import-numbers]")).to_contain_text("500 rows so far")
+
+        # From the project's page too.
+        page.goto(site.url + project_path)
+        recent = page.get_by_role("table", name="Recent imports")
+        expect(recent).to_contain_text("Importing")
+        recent.get_by_role("link", name="big.csv").click()
+        expect(page.get_by_role("progressbar", name="Importing")).to_be_visible()
+    finally:
+        release.set()
+
+    # Once it ends, the page shows the report in place of the bar.
+    expect(page.get_by_role("status")).to_have_text(
+        "The import is finished: 5,000 added, 0 already present, 1 rejected.", timeout=60_000)
+    expect(page.get_by_role("progressbar")).to_have_count(0)
+    expect(page.get_by_role("table", name="Rejected rows")).to_contain_text(
+        "This line has 2 fields, but the header has 4.")
+    assert axe_serious(page) == []
+    assert len(api_rows(site)) == 1000  # one page of the API's answer…
+    total = requests.post(site.url + "/api/queries/list", json={"limit": 1}, timeout=10,
+                          headers={"x-api-key": world.key, "x-project-id": world.project_id})
+    assert total.json()["page"]["totalRecords"] == 5000
+    assert csp_errors(page) == []
