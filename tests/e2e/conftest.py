@@ -1,6 +1,7 @@
 """End-to-end fixtures: a live dashboard (werkzeug, threaded, on a free loopback port) with the
-embedded service seeded with the demo; the browser is tests/browser.py's. The helpers behind
-them (the Dashboard, organizations of the bulk tests) are in tests/support/e2e.py."""
+embedded service seeded with the demo; the service alone with a settings administrator; the
+browser is tests/browser.py's. The helpers behind them (the Dashboard, the administrator,
+organizations of the bulk tests) are in tests/support/e2e.py."""
 
 from __future__ import annotations
 
@@ -10,8 +11,16 @@ from pathlib import Path
 import pytest
 
 from app import create_app
+from service.settings import accounts
 from tests.support.dashboard import close_app
-from tests.support.e2e import DEMO_QUERIES, LAPTOP, SCREENSHOTS, Dashboard
+from tests.support.e2e import (
+    ADMIN_EMAIL,
+    ADMIN_PASSWORD,
+    DEMO_QUERIES,
+    LAPTOP,
+    SCREENSHOTS,
+    Dashboard,
+)
 from tests.support.servers import LiveServer
 from tests.support.world import UNLIMITED
 
@@ -35,6 +44,15 @@ def live_dashboard(tmp_path_factory, sqlite_template):
     yield Dashboard(server.url, app, app.config["DEMO_KEY"])
     server.stop()
     close_app(app)
+
+
+@pytest.fixture
+def site(live_service, world):
+    """The service on a live port (its settings pages), with an administrator of the world's
+    organization: ADMIN_EMAIL, ADMIN_PASSWORD."""
+    world.run(lambda s: accounts.create_user(s, world.org_id, ADMIN_EMAIL, ADMIN_PASSWORD))
+    live_service.world = world
+    return live_service
 
 
 @pytest.fixture

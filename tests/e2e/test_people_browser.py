@@ -17,39 +17,36 @@ from playwright.sync_api import expect
 from sqlalchemy import update
 
 from service.models import PasswordLink, utcnow
-from service.settings import accounts
 from tests.browser import axe_serious
-from tests.support.e2e import csp_errors
+from tests.support.e2e import ADMIN_EMAIL, ADMIN_PASSWORD, csp_errors, settings_sign_in
 
 pytestmark = pytest.mark.browser
 
-ANN = "ann@example.com"
+ANN, PASSWORD = ADMIN_EMAIL, ADMIN_PASSWORD  # the `site` fixture's one administrator
 BEN = "ben@example.com"
 CARL = "carl@example.com"
 DORA = "dora@example.com"
-PASSWORD = "correct horse battery staple"
 BENS_PASSWORD = "ben's own long password"
 
 
-@pytest.fixture
-def site(live_service, world):
-    """The service on a live port, with one administrator of the world's organization."""
-    world.run(lambda s: accounts.create_user(s, world.org_id, ANN, PASSWORD))
-    live_service.world = world
-    return live_service
-
-
 def sign_in(page, site, email=ANN, password=PASSWORD):
-    page.goto(site.url + "/settings/signin")
-    page.get_by_label("Email").fill(email)
-    page.get_by_label("Password").fill(password)
-    page.get_by_role("button", name="Sign in").click()
+    settings_sign_in(page, site.url + "/settings/signin", email, password)
     expect(page.get_by_role("button", name="Sign out")).to_be_visible()
 
 
 def people_row(page, email: str):
     return page.get_by_role("table", name="Administrators").get_by_role("row").filter(
         has_text=email)
+
+
+def add_with_password(page, email: str, password: str) -> None:
+    """Add an administrator with a password typed twice (its fields appear with the choice)."""
+    page.get_by_role("link", name="Add administrator").click()
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("A password you type now").check()
+    page.get_by_label("Password", exact=True).fill(password)
+    page.get_by_label("Repeat password").fill(password)
+    page.get_by_role("button", name="Add administrator").click()
 
 
 def add_with_link(page, email: str) -> str:
@@ -168,13 +165,8 @@ def test_add_with_a_typed_password_remove_and_remove_yourself(page, browser, sit
     assert axe_serious(page) == []
     page.get_by_role("link", name="Back to People").click()
 
-    # A password typed twice: its fields appear with the choice.
-    page.get_by_role("link", name="Add administrator").click()
-    page.get_by_label("Email").fill(CARL)
-    page.get_by_label("A password you type now").check()
-    page.get_by_label("Password", exact=True).fill(PASSWORD)
-    page.get_by_label("Repeat password").fill(PASSWORD)
-    page.get_by_role("button", name="Add administrator").click()
+    # A password typed twice.
+    add_with_password(page, CARL, PASSWORD)
     expect(page.get_by_role("status")).to_contain_text(f"{CARL} is an administrator now.")
     expect(people_row(page, CARL)).to_contain_text("Set")
 
@@ -188,12 +180,7 @@ def test_add_with_a_typed_password_remove_and_remove_yourself(page, browser, sit
     expect(people_row(page, CARL)).to_have_count(0)
 
     # Removing yourself signs you out; the one left sees it in the log.
-    page.get_by_role("link", name="Add administrator").click()
-    page.get_by_label("Email").fill(BEN)
-    page.get_by_label("A password you type now").check()
-    page.get_by_label("Password", exact=True).fill(BENS_PASSWORD)
-    page.get_by_label("Repeat password").fill(BENS_PASSWORD)
-    page.get_by_role("button", name="Add administrator").click()
+    add_with_password(page, BEN, BENS_PASSWORD)
     page.get_by_role("link", name=f"Remove {ANN}").click()
     expect(page.get_by_text("This is you.")).to_be_visible()
     page.get_by_role("button", name="Remove administrator").click()

@@ -20,28 +20,16 @@ from sqlalchemy import select
 from service import admin, keys
 from service.db import session_scope
 from service.models import ApiKey, Project
-from service.settings import accounts
 from tests.browser import axe_serious
+from tests.support.e2e import ADMIN_EMAIL, ADMIN_PASSWORD, settings_sign_in
 
 pytestmark = pytest.mark.browser
 
-EMAIL = "ann@example.com"
-PASSWORD = "correct horse battery staple"
-
-
-@pytest.fixture
-def site(live_service, world):
-    """The service on a live port, with an administrator of the world's organization."""
-    world.run(lambda s: accounts.create_user(s, world.org_id, EMAIL, PASSWORD))
-    live_service.world = world
-    return live_service
+EMAIL, PASSWORD = ADMIN_EMAIL, ADMIN_PASSWORD  # the `site` fixture's administrator
 
 
 def sign_in(page, site, password=PASSWORD, path="/settings/api"):
-    page.goto(site.url + path)
-    page.get_by_label("Email").fill(EMAIL)
-    page.get_by_label("Password").fill(password)
-    page.get_by_role("button", name="Sign in").click()
+    settings_sign_in(page, site.url + path, EMAIL, password)
 
 
 def generate(page, name: str, project: str | None = None, screenshot=None) -> str:

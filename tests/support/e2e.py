@@ -1,6 +1,6 @@
 """The browser tests' live dashboard (the `live_dashboard` fixture of tests/e2e/conftest.py),
-their viewport and screenshots folder, what they look for in a page's console, and
-organizations of their own for the bulk-editing tests."""
+their viewport and screenshots folder, the settings' administrator and sign-in form, what they
+look for in a page's console, and organizations of their own for the bulk-editing tests."""
 
 from __future__ import annotations
 
@@ -26,6 +26,20 @@ class Dashboard(EmbeddedService):
     def api(self, key: str | None = None) -> Client:
         """The API itself (through the dashboard's /api), for what the tests compare with."""
         return Client(self.url, key or self.demo_key)
+
+
+# The settings' administrator of the `site` fixture (tests/e2e/conftest.py).
+ADMIN_EMAIL = "ann@example.com"
+ADMIN_PASSWORD = "correct horse battery staple"
+
+
+def settings_sign_in(page, url: str, email: str = ADMIN_EMAIL,
+                     password: str = ADMIN_PASSWORD) -> None:
+    """Open `url` (the settings' sign-in page, or a page it guards) and send its sign-in form."""
+    page.goto(url)
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
 
 
 def csp_errors(page) -> list[str]:
