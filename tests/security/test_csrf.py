@@ -18,7 +18,7 @@ from sqlalchemy import select
 
 from service import admin, keys
 from service.db import session_scope
-from service.models import ApiKey, PasswordLink, User
+from service.models import ApiKey, PasswordLink, Tag, User
 from service.settings import accounts, password_links
 from tests.support.security import make_org, row_keys, start_site, tag_rows
 
@@ -96,7 +96,8 @@ def test_every_state_changing_route_refuses_requests_without_the_sessions_token(
     project_id = site.org.project_id
     tag_id = site.org.tags["Shop search"]["brand"]
     edit_id = tag_rows(visitor, project_id, tag_id, row_keys(visitor, project_id)[:1])
-    values = {"project_id": project_id, "edit_id": edit_id, "key_id": spare_key_id(site)}
+    values = {"project_id": project_id, "edit_id": edit_id, "key_id": spare_key_id(site),
+              "tag_id": tag_id}
     values["user_id"], values["token"] = spare_person(site)
     foreign = {"dashboard": stranger.token(f"/projects/{project_id}/queries"),
                "settings": stranger.token("/settings/api/generate")}
@@ -138,6 +139,7 @@ def test_every_state_changing_route_refuses_requests_without_the_sessions_token(
         assert session.get(User, values["user_id"]) is not None
         assert session.scalar(select(PasswordLink.used_at).where(
             PasswordLink.user_id == values["user_id"])) is None
+        assert session.get(Tag, tag_id).name == "brand"  # neither edited nor deleted
     assert len(checked) == len(dashboard) + len(settings)
 
     # The positive control: with the token the same requests get past the check (whatever
