@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -18,18 +19,23 @@ from .stores import free_port
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@dataclass
 class Gunicorn:
-    def __init__(self, target: str, env: dict[str, str], log: Path, ready_path: str,
-                 workers: int = 2, threads: int = 4):
-        self.target = target
-        self.env = env
-        self.log = log
-        self.ready_path = ready_path
-        self.workers = workers
-        self.threads = threads
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.process: subprocess.Popen | None = None
+    """`target` (an app factory's call) under gunicorn on a free loopback port, its output in
+    the file `log`; ready when `ready_path` answers 200."""
+
+    target: str
+    env: dict[str, str]
+    log: Path
+    ready_path: str
+    workers: int = 2
+    threads: int = 4
+    port: int = field(default_factory=free_port, init=False)
+    process: subprocess.Popen | None = field(default=None, init=False)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> Gunicorn:
         return self.launch().wait_ready()
