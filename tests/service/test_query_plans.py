@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy import text
 
 from service import search
+from tests.service.counters import assert_counters_exact
 from tests.support.api import Api
 
 LANGS = [("de", "DE"), ("de", "AT"), ("en", "US"), ("en", "GB"), ("fr", "FR"), ("pl", "PL")]
@@ -135,36 +136,6 @@ def test_contiguous_span_is_only_claimed_when_true(world):
 
 
 # --- counters kept by triggers ----------------------------------------------------------------
-
-
-def recounted(session):
-    """The counters as a plain count over the rows would give them (zero counters dropped)."""
-    def rows(sql):
-        return {tuple(row[:-1]): row[-1] for row in session.execute(text(sql)) if row[-1]}
-    return (
-        rows("SELECT id, query_count FROM projects"),
-        rows("SELECT project_id, language, country, query_count FROM language_country_counts"),
-        rows("SELECT id, query_count FROM tags"),
-    ), (
-        rows("SELECT project_id, count(*) FROM queries GROUP BY project_id"),
-        rows("SELECT project_id, language, country, count(*) FROM queries "
-             "GROUP BY project_id, language, country"),
-        rows("SELECT tag_id, count(*) FROM query_tags GROUP BY tag_id"),
-    )
-
-
-def assert_counters_exact(world):
-    kept, counted = world.run(recounted)
-    assert kept == counted
-    if world.app.extensions["tagdesk_engine"].dialect.name == "postgresql":
-        # The copy that PostgreSQL's substring search reads (migrations 0006 and 0011).
-        copied, actual = world.run(lambda s: (
-            set(s.execute(text(
-                "SELECT pk, projects.id, language, country, folded FROM query_texts "
-                "JOIN projects ON projects.number = query_texts.project_number"))),
-            set(s.execute(text(
-                "SELECT pk, project_id, language, country, lower(query) FROM queries")))))
-        assert copied == actual
 
 
 def test_counters_and_texts_follow_imports_edits_moves_and_deletes(api, world):

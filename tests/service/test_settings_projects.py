@@ -20,6 +20,7 @@ from service import admin, palette
 from service.models import OrgEvent, Project, Query, Tag, query_tags
 from service.settings import accounts, project_changes
 from service.settings.project_forms import colour_code
+from tests.service.counters import assert_counters_exact
 from tests.support.api import Api
 
 EMAIL = "ann.admin@example.com"
@@ -110,27 +111,6 @@ def tag_rows(html: str) -> dict[str, tuple[int, str, str]]:
                       r'data-chip-colour="([^"]*)">(.*?)</span></td>.*?'
                       r'<td class="col-count">([\d,]+)</td>', html, re.S)
     return {name: (int(tag_id), colour, count) for tag_id, colour, name, count in rows}
-
-
-def recounted(session):
-    """Every counter as kept, and as a count over the rows would give it."""
-    def rows(sql):
-        return {tuple(row[:-1]): row[-1] for row in session.execute(text(sql)) if row[-1]}
-    return (
-        rows("SELECT id, query_count FROM projects"),
-        rows("SELECT project_id, language, country, query_count FROM language_country_counts"),
-        rows("SELECT id, query_count FROM tags"),
-    ), (
-        rows("SELECT project_id, count(*) FROM queries GROUP BY project_id"),
-        rows("SELECT project_id, language, country, count(*) FROM queries "
-             "GROUP BY project_id, language, country"),
-        rows("SELECT tag_id, count(*) FROM query_tags GROUP BY tag_id"),
-    )
-
-
-def assert_counters_exact(world):
-    kept, counted = world.run(recounted)
-    assert kept == counted
 
 
 def api_tags(api) -> dict[str, dict]:
