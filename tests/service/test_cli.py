@@ -13,6 +13,7 @@ from sqlalchemy import select
 from service import create_app, keys
 from service.db import session_scope
 from service.models import ApiKey, Organization, User
+from tests.service.commands import command_line, last_line
 from tests.support.servers import LiveServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,22 +21,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def cli(database_url):
-    """Commands run in-process through Flask's CLI runner (a process start costs seconds)."""
+    """Commands run in-process (tests/service/commands.py) on this test's database."""
     app = create_app({"TESTING": True, "DATABASE_URL": database_url})
-    runner = app.test_cli_runner()
-
-    def run(*args, ok=True, input=None):
-        result = runner.invoke(args=list(args), input=input)
-        if ok:
-            assert result.exit_code == 0, (result.output, result.exception)
-        return result
-
-    yield run
+    yield command_line(app)
     app.extensions["tagdesk_engine"].dispose()
-
-
-def last_line(result):
-    return result.stdout.strip().splitlines()[-1]
 
 
 def test_the_real_command_line_prints_ids_on_the_last_line(database_url):

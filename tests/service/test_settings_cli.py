@@ -19,6 +19,7 @@ from service.config import load_config
 from service.models import Base, KeyEvent, User
 from service.settings.secret import SECRET_KEY_FILE, instance_secret_key
 from service.settings.throttle import SignInThrottle
+from tests.service.commands import command_line, last_line
 from tests.support.api import Api
 
 PASSWORD = "a long enough password"
@@ -26,19 +27,7 @@ PASSWORD = "a long enough password"
 
 @pytest.fixture
 def cli(service_app):
-    runner = service_app.test_cli_runner()
-
-    def run(*args, input=None, ok=True):
-        result = runner.invoke(args=list(args), input=input)
-        if ok:
-            assert result.exit_code == 0, (result.output, result.exception)
-        return result
-
-    return run
-
-
-def last_line(result) -> str:
-    return result.stdout.strip().splitlines()[-1]
+    return command_line(service_app)
 
 
 def test_create_user_reads_the_password_from_standard_input(cli, world):
