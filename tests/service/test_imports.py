@@ -722,16 +722,21 @@ def test_a_live_job_of_another_host_is_left_running(browser, world):
     assert progress["state"] == "running"
 
 
+def queue_upload(world, folder, upload_id: str, name: str, rows: int) -> None:
+    """An import of this process, queued with its upload in `folder`: `rows` plain queries
+    q0, q1, … (en, US)."""
+    content = (HEADER + "".join(f"q{i},en,US,\n" for i in range(rows))).encode()
+    import_jobs.save_upload(io.BytesIO(content), folder, upload_id)
+    world.run(lambda s: import_jobs.create(s, world.org_id, world.project_id, None, None, name,
+                                           len(content), upload_id, import_jobs.process_owner()))
+
+
 def test_a_job_given_up_on_meanwhile_commits_nothing_more(service_app, world, tmp_path,
                                                           monkeypatch):
     """Its process was only slow: once the job is marked interrupted, its next batch is not
     committed."""
     folder = tmp_path / "jobs"
-    content = (HEADER + "".join(f"q{i},en,US,\n" for i in range(20))).encode()
-    import_jobs.save_upload(io.BytesIO(content), folder, "d" * 36)
-    world.run(lambda s: import_jobs.create(s, world.org_id, world.project_id, None, None,
-                                           "slow.csv", len(content), "d" * 36,
-                                           import_jobs.process_owner()))
+    queue_upload(world, folder, "d" * 36, "slow.csv", rows=20)
     read_batches = imports.read_batches
 
     def given_up_on_after_the_first_batch(*args, **kwargs):
@@ -774,11 +779,7 @@ def test_after_a_large_import_the_planners_statistics_are_fresh(service_app, wor
                                                                   monkeypatch):
     monkeypatch.setattr(import_jobs, "ANALYZE_AFTER_ROWS", 3)
     folder = tmp_path / "jobs"
-    content = (HEADER + "".join(f"q{i},en,US,\n" for i in range(5))).encode()
-    import_jobs.save_upload(io.BytesIO(content), folder, "e" * 36)
-    world.run(lambda s: import_jobs.create(s, world.org_id, world.project_id, None, None,
-                                           "big.csv", len(content), "e" * 36,
-                                           import_jobs.process_owner()))
+    queue_upload(world, folder, "e" * 36, "big.csv", rows=5)
     engine = service_app.extensions["tagdesk_engine"]
     statistics = ("SELECT count(*) FROM sqlite_stat1 WHERE tbl = 'queries'"
                   if engine.dialect.name == "sqlite" else
