@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from app import create_app
-from service.settings import accounts
 from tests.support.dashboard import close_app
 from tests.support.e2e import (
     ADMIN_EMAIL,
@@ -50,8 +49,7 @@ def live_dashboard(tmp_path_factory, sqlite_template):
 def site(live_service, world):
     """The service on a live port (its settings pages), with an administrator of the world's
     organization: ADMIN_EMAIL, ADMIN_PASSWORD."""
-    world.run(lambda s: accounts.create_user(s, world.org_id, ADMIN_EMAIL, ADMIN_PASSWORD))
-    live_service.world = world
+    live_service.world = world.with_administrator(ADMIN_EMAIL, ADMIN_PASSWORD)
     return live_service
 
 

@@ -8,7 +8,6 @@ import re
 
 from service import create_app
 from service.config import load_config
-from service.settings import accounts
 
 SWITCH = re.compile(r'<a class="site-switch" href="([^"]*)"[^>]*>([^<]+)</a>')
 EMAIL = "ann@example.com"
@@ -16,7 +15,7 @@ PASSWORD = "correct horse battery staple"
 
 
 def signed_in_page(app, world) -> str:
-    world.run(lambda s: accounts.create_user(s, world.org_id, EMAIL, PASSWORD))
+    world.with_administrator(EMAIL, PASSWORD)
     client = app.test_client()
     page = client.get("/settings/signin").get_data(as_text=True)
     token = re.search(r'name="csrf_token" value="([^"]+)"', page)[1]

@@ -25,7 +25,6 @@ from sqlalchemy import create_engine, func, select
 from service import admin, import_jobs, imports
 from service.import_jobs import ImportJob, ImportRejection
 from service.models import Base, OrgEvent, Query, utcnow
-from service.settings import accounts
 from tests.support.waiting import wait_until
 
 EMAIL = "ann@example.com"
@@ -426,8 +425,7 @@ class Browser:
 
 @pytest.fixture
 def person(world):
-    world.user_id = world.run(lambda s: accounts.create_user(s, world.org_id, EMAIL, PASSWORD))
-    return world
+    return world.with_administrator(EMAIL, PASSWORD)
 
 
 @pytest.fixture

@@ -67,8 +67,8 @@ class Browser:
 
 @pytest.fixture
 def people(world):
-    world.ann = world.run(lambda s: accounts.create_user(s, world.org_id, ANN, PASSWORD))
-    return world
+    """The world with one administrator, Ann (`user_id`)."""
+    return world.with_administrator(ANN, PASSWORD)
 
 
 @pytest.fixture
@@ -129,8 +129,8 @@ def test_an_administrator_added_with_a_typed_password_signs_in_with_it(ann, peop
         303, f"/settings/people?added={ben.id}")
     page = ann.text(response.headers["Location"])
     assert f"{BEN} is an administrator now." in page
-    assert changes(people) == [("person.added", BEN,
-                                "With a password typed by whoever added them.", people.ann, ANN)]
+    assert changes(people) == [("person.added", BEN, "With a password typed by whoever added them.",
+                                people.user_id, ANN)]
     assert world_links(people) == []
 
     other = Browser(service_app)
@@ -199,7 +199,7 @@ def test_a_one_time_link_is_shown_once_and_kept_only_as_its_hash(ann, people):
     assert timedelta(days=6, hours=23) < stored[0].expires_at - stored[0].created_at \
         <= timedelta(days=7)
     assert changes(people) == [("person.added", BEN,
-                                "With a one-time link to choose their password.", people.ann,
+                                "With a one-time link to choose their password.", people.user_id,
                                 ANN)]
     page = ann.text("/settings/people")
     assert token not in page
@@ -323,7 +323,7 @@ def test_removing_asks_first_then_the_person_is_gone_and_still_named_in_the_log(
     key_events = people.run(lambda s: list(s.scalars(select(KeyEvent))))
     assert [(e.user_id, e.actor_email) for e in key_events] == [(None, BEN)]
     assert changes(people)[-2:] == [("project.created", "Ben's", "", None, BEN),
-                                    ("person.removed", BEN, "", people.ann, ANN)]
+                                    ("person.removed", BEN, "", people.user_id, ANN)]
     log = ann.text("/settings/activity")
     assert "Administrator removed" in log and "Key generated" in log
     assert log.count(BEN) >= 3  # removed, and the one who generated a key and made a project
@@ -332,13 +332,13 @@ def test_removing_asks_first_then_the_person_is_gone_and_still_named_in_the_log(
 
 
 def test_the_last_administrator_cannot_be_removed(ann, people):
-    ask = ann.text(f"/settings/people/{people.ann}/remove")
+    ask = ann.text(f"/settings/people/{people.user_id}/remove")
     sentence = (f"{ANN} is the only administrator of Acme, so they cannot be removed: an "
                 "organization always keeps at least one. Add another administrator first.")
     assert sentence in ask
     assert "Remove administrator</button>" not in ask
     token = csrf_token(ann.text("/settings/people"))
-    refused = ann.client.post(f"/settings/people/{people.ann}/remove",
+    refused = ann.client.post(f"/settings/people/{people.user_id}/remove",
                               data={"csrf_token": token})
     assert refused.status_code == 409
     assert sentence in refused.get_data(as_text=True)
@@ -348,9 +348,9 @@ def test_the_last_administrator_cannot_be_removed(ann, people):
 
 def test_removing_yourself_signs_you_out(ann, people, service_app):
     people.run(lambda s: accounts.create_user(s, people.org_id, BEN, PASSWORD))
-    ask = ann.text(f"/settings/people/{people.ann}/remove")
+    ask = ann.text(f"/settings/people/{people.user_id}/remove")
     assert "This is you. You are signed out at once" in ask
-    response = ann.remove(people.ann)
+    response = ann.remove(people.user_id)
     assert (response.status_code, response.headers["Location"]) == (
         303, "/settings/signin?signed_out=1")
     assert "You are signed out." in ann.text(response.headers["Location"])

@@ -72,8 +72,7 @@ class Settings:
 
 @pytest.fixture
 def person(world):
-    world.user_id = world.run(lambda s: accounts.create_user(s, world.org_id, EMAIL, PASSWORD))
-    return world
+    return world.with_administrator(EMAIL, PASSWORD)
 
 
 @pytest.fixture

@@ -80,8 +80,7 @@ class Settings:
 
 @pytest.fixture
 def signed_in(service_app, world) -> Settings:
-    world.user_id = world.run(lambda s: accounts.create_user(s, world.org_id, EMAIL, PASSWORD))
-    settings = Settings(service_app, world)
+    settings = Settings(service_app, world.with_administrator(EMAIL, PASSWORD))
     assert settings.sign_in().status_code == 303
     return settings
 

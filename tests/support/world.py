@@ -1,6 +1,7 @@
-"""A small world to work in: an organization with a key, two projects and tags, made through
-the service's admin layer (the `world` fixture of tests/conftest.py builds one); and a smaller
-organization, with one project, for tests and benchmarks that start a service of their own."""
+"""A small world to work in: an organization with a key, two projects and tags (and, when a
+test asks, an administrator of its settings), made through the service's admin layer (the
+`world` fixture of tests/conftest.py builds one); and a smaller organization, with one
+project, for tests and benchmarks that start a service of their own."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from dataclasses import dataclass, field
 
 from service import admin
 from service.db import session_scope
+from service.settings import accounts
 
 # Generous limits so that tests about something else never meet a 429.
 UNLIMITED = (100_000, 1_000_000, 10_000_000)
@@ -43,10 +45,17 @@ class World:
     project_id: str = ""
     other_project_id: str = ""
     tags: dict[str, int] = field(default_factory=dict)
+    user_id: int | None = None  # the settings' administrator, once with_administrator made one
 
     def run(self, operation):
         with session_scope(self.app) as session:
             return operation(session)
+
+    def with_administrator(self, email: str, password: str) -> World:
+        """This world, with an administrator of its organization's settings (`user_id`)."""
+        self.user_id = self.run(
+            lambda s: accounts.create_user(s, self.org_id, email, password))
+        return self
 
     def new_org(self, name="Other org") -> tuple[str, str, str]:
         """Another organization: (org id, key, project id)."""
