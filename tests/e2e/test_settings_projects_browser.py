@@ -265,6 +265,7 @@ def test_the_page_computes_contrast_as_the_server_does(page, site):
     sign_in(page, site, f"/settings/projects/{site.world.project_id}")
     colours = ["#000000", "#ffffff", "#777777", "#767676", "#5d60ff", "#0052cc", "#fbca04",
                "#ff0000", "#00ff00", "#0000ff", "#c2e0c6", "#123456"]
+    page.wait_for_function("() => window.tagdeskColours !== undefined")  # settings.js is deferred
     computed = page.evaluate(
         "colours => colours.map(c => [window.tagdeskColours.contrast(c, '#000000'), "
         "window.tagdeskColours.contrast(c, '#ffffff'), window.tagdeskColours.textColour(c)])",
