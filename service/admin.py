@@ -6,13 +6,12 @@ import csv
 import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from datetime import datetime
-from itertools import islice
+from itertools import chain, islice
 
 from sqlalchemy import insert, select, text
 from sqlalchemy.orm import Session
 
-from . import keys
+from . import bulk_load, keys
 from .models import ApiKey, Organization, Project, Query, Tag, new_uuid, query_tags, utcnow
 from .validation import MAX_CODE, MAX_STRING
 
@@ -96,16 +95,27 @@ def normalize_query(query: str, language: str, country: str) -> tuple[str, str, 
     return query, language, country
 
 
-NewQuery = tuple[str, str, str, list[int], datetime | None]  # query, language, country, tags, time
+NewQuery = bulk_load.NewQuery  # query, language, country, tags, time
+
+
+# From this many rows a call is a bulk load (service/bulk_load.py); fewer go row by row, through
+# the triggers.
+BULK_ROWS = 500
 
 
 def insert_queries(session: Session, project_id: str, rows: Iterable[NewQuery],
                    batch_size: int = 5000) -> int:
-    """Insert normalized rows in batches; a key the project already has is skipped."""
-    count = 0
+    """Insert normalized rows in batches (at most `batch_size` rows held at a time); a key the
+    project already has, or that an earlier row repeats, is skipped. Returns how many were
+    added."""
     iterator = iter(rows)
+    batches = iter(lambda: list(islice(iterator, batch_size)), [])
+    first = next(batches, [])
+    if len(first) >= min(BULK_ROWS, batch_size):
+        return bulk_load.insert(session, project_id, chain([first], batches))
+    count = 0
     with _text_grams_counted_once(session) as inserted_pks:
-        while batch := list(islice(iterator, batch_size)):
+        for batch in chain([first], batches):
             count += _insert_batch(session, project_id, batch, inserted_pks)
     return count
 

@@ -11,12 +11,23 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from weblib.sqlite import BEGIN_OPTION, sqlite_engine
 
+from .bulk_load import MOVED_TEMP_STORE
+
 
 def make_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
         # WAL lets readers run while a bulk update writes; foreign keys are off by default.
-        return sqlite_engine(url, ("foreign_keys=ON", "cache_size=-65536",
-                                   "mmap_size=1073741824", "temp_store=MEMORY"))
+        engine = sqlite_engine(url, ("foreign_keys=ON", "cache_size=-65536",
+                                     "mmap_size=1073741824", "temp_store=MEMORY"))
+
+        @event.listens_for(engine, "checkin")
+        def _temp_store_back(dbapi_connection, record):
+            # A bulk load kept its temporary tables and sorts in files (service/bulk_load.py):
+            # back to memory once its transaction is over.
+            if record.info.pop(MOVED_TEMP_STORE, False):
+                dbapi_connection.execute("PRAGMA temp_store = MEMORY")
+
+        return engine
     engine = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=10)
 
     @event.listens_for(engine, "connect")

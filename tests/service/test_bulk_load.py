@@ -1,0 +1,328 @@
+"""Bulk loads (service/bulk_load.py, migration 0017): queries inserted many at a time leave
+every table exactly as inserting the same rows one by one through the triggers does, and the
+API finds and counts them exactly.
+
+Each test loads the same rows into two projects of one database: the world's project by the
+bulk path, the other project row by row (admin.BULK_ROWS decides which path a call takes),
+and compares the two projects' rows and everything derived from them, named by text, code and
+tag name rather than by keys."""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections import Counter
+from datetime import datetime, timedelta
+
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.exc import IntegrityError
+
+from service import admin
+from service.demo_data import generate_queries
+from service.search import COUNTED_GRAM_LENGTH
+from tests.service.folding import expected_gram_counts, folded, stored_gram_counts
+from tests.service.migrating import migrate
+from tests.support.api import Api
+from tests.support.world import TAG_COLORS
+
+TAGS = sorted(TAG_COLORS)
+# Texts the folding and the FTS index must get right, and LIKE's own characters.
+SPECIAL = ["Äpfel", "äpfelmus", "ÖL WECHSEL", "ΣΟΦΙΑ σοφίας", "STRASSE Straße ẞ",
+           "İstanbul ıssız", "ǅemal ǄEMAL", "Кофе МОСКВА", "10 K Kelvin", "snow ☃ boots 🥾",
+           "50% off_sale", "back\\slash \"quoted\" 'single'", "a", "Zz"]
+SHORT_TERMS = ["a", "A", "ä", "Ä", "öl", "ÖL", "σο", "ß", "ẞ", "k", "K", "☃", "%", "_", "\\",
+               "sc", "q", "zz", "ǆ", "ı", "İ", "мо"]
+LONG_TERMS = ["schuhe", "SCHUHE", "äpfel", "straße", "strasse", "σοφία", "kelvin", "e b",
+              "off_s", "\\sla", "🥾", "nike", "größe", "zzzzzz"]
+WHEN = datetime(2026, 3, 1, 12, 0, 0)
+
+
+def rows(count: int = 360, seed: int = 3) -> list[tuple]:
+    """Realistic queries with 0 to 3 tags and times, the special texts, and a few repeats of
+    earlier keys (with other tags: the first row of a key wins)."""
+    rng = random.Random(seed)
+    made = []
+    for index, (query, language, country) in enumerate(generate_queries(count, seed)):
+        tags = rng.sample(TAGS, rng.choice([0, 0, 1, 1, 1, 2, 3]))
+        when = WHEN - timedelta(minutes=index % 97, milliseconds=index * 7 % 1000)
+        made.append((query, language, country, tags, when))
+    for index, query in enumerate(SPECIAL):
+        made.append((query, "de" if index % 2 else "en", "DE" if index % 2 else "US",
+                     TAGS[index % len(TAGS):][:2], WHEN))
+    made += [(query, language, country, ["sale"], WHEN)
+             for query, language, country, _tags, _when in made[5:300:37]]
+    return made
+
+
+@pytest.fixture
+def two_projects(world):
+    """The world, with the same tags in its other project."""
+    def make(session):
+        for name in TAGS:
+            world.tags.setdefault(("other", name), admin.create_tag(
+                session, world.other_project_id, name, TAG_COLORS[name]))
+    world.run(make)
+    return world
+
+
+def load(world, project_id: str, batch: list[tuple], *, bulk: bool, monkeypatch,
+         batch_size: int = 5000) -> int:
+    """Insert `batch` ((text, language, country, tag names, time)) into the project, by the
+    bulk path or row by row."""
+    monkeypatch.setattr(admin, "BULK_ROWS", 1 if bulk else 10**9)
+    other = project_id != world.project_id
+    normalized = [(*admin.normalize_query(q, language, country),
+                   [world.tags[("other", name) if other else name] for name in names], when)
+                  for q, language, country, names, when in batch]
+    return world.run(lambda s: admin.insert_queries(s, project_id, normalized, batch_size))
+
+
+def load_both(world, batch, monkeypatch, **options) -> tuple[int, int]:
+    """(added by bulk into the world's project, added row by row into the other one)."""
+    return (load(world, world.project_id, batch, bulk=True, monkeypatch=monkeypatch, **options),
+            load(world, world.other_project_id, batch, bulk=False, monkeypatch=monkeypatch))
+
+
+def snapshot(session, project_id: str) -> dict:
+    """A project's rows and everything the triggers keep for them, without keys."""
+    p = {"p": project_id}
+
+    def rows_of(sql: str) -> list[tuple]:
+        return sorted(tuple(row) for row in session.execute(text(sql), p))
+
+    state = {
+        "queries": rows_of(
+            "SELECT q.query, q.language, q.country, q.updated_at, "
+            "(SELECT count(*) FROM query_tags l WHERE l.query_pk = q.pk) "
+            "FROM queries q WHERE q.project_id = :p"),
+        "links": rows_of(
+            "SELECT q.query, q.language, q.country, t.name FROM query_tags l "
+            "JOIN queries q ON q.pk = l.query_pk JOIN tags t ON t.id = l.tag_id "
+            "WHERE q.project_id = :p"),
+        "tag counts": rows_of("SELECT name, query_count FROM tags WHERE project_id = :p"),
+        "code counts": rows_of(
+            "SELECT language, country, query_count FROM language_country_counts "
+            "WHERE project_id = :p AND query_count <> 0"),
+        "gram counts": rows_of("SELECT gram, query_count FROM text_gram_counts "
+                               "WHERE project_id = :p AND query_count <> 0"),
+        "query count": session.execute(
+            text("SELECT query_count FROM projects WHERE id = :p"), p).scalar_one(),
+    }
+    if session.get_bind().dialect.name == "postgresql":
+        state["texts"] = rows_of(
+            "SELECT t.language, t.country, t.folded, q.query, q.language, q.country "
+            "FROM query_texts t JOIN queries q ON q.pk = t.pk "
+            "JOIN projects p ON p.number = t.project_number WHERE p.id = :p")
+        state["texts of the project"] = session.execute(text(
+            "SELECT count(*) FROM query_texts t JOIN projects p ON p.number = t.project_number "
+            "WHERE p.id = :p"), p).scalar_one()
+    return state
+
+
+def versions(world) -> tuple[int, int]:
+    return world.run(lambda s: tuple(s.execute(text(
+        "SELECT (SELECT texts_version FROM projects WHERE id = :a), "
+        "(SELECT texts_version FROM projects WHERE id = :b)"),
+        {"a": world.project_id, "b": world.other_project_id}).one()))
+
+
+def assert_same_tables(world) -> None:
+    """The bulk-loaded project holds what the row-by-row one does; the short-term counters are
+    also those recomputed from the texts, and SQLite's FTS index is that of the texts."""
+    def compare(session):
+        bulk = snapshot(session, world.project_id)
+        by_row = snapshot(session, world.other_project_id)
+        assert bulk == by_row
+        assert bulk["query count"] == len(bulk["queries"])
+        longest = COUNTED_GRAM_LENGTH[session.get_bind().dialect.name]
+        assert stored_gram_counts(session) == expected_gram_counts(session, longest)
+        if session.get_bind().dialect.name == "sqlite":
+            session.execute(text(
+                "INSERT INTO queries_fts (queries_fts) VALUES ('integrity-check')"))
+            fts_rows = session.execute(text("SELECT count(*) FROM queries_fts")).scalar_one()
+            assert fts_rows == session.execute(text("SELECT count(*) FROM queries")).scalar_one()
+            assert session.execute(text("SELECT count(*) FROM bulk_load")).scalar_one() == 0
+    world.run(compare)
+
+
+def test_a_bulk_load_leaves_every_table_as_row_by_row_does(two_projects, monkeypatch):
+    batch = rows()
+    before = versions(two_projects)
+    added = load_both(two_projects, batch, monkeypatch)
+    distinct = len({row[:3] for row in batch})
+    assert added == (distinct, distinct)
+    assert_same_tables(two_projects)
+    after = versions(two_projects)
+    assert after[0] > before[0] and after[1] > before[1]
+    if two_projects.run(lambda s: s.get_bind().dialect.name) == "sqlite":
+        assert after == (distinct, distinct)  # one a row, as the triggers count
+
+
+def test_several_chunks_in_one_call(two_projects, monkeypatch):
+    batch = rows(500, seed=5)
+    added = load_both(two_projects, batch, monkeypatch, batch_size=64)
+    assert added[0] == added[1] == len({row[:3] for row in batch})
+    assert_same_tables(two_projects)
+
+
+def test_importing_the_same_rows_again_adds_nothing(two_projects, monkeypatch):
+    batch = rows()
+    load_both(two_projects, batch, monkeypatch)
+    before = two_projects.run(lambda s: snapshot(s, two_projects.project_id))
+    version = versions(two_projects)[0]
+    assert load(two_projects, two_projects.project_id, batch, bulk=True,
+                monkeypatch=monkeypatch) == 0
+    assert two_projects.run(lambda s: snapshot(s, two_projects.project_id)) == before
+    assert versions(two_projects)[0] == version
+    assert_same_tables(two_projects)
+
+
+def test_rows_the_project_has_are_skipped_and_the_others_added(two_projects, monkeypatch):
+    batch = rows()
+    first = batch[::3]
+    # The project already has a third of the rows (loaded either way), then gets them all.
+    load(two_projects, two_projects.project_id, first, bulk=False, monkeypatch=monkeypatch)
+    load(two_projects, two_projects.other_project_id, first, bulk=False,
+         monkeypatch=monkeypatch)
+    added = load_both(two_projects, batch, monkeypatch)
+    assert added[0] == added[1] == len({row[:3] for row in batch} - {row[:3] for row in first})
+    assert_same_tables(two_projects)
+
+
+def test_a_bulk_load_into_a_project_with_rows_loaded_in_bulk(two_projects, monkeypatch):
+    batch = rows(420, seed=9)
+    load_both(two_projects, batch[:200], monkeypatch)
+    load_both(two_projects, batch[150:], monkeypatch)
+    assert_same_tables(two_projects)
+
+
+def test_search_and_counts_through_the_api_are_exact(live_service, two_projects, monkeypatch):
+    batch = rows()
+    load_both(two_projects, batch, monkeypatch)
+    bulk = Api(live_service.url, two_projects.key, two_projects.project_id)
+    by_row = Api(live_service.url, two_projects.key, two_projects.other_project_id)
+
+    names = {tag_id: key[-1] if isinstance(key, tuple) else key
+             for key, tag_id in two_projects.tags.items()}
+
+    def listed(api, **body) -> tuple[int, list[tuple]]:
+        response = api.queries(limit=1000, **body)
+        assert response.status_code == 200, response.text
+        answer = response.json()
+        return answer["page"]["totalRecords"], sorted(
+            (r["query"], r["language"], r["country"],
+             tuple(sorted(names[int(tag)] for tag in r["tags"])))
+            for r in answer["results"])
+
+    first = {}
+    for query, language, country, tags, _when in batch:
+        first.setdefault((query, language, country), tuple(sorted(tags)))
+    views = [{}] + [{"query": term} for term in SHORT_TERMS + LONG_TERMS] + [
+        {"languages": ["de"]}, {"countries": ["us", "GB"]}, {"tagNames": ["brand"]},
+        {"tagNames": ["SALE", "question"]}, {"query": "a", "languages": ["en"]},
+        {"query": "schuhe", "tagNames": ["local"]}, {"query": "ä", "countries": ["DE"]}]
+    texts = sorted({key[0] for key in first} | {term["query"] for term in views if "query" in term})
+    folds = two_projects.run(lambda s: folded(s, texts))
+    for view in views:
+        found = listed(bulk, **view)
+        assert found == listed(by_row, **view), view
+        wanted = [
+            (*key, tags) for key, tags in first.items()
+            if ("query" not in view or folds[view["query"]] in folds[key[0]])
+            and ("languages" not in view or key[1] in view["languages"])
+            and ("countries" not in view or key[2] in [c.upper() for c in view["countries"]])
+            and ("tagNames" not in view
+                 or {name.lower() for name in view["tagNames"]} & set(tags))]
+        assert found == (len(wanted), sorted(wanted)), view
+    assert sum(1 for view in views if listed(bulk, **view)[0]) > 30
+
+
+def test_ids_are_new_uuids_ascending_within_a_load(two_projects, monkeypatch):
+    load(two_projects, two_projects.project_id, rows(), bulk=True, monkeypatch=monkeypatch)
+    ids = two_projects.run(lambda s: s.execute(text(
+        "SELECT id FROM queries WHERE project_id = :p ORDER BY pk"),
+        {"p": two_projects.project_id}).scalars().all())
+    assert len(set(ids)) == len(ids) > 300
+    assert {uuid.UUID(value).version for value in ids} == {7}
+    assert ids == sorted(ids)
+
+
+def test_a_failed_load_leaves_nothing_behind(two_projects, monkeypatch):
+    batch = [(f"query {i}", "en", "US", [], WHEN) for i in range(40)]
+    monkeypatch.setattr(admin, "BULK_ROWS", 1)
+    bad = [*batch[:-1], ("last", "en", "US", [10**6], WHEN)]  # no such tag
+
+    def attempt(session):
+        with pytest.raises(IntegrityError):
+            admin.insert_queries(session, two_projects.project_id, bad)
+        if session.get_bind().dialect.name == "sqlite":  # the transaction goes on: no flag
+            assert session.execute(text("SELECT count(*) FROM bulk_load")).scalar_one() == 0
+        session.rollback()
+        return session.execute(text("SELECT count(*) FROM queries")).scalar_one()
+
+    assert two_projects.run(attempt) == 0
+    assert two_projects.run(lambda s: admin.insert_queries(
+        s, two_projects.project_id, batch)) == 40
+    load(two_projects, two_projects.other_project_id,
+         [(q, lang, country, [], when) for q, lang, country, _t, when in batch],
+         bulk=False, monkeypatch=monkeypatch)
+    assert_same_tables(two_projects)
+
+
+# --- SQLite: the triggers that stand aside (migration 0017) ----------------------------------
+
+GUARD = "WHEN NOT EXISTS (SELECT 1 FROM bulk_load)"
+
+
+def insert_triggers(connection) -> dict[str, str]:
+    return dict(connection.execute(text(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' "
+        "AND tbl_name IN ('queries', 'query_tags') AND sql LIKE '%AFTER INSERT ON%'")).all())
+
+
+def test_every_insert_trigger_stands_aside_during_a_load_and_only_then(tmp_path):
+    # A trigger added later would also fire during bulk loads: the load must learn its work.
+    engine = create_engine(f"sqlite:///{tmp_path / 'db.sqlite3'}")
+    try:
+        migrate(engine, "head")
+        with engine.connect() as connection:
+            triggers = insert_triggers(connection)
+        assert sorted(triggers) == sorted([
+            "queries_fts_insert", "queries_count_insert", "language_country_count_insert",
+            "queries_texts_version_insert", "queries_text_grams_insert", "tag_count_insert"])
+        assert all(sql.count(GUARD) == 1 for sql in triggers.values())
+        migrate(engine, "0016", down=True)
+        with engine.connect() as connection:
+            unguarded = insert_triggers(connection)
+            assert "bulk_load" not in {name for (name,) in connection.execute(text(
+                "SELECT name FROM sqlite_master WHERE type = 'table'"))}
+        assert sorted(unguarded) == sorted(triggers)
+        assert all(GUARD not in sql for sql in unguarded.values())
+        assert {name: sql.replace(GUARD + " ", "") for name, sql in triggers.items()} == unguarded
+        migrate(engine, "head")
+        with engine.connect() as connection:
+            assert insert_triggers(connection) == triggers
+    finally:
+        engine.dispose()
+
+
+def test_counts_stay_exact_through_writes_after_a_load(two_projects, monkeypatch):
+    # The triggers work again once a load is over: plain writes after it keep every count.
+    batch = rows()
+    load_both(two_projects, batch, monkeypatch)
+
+    def write(session):
+        for project_id in (two_projects.project_id, two_projects.other_project_id):
+            session.execute(text(
+                "INSERT INTO queries (id, project_id, query, language, country, updated_at) "
+                "VALUES (:id, :p, 'Plain Äpfel Straße', 'de', 'AT', :t)"),
+                {"id": str(uuid.uuid4()), "p": project_id, "t": WHEN})
+            session.execute(text(
+                "DELETE FROM queries WHERE project_id = :p AND query = :q"),
+                {"p": project_id, "q": batch[0][0]})
+    two_projects.run(write)
+    assert_same_tables(two_projects)
+    counts = two_projects.run(lambda s: Counter(s.execute(text(
+        "SELECT project_id FROM queries")).scalars()))
+    assert counts[two_projects.project_id] == counts[two_projects.other_project_id]
