@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import secrets
 
-from flask import Blueprint, current_app, redirect, request, session, url_for
+from flask import Blueprint, current_app, flash, redirect, request, session, url_for
 from flask_login import current_user, login_user
 
 from dashboard import apiclient
@@ -19,6 +19,7 @@ from dashboard.signin import (
     SignedIn,
     display_name_from_form,
     end_session,
+    next_for,
     render_signin,
     safe_next,
     start_session,
@@ -91,6 +92,10 @@ def signin():
         session[SESSION_NAME] = name
     apiclient.remember_projects(uid, key, projects)
     login_user(SignedIn(uid, masked))
+    if next_url and next_for(next_url, {project.id for project in projects}) is None:
+        flash("That page belongs to a project this key cannot open. Here are the projects "
+              "of the key you signed in with.", "info")
+        return redirect(url_for("projects.index"), 303)
     return redirect(next_url or url_for("projects.home"), 303)
 
 

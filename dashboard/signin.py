@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from flask import current_app, flash, redirect, render_template, request, session, url_for
 from flask_login import LoginManager, UserMixin, current_user, logout_user
+from werkzeug.exceptions import HTTPException
 
 from weblib.throttle import Throttle
 
@@ -92,6 +93,20 @@ def safe_next(value: str | None) -> str | None:
             or parts.path.startswith("/api/") or parts.path.startswith("/static/"):
         return None
     return value
+
+
+def next_for(next_url: str | None, project_ids: set[str]) -> str | None:
+    """`next_url` unless it is a page of a project the signed-in key cannot see (a link kept
+    from a session with another organization's key): then None, and the key's own start."""
+    if not next_url:
+        return None
+    try:
+        _endpoint, args = current_app.url_map.bind("").match(urlsplit(next_url).path)
+    except HTTPException:
+        return next_url
+    if "project_id" in args and args["project_id"] not in project_ids:
+        return None
+    return next_url
 
 
 def next_target() -> str:
