@@ -15,6 +15,11 @@ The picker of Add, Replace and Edit also creates tags, when the API offers it (a
 of the reference, learned once per session): a name no tag has offers "Create tag “…”", which
 creates it through the client and draws the picker again with the new tag ticked.
 
+An edit that would take every tag off the selected rows (Replace with nothing ticked, or Remove
+with every tag of the project ticked) is never applied straight away: Apply answers with the
+question ("Remove every tag from 3 queries?") and a Confirm that sends the same edit again with a
+signed token naming the rows and the change; only a request carrying that token changes them.
+
 Every POST carries the CSRF token (htmx sends it as X-CSRFToken) and re-checks the chosen tags
 against the project's own tags.
 """
@@ -72,6 +77,7 @@ bp = Blueprint("bulk", __name__)
 MAX_SELECTED = 1000          # rows of one in-page edit (a page has at most 200)
 INLINE_UNDO_LIMIT = 1000     # changes an undo makes within its request; more: a job
 PLAN_SALT = "tagdesk-bulk-plan"
+CLEAR_SALT = "tagdesk-bulk-clear"
 PLAN_MAX_AGE = 3600
 VERBS = {ADD: "Add tags", REMOVE: "Remove tags", REPLACE: "Replace tags", EDIT: "Edit tags"}
 # The pickers that offer to create a tag (a tag made to be removed would make no sense).
@@ -347,7 +353,55 @@ def apply(project_id: str):
     if len(keys) > MAX_SELECTED:
         raise Refusal(f"At most {MAX_SELECTED:,} rows can be changed at once this way; use "
                       "“Select all matching” for more.")
+    if removes_every_tag(project.id, delta) and not clearing_confirmed(
+            form.get("confirmed", ""), project.id, keys, delta):
+        return confirm_clearing(project, keys, delta, view)
     return edit_rows(project, keys, delta, tags, view, scope="rows", words="")
+
+
+# --- removing every tag from selected rows: asked first -----------------------------------
+
+
+def removes_every_tag(project_id: str, delta: Delta) -> bool:
+    """Whether the edit leaves the rows without any tag: a replacement by nothing, or a
+    removal of every tag the project has (its tags as the session knows them)."""
+    if delta.replace is not None:
+        return not delta.replace
+    if delta.add or not delta.remove:
+        return False
+    return {tag.id for tag in apiclient.tags(project_id)} <= delta.remove
+
+
+def _clearing_token(project_id: str, keys: list[RowKey], delta: Delta) -> dict:
+    return {"project": project_id, "rows": sorted(key.id for key in keys),
+            "delta": delta.to_json()}
+
+
+def clearing_confirmed(token: str, project_id: str, keys: list[RowKey], delta: Delta) -> bool:
+    if not token:
+        return False
+    serializer = URLSafeTimedSerializer(current_app.secret_key, salt=CLEAR_SALT)
+    try:
+        signed = serializer.loads(token, max_age=PLAN_MAX_AGE)
+    except BadSignature:
+        return False
+    return signed == _clearing_token(project_id, keys, delta)
+
+
+def confirm_clearing(project, keys: list[RowKey], delta: Delta, view: QueryView):
+    """The question, in the dialog: Confirm posts the same edit with a token signed over the
+    rows and the change, so what is confirmed is exactly what was asked."""
+    serializer = URLSafeTimedSerializer(current_app.secret_key, salt=CLEAR_SALT)
+    fields = [("action", REMOVE if delta.replace is None else REPLACE)]
+    fields += [("apply_tag", str(tag_id)) for tag_id in sorted(delta.remove)]
+    fields += [("selected", value) for value in request.form.getlist("selected")]
+    fields += view.params()
+    fields.append(("confirmed", serializer.dumps(_clearing_token(project.id, keys, delta))))
+    html = render_template(
+        "bulk/_confirm.html", project=project, fields=fields,
+        sentence=f"Remove every tag from {wording.count(len(keys))}",
+        confirm_url=url_for("bulk.apply", project_id=project.id))
+    return htmx_response(html, retarget="[data-bulk-dialog-body]", reswap="innerHTML")
 
 
 def edit_rows(project, keys: list[RowKey], delta: Delta, tags: dict[int, Tag],
@@ -408,6 +462,8 @@ def confirm_step(project, delta: Delta, tags: dict[int, Tag], view: QueryView):
         "count": count, "names": {str(k): v for k, v in tag_names.items()},
     })
     sentence = wording.plan_sentence(delta, tag_names, count, scope)
+    if removes_every_tag(project.id, delta):
+        sentence = f"Remove every tag from {wording.count(count)} {wording.matching(scope)}"
     html = render_template("bulk/_confirm.html", project=project, sentence=sentence,
                            plan=plan, count=count,
                            confirm_url=url_for("bulk.confirm", project_id=project.id))
