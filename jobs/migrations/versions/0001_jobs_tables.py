@@ -10,8 +10,6 @@ from alembic import op
 
 revision = "jobs_0001"
 down_revision = None
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

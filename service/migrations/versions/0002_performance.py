@@ -14,8 +14,6 @@ from alembic import op
 
 revision = "0002"
 down_revision = "0001"
-branch_labels = None
-depends_on = None
 
 INDEXES = {
     "ix_queries_project_id": ["project_id", "id"],

@@ -18,8 +18,6 @@ from alembic import op
 
 revision = "0005"
 down_revision = "0004"
-branch_labels = None
-depends_on = None
 
 SQLITE_TRIGGERS = {
     "language_country_count_insert": """

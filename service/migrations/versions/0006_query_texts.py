@@ -20,8 +20,6 @@ from alembic import op
 
 revision = "0006"
 down_revision = "0005"
-branch_labels = None
-depends_on = None
 
 COPY_TEXTS = """
     CREATE FUNCTION tagdesk_copy_query_texts() RETURNS trigger AS $$

@@ -18,8 +18,6 @@ from alembic import op
 
 revision = "0007"
 down_revision = "0006"
-branch_labels = None
-depends_on = None
 
 INDEXES = {
     "ix_queries_updated": "project_id, updated_at{}, id",

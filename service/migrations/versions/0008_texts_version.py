@@ -23,8 +23,6 @@ from alembic import op
 
 revision = "0008"
 down_revision = "0007"
-branch_labels = None
-depends_on = None
 
 SQLITE_TRIGGERS = {
     "queries_texts_version_insert": """AFTER INSERT ON queries BEGIN

@@ -27,8 +27,6 @@ from alembic import op
 
 revision = "0009"
 down_revision = "0008"
-branch_labels = None
-depends_on = None
 
 POSTGRES_MAX = 4
 # Query texts are at most 1,000 characters (service/validation.py: MAX_STRING).

@@ -17,8 +17,6 @@ from alembic import op
 
 revision = "0010"
 down_revision = "0009"
-branch_labels = None
-depends_on = None
 
 INDEXES = {
     "ix_queries_language_desc_id": "project_id, language DESC, id",

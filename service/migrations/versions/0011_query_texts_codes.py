@@ -25,8 +25,6 @@ from alembic import op
 
 revision = "0011"
 down_revision = "0010"
-branch_labels = None
-depends_on = None
 
 COPY_TEXTS = """
     CREATE OR REPLACE FUNCTION tagdesk_copy_query_texts() RETURNS trigger AS $$

@@ -32,8 +32,6 @@ from alembic import op
 
 revision = "0013"
 down_revision = "0012"
-branch_labels = None
-depends_on = None
 
 # Planes 0 and 1: every character with case is in them (plane 2 on holds ideographs and
 # private use). Surrogates are not characters of a text.

@@ -10,8 +10,6 @@ from alembic import op
 
 revision = "0015"
 down_revision = "0014"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

@@ -31,8 +31,6 @@ from alembic import op
 
 revision = "0017"
 down_revision = "0016"
-branch_labels = None
-depends_on = None
 
 # The insert triggers whose work service/bulk_load.py does itself.
 GUARDED = {
