@@ -10,14 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from flask import Blueprint, make_response, render_template, request, url_for
+from flask import Blueprint, flash, make_response, redirect, render_template, request, url_for
 from flask_login import login_required
 from markupsafe import Markup
 
 from dashboard import apiclient, edits, names
 from dashboard.chips import chip_style
 from dashboard.current_project import load_project, remember_project
-from dashboard.htmx import wants_partial
+from dashboard.htmx import hx_redirect, wants_partial
 from dashboard.rows import NOTHING, chip_html, rows_for
 from dashboard.viewstate import (
     COUNTRY,
@@ -27,7 +27,9 @@ from dashboard.viewstate import (
     PAGE_SIZES,
     TAG,
     TEXT,
+    Ignored,
     QueryView,
+    ignored_sentence,
 )
 from queryapi import Project, QueryFilters, Tag
 
@@ -174,15 +176,56 @@ def tag_options(tags: list[Tag], chosen: tuple[str, ...]) -> list[TagOption]:
     return options
 
 
-# --- the view ----------------------------------------------------------------------------------
+# --- values of the address the project does not know ---------------------------------------
 
+
+@lru_cache(maxsize=1)
+def _country_codes() -> frozenset[str]:
+    return frozenset(code for code, _label in names.all_countries())
+
+
+def _unused(project_id: str, filters: QueryFilters) -> bool:
+    """No query of the project has these codes (the API takes any code, so the data may hold
+    codes no standard has: one look, only for such codes)."""
+    return apiclient.client().list_queries(project_id, filters, page=1,
+                                           limit=1).page.total_records == 0
+
+
+def known_values(project: Project, view: QueryView) -> tuple[QueryView, list[Ignored]]:
+    """The view without codes that are neither standard nor used in the project, and without
+    names of no tag of the project (the cached tag list, read again once if a name is not in
+    it)."""
+    languages_seen, countries_seen = apiclient.seen_codes(project.id)
+    languages = tuple(code for code in view.languages if code not in languages_seen
+                      and names.language_name(code) == code)
+    countries = tuple(code for code in view.countries if code not in countries_seen
+                      and code not in _country_codes())
+    if languages and not _unused(project.id, QueryFilters(languages=languages)):
+        languages = ()
+    if countries and not _unused(project.id, QueryFilters(countries=countries)):
+        countries = ()
+    missing: tuple[str, ...] = ()
+    if view.tags:
+        def unknown(tags: list[Tag]) -> tuple[str, ...]:
+            known = {tag.name.casefold() for tag in tags}
+            return tuple(name for name in view.tags if name.casefold() not in known)
+
+        missing = unknown(apiclient.tags(project.id))
+        if missing:
+            missing = unknown(apiclient.tags(project.id, refresh=True))
+    return view.dropping(languages, countries, missing)
+
+
+# --- the view ----------------------------------------------------------------------------------
 
 
 @bp.get("/projects/<project_id>/queries")
 @login_required
 def index(project_id: str):
     project = load_project(project_id)
-    view = QueryView.from_args(request.args)
+    view, ignored = QueryView.parse(request.args)
+    view, unknown = known_values(project, view)
+    ignored += unknown
     filters = QueryFilters(text=view.text, languages=view.languages, countries=view.countries,
                            tag_names=view.tags)
     result = apiclient.client().list_queries(project.id, filters=filters, sort=view.api_sort(),
@@ -197,7 +240,15 @@ def index(project_id: str):
         countries_seen.add(query.country)
 
     page = result.page
-    past_end = not result.results and page.total_records > 0 and view.page > 1
+    if not result.results and view.page > page.total_pages >= 1:
+        # A page past the end (an old link, a hand-typed number): the last page instead.
+        flash(f"There is no page {view.page:,} of this view: here is its last page, "
+              f"{page.total_pages:,}.", "info")
+        if ignored:
+            flash(ignored_sentence(ignored), "warning")
+        last = url_for("queries.index", project_id=project.id) \
+            + view.at_page(page.total_pages).query_string()
+        return hx_redirect(last) if wants_partial() else redirect(last)
     context = {
         "project": project,
         "section": "queries",
@@ -211,8 +262,7 @@ def index(project_id: str):
         "sort_caption": "sorted by " + SORT_WORDS[view.sort_column][
             1 if view.sort.startswith("-") else 0],
         "pager": pager_for(view, page.total_pages),
-        "past_end": past_end,
-        "last_page_qs": view.at_page(page.total_pages).query_string(),
+        "ignored_text": ignored_sentence(ignored),
         "page_title": title_for(view, project),
         "bulk": edits.page_context(project, view, page.total_records,
                                   with_jobs=not wants_partial()),

@@ -5,6 +5,12 @@ string and turns it into a valid view (unknown or malformed values are dropped, 
 clamped), so the API never sees a request it would reject for a reason the person cannot fix.
 `params()` gives the canonical form (defaults left out, fixed order), used for every link,
 for the URL htmx pushes, and for comparing views.
+
+What is dropped is not dropped silently: `QueryView.parse` also returns an `Ignored` for each
+value it could not use (a page size that is not offered, a sort that is no column, a page that
+is no number, a code that is no code), `QueryView.dropping` takes away the values the page
+found unknown (a language or tag the project does not have), and `ignored_sentence` names them
+all in one sentence for the page.
 """
 
 from __future__ import annotations
@@ -77,6 +83,62 @@ def _whole_number(value: str | None, default: int, lowest: int, highest: int) ->
     return min(max(int(value.strip()), lowest), highest)
 
 
+# --- what the address asked for and the page could not use --------------------------------
+
+SHOWN_VALUE = 40  # characters of an ignored value quoted back on the page
+
+
+@dataclass(frozen=True)
+class Ignored:
+    """One value of the address that the view does without: `what` it was, `why`."""
+
+    what: str
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.what} ({self.why})"
+
+
+def quoted(value: str) -> str:
+    """A value from the address as the page quotes it back: printable, short, in quotes."""
+    text = clean_text(value, 10 * SHOWN_VALUE)
+    return f"“{text[:SHOWN_VALUE]}…”" if len(text) > SHOWN_VALUE else f"“{text}”"
+
+
+def _words(items) -> str:
+    """'a', 'a or b', 'a, b or c'."""
+    items = [str(item) for item in items]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " or " + items[-1]
+
+
+def ignored_sentence(ignored) -> str:
+    """'Ignored from the address: page size 7 (choose 25, 50, 100 or 200).' or ''."""
+    return ("Ignored from the address: " + "; ".join(map(str, ignored)) + ".") if ignored else ""
+
+
+def _ignored_values(args) -> list[Ignored]:
+    """What `QueryView.from_args` drops from `args`, named (empty values are no request)."""
+    ignored = []
+    sort = (args.get(SORT) or "").strip()
+    if sort and (sort.lstrip("-") not in SORT_COLUMNS or sort.startswith("--")):
+        ignored.append(Ignored(f"sort {quoted(sort)}", "sort by "
+                               + _words(SORT_COLUMNS) + ", with a leading - for descending"))
+    size = (args.get(SIZE) or "").strip()
+    if size and (not DIGITS.fullmatch(size) or int(size) not in PAGE_SIZES):
+        shown = size if DIGITS.fullmatch(size) else quoted(size)
+        ignored.append(Ignored(f"page size {shown}", "choose " + _words(PAGE_SIZES)))
+    page = (args.get(PAGE) or "").strip()
+    if page and not DIGITS.fullmatch(page):
+        ignored.append(Ignored(f"page {quoted(page)}", "not a page number"))
+    elif page and int(page) < 1:
+        ignored.append(Ignored(f"page {page}", "pages start at 1"))
+    for name, noun in ((LANGUAGE, "language"), (COUNTRY, "country")):
+        ignored += [Ignored(f"{noun} {quoted(value)}", f"not a {noun} code")
+                    for value in args.getlist(name)
+                    if value.strip() and not CODE.fullmatch(value.strip())]
+    return ignored
+
+
 @dataclass(frozen=True)
 class QueryView:
     text: str = ""
@@ -88,6 +150,11 @@ class QueryView:
     size: int = DEFAULT_PAGE_SIZE
 
     # --- from the URL --------------------------------------------------------------------
+
+    @classmethod
+    def parse(cls, args) -> tuple[QueryView, list[Ignored]]:
+        """The view of `args` and what of `args` it could not use. Never raises."""
+        return cls.from_args(args), _ignored_values(args)
 
     @classmethod
     def from_args(cls, args) -> QueryView:
@@ -145,6 +212,23 @@ class QueryView:
         field = {LANGUAGE: "languages", COUNTRY: "countries", TAG: "tags"}[kind]
         kept = tuple(v for v in getattr(self, field) if v != value)
         return self.replace(**{field: kept})
+
+    def dropping(self, languages=(), countries=(), tags=()) -> tuple[QueryView, list[Ignored]]:
+        """The view without filter values found unknown (codes no language or country has and
+        the project never uses, names of no tag of the project), and those values, named."""
+        ignored = [Ignored(f"language {quoted(code)}", "no such language code")
+                   for code in languages]
+        ignored += [Ignored(f"country {quoted(code)}", "no such country code")
+                    for code in countries]
+        ignored += [Ignored(f"tag {quoted(name)}", "no such tag in this project")
+                    for name in tags]
+        if not ignored:
+            return self, []
+        view = dataclasses.replace(
+            self, languages=tuple(c for c in self.languages if c not in languages),
+            countries=tuple(c for c in self.countries if c not in countries),
+            tags=tuple(n for n in self.tags if n not in tags))
+        return view, ignored
 
     def cleared(self) -> QueryView:
         """No filters; the sort and page size stay (they are how one likes to look)."""
