@@ -11,16 +11,12 @@ benchmarks that want the job done when `submit` returns.
 
 from __future__ import annotations
 
-import logging
-import os
-import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Protocol
 
-from .work import run_job
+from weblib.processes import ThreadPool
 
-log = logging.getLogger(__name__)
+from .work import run_job
 
 
 class JobRunner(Protocol):
@@ -32,44 +28,19 @@ class JobRunner(Protocol):
 class ThreadRunner:
     def __init__(self, config: Callable[[], dict], workers: int = 2):
         self._config = config
-        self._workers = workers
-        self._executor: ThreadPoolExecutor | None = None
-        self._pid = os.getpid()
-        self._lock = threading.Lock()
-        self.futures: dict[str, Future] = {}
-
-    def _pool(self) -> ThreadPoolExecutor:
-        with self._lock:
-            if self._executor is None or self._pid != os.getpid():
-                self._executor = ThreadPoolExecutor(self._workers,
-                                                    thread_name_prefix="tagdesk-job")
-                self._pid = os.getpid()
-                self.futures = {}
-            return self._executor
+        self._threads = ThreadPool(workers, "tagdesk-job")
 
     def submit(self, job_id: str) -> None:
         config = self._config()
-        future = self._pool().submit(self._run, job_id, config)
-        self.futures[job_id] = future
-
-    @staticmethod
-    def _run(job_id: str, config: dict) -> str | None:
-        try:
-            return run_job(job_id, config)
-        except Exception:  # run_job records its own failures; this is the last resort
-            log.exception("job %s could not run", job_id)
-            return None
+        self._threads.submit(job_id, lambda: run_job(job_id, config))
 
     def wait(self, job_id: str, timeout: float | None = None) -> str | None:
         """Tests and benchmarks: wait for a submitted job to end."""
-        future = self.futures.get(job_id)
+        future = self._threads.futures.get(job_id)
         return None if future is None else future.result(timeout)
 
     def shutdown(self, wait: bool = False) -> None:
-        with self._lock:
-            executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=wait, cancel_futures=True)
+        self._threads.shutdown(wait)
 
 
 class InlineRunner:

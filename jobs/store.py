@@ -23,8 +23,6 @@ session store) that holds it.
 from __future__ import annotations
 
 import os
-import secrets
-import socket
 import threading
 import time
 import uuid
@@ -55,6 +53,8 @@ from sqlalchemy import (
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
+from weblib.processes import owner_is_dead
+from weblib.processes import process_owner as process_owner  # the owner pages give an edit
 from weblib.sqlite import BEGIN_OPTION, sqlite_engine
 
 from . import schema
@@ -148,34 +148,6 @@ SCHEMA_LOCK_ID = 0x74646A6F6273
 # What a person reads on a job whose process (a web worker after a restart, an RQ worker) is gone.
 STOPPED_WORKING = ("Tagdesk stopped working on this before it finished (a restart or a lost "
                    "worker).")
-
-# This process: host, pid and a random token (a restarted container may reuse the pid).
-PROCESS_TOKEN = secrets.token_hex(6)
-
-
-def process_owner() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{PROCESS_TOKEN}"
-
-
-def owner_is_dead(owner: str | None) -> bool:
-    """True when `owner` was a process on this host that no longer runs."""
-    if not owner:
-        return True
-    host, _, rest = owner.partition(":")
-    pid_text, _, token = rest.partition(":")
-    if host != socket.gethostname() or not pid_text.isdigit():
-        return False  # another host: only its heartbeat can tell
-    pid = int(pid_text)
-    if pid == os.getpid():
-        return token != PROCESS_TOKEN
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
-
 
 def new_id() -> str:
     return uuid.uuid4().hex

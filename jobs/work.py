@@ -21,11 +21,12 @@ import threading
 from pathlib import Path
 
 from queryapi import ApiError, AuthError, Client, Mode
+from weblib.processes import process_owner
 
 from .deltas import Delta, Scope
 from .edit import Edit
 from .export import csv_pages
-from .store import HEARTBEAT_SECONDS, Store, process_owner
+from .store import HEARTBEAT_SECONDS, Store
 from .walk import SAME, SKIP, WRITE, Walk, stable_membership
 
 log = logging.getLogger(__name__)

@@ -19,11 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
-import secrets
-import socket
-import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -42,6 +38,8 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.orm import Mapped, Session, mapped_column, sessionmaker
+
+from weblib.processes import ThreadPool, owner_is_dead, process_owner
 
 from . import imports, schema
 from .db import begin_write
@@ -66,34 +64,6 @@ STOPPED = ("Tagdesk stopped working on this import before it finished (the servi
            "file again to add the rest: rows the project already has are skipped.")
 BROKEN = ("Something went wrong on our side while importing. It has been noted. The rows "
           "counted here were imported; import the same file again to add the rest.")
-
-# This process: host, pid and a random token (a restarted container may reuse the pid).
-PROCESS_TOKEN = secrets.token_hex(6)
-
-
-def process_owner() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{PROCESS_TOKEN}"
-
-
-def owner_is_dead(owner: str | None) -> bool:
-    """True when `owner` was a process on this host that no longer runs."""
-    if not owner:
-        return True
-    host, _, rest = owner.partition(":")
-    pid_text, _, token = rest.partition(":")
-    if host != socket.gethostname() or not pid_text.isdigit():
-        return False  # another host: only its heartbeat can tell
-    pid = int(pid_text)
-    if pid == os.getpid():
-        return token != PROCESS_TOKEN
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
-
 
 # --- the tables --------------------------------------------------------------------------------
 
@@ -391,37 +361,17 @@ class Runner:
         self.sessions = sessions
         self.folder = folder
         self.on_end = on_end
-        self.workers = workers
         self.batch_rows = batch_rows
-        self._executor: ThreadPoolExecutor | None = None
-        self._pid = os.getpid()
-        self._lock = threading.Lock()
-        self.futures: dict[str, Future] = {}
-
-    def _pool(self) -> ThreadPoolExecutor:
-        with self._lock:
-            if self._executor is None or self._pid != os.getpid():
-                self._executor = ThreadPoolExecutor(self.workers,
-                                                    thread_name_prefix="tagdesk-import")
-                self._pid = os.getpid()
-                self.futures = {}
-            return self._executor
+        self._threads = ThreadPool(workers, "tagdesk-import")
 
     def submit(self, import_id: str) -> None:
-        future = self._pool().submit(self._run, import_id)
-        self.futures[import_id] = future
-        future.add_done_callback(lambda _: self.futures.pop(import_id, None))
-
-    def _run(self, import_id: str) -> str | None:
-        try:
-            return run(self.sessions, import_id, self.folder, self.on_end, self.batch_rows)
-        except Exception:  # run records its own failures; this is the last resort
-            log.exception("import %s could not run", import_id)
-            return None
+        future = self._threads.submit(import_id, lambda: run(
+            self.sessions, import_id, self.folder, self.on_end, self.batch_rows))
+        future.add_done_callback(lambda _: self._threads.futures.pop(import_id, None))
 
     def wait(self, import_id: str, timeout: float | None = None) -> bool:
         """Wait for a job of this process to end; whether it has (or was not running here)."""
-        future = self.futures.get(import_id)
+        future = self._threads.futures.get(import_id)
         if future is None:
             return True
         try:
@@ -431,7 +381,4 @@ class Runner:
         return True
 
     def shutdown(self, wait: bool = False) -> None:
-        with self._lock:
-            executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=wait, cancel_futures=True)
+        self._threads.shutdown(wait)

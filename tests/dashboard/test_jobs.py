@@ -13,13 +13,14 @@ from hypothesis import strategies as st
 from app import create_app
 from dashboard import wording
 from jobs.deltas import Change, Delta, RowKey, Scope, undo_scope
-from jobs.store import Store, owner_is_dead, process_owner
+from jobs.store import Store
 from jobs.walk import position
 from queryapi import Tag
 from tests.dashboard.bulk_helpers import bulk_url, keys_in, page, post, tags_of, wait_for
 from tests.support.dashboard import AuthActions, close_app
 from tests.support.databases import REDIS_URL, postgres_database_of_its_own
 from tests.support.waiting import wait_until
+from weblib.processes import owner_is_dead, process_owner
 
 tag_sets = st.frozensets(st.integers(1, 12), max_size=8)
 
