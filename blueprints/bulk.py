@@ -444,7 +444,9 @@ def rows_response(project, edit: Edit, records, checked: bool):
     rows = rows_for(tuple(records), {tag.id: tag for tag in tags})
     html = render_template("bulk/_edit_done.html", project=project, edit=edit, rows=rows,
                            checked=checked, summary=wording.what_it_did(edit))
-    return htmx_response(html, trigger={"tagdesk:bulkDone": {"keepSelection": checked}})
+    # An in-page edit keeps the selection, a row's quick edit included (app.js keeps each
+    # row's tick as it was when the row is drawn again).
+    return htmx_response(html, trigger={"tagdesk:bulkDone": {"keepSelection": True}})
 
 
 # --- select all matching: confirm, then a job ----------------------------------------------

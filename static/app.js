@@ -243,6 +243,7 @@
       box.checked = whole;
       box.indeterminate = checked > 0 && checked < boxes.length;
     });
+    if (checked > 0) selectionNote("");
     if (!toolbar) return;
     toolbar.classList.toggle("bulk-toolbar--active", checked > 0);
     var across = toolbar.querySelector("[data-select-across]");
@@ -253,6 +254,46 @@
       button.disabled = checked === 0;
     });
   }
+
+  // A selection covers the rows of one page. When the rows are drawn anew (another page,
+  // sort or filter) while some were ticked, a sentence in a live region says so, instead of
+  // the ticks vanishing silently.
+  var droppedSelection = false;
+
+  function selectionNote(text) {
+    var note = document.querySelector("[data-selection-note]");
+    if (!note) return;
+    if (note.textContent !== text) note.textContent = text;
+  }
+
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var target = event.detail.target;
+    if (!target || target.id !== "results") return;
+    droppedSelection = selectingAll() || rowBoxes().some(function (box) { return box.checked; });
+  });
+
+  function announceDroppedSelection(root) {
+    if (!droppedSelection || !root || root.id !== "results") return;
+    droppedSelection = false;
+    var toolbar = root.querySelector("[data-bulk-toolbar]");
+    var more = toolbar ? "use \u201cSelect all " + toolbar.getAttribute("data-total-text") +
+      " matching\u201d for more" : "select the rows again to edit them";
+    selectionNote("Selection cleared: it covers one page; " + more + ".");
+  }
+
+  // A row drawn again in place (after an edit, an undo, a quick edit) keeps the tick it had:
+  // the selection is the person's, whatever the server drew.
+  document.addEventListener("htmx:oobBeforeSwap", function (event) {
+    var target = event.detail.target;
+    var fragment = event.detail.fragment;
+    if (!target || !target.matches || !target.matches("tr[data-row]") || !fragment) return;
+    var was = target.querySelector("[data-row-select]");
+    var box = fragment.querySelector && fragment.querySelector("[data-row-select]");
+    if (!was || !box) return;
+    box.checked = was.checked;
+    if (was.checked) box.setAttribute("checked", "");
+    else box.removeAttribute("checked");
+  });
 
   function clearSelection() {
     rowBoxes().forEach(function (box) { box.checked = false; });
@@ -421,6 +462,7 @@
       find.hidden = false;
       if (find.value) filterPicker(find); // a picker drawn again after creating a tag
     });
+    announceDroppedSelection(root);
     if (root.matches && root.matches("[data-retry-after]")) armRetry(root);
     root.querySelectorAll("[data-retry-after]").forEach(armRetry);
     updateSelection();

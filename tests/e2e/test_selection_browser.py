@@ -89,3 +89,69 @@ def test_removing_every_tag_from_all_matching_asks_first(page, live_dashboard, o
     assert axe_serious(page) == []
     dialog_of(page).get_by_role("button", name="Cancel").click()
     assert snapshot(org, "Rows") == before
+
+
+def test_the_selection_stays_through_apply_and_undo(page, live_dashboard, org):
+    url = live_dashboard.url
+    sign_in(page, url, org.key, "Ana")
+    open_project(page, url, org.projects["Rows"], "?sort=query&q=gummistiefel+2")
+    before = snapshot(org, "Rows")
+    targets = ("gummistiefel 20", "gummistiefel 21", "gummistiefel 22")
+    tick(page, *targets)
+    expect(selected(page)).to_have_text("3")
+    notice = page.locator("#notices [data-edit-notice]")
+
+    # As in a mail client: a second tag on the same rows, without choosing them again.
+    pick_tags(page, "Add tags", "seasonal")
+    dialog_of(page).get_by_role("button", name="Apply", exact=True).click()
+    expect(notice).to_contain_text("Added ‘seasonal’ to 3 queries.")
+    expect(selected(page)).to_have_text("3")
+    pick_tags(page, "Add tags", "question")
+    dialog_of(page).get_by_role("button", name="Apply", exact=True).click()
+    expect(notice).to_contain_text("Added ‘question’ to 3 queries.")
+    expect(selected(page)).to_have_text("3")
+
+    notice.get_by_role("button", name="Undo").click()
+    expect(page.locator("#notices")).to_contain_text("Undone")
+    expect(row(page, targets[0]).locator(".chip", has_text="question")).to_have_count(0)
+    expect(selected(page)).to_have_text("3")
+    for text in targets:
+        expect(page.get_by_role("checkbox", name=f"Select {text}", exact=True)).to_be_checked()
+    after = snapshot(org, "Rows")
+    assert all(after[text] == before[text] | {"seasonal"} for text in targets)
+
+    # A row's quick edit keeps its tick, and an unticked row stays unticked.
+    page.get_by_role("button", name=f"Edit tags of {targets[0]}").click()
+    dialog_of(page).get_by_role("checkbox", name="seasonal", exact=True).uncheck()
+    dialog_of(page).get_by_role("button", name="Apply", exact=True).click()
+    expect(row(page, targets[0]).locator(".chip", has_text="seasonal")).to_have_count(0)
+    expect(page.get_by_role("checkbox", name=f"Select {targets[0]}", exact=True)).to_be_checked()
+    page.get_by_role("checkbox", name=f"Select {targets[1]}", exact=True).uncheck()
+    page.get_by_role("button", name=f"Edit tags of {targets[1]}").click()
+    dialog_of(page).get_by_role("checkbox", name="brand", exact=True).check()
+    dialog_of(page).get_by_role("button", name="Apply", exact=True).click()
+    expect(row(page, targets[1]).locator(".chip", has_text="brand")).to_have_count(1)
+    expect(page.get_by_role("checkbox", name=f"Select {targets[1]}", exact=True)) \
+        .not_to_be_checked()
+    expect(selected(page)).to_have_text("2")
+
+
+def test_another_page_says_the_selection_was_cleared(page, live_dashboard, org):
+    url = live_dashboard.url
+    sign_in(page, url, org.key)
+    open_project(page, url, org.projects["Rows"], "?size=25&sort=query")
+    note = page.get_by_role("status").filter(has_text="Selection cleared")
+    tick(page, "gummistiefel 03", "gummistiefel 04")
+    page.get_by_role("navigation", name="Pages").get_by_role("link", name="Next").click()
+    expect(note).to_have_text("Selection cleared: it covers one page; use “Select all 30 "
+                              "matching” for more.")
+    expect(note).to_be_visible()
+    expect(selected(page)).to_have_text("0")
+    # Ticking again takes the sentence away; a page change with nothing ticked says nothing.
+    tick(page, "gummistiefel 25")
+    expect(note).to_have_count(0)
+    page.get_by_role("checkbox", name="Select gummistiefel 25", exact=True).uncheck()
+    page.get_by_role("navigation", name="Pages").get_by_role("link", name="Previous").click()
+    expect(page.get_by_role("checkbox", name="Select gummistiefel 03", exact=True)) \
+        .to_be_visible()
+    expect(note).to_have_count(0)
