@@ -398,8 +398,41 @@
     var dialog = bulkDialog();
     if (dialog && dialog.open) dialog.close();
     var keep = event.detail && event.detail.keepSelection;
+    // An in-page edit's sentence comes with this answer (a job's panel comes instead, and
+    // focus stays on the button that opened the picker).
+    if (keep) focusNoticeWhenSettled = true;
     if (!keep) clearSelection();
     else updateSelection();
+  });
+
+  // Undo within reach of the keyboard: once an edit's sentence is in the notice area (a live
+  // region, so it is read out), focus goes to its Undo (or to the sentence when there is
+  // nothing to undo); after Undo, to the sentence that says what Undo did.
+  var focusNoticeWhenSettled = false;
+
+  function lastNotice() {
+    return document.querySelector("#notices [data-edit-notice]");
+  }
+
+  function undoButton() {
+    var notice = lastNotice();
+    return notice ? notice.querySelector("button[data-send-shown]:not([disabled])") : null;
+  }
+
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var elt = event.detail.elt;
+    if (elt && elt.closest && elt.closest("#notices [data-edit-notice]")) {
+      focusNoticeWhenSettled = true;
+    }
+  });
+
+  document.addEventListener("htmx:afterSettle", function () {
+    if (!focusNoticeWhenSettled) return;
+    focusNoticeWhenSettled = false;
+    var notice = lastNotice();
+    if (!notice) return;
+    var undo = undoButton();
+    (undo || notice).focus();
   });
 
   // A job ended: the rows on the page may be out of date. Load them again (without a new

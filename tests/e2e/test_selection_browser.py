@@ -155,3 +155,30 @@ def test_another_page_says_the_selection_was_cleared(page, live_dashboard, org):
     expect(page.get_by_role("checkbox", name="Select gummistiefel 03", exact=True)) \
         .to_be_visible()
     expect(note).to_have_count(0)
+
+
+def test_undo_is_focused_after_apply_and_read_out(page, live_dashboard, org):
+    url = live_dashboard.url
+    sign_in(page, url, org.key)
+    open_project(page, url, org.projects["Rows"], "?sort=query&q=gummistiefel+1")
+    before = snapshot(org, "Rows")
+    tick(page, "gummistiefel 10", "gummistiefel 12")
+    pick_tags(page, "Add tags", "question")
+    dialog_of(page).get_by_role("button", name="Apply", exact=True).click()
+    notice = page.locator("#notices [data-edit-notice]")
+    expect(notice).to_contain_text("Added ‘question’ to 2 queries.")
+    # The sentence is in a live region (the notice area), and Undo has the focus: Enter undoes.
+    assert page.locator("#notices").get_attribute("aria-live") == "polite"
+    undo = notice.get_by_role("button", name="Undo")
+    expect(undo).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(notice).to_contain_text("Undone: ‘question’ removed again from 2 queries.")
+    expect(notice).to_be_focused()
+    assert snapshot(org, "Rows") == before
+
+    # Nothing to change: no Undo, the sentence itself has the focus.
+    pick_tags(page, "Remove tags", "question")
+    dialog_of(page).get_by_role("button", name="Apply", exact=True).click()
+    expect(notice).to_contain_text("Nothing to change")
+    expect(notice).to_be_focused()
+    assert axe_serious(page) == []
