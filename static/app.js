@@ -462,6 +462,97 @@
     event.detail.parameters.shown = ids.join(",");
   });
 
+  /* --- shortcuts of the queries page, as in a mail client ----------------------------- */
+
+  // j/k move a row cursor (the row's checkbox takes the focus, so it is read out, and the row
+  // is outlined), x ticks the row, l opens Add tags, z undoes the last edit, ? lists them all.
+  // Not while typing in a field, with Ctrl, Alt or Cmd held, or while a dialog is open.
+  var cursorId = null;
+
+  function shortcutsDialog() {
+    return document.querySelector("[data-shortcuts-dialog]");
+  }
+
+  function tableRows() {
+    return Array.prototype.slice.call(document.querySelectorAll("tr[data-row]"));
+  }
+
+  function showCursor() {
+    document.querySelectorAll("tr.row--cursor").forEach(function (row) {
+      if (row.id !== cursorId) row.classList.remove("row--cursor");
+    });
+    var row = cursorId ? document.getElementById(cursorId) : null;
+    if (row) row.classList.add("row--cursor");
+    return row;
+  }
+
+  function moveCursor(step) {
+    var rows = tableRows();
+    if (!rows.length) return;
+    var index = rows.indexOf(cursorId ? document.getElementById(cursorId) : null);
+    var next = index === -1 ? (step > 0 ? 0 : rows.length - 1)
+      : Math.max(0, Math.min(rows.length - 1, index + step));
+    cursorId = rows[next].id;
+    var row = showCursor();
+    var box = row.querySelector("[data-row-select]");
+    if (box) box.focus();
+    row.scrollIntoView({ block: "nearest" });
+  }
+
+  // Focus reaching a row's checkbox (by Tab or a click) puts the cursor there too.
+  document.addEventListener("focusin", function (event) {
+    var box = event.target;
+    if (!box.matches || !box.matches("[data-row-select]")) return;
+    var row = box.closest("tr[data-row]");
+    if (row) {
+      cursorId = row.id;
+      showCursor();
+    }
+  });
+
+  function shortcut(key) {
+    if (key === "j" || key === "k") {
+      moveCursor(key === "j" ? 1 : -1);
+    } else if (key === "x") {
+      var row = cursorId ? document.getElementById(cursorId) : null;
+      var box = row && row.querySelector("[data-row-select]");
+      if (!box) return false;
+      box.click();
+      box.focus();
+    } else if (key === "l") {
+      var add = document.querySelector('[data-bulk-action][hx-get$="action=add"]');
+      if (!add) return false;
+      if (add.disabled) {
+        selectionNote("Select a row first: j and k move between rows, x selects one.");
+      } else {
+        add.click();
+      }
+    } else if (key === "z") {
+      var undo = undoButton();
+      if (undo) undo.click();
+      else selectionNote("There is no edit to undo here.");
+    } else if (key === "?") {
+      var dialog = shortcutsDialog();
+      if (dialog && !dialog.open) dialog.showModal();
+    } else {
+      return false;
+    }
+    return true;
+  }
+
+  document.addEventListener("keydown", function (event) {
+    if (event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented) return;
+    if (!shortcutsDialog() || isTyping(event.target)) return;
+    if (document.querySelector("dialog[open]")) return;
+    if (shortcut(event.key)) event.preventDefault();
+  });
+
+  document.addEventListener("click", function (event) {
+    var opener = event.target.closest && event.target.closest("[data-shortcuts-open]");
+    var dialog = shortcutsDialog();
+    if (opener && dialog && !dialog.open) dialog.showModal();
+  });
+
   /* --- banners that retry by themselves ----------------------------------------------- */
 
   function armRetry(element) {
@@ -496,6 +587,7 @@
       if (find.value) filterPicker(find); // a picker drawn again after creating a tag
     });
     announceDroppedSelection(root);
+    showCursor();
     if (root.matches && root.matches("[data-retry-after]")) armRetry(root);
     root.querySelectorAll("[data-retry-after]").forEach(armRetry);
     updateSelection();

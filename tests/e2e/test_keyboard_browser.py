@@ -1,0 +1,124 @@
+"""The queries page's shortcuts in headless Chromium: a page of rows tagged without the mouse
+(j/k, x, l, the picker, z), the list of shortcuts as a real dialog, and no shortcut while
+typing or with a modifier held."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser import axe_serious
+from tests.e2e.test_bulk_browser import dialog_of, open_project, sign_in, snapshot
+from tests.support.e2e import csp_errors, make_org
+
+pytestmark = pytest.mark.browser
+
+ROWS = [(f"schneeschuhe {i:02d}", "de", "AT", ["local"] if i % 4 == 0 else [])
+        for i in range(12)]
+
+
+@pytest.fixture(scope="module")
+def org(live_dashboard):
+    return make_org(live_dashboard, "Keyboard e2e", {"Rows": ROWS})
+
+
+def cursor(page):
+    return page.locator("tr.row--cursor")
+
+
+def test_a_page_of_rows_tagged_without_the_mouse(page, live_dashboard, org, screenshots):
+    url = live_dashboard.url
+    sign_in(page, url, org.key)
+    open_project(page, url, org.projects["Rows"], "?sort=query")
+    before = snapshot(org, "Rows")
+    keys = page.keyboard
+    names = page.locator("td.col-query").all_inner_texts()
+    assert len(names) == len(ROWS)
+
+    keys.press("j")
+    expect(cursor(page)).to_have_count(1)
+    expect(cursor(page).locator("td.col-query")).to_have_text(names[0])
+    expect(page.get_by_role("checkbox", name=f"Select {names[0]}", exact=True)).to_be_focused()
+    keys.press("j")
+    keys.press("k")
+    expect(cursor(page).locator("td.col-query")).to_have_text(names[0])
+    for _ in names:
+        keys.press("x")
+        keys.press("j")
+    expect(page.locator("[data-selected-count]")).to_have_text(str(len(names)))
+    expect(cursor(page).locator("td.col-query")).to_have_text(names[-1])  # stops at the end
+    page.screenshot(path=screenshots / "keyboard-cursor.png")
+
+    keys.press("l")
+    dialog = dialog_of(page)
+    expect(dialog.get_by_role("heading", name="Add tags")).to_be_visible()
+    expect(dialog.get_by_label("Find a tag")).to_be_focused()
+    keys.type("seas")
+    keys.press("Tab")
+    expect(dialog.get_by_role("checkbox", name="seasonal", exact=True)).to_be_focused()
+    keys.press("Space")
+    apply = dialog.get_by_role("button", name="Apply", exact=True)
+    for _ in range(5):
+        if apply.evaluate("button => button === document.activeElement"):
+            break
+        keys.press("Tab")
+    expect(apply).to_be_focused()
+    keys.press("Enter")
+    notice = page.locator("#notices [data-edit-notice]")
+    expect(notice).to_contain_text(f"Added ‘seasonal’ to {len(names)} queries.")
+    after = snapshot(org, "Rows")
+    assert all(after[name] == before[name] | {"seasonal"} for name in names)
+
+    # z undoes the last edit (from wherever the focus is, outside fields).
+    keys.press("j")
+    keys.press("z")
+    expect(notice).to_contain_text("Undone: ‘seasonal’ removed again")
+    assert snapshot(org, "Rows") == before
+    expect(page.locator("[data-selected-count]")).to_have_text(str(len(names)))
+    assert csp_errors(page) == []
+
+
+def test_question_mark_lists_every_shortcut_in_a_dialog(page, live_dashboard, org,
+                                                        screenshots):
+    url = live_dashboard.url
+    sign_in(page, url, org.key)
+    open_project(page, url, org.projects["Rows"], "?sort=query")
+    page.keyboard.press("?")
+    dialog = page.get_by_role("dialog", name="Keyboard shortcuts")
+    expect(dialog).to_be_visible()
+    expect(dialog.get_by_role("heading", name="Keyboard shortcuts", level=2)).to_be_visible()
+    for key in ("j", "k", "x", "l", "z", "/", "?"):
+        expect(dialog.locator("kbd", has_text=key).first).to_be_visible()
+    assert dialog.evaluate("d => d.tagName") == "DIALOG"
+    page.screenshot(path=screenshots / "keyboard-shortcuts.png")
+    assert axe_serious(page) == []
+    page.keyboard.press("Escape")
+    expect(dialog).to_be_hidden()
+    # The button opens it too, and Close closes it.
+    page.get_by_role("button", name="Keyboard shortcuts").click()
+    expect(dialog).to_be_visible()
+    page.keyboard.press("j")  # no shortcut while a dialog is open
+    expect(cursor(page)).to_have_count(0)
+    dialog.get_by_role("button", name="Close").click()
+    expect(dialog).to_be_hidden()
+
+
+def test_no_shortcut_while_typing_or_with_a_modifier(page, live_dashboard, org):
+    url = live_dashboard.url
+    sign_in(page, url, org.key)
+    open_project(page, url, org.projects["Rows"], "?sort=query")
+    search = page.get_by_label("Search queries")
+    search.click()
+    page.keyboard.type("xj")
+    expect(search).to_have_value("xj")
+    expect(cursor(page)).to_have_count(0)
+    expect(page.locator("[data-selected-count]")).to_have_text("0")
+    search.fill("")
+    page.locator("h1").click()
+    page.keyboard.press("Alt+j")
+    page.keyboard.press("Control+l")
+    expect(cursor(page)).to_have_count(0)
+    expect(dialog_of(page)).to_be_hidden()
+    # l with nothing selected says what to do instead of opening an empty picker.
+    page.keyboard.press("l")
+    expect(page.get_by_role("status").filter(has_text="Select a row first")).to_be_visible()
