@@ -40,7 +40,7 @@ from ..db import begin_write, get_session
 from ..import_jobs import ImportJob
 from ..models import Project, new_uuid
 from . import audit, web
-from .views import SESSION_USER, bp, load_user, signin_required
+from .views import SESSION_USER, bp, load_user, org_row, signin_required
 
 log = logging.getLogger(__name__)
 
@@ -140,11 +140,7 @@ def human_size(count: int) -> str:
 
 def _project(project_id: str) -> Project:
     """A project of the signed-in person's organization; any other is 404."""
-    project = get_session().scalar(
-        select(Project).where(Project.id == project_id, Project.org_id == g.user.org_id))
-    if project is None:
-        abort(404)
-    return project
+    return org_row(Project, project_id)
 
 
 def _job(project: Project, import_id: str) -> ImportJob:

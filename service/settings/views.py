@@ -149,13 +149,14 @@ def _projects() -> list[Project]:
         select(Project).where(Project.org_id == g.user.org_id).order_by(Project.name, Project.id)))
 
 
-def _org_key(key_id: int) -> ApiKey:
-    """A key of the signed-in person's organization; any other id is 404 (never 403)."""
-    api_key = get_session().scalar(
-        select(ApiKey).where(ApiKey.id == key_id, ApiKey.org_id == g.user.org_id))
-    if api_key is None:
+def org_row(model, row_id):
+    """The row of `model` (ApiKey, Project: a table with `org_id`) with this id, of the
+    signed-in person's organization; any other id is 404 (never 403)."""
+    row = get_session().scalar(
+        select(model).where(model.id == row_id, model.org_id == g.user.org_id))
+    if row is None:
         abort(404)
-    return api_key
+    return row
 
 
 def _int_arg(name: str) -> int | None:
@@ -237,7 +238,7 @@ def _already_generated(token: str):
 @bp.route("/api/<int:key_id>/revoke", methods=["GET", "POST"])
 @signin_required
 def revoke(key_id: int):
-    api_key = _org_key(key_id)
+    api_key = org_row(ApiKey, key_id)
     form = ConfirmForm()
     if request.method == "GET" or api_key.revoked_at is not None:
         project_names = {p.id: p.name for p in _projects()}
@@ -245,7 +246,7 @@ def revoke(key_id: int):
                                scope=project_names.get(api_key.project_id, "All projects"))
     db = get_session()
     begin_write(db)
-    api_key = _org_key(key_id)  # read again inside the write transaction
+    api_key = org_row(ApiKey, key_id)  # read again inside the write transaction
     if api_key.revoked_at is None:
         api_key.revoked_at = utcnow()
         audit.record(db, api_key, audit.REVOKED, g.user.id)
