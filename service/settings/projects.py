@@ -11,16 +11,20 @@ The changes themselves, and their rules, are in project_changes.py.
 
 from __future__ import annotations
 
-from flask import abort, g, redirect, render_template, request, url_for
+from collections.abc import Callable
+from typing import TypeVar
+
+from flask import abort, g, make_response, redirect, render_template, request, url_for
 
 from ..db import get_session
-from ..models import Project
+from ..models import OrgEvent, Project
 from . import project_changes as changes
 from .forms import ConfirmForm
 from .project_forms import ProjectForm, TagForm, colour_code
 from .views import bp, signin_required
 
 SECTION = "projects"
+T = TypeVar("T")
 
 NOTICES = {
     "project.created": "The project “{subject}” is created. You can add its tags below.",
@@ -54,6 +58,21 @@ def _tag(project: Project, tag_id: int):
     return tag
 
 
+def _change(form, change: Callable[[], T], again: Callable[[object], tuple]) -> T:
+    """A change asked for by a posted `form`: what `change()` (a project_changes function)
+    returns. An invalid form, or a change refused (its sentence under the name field), answers
+    `again(form)` instead: the page with the form, as the database has it now (400). A project
+    or tag gone meanwhile is 404."""
+    if form.validate():
+        try:
+            return change()
+        except LookupError:
+            abort(404)
+        except changes.Refused as refusal:
+            form.name.errors = [str(refusal)]
+    abort(make_response(again(form)))
+
+
 # --- the organization's projects ----------------------------------------------------------------
 
 
@@ -73,14 +92,9 @@ def projects():
 @signin_required
 def create_project():
     form = ProjectForm()
-    if not form.validate():
-        return _projects_page(form, 400)
-    try:
-        project_id, event = changes.create_project(get_session(), g.user.org_id, g.user.id,
-                                                   form.name.data)
-    except changes.Refused as refusal:
-        form.name.errors = [str(refusal)]
-        return _projects_page(form, 400)
+    project_id, event = _change(form, lambda: changes.create_project(
+        get_session(), g.user.org_id, g.user.id, form.name.data),
+        lambda form: _projects_page(form, 400))
     return redirect(url_for("settings.project", project_id=project_id, done=event.id), 303)
 
 
@@ -115,42 +129,33 @@ def project(project_id: str):
     return _project_page(_project(project_id), notice=_notice())
 
 
+def _posted_on_project_page(project_id: str, form, form_name: str,
+                            change: Callable[[Project], OrgEvent | None], anchor=None):
+    """A change posted by a form of the project's page (`form_name`: its argument of
+    _project_page): `change(project)`, then back to the page with the change's notice."""
+    project = _project(project_id)
+    event = _change(form, lambda: change(project), lambda form: _project_page(
+        _project(project_id), status=400, **{form_name: form}))
+    return redirect(url_for("settings.project", project_id=project.id,
+                            done=event.id if event else None, _anchor=anchor), 303)
+
+
 @bp.post("/projects/<project_id>/rename")
 @signin_required
 def rename_project(project_id: str):
-    project = _project(project_id)
     form = ProjectForm()
-    if not form.validate():
-        return _project_page(project, rename_form=form, status=400)
-    try:
-        event = changes.rename_project(get_session(), g.user.org_id, project.id, g.user.id,
-                                       form.name.data)
-    except LookupError:
-        abort(404)
-    except changes.Refused as refusal:
-        form.name.errors = [str(refusal)]
-        return _project_page(_project(project_id), rename_form=form, status=400)
-    return redirect(url_for("settings.project", project_id=project.id,
-                            done=event.id if event else None), 303)
+    return _posted_on_project_page(project_id, form, "rename_form", lambda project: (
+        changes.rename_project(get_session(), g.user.org_id, project.id, g.user.id,
+                               form.name.data)))
 
 
 @bp.post("/projects/<project_id>/tags")
 @signin_required
 def create_tag(project_id: str):
-    project = _project(project_id)
     form = TagForm()
-    if not form.validate():
-        return _project_page(project, tag_form=form, status=400)
-    try:
-        event = changes.create_tag(get_session(), g.user.org_id, project.id, g.user.id,
-                                   form.name.data, form.color.data)
-    except LookupError:
-        abort(404)
-    except changes.Refused as refusal:
-        form.name.errors = [str(refusal)]
-        return _project_page(_project(project_id), tag_form=form, status=400)
-    return redirect(url_for("settings.project", project_id=project.id, done=event.id,
-                            _anchor="tags"), 303)
+    return _posted_on_project_page(project_id, form, "tag_form", lambda project: (
+        changes.create_tag(get_session(), g.user.org_id, project.id, g.user.id,
+                           form.name.data, form.color.data)), anchor="tags")
 
 
 # --- one tag: edit, delete --------------------------------------------------------------------
@@ -159,6 +164,11 @@ def create_tag(project_id: str):
 def _edit_page(project: Project, tag, form: TagForm, status: int = 200):
     return render_template("settings/tag_edit.html", section=SECTION, project=project,
                            tag=tag, form=form, colour=_colour_view(form)), status
+
+
+def _edit_again(project_id: str, tag_id: int, form: TagForm):
+    project = _project(project_id)
+    return _edit_page(project, _tag(project, tag_id), form, 400)
 
 
 @bp.route("/projects/<project_id>/tags/<int:tag_id>/edit", methods=["GET", "POST"])
@@ -170,17 +180,9 @@ def edit_tag(project_id: str, tag_id: int):
         form = TagForm(formdata=None, data={"name": tag.name, "color": tag.color.lower()})
         return _edit_page(project, tag, form)
     form = TagForm()
-    if not form.validate():
-        return _edit_page(project, tag, form, 400)
-    try:
-        event = changes.edit_tag(get_session(), g.user.org_id, project.id, tag.id, g.user.id,
-                                 form.name.data, form.color.data)
-    except LookupError:
-        abort(404)
-    except changes.Refused as refusal:
-        form.name.errors = [str(refusal)]
-        project = _project(project_id)
-        return _edit_page(project, _tag(project, tag_id), form, 400)
+    event = _change(form, lambda: changes.edit_tag(
+        get_session(), g.user.org_id, project.id, tag.id, g.user.id, form.name.data,
+        form.color.data), lambda form: _edit_again(project_id, tag_id, form))
     return redirect(url_for("settings.project", project_id=project.id,
                             done=event.id if event else None, _anchor="tags"), 303)
 
