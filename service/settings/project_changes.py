@@ -22,6 +22,8 @@ record.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from sqlalchemy import delete, func, select, update
@@ -120,6 +122,28 @@ def own_event(session: Session, org_id: str, user_id: int, event_id: int | None)
         OrgEvent.id == event_id, OrgEvent.org_id == org_id, OrgEvent.user_id == user_id))
 
 
+# --- writing ----------------------------------------------------------------------------------
+
+
+@contextmanager
+def _writing(session: Session, tag_name: str | None = None) -> Iterator[None]:
+    """One write transaction: committed at the end of the block, undone on any error. With
+    `tag_name`: the tags table's unique constraint refusing it (PostgreSQL: another request
+    created the name in the meantime) is the same Refused as the check before it."""
+    begin_write(session)
+    try:
+        yield
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        if tag_name is None:
+            raise
+        raise _taken(tag_name) from None
+    except BaseException:
+        session.rollback()
+        raise
+
+
 # --- projects ---------------------------------------------------------------------------------
 
 
@@ -149,18 +173,13 @@ def _refuse_taken_name(session: Session, org_id: str, name: str, except_id: str 
 def create_project(session: Session, org_id: str, user_id: int,
                    name: str) -> tuple[str, OrgEvent]:
     """The new project's id and the record of its creation."""
-    begin_write(session)
-    try:
+    with _writing(session):
         _lock_organization(session, org_id)
         _refuse_taken_name(session, org_id, name, None)
         project = Project(org_id=org_id, name=name)
         session.add(project)
         session.flush()
         event = audit.record_change(session, org_id, "project.created", name, user_id=user_id)
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
     return project.id, event
 
 
@@ -168,24 +187,18 @@ def rename_project(session: Session, org_id: str, project_id: str, user_id: int,
                    name: str) -> OrgEvent | None:
     """The record of the rename; None when the name is unchanged. LookupError: the project
     is gone."""
-    begin_write(session)
-    try:
+    with _writing(session):
         _lock_organization(session, org_id)
         project = org_project(session, org_id, project_id)
         if project is None:
             raise LookupError(project_id)
         old = project.name
         if name == old:
-            session.rollback()
             return None
         _refuse_taken_name(session, org_id, name, project.id)
         project.name = name
         event = audit.record_change(session, org_id, "project.renamed", name,
                                     f"Renamed from “{old}”.", user_id=user_id)
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
     return event
 
 
@@ -207,8 +220,7 @@ def _taken(name: str) -> Refused:
 def create_tag(session: Session, org_id: str, project_id: str, user_id: int, name: str,
                colour: str) -> OrgEvent:
     """LookupError: the project is gone."""
-    begin_write(session)
-    try:
+    with _writing(session, tag_name=name):
         project = org_project(session, org_id, project_id)
         if project is None:
             raise LookupError(project_id)
@@ -218,23 +230,13 @@ def create_tag(session: Session, org_id: str, project_id: str, user_id: int, nam
         session.flush()
         event = audit.record_change(session, org_id, "tag.created", name,
                                     f"In “{project.name}”, colour {colour}.", user_id=user_id)
-        session.commit()
-    except IntegrityError:
-        # PostgreSQL: another request created the name in the meantime (the unique
-        # constraint on the project and the folded name refused this one).
-        session.rollback()
-        raise _taken(name) from None
-    except BaseException:
-        session.rollback()
-        raise
     return event
 
 
 def edit_tag(session: Session, org_id: str, project_id: str, tag_id: int, user_id: int,
              name: str, colour: str) -> OrgEvent | None:
     """The record of the edit; None when nothing changed. LookupError: the tag is gone."""
-    begin_write(session)
-    try:
+    with _writing(session, tag_name=name):
         project = org_project(session, org_id, project_id)
         tag = project_tag(session, project, tag_id) if project is not None else None
         if tag is None:
@@ -246,20 +248,12 @@ def edit_tag(session: Session, org_id: str, project_id: str, tag_id: int, user_i
         if colour != tag.color.lower():
             changes.append(f"colour {tag.color.lower()} changed to {colour}")
         if not changes:
-            session.rollback()
             return None
         tag.name, tag.name_folded, tag.color = name, name.casefold(), colour
         session.flush()
         event = audit.record_change(session, org_id, "tag.edited", name,
                                     f"In “{project.name}”: {'; '.join(changes)}.",
                                     user_id=user_id)
-        session.commit()
-    except IntegrityError:
-        session.rollback()
-        raise _taken(name) from None
-    except BaseException:
-        session.rollback()
-        raise
     return event
 
 
