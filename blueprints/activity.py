@@ -28,6 +28,17 @@ def _moment(timestamp: float, now: datetime) -> dict:
             "exact": f"{moment.day} {moment:%b %Y, %H:%M:%S} UTC"}
 
 
+def who_of(edit) -> dict:
+    """The person (the name given at sign-in) with the key's ending as a detail; without a
+    name, the key's ending stands for the person. The whole masked key is the detail's
+    tooltip."""
+    masked = edit.masked_key or ""
+    ending = f"key …{masked[-4:]}" if len(masked) >= 4 else "an unknown key"
+    if edit.actor:
+        return {"who": edit.actor, "key": ending, "masked": masked}
+    return {"who": ending[0].upper() + ending[1:], "key": "", "masked": masked}
+
+
 @bp.get("/projects/<project_id>/activity")
 @login_required
 def index(project_id: str):
@@ -49,8 +60,7 @@ def index(project_id: str):
         entries.append({
             "edit": edit,
             "when": _moment(edit.created_at, now),
-            "who": edit.actor or "Unnamed",
-            "key": edit.masked_key,
+            **who_of(edit),
             "title": wording.task_title(edit, original),
             "summary": "" if edit.active else wording.summary(edit, original),
             "panel": job_panel(project, edit) if edit.active or edit.state == "interrupted"

@@ -6,6 +6,7 @@ from flask import Blueprint, redirect, render_template, url_for
 from flask_login import login_required
 
 from dashboard import apiclient
+from dashboard.counts import counts_response
 from dashboard.current_project import last_project_id
 
 bp = Blueprint("projects", __name__)
@@ -32,6 +33,17 @@ def index():
         return redirect(url_for("queries.index", project_id=projects[0].id))
     return render_template("projects/index.html", projects=projects,
                            last_project_id=last_project_id(), section="projects")
+
+
+@bp.get("/projects/counts")
+@login_required
+def counts():
+    """Each project's number of queries, one more per request (dashboard/counts.py)."""
+    client = apiclient.client()
+    wanted = [(f"p-{project.id}",
+               lambda project=project: client.list_queries(project.id, limit=1)
+               .page.total_records) for project in apiclient.projects()]
+    return counts_response(wanted, url_for("projects.counts"))
 
 
 @bp.get("/projects/<project_id>")

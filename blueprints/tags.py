@@ -10,10 +10,12 @@ from flask import Blueprint, make_response, render_template, request, url_for
 from flask_login import login_required
 
 from dashboard import apiclient
+from dashboard.counts import counts_response
 from dashboard.current_project import load_project
 from dashboard.htmx import wants_partial
 from dashboard.rows import chip_html
 from dashboard.viewstate import QueryView, TagView
+from queryapi import QueryFilters
 
 bp = Blueprint("tags", __name__)
 
@@ -35,6 +37,7 @@ def index(project_id: str):
     shown = [tag for tag in every if needle in tag.name.casefold()] if needle else every
     queries_url = url_for("queries.index", project_id=project.id)
     tags = [{
+        "id": tag.id,
         "name": tag.name,
         "link": chip_html(tag.name, tag.color,
                           href=queries_url + QueryView(tags=(tag.name,)).query_string()),
@@ -46,6 +49,7 @@ def index(project_id: str):
         "view": view,
         "tags": tags,
         "count_text": count_text(len(shown), len(every), bool(needle)),
+        "counts_url": url_for("tags.counts", project_id=project.id) + view.query_string(),
         "page_title": title,
     }
     if wants_partial():
@@ -54,3 +58,20 @@ def index(project_id: str):
                                            + view.query_string())
         return response
     return render_template("tags/index.html", **context)
+
+
+@bp.get("/projects/<project_id>/tags/counts")
+@login_required
+def counts(project_id: str):
+    """Each shown tag's number of queries, one more per request (dashboard/counts.py); the
+    tags from the session's cache (no call for them)."""
+    project = load_project(project_id)
+    view = TagView.from_args(request.args)
+    needle = view.name.casefold()
+    client = apiclient.client()
+    wanted = [(f"t-{tag.id}",
+               lambda tag=tag: client.list_queries(project.id, QueryFilters(tag_ids=(tag.id,)),
+                                                   limit=1).page.total_records)
+              for tag in apiclient.tags(project.id) if needle in tag.name.casefold()]
+    return counts_response(wanted, url_for("tags.counts", project_id=project.id)
+                           + view.query_string())

@@ -606,7 +606,10 @@ def test_the_activity_page_lists_each_edit_with_who_and_offers_undo(app, auth, s
     text = text_of(activity.get_data(as_text=True))
     assert "Add ‘question’ to 1 selected query" in text
     assert "Added ‘question’ to 1 query." in text
-    assert "Ana Lima" in text and "tdk_live_…" in text
+    # The person first, the key's ending as a detail (the whole masked key in its tooltip).
+    assert f"Ana Lima key …{shop.key[-4:]}" in text
+    assert f'title="The API key used: tdk_live_…{shop.key[-4:]}"' in activity.get_data(
+        as_text=True)
     assert 'aria-label="Undo: Add ‘question’ to 1 selected query"' in activity.get_data(
         as_text=True)
     edit = latest(app, shop)
