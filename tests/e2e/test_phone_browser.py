@@ -1,4 +1,7 @@
-"""The dashboard on a phone (390 px, touch, no hover) and on a laptop (1280 px): the row's edit
+"""The dashboard on a phone (390 px, touch, no hover) and on a laptop (1280 px): each query a
+card on the phone — its text, its tag chips, then language · country, with its checkbox and
+edit control — still a table to assistive technology; nothing scrolls sideways on any page;
+the bulk toolbar a bar at the bottom of the screen while rows are selected; the row's edit
 control visible without hover, at 3:1 contrast or more."""
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from playwright.sync_api import expect
 
 from dashboard.chips import contrast_ratio
 from tests.browser import axe_serious
-from tests.support.e2e import LAPTOP, make_org
+from tests.support.e2e import LAPTOP, csp_errors, make_org
 
 pytestmark = pytest.mark.browser
 
@@ -89,6 +92,94 @@ def row(page, text: str):
         "checkbox", name=f"Select {text}", exact=True))
 
 
+def test_queries_read_as_cards_on_a_phone(phone, live_dashboard, org, screenshots):
+    page = phone
+    sign_in(page, live_dashboard.url, org.key)
+    open_queries(page, live_dashboard.url, org)
+    assert_no_sideways_scroll(page)
+    frame = page.locator(".table-wrap")
+    assert frame.evaluate("e => e.scrollWidth <= e.clientWidth")  # the results do not scroll
+    rows = page.locator("tr[data-row]")
+    expect(rows).to_have_count(len(ROWS))
+    for each in rows.all()[:10]:
+        assert inside(each.bounding_box(), PHONE["width"])
+
+    card = row(page, "Laufschuhe für breite Füße mit extra Dämpfung")
+    text = card.locator("td.col-query").bounding_box()
+    chips = card.locator(".chip")
+    expect(chips).to_have_count(2)
+    assert sorted(chips.all_inner_texts()) == ["local", "question"]
+    language = card.locator("td.col-language")
+    country = card.locator("td.col-country")
+    expect(language).to_have_text("German (de)")
+    expect(country).to_have_text("Germany (DE)")
+    # The text, then its chips, then language · country on one line.
+    for chip in chips.all():
+        expect(chip).to_be_visible()
+        box = chip.bounding_box()
+        assert inside(box, PHONE["width"]) and box["y"] >= text["y"] + text["height"] - 1
+    language_box, country_box = language.bounding_box(), country.bounding_box()
+    assert language_box["y"] >= chips.first.bounding_box()["y"] + 10
+    assert abs(language_box["y"] - country_box["y"]) < 2
+    assert country_box["x"] > language_box["x"]
+    assert country.evaluate("e => e.scrollWidth <= e.clientWidth")  # "Germany", not "German…"
+    for control in (page.get_by_role("checkbox", name="Select rain jacket", exact=True),
+                    page.get_by_role("button", name="Edit tags of rain jacket")):
+        expect(control).to_be_visible()
+        assert inside(control.bounding_box(), PHONE["width"])
+    page.locator("table.queries-table").evaluate("e => e.scrollIntoView()")
+    page.screenshot(path=screenshots / "queries-phone.png")
+
+    # Still a table to assistive technology, with its headers and one row per query.
+    table = page.get_by_role("table", name=re.compile(r"^Queries"))
+    expect(table.get_by_role("row")).to_have_count(len(ROWS) + 1)
+    expect(table.get_by_role("columnheader", name="Query")).to_have_attribute(
+        "aria-sort", "ascending")
+    expect(card.get_by_role("cell")).to_have_count(6)
+    # Sorting stays at hand: the column headers are a row of links above the cards.
+    page.get_by_role("link", name="Country", exact=True).click()
+    page.wait_for_url(re.compile(r"sort=country"))
+    assert_no_sideways_scroll(page)
+    assert axe_serious(page) == []
+    assert csp_errors(page) == []
+
+
+def test_the_bulk_toolbar_is_a_bar_at_the_bottom_while_rows_are_selected(phone, live_dashboard,
+                                                                          org, screenshots):
+    page = phone
+    sign_in(page, live_dashboard.url, org.key)
+    open_queries(page, live_dashboard.url, org)
+    toolbar = page.locator("#bulk-toolbar")
+    expect(toolbar).to_be_hidden()  # nothing selected: nothing it could do
+    page.get_by_role("checkbox", name="Select winter boots 05", exact=True).tap()
+    expect(toolbar).to_contain_text("1 selected")
+    expect(toolbar).to_have_css("position", "fixed")
+    box = toolbar.bounding_box()
+    assert abs(box["y"] + box["height"] - PHONE["height"]) < 1
+    assert inside(box, PHONE["width"])
+    for name in ("Add tags", "Remove tags", "Replace tags"):
+        button = toolbar.get_by_role("button", name=name, exact=True)
+        expect(button).to_be_enabled()
+        assert inside(button.bounding_box(), PHONE["width"])
+        assert button.bounding_box()["height"] >= 40  # a thumb's target
+    # The last card can still be scrolled clear of the bar.
+    page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+    last = page.locator(".pagination, tr[data-row]").last.bounding_box()
+    assert last["y"] + last["height"] <= box["y"] + 1
+    assert_no_sideways_scroll(page)
+    page.screenshot(path=screenshots / "queries-phone-selected.png")
+    assert axe_serious(page) == []
+
+    toolbar.get_by_role("button", name="Add tags", exact=True).tap()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_role("checkbox", name="seasonal", exact=True).check()
+    dialog.get_by_role("button", name="Apply", exact=True).tap()
+    expect(page.locator("#notices")).to_contain_text("Added ‘seasonal’ to 1 query")
+    expect(row(page, "winter boots 05").locator(".chip", has_text="seasonal")).to_be_visible()
+    toolbar.get_by_role("button", name="Clear selection").tap()
+    expect(toolbar).to_be_hidden()
+
+
 @pytest.mark.parametrize("size", [PHONE, LAPTOP], ids=["phone", "laptop"])
 def test_the_row_edit_control_shows_without_hover_at_3_to_1(browser, live_dashboard, org,
                                                             size):
@@ -114,3 +205,47 @@ def test_the_row_edit_control_shows_without_hover_at_3_to_1(browser, live_dashbo
         assert axe_serious(page) == []
     finally:
         context.close()
+
+
+def test_the_desktop_table_stays_a_table(page, live_dashboard, org):
+    sign_in(page, live_dashboard.url, org.key)
+    open_queries(page, live_dashboard.url, org)
+    first = page.locator("tr[data-row]").first
+    assert first.evaluate("e => getComputedStyle(e).display") == "table-row"
+    heads = page.locator("table.queries-table thead th")
+    expect(heads).to_have_count(6)
+    for head in heads.all():
+        expect(head).to_be_visible()
+    assert_no_sideways_scroll(page)
+
+
+def test_every_dashboard_page_fits_a_phone(phone, live_dashboard, org, screenshots):
+    page = phone
+    url = live_dashboard.url
+    sign_in(page, url, org.key)  # checks the sign-in page on the way
+    expect(page.get_by_role("heading", name="Projects", level=1)).to_be_visible()
+    assert_no_sideways_scroll(page)
+    page.screenshot(path=screenshots / "projects-phone.png")
+    project = org.projects[PROJECT]
+    # An edit, so that the activity page has a row to show.
+    open_queries(page, url, org)
+    page.get_by_role("button", name="Edit tags of rain jacket").tap()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_role("checkbox", name="question", exact=True).check()
+    dialog.get_by_role("button", name="Apply", exact=True).tap()
+    expect(row(page, "rain jacket").locator(".chip")).to_have_text(["question"])
+    for path, heading, shot in ((f"/projects/{project}/tags", "Tags", "tags-phone.png"),
+                                (f"/projects/{project}/activity", "Activity",
+                                 "activity-phone.png")):
+        page.goto(url + path)
+        expect(page.get_by_role("heading", name=heading, level=1)).to_be_visible()
+        assert_no_sideways_scroll(page)
+        page.screenshot(path=screenshots / shot, full_page=True)
+        assert axe_serious(page) == []
+    expect(page.locator("tr[data-activity-row]").first).to_contain_text("rain jacket")
+    for cell in page.locator("tr[data-activity-row]").first.locator("td").all():
+        assert inside(cell.bounding_box(), PHONE["width"])
+    page.get_by_role("button", name="Sign out").tap()
+    expect(page.get_by_label("API key")).to_be_visible()
+    assert_no_sideways_scroll(page)
+    assert csp_errors(page) == []
