@@ -53,6 +53,10 @@ class ProjectForm(FlaskForm):
     def validate_name(self, field):
         _printable(field)
 
+    def values(self) -> tuple[str]:
+        """What project_changes takes from the form, after the project."""
+        return (self.name.data,)
+
 
 class TagForm(FlaskForm):
     name = StringField("Tag name", filters=[_strip], validators=[
@@ -66,6 +70,10 @@ class TagForm(FlaskForm):
         if len(field.data.casefold()) > MAX_NAME:
             raise ValidationError(f"The name can be at most {MAX_NAME} characters long "
                                   "(some letters count twice, as “ß” does).")
+
+    def values(self) -> tuple[str, str]:
+        """What project_changes takes from the form, after the project (and tag)."""
+        return self.name.data, self.color.data
 
     def validate_color(self, field):
         if not HEX_COLOUR.fullmatch(field.data or ""):

@@ -93,7 +93,7 @@ def projects():
 def create_project():
     form = ProjectForm()
     project_id, event = _change(form, lambda: changes.create_project(
-        get_session(), g.user.org_id, g.user.id, form.name.data),
+        get_session(), g.user.org_id, g.user.id, *form.values()),
         lambda form: _projects_page(form, 400))
     return redirect(url_for("settings.project", project_id=project_id, done=event.id), 303)
 
@@ -129,13 +129,16 @@ def project(project_id: str):
     return _project_page(_project(project_id), notice=_notice())
 
 
-def _posted_on_project_page(project_id: str, form, form_name: str,
-                            change: Callable[[Project], OrgEvent | None], anchor=None):
+def _posted_on_project_page(project_id: str, form: ProjectForm | TagForm, form_name: str,
+                            change: Callable[..., OrgEvent | None], anchor=None):
     """A change posted by a form of the project's page (`form_name`: its argument of
-    _project_page): `change(project)`, then back to the page with the change's notice."""
+    _project_page): `change` (a function of project_changes) made with the form's values,
+    then back to the page with the change's notice."""
     project = _project(project_id)
-    event = _change(form, lambda: change(project), lambda form: _project_page(
-        _project(project_id), status=400, **{form_name: form}))
+    event = _change(form, lambda: change(get_session(), g.user.org_id, project.id, g.user.id,
+                                         *form.values()),
+                    lambda form: _project_page(_project(project_id), status=400,
+                                               **{form_name: form}))
     return redirect(url_for("settings.project", project_id=project.id,
                             done=event.id if event else None, _anchor=anchor), 303)
 
@@ -143,19 +146,15 @@ def _posted_on_project_page(project_id: str, form, form_name: str,
 @bp.post("/projects/<project_id>/rename")
 @signin_required
 def rename_project(project_id: str):
-    form = ProjectForm()
-    return _posted_on_project_page(project_id, form, "rename_form", lambda project: (
-        changes.rename_project(get_session(), g.user.org_id, project.id, g.user.id,
-                               form.name.data)))
+    return _posted_on_project_page(project_id, ProjectForm(), "rename_form",
+                                   changes.rename_project)
 
 
 @bp.post("/projects/<project_id>/tags")
 @signin_required
 def create_tag(project_id: str):
-    form = TagForm()
-    return _posted_on_project_page(project_id, form, "tag_form", lambda project: (
-        changes.create_tag(get_session(), g.user.org_id, project.id, g.user.id,
-                           form.name.data, form.color.data)), anchor="tags")
+    return _posted_on_project_page(project_id, TagForm(), "tag_form", changes.create_tag,
+                                   anchor="tags")
 
 
 # --- one tag: edit, delete --------------------------------------------------------------------
@@ -181,8 +180,8 @@ def edit_tag(project_id: str, tag_id: int):
         return _edit_page(project, tag, form)
     form = TagForm()
     event = _change(form, lambda: changes.edit_tag(
-        get_session(), g.user.org_id, project.id, tag.id, g.user.id, form.name.data,
-        form.color.data), lambda form: _edit_again(project_id, tag_id, form))
+        get_session(), g.user.org_id, project.id, tag.id, g.user.id, *form.values()),
+        lambda form: _edit_again(project_id, tag_id, form))
     return redirect(url_for("settings.project", project_id=project.id,
                             done=event.id if event else None, _anchor="tags"), 303)
 
