@@ -10,7 +10,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from flask import Blueprint, flash, make_response, redirect, render_template, request, url_for
+from flask import (
+    Blueprint,
+    current_app,
+    flash,
+    make_response,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
 from flask_login import login_required
 from markupsafe import Markup
 
@@ -25,12 +34,14 @@ from dashboard.viewstate import (
     DEFAULT_SORT,
     LANGUAGE,
     PAGE_SIZES,
+    SORT_COLUMNS,
     TAG,
     TEXT,
     Ignored,
     QueryView,
     ignored_sentence,
 )
+from jobs.export import export_sort
 from queryapi import Project, QueryFilters, Tag
 
 bp = Blueprint("queries", __name__)
@@ -84,6 +95,19 @@ def range_text(view: QueryView, total: int, shown: int) -> str:
         return f"{total:,} {noun}"
     first = (view.page - 1) * view.size + 1
     return f"{first:,}–{first + shown - 1:,} of {total:,} {noun}"
+
+
+def sort_words(sort: list[tuple[str, str]]) -> str:
+    """'sorted by Query, A to Z' for the API's sort."""
+    column = next(key for key, field in SORT_COLUMNS.items() if field == sort[0][0])
+    return "sorted by " + SORT_WORDS[column][1 if sort[0][1] == "DESC" else 0]
+
+
+def export_order(view: QueryView) -> str:
+    """How the CSV is sorted when that is not how the view is (a view by "updated" exports by
+    query text, jobs/export.py), else ''."""
+    sort = export_sort(view.api_sort())
+    return "" if sort == view.api_sort() else sort_words(sort)
 
 
 def columns_for(view: QueryView) -> list[dict]:
@@ -259,8 +283,11 @@ def index(project_id: str):
         "active_chips": active_chips(view, tags_by_name) if view.has_filters else [],
         "clear_qs": view.cleared().query_string(),
         "columns": columns_for(view),
-        "sort_caption": "sorted by " + SORT_WORDS[view.sort_column][
-            1 if view.sort.startswith("-") else 0],
+        "sort_caption": sort_words(view.api_sort()),
+        # Small views download with a plain link (nothing stays busy once the file comes);
+        # larger ones start an export job.
+        "export_streams": page.total_records <= int(current_app.config["EXPORT_STREAM_LIMIT"]),
+        "export_order": export_order(view),
         "pager": pager_for(view, page.total_pages),
         "ignored_text": ignored_sentence(ignored),
         "page_title": title_for(view, project),
