@@ -67,6 +67,9 @@ _CHARACTER_NAMES = {"\t": "a tab", "\n": "a line break", "\r": "a carriage retur
                     "\x00": "a NUL character"}
 _TEXT = TypeAdapter(Text)
 _CODE = TypeAdapter(Code)
+# The three trimmed values of a row at once: one call for the usual good row; the values one
+# by one (_problem) only to say what is wrong.
+_ROW = TypeAdapter(tuple[Text, Code, Code])
 
 
 class NotCsv(ValueError):  # noqa: N818 — a sentence for the person, not a program's error
@@ -316,7 +319,8 @@ def check_row(fields: list[str], header: Header, tags: dict[str, int],
             reason += f" A field that holds a {separator} must be in double quotes."
         return rejected(reason)
 
-    reasons = [problem for problem in (
+    values = (query.strip(), language.strip(), country.strip())
+    reasons = [] if all(values) and _valid(values) else [problem for problem in (
         _problem(query, "query", _TEXT, MAX_STRING),
         _problem(language, "language code", _CODE, MAX_CODE),
         _problem(country, "country code", _CODE, MAX_CODE),
@@ -337,6 +341,14 @@ def check_row(fields: list[str], header: Header, tags: dict[str, int],
     except admin.AdminError as error:  # the rules above are the stricter; kept as a guard
         return rejected(str(error))
     return (*key, [tags[name.casefold()] for name in names], None)
+
+
+def _valid(values: tuple[str, str, str]) -> bool:
+    try:
+        _ROW.validate_python(values)
+    except ValidationError:
+        return False
+    return True
 
 
 def _problem(value: str, what: str, adapter: TypeAdapter, maximum: int) -> str | None:
