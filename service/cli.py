@@ -55,14 +55,20 @@ def create_org(name):
     click.echo(_run(lambda s: admin.create_org(s, name)))
 
 
+def _echo_ids_and_names(model, conditions=lambda session: ()) -> None:
+    """Print id<TAB>name of the rows of `model` (Organization, Project) that meet
+    `conditions(session)`, one a line, by name."""
+    rows = _run(lambda s: s.execute(select(model.id, model.name).where(*conditions(s))
+                                    .order_by(model.name, model.id)).all())
+    for row_id, name in rows:
+        click.echo(f"{row_id}\t{name}")
+
+
 @click.command("list-orgs")
 @with_appcontext
 def list_orgs():
     """List the organizations: id<TAB>name, one a line, by name."""
-    rows = _run(lambda s: s.execute(select(Organization.id, Organization.name)
-                                    .order_by(Organization.name, Organization.id)).all())
-    for org_id, name in rows:
-        click.echo(f"{org_id}\t{name}")
+    _echo_ids_and_names(Organization)
 
 
 @click.command("list-projects")
@@ -70,11 +76,7 @@ def list_orgs():
 @click.argument("org")
 def list_projects(org):
     """List an organization's projects (ORG: its id or name): id<TAB>name, one a line."""
-    rows = _run(lambda s: s.execute(
-        select(Project.id, Project.name).where(Project.org_id == admin.find_org(s, org))
-        .order_by(Project.name, Project.id)).all())
-    for project_id, name in rows:
-        click.echo(f"{project_id}\t{name}")
+    _echo_ids_and_names(Project, lambda s: [Project.org_id == admin.find_org(s, org)])
 
 
 @click.command("create-key")
