@@ -7,6 +7,8 @@ Revises:
 import sqlalchemy as sa
 from alembic import op
 
+from service.migrations.helpers import org_id, project_id, serial_id
+
 revision = "0001"
 down_revision = None
 
@@ -24,28 +26,16 @@ def upgrade() -> None:
     op.create_table(
         "projects",
         sa.Column("id", sa.String(36), primary_key=True),
-        sa.Column(
-            "org_id",
-            sa.String(36),
-            sa.ForeignKey("organizations.id", ondelete="CASCADE"),
-            nullable=False,
-        ),
+        org_id(),
         sa.Column("name", sa.String(200), nullable=False),
         sa.Column("created_at", sa.DateTime, nullable=False),
     )
     op.create_index("ix_projects_org_id", "projects", ["org_id"])
     op.create_table(
         "api_keys",
-        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-        sa.Column(
-            "org_id",
-            sa.String(36),
-            sa.ForeignKey("organizations.id", ondelete="CASCADE"),
-            nullable=False,
-        ),
-        sa.Column(
-            "project_id", sa.String(36), sa.ForeignKey("projects.id", ondelete="CASCADE")
-        ),
+        serial_id(),
+        org_id(),
+        project_id(),
         sa.Column("name", sa.String(200), nullable=False),
         sa.Column("key_hash", sa.String(64), nullable=False, unique=True),
         sa.Column("prefix", sa.String(40), nullable=False),
@@ -56,13 +46,8 @@ def upgrade() -> None:
     )
     op.create_table(
         "tags",
-        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-        sa.Column(
-            "project_id",
-            sa.String(36),
-            sa.ForeignKey("projects.id", ondelete="CASCADE"),
-            nullable=False,
-        ),
+        serial_id(),
+        project_id(nullable=False),
         sa.Column("name", sa.String(200), nullable=False),
         sa.Column("name_folded", sa.String(200), nullable=False),
         sa.Column("color", sa.String(7), nullable=False),
@@ -72,12 +57,7 @@ def upgrade() -> None:
         "queries",
         sa.Column("pk", sa.Integer, primary_key=True, autoincrement=True),
         sa.Column("id", sa.String(36), nullable=False, unique=True),
-        sa.Column(
-            "project_id",
-            sa.String(36),
-            sa.ForeignKey("projects.id", ondelete="CASCADE"),
-            nullable=False,
-        ),
+        project_id(nullable=False),
         sa.Column("query", sa.Text, nullable=False),
         sa.Column("language", sa.String(35), nullable=False),
         sa.Column("country", sa.String(35), nullable=False),

@@ -7,6 +7,8 @@ Revises: 0002
 import sqlalchemy as sa
 from alembic import op
 
+from service.migrations.helpers import org_id, serial_id
+
 revision = "0003"
 down_revision = "0002"
 
@@ -14,13 +16,8 @@ down_revision = "0002"
 def upgrade() -> None:
     op.create_table(
         "users",
-        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-        sa.Column(
-            "org_id",
-            sa.String(36),
-            sa.ForeignKey("organizations.id", ondelete="CASCADE"),
-            nullable=False,
-        ),
+        serial_id(),
+        org_id(),
         sa.Column("email", sa.String(320), nullable=False, unique=True),
         sa.Column("password_hash", sa.String(255), nullable=False),
         sa.Column("created_at", sa.DateTime, nullable=False),
@@ -28,13 +25,8 @@ def upgrade() -> None:
     op.create_index("ix_users_org_id", "users", ["org_id"])
     op.create_table(
         "key_events",
-        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-        sa.Column(
-            "org_id",
-            sa.String(36),
-            sa.ForeignKey("organizations.id", ondelete="CASCADE"),
-            nullable=False,
-        ),
+        serial_id(),
+        org_id(),
         sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id")),
         sa.Column("action", sa.String(20), nullable=False),
         sa.Column("key_id", sa.Integer, sa.ForeignKey("api_keys.id", ondelete="SET NULL")),

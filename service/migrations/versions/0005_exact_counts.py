@@ -16,6 +16,8 @@ Revises: 0004
 import sqlalchemy as sa
 from alembic import op
 
+from service.migrations.helpers import project_id
+
 revision = "0005"
 down_revision = "0004"
 
@@ -164,8 +166,7 @@ POSTGRES_TAG_TRIGGERS = {
 def upgrade() -> None:
     op.create_table(
         "language_country_counts",
-        sa.Column("project_id", sa.String(36),
-                  sa.ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True),
+        project_id(primary_key=True),
         sa.Column("language", sa.String(35), primary_key=True),
         sa.Column("country", sa.String(35), primary_key=True),
         sa.Column("query_count", sa.Integer, nullable=False),

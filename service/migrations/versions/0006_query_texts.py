@@ -18,26 +18,14 @@ Revises: 0005
 
 from alembic import op
 
+from service.migrations.helpers import COPY_QUERY_TEXTS, MOVE_QUERY_TEXT
+
 revision = "0006"
 down_revision = "0005"
 
-COPY_TEXTS = """
-    CREATE FUNCTION tagdesk_copy_query_texts() RETURNS trigger AS $$
-    BEGIN
-        INSERT INTO query_texts (pk, project_id, folded)
-        SELECT pk, project_id, lower(query) FROM changed;
-        RETURN NULL;
-    END $$ LANGUAGE plpgsql
-"""
+COPY_TEXTS = COPY_QUERY_TEXTS.format(create="CREATE")
 # A query's text or project changed (no code path does this today).
-MOVE_TEXT = """
-    CREATE FUNCTION tagdesk_move_query_text() RETURNS trigger AS $$
-    BEGIN
-        UPDATE query_texts SET project_id = new.project_id, folded = lower(new.query)
-        WHERE pk = new.pk;
-        RETURN NULL;
-    END $$ LANGUAGE plpgsql
-"""
+MOVE_TEXT = MOVE_QUERY_TEXT.format(create="CREATE")
 
 
 def upgrade() -> None:

@@ -25,6 +25,12 @@ Revises: 0008
 import sqlalchemy as sa
 from alembic import op
 
+from service.migrations.helpers import (
+    SQLITE_LOWERED_BACKFILL,
+    project_id,
+    sqlite_text_gram_triggers,
+)
+
 revision = "0009"
 down_revision = "0008"
 
@@ -158,40 +164,14 @@ def _sqlite_grams(row: str) -> str:
             f"WHERE n < length({row}.query)")
 
 
-SQLITE_ADD = f"""
-            INSERT INTO text_gram_counts (project_id, gram, query_count)
-            SELECT new.project_id, gram, 1 FROM ({_sqlite_grams("new")})
-            WHERE true
-            ON CONFLICT (project_id, gram) DO UPDATE SET query_count = query_count + 1;"""
-SQLITE_REMOVE = f"""
-            UPDATE text_gram_counts SET query_count = query_count - 1
-            WHERE project_id = old.project_id AND gram IN ({_sqlite_grams("old")});"""
-
-SQLITE_BACKFILL = """
-    INSERT INTO text_gram_counts (project_id, gram, query_count)
-    SELECT project_id, gram, count(*) FROM (
-        SELECT DISTINCT q.pk, q.project_id, substr(lower(q.query), p.n, l.l) AS gram
-        FROM queries q
-        JOIN text_positions p ON p.n <= length(q.query)
-        JOIN (SELECT 1 AS l UNION ALL SELECT 2) l ON p.n + l.l - 1 <= length(q.query))
-    GROUP BY project_id, gram"""
-
-SQLITE_TRIGGERS = {
-    "queries_text_grams_insert": f"AFTER INSERT ON queries BEGIN {SQLITE_ADD} END",
-    "queries_text_grams_delete": f"AFTER DELETE ON queries BEGIN {SQLITE_REMOVE} END",
-    "queries_text_grams_update": "AFTER UPDATE OF query, project_id ON queries "
-                                 "WHEN old.query IS NOT new.query "
-                                 "OR old.project_id IS NOT new.project_id "
-                                 f"BEGIN {SQLITE_REMOVE} {SQLITE_ADD} END",
-}
+SQLITE_TRIGGERS = sqlite_text_gram_triggers(_sqlite_grams)
 
 
 def upgrade() -> None:
     sqlite = op.get_bind().dialect.name == "sqlite"
     op.create_table(
         "text_gram_counts",
-        sa.Column("project_id", sa.String(36),
-                  sa.ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True),
+        project_id(primary_key=True),
         # Byte order on PostgreSQL: cheaper to compare, and equality is the same.
         sa.Column("gram", sa.Text(collation=None if sqlite else "C"), primary_key=True),
         sa.Column("query_count", sa.Integer, nullable=False),
@@ -200,7 +180,7 @@ def upgrade() -> None:
         op.create_table("text_positions", sa.Column("n", sa.Integer, primary_key=True))
         op.execute("WITH RECURSIVE p (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM p "
                    f"WHERE n < {SQLITE_POSITIONS}) INSERT INTO text_positions SELECT n FROM p")
-        op.execute(SQLITE_BACKFILL)
+        op.execute(SQLITE_LOWERED_BACKFILL)
         for name, body in SQLITE_TRIGGERS.items():
             op.execute(f"CREATE TRIGGER {name} {body}")
         return

@@ -23,6 +23,8 @@ Revises: 0010
 
 from alembic import op
 
+from service.migrations.helpers import COPY_QUERY_TEXTS, MOVE_QUERY_TEXT
+
 revision = "0011"
 down_revision = "0010"
 
@@ -47,22 +49,8 @@ MOVE_TEXT = """
     END $$ LANGUAGE plpgsql
 """
 # As migration 0006 made them.
-OLD_COPY_TEXTS = """
-    CREATE OR REPLACE FUNCTION tagdesk_copy_query_texts() RETURNS trigger AS $$
-    BEGIN
-        INSERT INTO query_texts (pk, project_id, folded)
-        SELECT pk, project_id, lower(query) FROM changed;
-        RETURN NULL;
-    END $$ LANGUAGE plpgsql
-"""
-OLD_MOVE_TEXT = """
-    CREATE OR REPLACE FUNCTION tagdesk_move_query_text() RETURNS trigger AS $$
-    BEGIN
-        UPDATE query_texts SET project_id = new.project_id, folded = lower(new.query)
-        WHERE pk = new.pk;
-        RETURN NULL;
-    END $$ LANGUAGE plpgsql
-"""
+OLD_COPY_TEXTS = COPY_QUERY_TEXTS.format(create="CREATE OR REPLACE")
+OLD_MOVE_TEXT = MOVE_QUERY_TEXT.format(create="CREATE OR REPLACE")
 MOVE_TRIGGER = ("CREATE TRIGGER queries_move_text AFTER UPDATE OF {columns} ON queries "
                 "FOR EACH ROW WHEN (({old}) IS DISTINCT FROM ({new})) "
                 "EXECUTE FUNCTION tagdesk_move_query_text()")

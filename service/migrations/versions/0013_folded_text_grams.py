@@ -30,6 +30,8 @@ Revises: 0012
 import sqlalchemy as sa
 from alembic import op
 
+from service.migrations.helpers import SQLITE_LOWERED_BACKFILL, sqlite_text_gram_triggers
+
 revision = "0013"
 down_revision = "0012"
 
@@ -90,23 +92,7 @@ def _sqlite_grams(row: str) -> str:
             f"WHERE n < {length} AND NOT {ascii_only}")
 
 
-SQLITE_ADD = f"""
-            INSERT INTO text_gram_counts (project_id, gram, query_count)
-            SELECT new.project_id, gram, 1 FROM ({_sqlite_grams("new")})
-            WHERE true
-            ON CONFLICT (project_id, gram) DO UPDATE SET query_count = query_count + 1;"""
-SQLITE_REMOVE = f"""
-            UPDATE text_gram_counts SET query_count = query_count - 1
-            WHERE project_id = old.project_id AND gram IN ({_sqlite_grams("old")});"""
-
-SQLITE_TRIGGERS = {
-    "queries_text_grams_insert": f"AFTER INSERT ON queries BEGIN {SQLITE_ADD} END",
-    "queries_text_grams_delete": f"AFTER DELETE ON queries BEGIN {SQLITE_REMOVE} END",
-    "queries_text_grams_update": "AFTER UPDATE OF query, project_id ON queries "
-                                 "WHEN old.query IS NOT new.query "
-                                 "OR old.project_id IS NOT new.project_id "
-                                 f"BEGIN {SQLITE_REMOVE} {SQLITE_ADD} END",
-}
+SQLITE_TRIGGERS = sqlite_text_gram_triggers(_sqlite_grams)
 
 # Every query's strings counted once, folded as above: the texts of printable ASCII alone by
 # lower(), the others by the table (looking every character up took twice as long).
@@ -155,14 +141,6 @@ OLD_SQLITE_TRIGGERS = {
                                  "OR old.project_id IS NOT new.project_id "
                                  f"BEGIN {OLD_SQLITE_REMOVE} {OLD_SQLITE_ADD} END",
 }
-OLD_SQLITE_BACKFILL = """
-    INSERT INTO text_gram_counts (project_id, gram, query_count)
-    SELECT project_id, gram, count(*) FROM (
-        SELECT DISTINCT q.pk, q.project_id, substr(lower(q.query), p.n, l.l) AS gram
-        FROM queries q
-        JOIN text_positions p ON p.n <= length(q.query)
-        JOIN (SELECT 1 AS l UNION ALL SELECT 2) l ON p.n + l.l - 1 <= length(q.query))
-    GROUP BY project_id, gram"""
 
 
 def _recount(triggers: dict[str, str], backfill: str) -> None:
@@ -192,5 +170,5 @@ def upgrade() -> None:
 def downgrade() -> None:
     if op.get_bind().dialect.name != "sqlite":
         return
-    _recount(OLD_SQLITE_TRIGGERS, OLD_SQLITE_BACKFILL)
+    _recount(OLD_SQLITE_TRIGGERS, SQLITE_LOWERED_BACKFILL)
     op.drop_table("text_folds")

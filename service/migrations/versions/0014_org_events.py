@@ -8,6 +8,8 @@ Revises: 0013
 import sqlalchemy as sa
 from alembic import op
 
+from service.migrations.helpers import org_id, serial_id
+
 revision = "0014"
 down_revision = "0013"
 
@@ -15,9 +17,8 @@ down_revision = "0013"
 def upgrade() -> None:
     op.create_table(
         "org_events",
-        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-        sa.Column("org_id", sa.String(36),
-                  sa.ForeignKey("organizations.id", ondelete="CASCADE"), nullable=False),
+        serial_id(),
+        org_id(),
         sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id", ondelete="SET NULL")),
         sa.Column("actor_email", sa.String(320)),
         sa.Column("action", sa.String(40), nullable=False),

@@ -8,6 +8,8 @@ Revises: 0014
 import sqlalchemy as sa
 from alembic import op
 
+from service.migrations.helpers import serial_id
+
 revision = "0015"
 down_revision = "0014"
 
@@ -15,7 +17,7 @@ down_revision = "0014"
 def upgrade() -> None:
     op.create_table(
         "password_links",
-        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        serial_id(),
         sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id", ondelete="CASCADE"),
                   nullable=False),
         sa.Column("token_hash", sa.String(64), nullable=False, unique=True),

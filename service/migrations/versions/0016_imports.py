@@ -9,6 +9,8 @@ Revises: 0015
 import sqlalchemy as sa
 from alembic import op
 
+from service.migrations.helpers import org_id, project_id
+
 revision = "0016"
 down_revision = "0015"
 
@@ -17,10 +19,8 @@ def upgrade() -> None:
     op.create_table(
         "imports",
         sa.Column("id", sa.String(36), primary_key=True),
-        sa.Column("org_id", sa.String(36),
-                  sa.ForeignKey("organizations.id", ondelete="CASCADE"), nullable=False),
-        sa.Column("project_id", sa.String(36),
-                  sa.ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+        org_id(),
+        project_id(nullable=False),
         sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id", ondelete="SET NULL")),
         sa.Column("actor_email", sa.String(320)),
         sa.Column("file_name", sa.String(255), nullable=False),

@@ -1,0 +1,83 @@
+"""What several migrations build alike: the columns that tie a row to its organization or
+project, the integer key of a table, the SQLite triggers and backfill of the text-gram
+counters, and the PostgreSQL functions that copy query texts as migration 0006 made them.
+
+Released migrations use these, so what each one makes must never change: a migration that
+wants something else gets a helper (or a parameter) of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import sqlalchemy as sa
+
+
+def serial_id() -> sa.Column:
+    """An integer primary key `id` the database numbers."""
+    return sa.Column("id", sa.Integer, primary_key=True, autoincrement=True)
+
+
+def org_id() -> sa.Column:
+    """The row's organization: deleted with it."""
+    return sa.Column("org_id", sa.String(36),
+                     sa.ForeignKey("organizations.id", ondelete="CASCADE"), nullable=False)
+
+
+def project_id(**options) -> sa.Column:
+    """The row's project: deleted with it. `options`: nullable=False, primary_key=True…"""
+    return sa.Column("project_id", sa.String(36),
+                     sa.ForeignKey("projects.id", ondelete="CASCADE"), **options)
+
+
+def sqlite_text_gram_triggers(grams: Callable[[str], str]) -> dict[str, str]:
+    """SQLite: the triggers (name: what follows CREATE TRIGGER name) that keep text_gram_counts
+    as queries are added, deleted or moved; `grams(row)` selects the distinct strings (`gram`)
+    counted for the text of `row` ("new" or "old")."""
+    add = f"""
+            INSERT INTO text_gram_counts (project_id, gram, query_count)
+            SELECT new.project_id, gram, 1 FROM ({grams("new")})
+            WHERE true
+            ON CONFLICT (project_id, gram) DO UPDATE SET query_count = query_count + 1;"""
+    remove = f"""
+            UPDATE text_gram_counts SET query_count = query_count - 1
+            WHERE project_id = old.project_id AND gram IN ({grams("old")});"""
+    return {
+        "queries_text_grams_insert": f"AFTER INSERT ON queries BEGIN {add} END",
+        "queries_text_grams_delete": f"AFTER DELETE ON queries BEGIN {remove} END",
+        "queries_text_grams_update": "AFTER UPDATE OF query, project_id ON queries "
+                                     "WHEN old.query IS NOT new.query "
+                                     "OR old.project_id IS NOT new.project_id "
+                                     f"BEGIN {remove} {add} END",
+    }
+
+
+# Every query's distinct strings of 1 and 2 characters, folded by lower() (ASCII only), counted
+# once: migration 0009's backfill (and 0013's when it goes back to 0009's folding).
+SQLITE_LOWERED_BACKFILL = """
+    INSERT INTO text_gram_counts (project_id, gram, query_count)
+    SELECT project_id, gram, count(*) FROM (
+        SELECT DISTINCT q.pk, q.project_id, substr(lower(q.query), p.n, l.l) AS gram
+        FROM queries q
+        JOIN text_positions p ON p.n <= length(q.query)
+        JOIN (SELECT 1 AS l UNION ALL SELECT 2) l ON p.n + l.l - 1 <= length(q.query))
+    GROUP BY project_id, gram"""
+
+# PostgreSQL: migration 0006's functions that keep query_texts (0011 puts them back when it
+# goes back to 0006). `create`: "CREATE", or "CREATE OR REPLACE" over a later version.
+COPY_QUERY_TEXTS = """
+    {create} FUNCTION tagdesk_copy_query_texts() RETURNS trigger AS $$
+    BEGIN
+        INSERT INTO query_texts (pk, project_id, folded)
+        SELECT pk, project_id, lower(query) FROM changed;
+        RETURN NULL;
+    END $$ LANGUAGE plpgsql
+"""
+MOVE_QUERY_TEXT = """
+    {create} FUNCTION tagdesk_move_query_text() RETURNS trigger AS $$
+    BEGIN
+        UPDATE query_texts SET project_id = new.project_id, folded = lower(new.query)
+        WHERE pk = new.pk;
+        RETURN NULL;
+    END $$ LANGUAGE plpgsql
+"""
