@@ -19,8 +19,8 @@ its own:
 - `seed-demo --queries N` on SQLite and PostgreSQL (the schema made beforehand, untimed).
 
 Figures: wall seconds, rows a second, the ratio to the anchor, the CPU time of the command
-(user + system, its own process; PostgreSQL's server work is not in it) and its peak resident
-set. After each import the project's counters are checked against the file. The machine may
+(user + system, its own process; PostgreSQL's server work is not in it), its peak resident
+set and its peak private memory (the resident set less the database pages SQLite maps). After each import the project's counters are checked against the file. The machine may
 be shared: the load average is printed before and after, and only figures of one run should
 be compared.
 """
@@ -58,6 +58,7 @@ class Timing:
     seconds: float
     cpu: float
     peak_rss_mb: float
+    peak_private_mb: float
     rows: int
 
 
@@ -76,20 +77,40 @@ def write_csv(path: Path, rows: int) -> None:
 
 def run(name: str, commands: list[list[str]], env: dict, rows: int) -> Timing:
     """Run the commands one after the other; their summed wall and CPU time, the largest
-    peak resident set of any of them."""
-    seconds = cpu = peak = 0.0
+    peak resident set of any of them, and the largest private (anonymous) memory seen. The
+    resident set also counts the pages of the database file SQLite maps into memory (up to
+    its mmap_size), which the kernel can drop at will; the private memory is what the
+    process itself holds, sampled every 50 ms."""
+    seconds = cpu = peak = private = 0.0
     for command in commands:
         started = time.perf_counter()
         process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True)
-        _pid, status, usage = os.wait4(process.pid, 0)
+        while True:
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+            if pid:
+                break
+            private = max(private, private_mb(process.pid))
+            time.sleep(0.05)
         seconds += time.perf_counter() - started
         out, err = process.stdout.read(), process.stderr.read()
         if os.waitstatus_to_exitcode(status) != 0:
             raise SystemExit(f"{' '.join(command)} failed:\n{out}\n{err}")
         cpu += usage.ru_utime + usage.ru_stime
         peak = max(peak, usage.ru_maxrss / 1024)
-    return Timing(name, seconds, cpu, peak, rows)
+    return Timing(name, seconds, cpu, peak, private, rows)
+
+
+def private_mb(pid: int) -> float:
+    """The process's anonymous resident memory (RssAnon), 0 once it is gone."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0.0
+    for line in status.splitlines():
+        if line.startswith("RssAnon:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
 
 
 def flask(*args: str) -> list[str]:
@@ -240,18 +261,20 @@ def main() -> None:
                 database.drop()
 
     print(f"\nload average after: {load_average()}\n")
-    print(f"| {rows:,} rows | seconds | rows/s | × anchor | CPU s (client) | peak RSS MB |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print(f"| {rows:,} rows | seconds | rows/s | × anchor | CPU s (client) | peak RSS MB "
+          "| peak private MB |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for timing in timings:
         print(f"| {timing.name} | {timing.seconds:.1f} | {timing.rows / timing.seconds:,.0f} | "
               f"{timing.seconds / timings[0].seconds:.2f} | {timing.cpu:.1f} | "
-              f"{timing.peak_rss_mb:.0f} |")
+              f"{timing.peak_rss_mb:.0f} | {timing.peak_private_mb:.0f} |")
 
 
 def report(timing: Timing, anchor: Timing) -> None:
     print(f"  {timing.name}: {timing.seconds:.1f} s, {timing.rows / timing.seconds:,.0f} rows/s, "
           f"{timing.seconds / anchor.seconds:.2f} × anchor, CPU {timing.cpu:.1f} s, "
-          f"peak RSS {timing.peak_rss_mb:.0f} MB", flush=True)
+          f"peak RSS {timing.peak_rss_mb:.0f} MB, private {timing.peak_private_mb:.0f} MB",
+          flush=True)
 
 
 def load_average() -> str:
