@@ -8,6 +8,7 @@ wants something else gets a helper (or a parameter) of its own.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 
 import sqlalchemy as sa
@@ -28,6 +29,28 @@ def project_id(**options) -> sa.Column:
     """The row's project: deleted with it. `options`: nullable=False, primary_key=True…"""
     return sa.Column("project_id", sa.String(36),
                      sa.ForeignKey("projects.id", ondelete="CASCADE"), **options)
+
+
+def count_queries_function(create: str, indent: str) -> str:
+    """PostgreSQL: migration 0002's statement-level function that keeps projects.query_count
+    (0005 puts it back when it goes back to 0002's counters). `create`: "CREATE" or "CREATE OR
+    REPLACE"; `indent`: what each line of the function starts with, as each migration has
+    stored its source since its release."""
+    return textwrap.indent(f"""
+{create} FUNCTION tagdesk_count_queries() RETURNS trigger AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        UPDATE projects p SET query_count = p.query_count + n.c
+        FROM (SELECT project_id, count(*) AS c FROM changed GROUP BY project_id) n
+        WHERE p.id = n.project_id;
+    ELSE
+        UPDATE projects p SET query_count = p.query_count - n.c
+        FROM (SELECT project_id, count(*) AS c FROM changed GROUP BY project_id) n
+        WHERE p.id = n.project_id;
+    END IF;
+    RETURN NULL;
+END $$ LANGUAGE plpgsql
+""", indent)
 
 
 def sqlite_text_gram_triggers(grams: Callable[[str], str]) -> dict[str, str]:

@@ -12,6 +12,8 @@ Revises: 0001
 import sqlalchemy as sa
 from alembic import op
 
+from service.migrations.helpers import count_queries_function
+
 revision = "0002"
 down_revision = "0001"
 
@@ -45,21 +47,7 @@ def upgrade() -> None:
     else:
         # Statement-level triggers: one UPDATE per import batch, not one per row (a row
         # trigger would leave a dead version of the project row behind for every query).
-        op.execute("""
-            CREATE FUNCTION tagdesk_count_queries() RETURNS trigger AS $$
-            BEGIN
-                IF TG_OP = 'INSERT' THEN
-                    UPDATE projects p SET query_count = p.query_count + n.c
-                    FROM (SELECT project_id, count(*) AS c FROM changed GROUP BY project_id) n
-                    WHERE p.id = n.project_id;
-                ELSE
-                    UPDATE projects p SET query_count = p.query_count - n.c
-                    FROM (SELECT project_id, count(*) AS c FROM changed GROUP BY project_id) n
-                    WHERE p.id = n.project_id;
-                END IF;
-                RETURN NULL;
-            END $$ LANGUAGE plpgsql
-        """)
+        op.execute(count_queries_function("CREATE", " " * 12))
         op.execute("CREATE TRIGGER queries_count_insert AFTER INSERT ON queries "
                    "REFERENCING NEW TABLE AS changed FOR EACH STATEMENT "
                    "EXECUTE FUNCTION tagdesk_count_queries()")

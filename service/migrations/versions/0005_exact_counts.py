@@ -16,7 +16,7 @@ Revises: 0004
 import sqlalchemy as sa
 from alembic import op
 
-from service.migrations.helpers import project_id
+from service.migrations.helpers import count_queries_function, project_id
 
 revision = "0005"
 down_revision = "0004"
@@ -97,21 +97,7 @@ POSTGRES_QUERY_COUNTS = """
         RETURN NULL;
     END $$ LANGUAGE plpgsql
 """
-POSTGRES_QUERY_COUNTS_BEFORE = """
-    CREATE OR REPLACE FUNCTION tagdesk_count_queries() RETURNS trigger AS $$
-    BEGIN
-        IF TG_OP = 'INSERT' THEN
-            UPDATE projects p SET query_count = p.query_count + n.c
-            FROM (SELECT project_id, count(*) AS c FROM changed GROUP BY project_id) n
-            WHERE p.id = n.project_id;
-        ELSE
-            UPDATE projects p SET query_count = p.query_count - n.c
-            FROM (SELECT project_id, count(*) AS c FROM changed GROUP BY project_id) n
-            WHERE p.id = n.project_id;
-        END IF;
-        RETURN NULL;
-    END $$ LANGUAGE plpgsql
-"""
+POSTGRES_QUERY_COUNTS_BEFORE = count_queries_function("CREATE OR REPLACE", " " * 4)
 # A query moved to another language, country or project (no code path does this today).
 POSTGRES_QUERY_MOVED = """
     CREATE FUNCTION tagdesk_count_moved_query() RETURNS trigger AS $$
