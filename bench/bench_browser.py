@@ -1,0 +1,301 @@
+"""Benchmark (not a test): the queries page in a real browser — from a change of the view to
+its new rows painted, and whole page loads.
+
+    uv run python bench/bench_browser.py --database /tmp/tagdesk-bench-1000000.sqlite3
+    uv run python bench/bench_browser.py --queries 5000 --embedded    # the demo's setup
+    uv run python bench/bench_browser.py --database … --changes 40 --loads 40
+
+Playwright drives Debian's headless Chromium (/usr/bin/chromium) against the dashboard as
+deployed: the service and the dashboard each under gunicorn in a process of their own (one
+worker with 4 threads each, loopback HTTP between them, rate limits lifted, Server-Timing on);
+with --embedded, the demo's shape (werkzeug in this process, the service inside it). One person
+signs in and, on the main project's queries page, makes --changes changes of each kind after
+a few unmeasured ones: a language ticked or unticked in the Language picker, a country, a tag,
+a search typed (measured from the end of its 300 ms pause, when the request starts), Next page,
+a column's sort link.
+
+A script added to every document (not part of the product) marks each step in the page's
+Performance timeline: the person's click (its event time), htmx's request start, the answer's
+swap, htmx's settle, then one animation frame and a task after it — the new rows painted. Per
+change:
+
+- total        click (or the end of the typing pause) -> rows painted;
+- to request   click -> request sent (the change event, htmx gathering the form);
+- network      request sent -> answer in hand (loopback HTTP and the dashboard's work);
+  server       of which inside the dashboard (its Server-Timing `total`);
+- swap         parsing the answer and putting it in the page (htmx:beforeSwap -> afterSwap);
+- settle       htmx's settle step (afterSwap -> afterSettle, its settle delay included);
+- paint        afterSettle -> the next frame painted (style, layout, paint).
+
+Page loads: --loads whole-page navigations over a few views, navigation start -> load event
+(Navigation Timing), with the dashboard's own time (Server-Timing). Sizes: the htmx answer of
+the default view (50 rows) and the whole page, as the browser received them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import re
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from sqlalchemy import create_engine  # noqa: E402
+
+from bench.bench_dashboard import (  # noqa: E402
+    PROJECT,
+    Embedded,
+    Processes,
+    bench_key,
+    prepare_database,
+)
+from bench.loadkit import percentile  # noqa: E402
+from tests.browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+
+# Marks each step of a change in the page's Performance timeline and keeps the figures in
+# window.__bench. The benchmark "arms" it before each change: only armed changes count.
+INSTRUMENT = """
+(() => {
+  const bench = window.__bench = {armed: null, pending: null, done: []};
+  const now = () => performance.now();
+  document.addEventListener("click", (event) => {
+    if (bench.armed && bench.armed !== "text" && !bench.pending) {
+      bench.pending = {kind: bench.armed, t0: event.timeStamp};
+      performance.mark("bench:change", {startTime: event.timeStamp});
+    }
+  }, true);
+  document.addEventListener("htmx:confirm", () => {
+    if (bench.armed === "text" && !bench.pending) {  // the typing pause is over
+      bench.pending = {kind: "text", t0: now()};
+      performance.mark("bench:change");
+    }
+  });
+  document.addEventListener("htmx:beforeRequest", () => {
+    if (bench.pending && bench.pending.request === undefined) bench.pending.request = now();
+  });
+  document.addEventListener("htmx:beforeSwap", (event) => {
+    const p = bench.pending;
+    if (!p || p.beforeSwap !== undefined) return;
+    p.beforeSwap = now();
+    p.url = event.detail.xhr.responseURL;
+  });
+  document.addEventListener("htmx:afterSwap", () => {
+    const p = bench.pending;
+    if (p && p.beforeSwap !== undefined && p.afterSwap === undefined) p.afterSwap = now();
+  });
+  document.addEventListener("htmx:afterSettle", () => {
+    const p = bench.pending;
+    if (!p || p.afterSwap === undefined || p.settled !== undefined) return;
+    p.settled = now();
+    performance.mark("bench:settled");
+    requestAnimationFrame(() => {
+      p.frame = now();
+      setTimeout(() => {
+        p.painted = now();
+        performance.mark("bench:painted");
+        const entries = performance.getEntriesByName(p.url, "resource");
+        const entry = entries[entries.length - 1];
+        if (entry) {
+          p.size = entry.decodedBodySize;
+          p.server = Object.fromEntries(entry.serverTiming.map((t) => [t.name, t.duration]));
+        }
+        bench.done.push(p);
+        bench.pending = null;
+        bench.armed = null;
+        performance.clearResourceTimings();
+      }, 0);
+    });
+  });
+})();
+"""
+
+PHASES = (("total", "t0", "painted"), ("to request", "t0", "request"),
+          ("network", "request", "beforeSwap"), ("swap", "beforeSwap", "afterSwap"),
+          ("settle", "afterSwap", "settled"), ("paint", "settled", "painted"))
+TERMS = ("schu", "shoe", "running", "damen", "jacke", "boots", "sale")
+LOAD_VIEWS = ("", "?page=2", "?lang=de", "?country=GB", "?sort=query", "?q=schu")
+TARGET_CHANGE_P95 = 75.0
+TARGET_LOAD_P95 = 300.0
+
+
+def sign_in(page, base: str, key: str) -> str:
+    """The main project's queries URL, signed in."""
+    page.goto(base + "/signin")
+    page.get_by_label("API key").fill(key)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(re.compile(r"/projects"))
+    link = page.get_by_role("link", name=PROJECT, exact=True).first
+    if link.count():
+        return base + link.get_attribute("href")
+    return page.url.split("?")[0]
+
+
+def picker_values(page, index: int, name: str, count: int) -> list[str]:
+    """Values of the picker's first options (the codes seen in the project come first)."""
+    return page.locator(f"details[data-picker] >> nth={index}").locator(
+        f'input[name="{name}"]').evaluate_all(
+        f"boxes => boxes.slice(0, {count}).map(box => box.value)")
+
+
+def changes(page, kind: str):
+    """An endless series of actions, each changing the view once."""
+    if kind in ("language", "country", "tag"):
+        index, name = {"language": (0, "lang"), "country": (1, "country"),
+                       "tag": (2, "tag")}[kind]
+        picker = page.locator(f"details[data-picker] >> nth={index}")
+        values = picker_values(page, index, name, 4)
+
+        def open_picker():
+            if not picker.evaluate("details => details.open"):
+                picker.locator("summary").click()
+
+        for value in itertools.cycle(values):
+            box = picker.locator(f'input[name="{name}"][value="{value}"]')
+            for _ in range(2):  # tick, then untick: each a change
+                yield open_picker, box.click
+    elif kind == "text":
+        for term in itertools.cycle(TERMS):
+            yield None, lambda term=term: page.fill("#search", term)
+    elif kind == "next page":
+        for _ in itertools.count():
+            yield None, page.locator("nav.pagination").get_by_role(
+                "link", name="Next", exact=True).click
+    elif kind == "sort":
+        for column in itertools.cycle(("Query", "Language", "Country", "Updated")):
+            yield None, page.locator("thead").get_by_role(
+                "link", name=column, exact=True).click
+
+
+def measure_changes(page, url: str, kind: str, count: int, warmup: int) -> list[dict]:
+    page.goto(url)
+    page.wait_for_function("() => window.htmx !== undefined")
+    done = []
+    for number, (prepare, act) in enumerate(itertools.islice(changes(page, kind),
+                                                           warmup + count)):
+        if prepare:
+            prepare()
+        before = page.evaluate("window.__bench.done.length")
+        page.evaluate(f"window.__bench.armed = {kind!r}")
+        act()
+        page.wait_for_function("before => window.__bench.done.length > before", arg=before,
+                              timeout=30_000)
+        if number >= warmup:
+            done.append(page.evaluate("window.__bench.done[window.__bench.done.length - 1]"))
+    return done
+
+
+def measure_loads(page, url: str, count: int) -> list[dict]:
+    loads = []
+    for view in itertools.islice(itertools.cycle(LOAD_VIEWS), count + len(LOAD_VIEWS)):
+        page.goto(url + view, wait_until="load")
+        loads.append(page.evaluate("""() => {
+          const nav = performance.getEntriesByType("navigation")[0];
+          return {load: nav.loadEventEnd - nav.startTime,
+                  response: nav.responseEnd - nav.startTime,
+                  dom: nav.domContentLoadedEventEnd - nav.startTime,
+                  size: nav.decodedBodySize,
+                  server: Object.fromEntries(nav.serverTiming.map(t => [t.name, t.duration]))};
+        }"""))
+    return loads[len(LOAD_VIEWS):]  # the first round warms up
+
+
+def sizes(page, url: str) -> tuple[int, int]:
+    """Bytes of the htmx answer and of the whole page, for the default view (50 rows)."""
+    return tuple(page.evaluate("""async (url) => {
+      const partial = await fetch(url, {headers: {"HX-Request": "true"}});
+      const whole = await fetch(url);
+      return [(await partial.text()).length, (await whole.text()).length];
+    }""", url))
+
+
+def p50_p95(values: list[float]) -> str:
+    return f"{statistics.median(values):6.1f} {percentile(values, .95):6.1f}"
+
+
+def report(results: dict[str, list[dict]], loads: list[dict], partial: int, whole: int,
+           label: str, total_queries: int) -> None:
+    print(f"\nTagdesk queries page in Chromium — {total_queries:,} queries (SQLite), {label}")
+    print(f"answer for 50 rows: {partial / 1024:.1f} KB of HTML (htmx partial); "
+          f"whole page {whole / 1024:.1f} KB\n")
+    header = "".join(f"{name:>15}" for name, _, _ in PHASES) + f"{'server':>15}"
+    print(f"{'change (p50 p95, ms)':<22}{'n':>3}{header}")
+    worst = 0.0
+    for kind, samples in results.items():
+        cells = []
+        for _name, start, end in PHASES:
+            cells.append(p50_p95([s[end] - s[start] for s in samples]))
+        cells.append(p50_p95([s.get("server", {}).get("total", 0.0) for s in samples]))
+        worst = max(worst, percentile([s["painted"] - s["t0"] for s in samples], .95))
+        print(f"{kind:<22}{len(samples):>3}" + "".join(f"{cell:>15}" for cell in cells))
+    every = [s for samples in results.values() for s in samples]
+    cells = [p50_p95([s[end] - s[start] for s in every]) for _, start, end in PHASES]
+    cells.append(p50_p95([s.get("server", {}).get("total", 0.0) for s in every]))
+    print(f"{'all changes':<22}{len(every):>3}" + "".join(f"{cell:>15}" for cell in cells))
+    answer_kb = [s.get("size", 0) / 1024 for s in every]
+    print(f"  answers' size: median {statistics.median(answer_kb):.1f} KB")
+
+    print(f"\nwhole page loads ({len(loads)}: {', '.join(v or 'default' for v in LOAD_VIEWS)})"
+          f"        p50    p95")
+    for name, key in (("navigation start -> load", "load"),
+                      ("navigation start -> DOMContentLoaded", "dom"),
+                      ("navigation start -> response end", "response")):
+        print(f"  {name:<40}{p50_p95([each[key] for each in loads])}")
+    print(f"  {'dashboard (Server-Timing total)':<40}"
+          f"{p50_p95([each['server'].get('total', 0.0) for each in loads])}")
+    load_p95 = percentile([each["load"] for each in loads], .95)
+    print("\nTargets")
+    print(f"  each change p95 ≤ {TARGET_CHANGE_P95:.0f} ms: worst kind {worst:.1f} ms "
+          f"({'met' if worst <= TARGET_CHANGE_P95 else 'MISSED'})")
+    print(f"  page load p95 ≤ {TARGET_LOAD_P95:.0f} ms: {load_p95:.1f} ms "
+          f"({'met' if load_p95 <= TARGET_LOAD_P95 else 'MISSED'})")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--database", help="an SQLite file already seeded with seed-demo")
+    parser.add_argument("--queries", type=int, default=5_000,
+                        help="queries to seed into a temporary file (without --database)")
+    parser.add_argument("--changes", type=int, default=24, help="measured changes per kind")
+    parser.add_argument("--warmup", type=int, default=4, help="unmeasured changes per kind")
+    parser.add_argument("--loads", type=int, default=24, help="measured whole-page loads")
+    parser.add_argument("--embedded", action="store_true",
+                        help="one process: werkzeug, the service embedded (as in the demo)")
+    args = parser.parse_args()
+
+    url = prepare_database(args)
+    engine = create_engine(url)
+    with engine.connect() as connection:
+        total_queries = connection.exec_driver_sql("SELECT count(*) FROM queries").scalar()
+    engine.dispose()
+    key = bench_key(url)
+
+    from playwright.sync_api import sync_playwright
+
+    setup = (Embedded if args.embedded else Processes)(url)
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                context = browser.new_context(viewport={"width": 1280, "height": 900})
+                context.add_init_script(INSTRUMENT)
+                page = context.new_page()
+                queries_url = sign_in(page, setup.base, key)
+                results = {kind: measure_changes(page, queries_url, kind, args.changes,
+                                                 args.warmup)
+                           for kind in ("language", "country", "tag", "text", "next page",
+                                        "sort")}
+                loads = measure_loads(page, queries_url, args.loads)
+                partial, whole = sizes(page, queries_url)
+            finally:
+                browser.close()
+    finally:
+        setup.close()
+    report(results, loads, partial, whole, setup.label, total_queries)
+
+
+if __name__ == "__main__":
+    main()
