@@ -47,6 +47,8 @@ DEMO_QUERIES = 5000
 # too, because the dashboard sends each as a sentence aimed at the notice area.
 HTMX_CONFIG = json.dumps({
     "historyCacheSize": 0,
+    # No CSS transition waits for htmx's settle step: new content is settled at once.
+    "defaultSettleDelay": 0,
     "refreshOnHistoryMiss": True,
     "historyRestoreAsHxRequest": False,
     "allowEval": False,
