@@ -113,6 +113,10 @@ def default_config() -> dict:
         "BULK_LOCK_WAIT": 10.0,
         # Views up to this many rows download at once; larger exports run as jobs.
         "EXPORT_STREAM_LIMIT": 5000,
+        # Query counts beside projects and tags (dashboard/counts.py): a session reads up to
+        # COUNT_BURST of them at once, then one every COUNT_INTERVAL seconds (0: no pacing).
+        "COUNT_BURST": 3,
+        "COUNT_INTERVAL": 1.0,
         "SESSION_COOKIE_NAME": "tagdesk_session",
         "SESSION_COOKIE_HTTPONLY": True,
         "SESSION_COOKIE_SAMESITE": "Lax",

@@ -5,12 +5,20 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from queryapi import QueryFilters
 from tests.dashboard.bulk_helpers import api_of
 
 LOADER = re.compile(r'class="count-loader" hx-target="this" hx-get="([^"]+)"')
 COUNT = re.compile(r'<span id="count-([^"]+)" class="query-count" hx-swap-oob="true">'
                    r'([^<]*)</span>')
+
+
+@pytest.fixture(autouse=True)
+def unpaced(app):
+    """These tests follow the loader at once: no pacing, except where a test sets one."""
+    app.config["COUNT_INTERVAL"] = 0
 
 
 def load_counts(client, html: str, api_calls) -> tuple[dict[str, str], int]:
@@ -68,3 +76,30 @@ def test_tags_show_their_query_counts(app, signed_in, shop, api_calls):
     filtered = signed_in.get(f"{url}?name=bra", headers={"HX-Request": "true"})
     loader = LOADER.search(filtered.get_data(as_text=True))
     assert loader and "name=bra" in loader.group(1)
+
+
+def test_a_session_reads_three_counts_at_once_then_one_a_second(app, signed_in, shop,
+                                                                api_calls):
+    """40 tags cost 3 calls at once, then one a second: the loader that comes sooner reads
+    nothing and is told when to come back."""
+    app.config.update(COUNT_BURST=3, COUNT_INTERVAL=60.0)  # the next read a minute away
+    html = signed_in.get(f"/projects/{shop.project_id}/tags").get_data(as_text=True)
+    loader = LOADER.search(html)
+    counts, reads = {}, []
+    for _ in range(5):
+        api_calls.reset()
+        body = signed_in.get(loader.group(1).replace("&amp;", "&"),
+                             headers={"HX-Request": "true"}).get_data(as_text=True)
+        reads.append(api_calls.paths.get("/api/queries/list", 0))
+        counts.update(COUNT.findall(body))
+        loader = LOADER.search(body)
+        assert loader, "the counts stop before every tag is counted"
+    assert reads == [1, 1, 1, 0, 0] and len(counts) == 3
+    # The burst spent: the loader comes back when the next read is allowed (a minute later),
+    # not every 250 ms.
+    delay = re.search(r'hx-trigger="load delay:(\d+)ms"', body)
+    assert delay and 59_000 <= int(delay.group(1)) <= 60_000
+    # A second tab of the same session shares the pace.
+    api_calls.reset()
+    signed_in.get(f"/projects/{shop.project_id}/tags/counts", headers={"HX-Request": "true"})
+    assert "/api/queries/list" not in api_calls.paths
