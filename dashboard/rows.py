@@ -9,12 +9,11 @@ from typing import NamedTuple
 
 from markupsafe import Markup
 
-from jobs.deltas import EDIT, row_key_json
+from jobs.deltas import row_key_json
 from queryapi import Query, Tag
 
 from . import names
 from .chips import chip_style, valid_color
-from .viewstate import form_quote
 
 # --- chips -------------------------------------------------------------------------------------
 
@@ -62,8 +61,6 @@ class Row(NamedTuple):
     # its tag ids (the quick edit starts from them).
     key: str = ""
     tag_ids: tuple[int, ...] = ()
-    # The quick edit's query string: action, the row's identity, the tags it had.
-    edit_params: str = ""
 
 
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -109,7 +106,6 @@ def rows_for(results: tuple[Query, ...], tags_by_id: dict[int, Tag]) -> list[Row
                 chips[tag_id] = chip
             row_chips.append(chip)
         updated = query.updated_at
-        key = row_key_json(query)
         rows.append(Row(
             id=query.id,
             query=query.query,
@@ -119,9 +115,7 @@ def rows_for(results: tuple[Query, ...], tags_by_id: dict[int, Tag]) -> list[Row
             updated_iso=updated.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
             updated_relative=relative_time(updated, now),
             updated_exact=exact_time(updated),
-            key=key,
+            key=row_key_json(query),
             tag_ids=tuple(query.tags),
-            edit_params=f"action={EDIT}&row={form_quote(key)}"
-            + "".join(f"&had={tag_id}" for tag_id in query.tags),
         ))
     return rows

@@ -366,6 +366,22 @@
     return "For the " + (count === 1 ? "selected query." : count + " selected queries.");
   }
 
+  // A row's quick edit: one handler for every row. The picker is asked for that row (its
+  // checkbox's value is its identity) and the tags it has now (the button's data-had); the
+  // table's body says where (data-edit-url), and that this is no new history entry.
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest("[data-row-edit]");
+    var body = button && button.closest("[data-edit-url]");
+    var row = button && button.closest("tr[data-row]");
+    var box = row && row.querySelector("[data-row-select]");
+    if (!body || !box || !window.htmx) return;
+    var had = (button.getAttribute("data-had") || "").split(" ").filter(Boolean);
+    window.htmx.ajax("GET", body.getAttribute("data-edit-url"), {
+      source: button, target: "[data-bulk-dialog-body]", swap: "innerHTML",
+      values: { row: box.value, had: had }
+    });
+  });
+
   // The picker (or the confirm step) arrived: show the dialog.
   document.addEventListener("htmx:afterSwap", function (event) {
     var target = event.detail.target;
