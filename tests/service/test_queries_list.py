@@ -4,6 +4,8 @@ import time
 
 import pytest
 
+from tests.support.api import Api
+
 ROWS = [
     ("laufschuhe damen", "de", "DE", ["brand"]),
     ("Laufschuhe Herren", "de", "AT", ["sale"]),
@@ -177,3 +179,26 @@ def test_empty_body_is_an_empty_filter(api, seeded):
     response = api.call("POST", "/api/queries/list", data=b"")
     assert response.status_code == 200
     assert response.json()["page"]["totalRecords"] == 8
+
+
+def test_statements_of_one_shape_answer_each_request_with_its_own_values(
+        api, seeded, live_service):
+    """Filters without text or tags run statements built once per shape: the same shape asked
+    alternately of two projects, languages, countries and pages answers each as asked."""
+    seeded.add_queries([("hilfe konto", "de", "CH", []), ("help account", "en", "US", [])],
+                       project_id=seeded.other_project_id)
+    other = Api(live_service.url, seeded.key, seeded.other_project_id)
+    for _ in range(2):
+        assert texts(other.queries()) == ["help account", "hilfe konto"]
+        assert len(texts(api.queries())) == 8
+        assert texts(other.queries(languages=["de"])) == ["hilfe konto"]
+        assert texts(api.queries(languages=["fr"])) == ["chaussures de course"]
+        assert texts(api.queries(languages=["en"], countries=["GB"])) == [
+            "1000 cotton shirts", "running shoes"]
+        assert texts(other.queries(languages=["en"], countries=["US"])) == ["help account"]
+        assert texts(api.queries(countries=["DE", "AT"])) == [
+            "Laufschuhe Herren", "größe 39 schuhe", "laufschuhe damen"]
+        pages = [api.queries(limit=3, page=page).json() for page in (1, 2, 3)]
+        assert [len(page["results"]) for page in pages] == [3, 3, 2]
+        assert len({r["id"] for page in pages for r in page["results"]}) == 8
+        assert {page["page"]["totalRecords"] for page in pages} == {8}
