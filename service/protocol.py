@@ -13,7 +13,8 @@
 
 from __future__ import annotations
 
-from flask import Flask, Request, jsonify, request
+import orjson
+from flask import Flask, Request, Response, current_app, jsonify, request
 from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.utils import cached_property
@@ -75,6 +76,22 @@ class TrustedProxies:
         if PROXY_FIX_APPLIED in environ:
             return self.wsgi_app(environ, start_response)
         return self.fixed(environ, start_response)
+
+
+def json_response(payload) -> Response:
+    """`jsonify(payload)`, the same bytes, written by orjson (a tenth of the time for a page of
+    records). For the API's own shapes: strings, integers, booleans, None, lists and objects
+    with string keys, which both write alike (orjson writes floats differently). Anything
+    orjson refuses, and an app that writes indented or ASCII-only JSON, go to jsonify."""
+    provider = current_app.json
+    indented = provider.compact is False or (provider.compact is None and current_app.debug)
+    if indented or provider.ensure_ascii or provider.sort_keys:
+        return jsonify(payload)
+    try:
+        body = orjson.dumps(payload, option=orjson.OPT_APPEND_NEWLINE)
+    except orjson.JSONEncodeError:
+        return jsonify(payload)
+    return current_app.response_class(body, mimetype=provider.mimetype)
 
 
 def _nosniff(response):

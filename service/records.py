@@ -7,6 +7,9 @@ from datetime import datetime
 
 
 def timestamp(value: datetime) -> str:
+    if value.year >= 1000 and value.tzinfo is None:
+        # The same text as below, at a third of the cost.
+        return value.isoformat(timespec="milliseconds") + "Z"
     return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
 
 

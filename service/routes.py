@@ -14,6 +14,7 @@ from .auth import resolve_project
 from .db import get_session
 from .models import Project
 from .openapi import openapi_document
+from .protocol import json_response
 from .records import page_object, project_record, query_record, tag_record
 from .validation import (
     CreateTagBody,
@@ -42,7 +43,8 @@ def project_call(body_model: type[Body]) -> tuple[Session, str, Body]:
 
 def listing(total: int, params: PageParams | Paged, results: list[dict]) -> Response:
     """The answer of a list endpoint: its page of `results` and where the page stands."""
-    return jsonify({"page": page_object(total, params.page, params.limit), "results": results})
+    return json_response({"page": page_object(total, params.page, params.limit),
+                          "results": results})
 
 
 @bp.get("/openapi.json")
@@ -76,7 +78,7 @@ def list_queries():
 @bp.patch("/queries/many/tags-only")
 def set_tags_on_many():
     session, project_id, body = project_call(SetTagsBody)
-    return jsonify(tagging.set_tags(session, project_id, body.queries))
+    return json_response(tagging.set_tags(session, project_id, body.queries))
 
 
 @bp.post("/tags/list")

@@ -1,5 +1,6 @@
 """POST /api/queries/list over real HTTP: filters, sort, pagination."""
 
+import json
 import time
 
 import pytest
@@ -202,3 +203,14 @@ def test_statements_of_one_shape_answer_each_request_with_its_own_values(
         assert [len(page["results"]) for page in pages] == [3, 3, 2]
         assert len({r["id"] for page in pages for r in page["results"]}) == 8
         assert {page["page"]["totalRecords"] for page in pages} == {8}
+
+
+def test_bodies_are_the_bytes_flask_json_writes(api, world):
+    """Compact, key order kept, non-ASCII as UTF-8, one newline at the end: what jsonify
+    writes, whichever serializer the service uses."""
+    world.add_queries([('zoë "quoted" \\ back/slash \u2028 😀 größe', "de", "DE", ["brand"])])
+    response = api.queries()
+    expected = json.dumps(response.json(), ensure_ascii=False, separators=(",", ":")) + "\n"
+    assert response.content == expected.encode()
+    assert response.headers["Content-Type"] == "application/json"
+    assert int(response.headers["Content-Length"]) == len(response.content)
