@@ -610,6 +610,17 @@
   }
 
   document.addEventListener("htmx:load", function (event) { init(event.detail.elt); });
+
+  // New results: the old rows go first, in one step. htmx's clean-up of what it replaces
+  // visits every old element with two events each (some 800 for 50 rows, ~12 ms), and no row
+  // holds anything htmx set up (the quick edit is one handler above). Registered last, so
+  // that every other listener has seen the old rows (the selection they held).
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var target = event.detail.target;
+    if (!event.detail.shouldSwap || !target || target.id !== "results") return;
+    var rows = target.querySelector("tbody[data-edit-url]");
+    if (rows) rows.replaceChildren();
+  });
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", function () { init(document); });
   } else {
