@@ -82,10 +82,10 @@ SCAN_IN_ORDER_SHARE = 0.005
 # skipped row from the table cost 1.3 ms per thousand (a CSV export or a bulk edit of 100,000
 # queries reads pages that deep).
 DEFER_FROM_OFFSET = 2000
-# Statements of filters without text or tags (none, or languages and countries), built once
-# per shape with named parameters and run with each request's values: building one cost
-# 0.6–1.2 ms of CPU, about a third of such a request. A shape is the dialect, the sort and
-# which filters are given; a client can make many of them, so only the latest are kept.
+# Statements of filters without text (none, or languages, countries and tags), built once per
+# shape with named parameters and run with each request's values: building them cost 0.6–1.2
+# ms of CPU, about a third of such a request. A shape is the dialect, the sort, which filters
+# are given and how the page is read; a client can make many, so only the latest are kept.
 PREPARED_SHAPES = 256
 
 
@@ -159,20 +159,20 @@ def resolve_filters(session: Session, project_id: str, body: QueryListBody) -> F
     """None when a tag filter names no tag of this project: then nothing can match."""
     tag_sets, tag_counts, project_total = [], {}, None
 
-    def project_tags(condition) -> frozenset[int]:
+    def project_tags(by: str, values) -> frozenset[int]:
         nonlocal project_total
-        rows = session.execute(select(Tag.id, Tag.query_count, _project_total(project_id))
-                               .where(Tag.project_id == project_id, condition)).all()
+        rows = session.connection().execute(
+            _tag_lookup(by), {"project_id": project_id, "tags": sorted(values)}).all()
         tag_counts.update((tag_id, count) for tag_id, count, _total in rows)
         project_total = rows[0][2] if rows else project_total
         return frozenset(tag_id for tag_id, _count, _total in rows)
 
     if body.tagIds:
         wanted = _tag_ids(body.tagIds)
-        tag_sets.append(project_tags(Tag.id.in_(wanted)) if wanted else frozenset())
+        tag_sets.append(project_tags("id", wanted) if wanted else frozenset())
     if body.tagNames:
-        tag_sets.append(project_tags(
-            Tag.name_folded.in_({name.casefold() for name in body.tagNames})))
+        tag_sets.append(project_tags("name_folded",
+                                     {name.casefold() for name in body.tagNames}))
     if any(not ids for ids in tag_sets):
         return None
     return Filters(
@@ -185,9 +185,24 @@ def resolve_filters(session: Session, project_id: str, body: QueryListBody) -> F
     )
 
 
-def _in_codes(column, name: str, codes: frozenset[str], filters: Filters):
-    values = sorted(codes)
+@lru_cache(maxsize=2)
+def _tag_lookup(by: str):
+    """The project's tags whose `by` ("id" or "name_folded") is one of the parameter `tags`,
+    each with its query count and the project's."""
+    return select(Tag.id, Tag.query_count, _project_total(PROJECT_PARAMETER)).where(
+        Tag.project_id == PROJECT_PARAMETER,
+        getattr(Tag, by).in_(bindparam("tags", expanding=True)))
+
+
+def _in(column, name: str, values, filters: Filters):
+    """`column IN values`; as the named parameter `name` when the filter's statements are
+    built once for their shape (Filters.named)."""
+    values = sorted(values)
     return column.in_(bindparam(name, values, expanding=True) if filters.named else values)
+
+
+def _tag_set_name(position: int) -> str:
+    return f"tags_{position}"
 
 
 def _trigram_phrase(term: str) -> str:
@@ -288,9 +303,9 @@ def _counter_conditions(project_id: str, filters: Filters) -> list:
     counters = language_country_counts.c
     conditions = [counters.project_id == project_id]
     if filters.languages:
-        conditions.append(_in_codes(counters.language, "languages", filters.languages, filters))
+        conditions.append(_in(counters.language, "languages", filters.languages, filters))
     if filters.countries:
-        conditions.append(_in_codes(counters.country, "countries", filters.countries, filters))
+        conditions.append(_in(counters.country, "countries", filters.countries, filters))
     return conditions
 
 
@@ -408,17 +423,16 @@ def _conditions(session: Session, project_id: str, filters: Filters, *, in_order
     if in_order and sqlite and not _language_country_index_orders(filters, sort or []):
         language, country = Query.language.concat(""), Query.country.concat("")
     if filters.languages:
-        conditions.append(_in_codes(language, "languages", filters.languages, filters))
+        conditions.append(_in(language, "languages", filters.languages, filters))
     if filters.countries:
-        conditions.append(_in_codes(country, "countries", filters.countries, filters))
-    for ids in filters.tag_sets:
+        conditions.append(_in(country, "countries", filters.countries, filters))
+    for position, ids in enumerate(filters.tag_sets):
+        tagged = _in(query_tags.c.tag_id, _tag_set_name(position), ids, filters)
         if in_order or text_joined:
             conditions.append(select(query_tags.c.query_pk).where(
-                query_tags.c.query_pk == Query.pk, query_tags.c.tag_id.in_(sorted(ids))
-            ).exists())
+                query_tags.c.query_pk == Query.pk, tagged).exists())
         else:
-            conditions.append(Query.pk.in_(select(query_tags.c.query_pk).where(
-                query_tags.c.tag_id.in_(sorted(ids)))))
+            conditions.append(Query.pk.in_(select(query_tags.c.query_pk).where(tagged)))
     return conditions
 
 
@@ -456,7 +470,8 @@ def _count(session: Session, project_id: str, filters: Filters):
         # Links never cross projects (set-tags checks every tag), so the project's tags
         # alone say which of its queries match: no need to visit the queries table.
         return (select(func.count(query_tags.c.query_pk.distinct()))
-                .where(query_tags.c.tag_id.in_(sorted(ids))).scalar_subquery())
+                .where(_in(query_tags.c.tag_id, _tag_set_name(0), ids, filters))
+                .scalar_subquery())
     if not (filters.text or filters.tag_sets):
         # Languages and countries only: a sum over the project's counters (migration 0005).
         counters = language_country_counts.c
@@ -650,27 +665,32 @@ def _answer(session: Session, project_id: str, filters: Filters, rows, total: in
 
 def _list_prepared(session: Session, project_id: str, filters: Filters, body: QueryListBody,
                    sort: SortKey, ordering):
-    """A page of a filter without text or tags, not read code by code: the same statements
+    """A page of a filter without text, not read code by code: the same statements
     as list_queries would build, taken from _PREPARED and run with this request's values."""
     connection = session.connection()
     dialect = connection.dialect.name
     named = replace(filters, named=True)
     offset = (body.page - 1) * body.limit
     values = {"project_id": project_id, "languages": sorted(filters.languages),
-              "countries": sorted(filters.countries), "limit": body.limit, "offset": offset}
+              "countries": sorted(filters.countries), "limit": body.limit, "offset": offset,
+              **{_tag_set_name(position): sorted(ids)
+                 for position, ids in enumerate(filters.tag_sets)}}
+    which = (bool(filters.languages), bool(filters.countries), len(filters.tag_sets))
     total, in_order = None, False
-    if not filters.empty:
-        counting = _PREPARED.get(
-            (dialect, "total", bool(filters.languages), bool(filters.countries)),
-            lambda: select(_count(session, PROJECT_PARAMETER, named),
-                           _project_total(PROJECT_PARAMETER)))
+    if filters.known_total is not None and filters.project_total is not None:
+        # One tag and nothing else: its count was read with the tag.
+        total, project_total = filters.known_total, filters.project_total
+    elif not filters.empty:
+        counting = _PREPARED.get((dialect, "total", *which), lambda: select(
+            _count(session, PROJECT_PARAMETER, named), _project_total(PROJECT_PARAMETER)))
         total, project_total = connection.execute(counting, values).one()
+    if total is not None:
         if offset >= total:
             return total, [], {}
         in_order = total >= SCAN_IN_ORDER_SHARE * max(1, project_total)
     deferred = filters.empty and offset >= DEFER_FROM_OFFSET
-    shape = (dialect, sort, bool(filters.languages), bool(filters.countries),
-             len(filters.languages) == 1 and len(filters.countries) == 1, in_order, deferred)
+    shape = (dialect, sort, *which, len(filters.languages) == 1 and len(filters.countries) == 1,
+             in_order, deferred)
     statement = _PREPARED.get(shape, lambda: _page_statement(
         session, PROJECT_PARAMETER, named, body.sort, ordering, in_order, LIMIT_PARAMETER,
         OFFSET_PARAMETER, deferred))
@@ -687,7 +707,7 @@ def list_queries(session: Session, project_id: str, body: QueryListBody,
     filters = resolve_filters(session, project_id, body)
     if filters is None:
         return 0, [], {}
-    if not (filters.text or filters.tag_sets or _clustered_in_codes(filters, body.sort)):
+    if not (filters.text or _clustered_in_codes(filters, body.sort)):
         return _list_prepared(session, project_id, filters, body, sort, ordering)
     offset = (body.page - 1) * body.limit
     in_order = False

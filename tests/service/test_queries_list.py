@@ -184,8 +184,8 @@ def test_empty_body_is_an_empty_filter(api, seeded):
 
 def test_statements_of_one_shape_answer_each_request_with_its_own_values(
         api, seeded, live_service):
-    """Filters without text or tags run statements built once per shape: the same shape asked
-    alternately of two projects, languages, countries and pages answers each as asked."""
+    """Filters without text run statements built once per shape: the same shape asked
+    alternately of two projects, codes, tags and pages answers each as asked."""
     seeded.add_queries([("hilfe konto", "de", "CH", []), ("help account", "en", "US", [])],
                        project_id=seeded.other_project_id)
     other = Api(live_service.url, seeded.key, seeded.other_project_id)
@@ -199,6 +199,19 @@ def test_statements_of_one_shape_answer_each_request_with_its_own_values(
         assert texts(other.queries(languages=["en"], countries=["US"])) == ["help account"]
         assert texts(api.queries(countries=["DE", "AT"])) == [
             "Laufschuhe Herren", "größe 39 schuhe", "laufschuhe damen"]
+        assert texts(api.queries(tagIds=[seeded.tags["brand"]])) == [
+            "laufschuhe damen", "running shoes"]
+        assert texts(api.queries(tagIds=[seeded.tags["sale"]])) == [
+            "Laufschuhe Herren", "running shoes"]
+        assert texts(api.queries(tagIds=[seeded.tags["sale"], seeded.tags["local"]])) == [
+            "1000 cotton shirts", "Laufschuhe Herren", "running shoes"]
+        assert texts(api.queries(tagIds=[seeded.tags["brand"], seeded.tags["question"]])) == [
+            "chaussures de course", "laufschuhe damen", "running shoes"]
+        assert texts(api.queries(tagNames=["sale"], languages=["en"])) == ["running shoes"]
+        assert texts(api.queries(tagNames=["brand"], languages=["de"])) == ["laufschuhe damen"]
+        assert texts(api.queries(tagIds=[seeded.tags["brand"]], tagNames=["sale"])) == [
+            "running shoes"]
+        assert texts(api.queries(tagIds=[seeded.tags["sale"]], tagNames=["local"])) == []
         pages = [api.queries(limit=3, page=page).json() for page in (1, 2, 3)]
         assert [len(page["results"]) for page in pages] == [3, 3, 2]
         assert len({r["id"] for page in pages for r in page["results"]}) == 8
