@@ -13,16 +13,30 @@ def timestamp(value: datetime) -> str:
     return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
 
 
-def query_record(row, tag_ids: list[int], updated_at: datetime | None = None) -> dict:
+def _query(id_: int, project: str, tag_ids: list[int], query: str, language: str,
+           country: str, updated_at: datetime) -> dict:
     return {
-        "id": row.id,
-        "project": row.project_id,
+        "id": id_,
+        "project": project,
         "tags": tag_ids,
-        "query": row.query,
-        "language": row.language,
-        "country": row.country,
-        "updatedAt": timestamp(updated_at or row.updated_at),
+        "query": query,
+        "language": language,
+        "country": country,
+        "updatedAt": timestamp(updated_at),
     }
+
+
+def query_record(row, tag_ids: list[int], updated_at: datetime | None = None) -> dict:
+    return _query(row.id, row.project_id, tag_ids, row.query, row.language, row.country,
+                  updated_at or row.updated_at)
+
+
+def query_records(rows, tags: dict[int, list[int]]) -> list[dict]:
+    """The records of a queries page, from rows whose first columns are those of
+    search.COLUMNS (pk, id, project_id, query, language, country, updated_at): unpacked by
+    position, a third of the time of reading each by name."""
+    return [_query(id_, project, tags.get(pk, []), query, language, country, updated_at)
+            for pk, id_, project, query, language, country, updated_at, *_ in rows]
 
 
 def tag_record(row) -> dict:

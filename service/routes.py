@@ -15,7 +15,7 @@ from .db import get_session
 from .models import Project
 from .openapi import openapi_document
 from .protocol import json_response
-from .records import page_object, project_record, query_record, tag_record
+from .records import page_object, project_record, query_records, tag_record
 from .validation import (
     CreateTagBody,
     Paged,
@@ -72,7 +72,7 @@ def list_queries():
     session, project_id, body = project_call(QueryListBody)
     total, rows, tags = search.list_queries(
         session, project_id, body, current_app.extensions["tagdesk_match_counts"])
-    return listing(total, body, [query_record(row, tags.get(row.pk, [])) for row in rows])
+    return listing(total, body, query_records(rows, tags))
 
 
 @bp.patch("/queries/many/tags-only")

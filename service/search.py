@@ -658,8 +658,7 @@ def _page_statement(session: Session, project_id: str | BindParameter, filters: 
 def _answer(session: Session, project_id: str, filters: Filters, rows, total: int | None):
     if filters.empty:
         total = rows[0].total if rows else session.scalar(select(_project_total(project_id)))
-    tags = {row.pk: sorted(int(tag_id) for tag_id in row.tag_list.split(","))
-            for row in rows if row.tag_list}
+    tags = {row.pk: sorted(map(int, row.tag_list.split(","))) for row in rows if row.tag_list}
     return total, rows, tags
 
 
