@@ -14,6 +14,7 @@ import threading
 import time
 from collections import OrderedDict, defaultdict, deque
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from limits import RateLimitItemPerHour, RateLimitItemPerMinute, RateLimitItemPerSecond
 from limits.storage import MovingWindowSupport, Storage, storage_from_string
@@ -179,6 +180,12 @@ class Decision:
         return max(1, math.ceil(self.window.reset_at - self.decided_at))
 
 
+@lru_cache(maxsize=1024)
+def _window_items(limits: tuple[int, int, int]) -> tuple:
+    """The three windows of a set of limits (an organization's, the defaults), made once."""
+    return tuple(kind(amount) for kind, amount in zip(WINDOW_TYPES, limits, strict=True))
+
+
 def closest_to_exhaustion(windows: list[WindowState]) -> WindowState:
     # Fewest requests left; on a tie the longest window, whose wait is the one that matters.
     return min(windows, key=lambda w: (w.remaining, -w.seconds))
@@ -192,8 +199,8 @@ class RateLimiter:
         # racing for the very last slot may still be charged to a window it was refused by.
         self._lock = threading.Lock()
 
-    def _items(self, limits: tuple[int, int, int]):
-        return [kind(amount) for kind, amount in zip(WINDOW_TYPES, limits, strict=True)]
+    def _items(self, limits: tuple[int, int, int]) -> tuple:
+        return _window_items(tuple(limits))
 
     def _states(self, identity: str, limits: tuple[int, int, int]) -> list[WindowState]:
         states, now = [], time.time()
