@@ -472,7 +472,7 @@ def test_an_interrupted_job_resumes_and_applies_nothing_twice(app, signed_in, sh
     edit_id = latest(app, shop).id
     runner = app.extensions["tagdesk_runner"]
     with pytest.raises(Crash):
-        runner.futures[edit_id].result(timeout=30)
+        runner.wait(edit_id, timeout=30)
     half = store.get(edit_id)
     assert half.state == "running" and half.pending_batch == 3
     pending = store.pending_changes(edit_id, 3)
