@@ -17,7 +17,7 @@ def run_pytest(*args: str, **switches: str) -> str:
     env = {name: value for name, value in os.environ.items() if name not in SWITCHES}
     env.update(switches)
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", *args],
+        [sys.executable, "-m", "pytest", "-q", "-rs", "-n", "0", "-p", "no:cacheprovider", *args],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
     return result.stdout + result.stderr
 
