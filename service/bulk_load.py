@@ -35,10 +35,12 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from contextlib import suppress
 from datetime import datetime
 from operator import add
 
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from .models import Query, utcnow
@@ -139,7 +141,9 @@ class _SqliteLoad(_Load):
         # Temporary tables and sorts in files, not memory (allowed until this transaction
         # first uses temporary storage; a connection that already did keeps its memory).
         if run("PRAGMA temp_store").scalar_one() != 1:
-            run("PRAGMA temp_store = FILE")
+            # Refused ("cannot be changed from within a transaction"): the load keeps memory.
+            with suppress(OperationalError):
+                run("PRAGMA temp_store = FILE")
             if run("PRAGMA temp_store").scalar_one() == 1:
                 self.connection.connection.info[MOVED_TEMP_STORE] = True
         for table in ("bulk_load_rows", "bulk_load_tags", "bulk_load_order"):

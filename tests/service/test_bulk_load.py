@@ -326,3 +326,23 @@ def test_counts_stay_exact_through_writes_after_a_load(two_projects, monkeypatch
     counts = two_projects.run(lambda s: Counter(s.execute(text(
         "SELECT project_id FROM queries")).scalars()))
     assert counts[two_projects.project_id] == counts[two_projects.other_project_id]
+
+
+def test_a_load_in_a_transaction_that_already_used_temporary_storage(two_projects, monkeypatch):
+    # SQLite refuses to move temporary storage to files once the transaction has used it:
+    # the load then keeps it in memory and goes on.
+    monkeypatch.setattr(admin, "BULK_ROWS", 1)
+    batch = [(*admin.normalize_query(f"query {i}", "en", "US"), [], WHEN) for i in range(40)]
+
+    def load_after_a_temporary_table(session):
+        session.execute(text("CREATE TEMP TABLE earlier (a INTEGER)"))
+        session.execute(text("INSERT INTO earlier VALUES (1)"))
+        added = admin.insert_queries(session, two_projects.project_id, batch)
+        session.execute(text("DROP TABLE earlier"))
+        return added
+
+    assert two_projects.run(load_after_a_temporary_table) == 40
+    load(two_projects, two_projects.other_project_id,
+         [(q, lang, country, [], when) for q, lang, country, _t, when in batch],
+         bulk=False, monkeypatch=monkeypatch)
+    assert_same_tables(two_projects)
