@@ -35,6 +35,8 @@ import secrets
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -162,25 +164,25 @@ def check(url: str, project_id: str | None, rows: int, links: int | None) -> Non
     assert tagged == tag_total and (links is None or tagged == links), (tagged, tag_total, links)
 
 
-@dataclass
-class Postgres:
-    url: str
-    name: str
-
-    @classmethod
-    def new(cls) -> Postgres:
-        name = "tagdesk_bench_import_" + secrets.token_hex(4)
-        engine = create_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
+@contextmanager
+def postgres_database() -> Iterator[str]:
+    """A new, empty PostgreSQL database for one timing, dropped afterwards."""
+    name = "tagdesk_bench_import_" + secrets.token_hex(4)
+    engine = create_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    try:
         with engine.connect() as connection:
             connection.execute(text(f'CREATE DATABASE "{name}"'))
-        engine.dispose()
-        return cls(POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + "/" + name, name)
-
-    def drop(self) -> None:
-        engine = create_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
+        yield POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + "/" + name
+    finally:
         with engine.connect() as connection:
-            connection.execute(text(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)'))
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         engine.dispose()
+
+
+@contextmanager
+def sqlite_database(folder: Path, name: str) -> Iterator[str]:
+    """A new SQLite file in the work folder (kept afterwards, for a look)."""
+    yield f"sqlite:///{fresh_sqlite(folder, name)}"
 
 
 def fresh_sqlite(folder: Path, name: str) -> Path:
@@ -219,46 +221,26 @@ def main() -> None:
          "--tokenize", "trigram"]], dict(os.environ), rows))
     report(timings[-1], timings[0])
 
-    url = f"sqlite:///{fresh_sqlite(folder, 'import.sqlite3')}"
-    project_id = prepared(url)
-    timings.append(run("import-queries, SQLite",
-                       [flask("import-queries", project_id, str(source))],
-                       service_env(url), rows))
-    check(url, project_id, rows, links)
-    report(timings[-1], timings[0])
-
+    databases = [("SQLite", lambda name: sqlite_database(folder, name))]
     if not args.no_postgres:
-        database = Postgres.new()
-        try:
-            project_id = prepared(database.url)
-            timings.append(run("import-queries, PostgreSQL",
+        databases.append(("PostgreSQL", lambda _name: postgres_database()))
+    for label, database in databases:
+        with database("import.sqlite3") as url:
+            project_id = prepared(url)
+            timings.append(run(f"import-queries, {label}",
                                [flask("import-queries", project_id, str(source))],
-                               service_env(database.url), rows))
-            check(database.url, project_id, rows, links)
+                               service_env(url), rows))
+            check(url, project_id, rows, links)
             report(timings[-1], timings[0])
-        finally:
-            database.drop()
-
-    if not args.no_seed:
-        url = f"sqlite:///{fresh_sqlite(folder, 'seed.sqlite3')}"
-        subprocess.run(flask("init-db"), cwd=ROOT, env=service_env(url), check=True,
-                       capture_output=True)
-        timings.append(run("seed-demo, SQLite", [flask("seed-demo", "--queries", str(rows))],
-                           service_env(url), rows))
-        check(url, None, rows, None)
-        report(timings[-1], timings[0])
-        if not args.no_postgres:
-            database = Postgres.new()
-            try:
-                subprocess.run(flask("init-db"), cwd=ROOT, env=service_env(database.url),
-                               check=True, capture_output=True)
-                timings.append(run("seed-demo, PostgreSQL",
-                                   [flask("seed-demo", "--queries", str(rows))],
-                                   service_env(database.url), rows))
-                check(database.url, None, rows, None)
-                report(timings[-1], timings[0])
-            finally:
-                database.drop()
+    for label, database in [] if args.no_seed else databases:
+        with database("seed.sqlite3") as url:
+            subprocess.run(flask("init-db"), cwd=ROOT, env=service_env(url), check=True,
+                           capture_output=True)
+            timings.append(run(f"seed-demo, {label}",
+                               [flask("seed-demo", "--queries", str(rows))],
+                               service_env(url), rows))
+            check(url, None, rows, None)
+            report(timings[-1], timings[0])
 
     print(f"\nload average after: {load_average()}\n")
     print(f"| {rows:,} rows | seconds | rows/s | × anchor | CPU s (client) | peak RSS MB "
