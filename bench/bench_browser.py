@@ -44,14 +44,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sqlalchemy import create_engine  # noqa: E402
 
 from bench.bench_dashboard import (  # noqa: E402
     PROJECT,
     Embedded,
     Processes,
-    bench_key,
-    prepare_database,
+    prepared_setup,
 )
 from bench.loadkit import percentile  # noqa: E402
 from tests.browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
@@ -273,12 +271,7 @@ def main() -> None:
                         help="one process: werkzeug, the service embedded (as in the demo)")
     args = parser.parse_args()
 
-    url = prepare_database(args)
-    engine = create_engine(url)
-    with engine.connect() as connection:
-        total_queries = connection.exec_driver_sql("SELECT count(*) FROM queries").scalar()
-    engine.dispose()
-    key = bench_key(url)
+    url, total_queries, key = prepared_setup(args)
 
     from playwright.sync_api import sync_playwright
 

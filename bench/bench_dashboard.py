@@ -89,6 +89,16 @@ CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 TIMING = re.compile(r"(\w+);dur=([0-9.]+)")
 
 
+def prepared_setup(args) -> tuple[str, int, str]:
+    """The database (prepare_database), how many queries it holds, and a key of its demo."""
+    url = prepare_database(args)
+    engine = create_engine(url)
+    with engine.connect() as connection:
+        total_queries = connection.exec_driver_sql("SELECT count(*) FROM queries").scalar()
+    engine.dispose()
+    return url, total_queries, bench_key(url)
+
+
 def prepare_database(args) -> str:
     if args.database:
         return "sqlite:///" + str(Path(args.database).resolve())
@@ -308,12 +318,7 @@ def main() -> None:
                         help="one process: werkzeug, the service embedded (as in the demo)")
     args = parser.parse_args()
 
-    url = prepare_database(args)
-    engine = create_engine(url)
-    with engine.connect() as connection:
-        total_queries = connection.exec_driver_sql("SELECT count(*) FROM queries").scalar()
-    engine.dispose()
-    key = bench_key(url)
+    url, total_queries, key = prepared_setup(args)
 
     setup = (Embedded if args.embedded else Processes)(url)
     try:
