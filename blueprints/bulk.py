@@ -47,7 +47,7 @@ from dashboard.current_project import load_project
 from dashboard.edits import (
     job_panel,
     jobs_store,
-    project_edit,
+    project_and_edit,
     runner,
     scope_of,
     stale_seconds,
@@ -503,8 +503,7 @@ def confirm(project_id: str):
 @bp.get("/projects/<project_id>/jobs/<edit_id>")
 @login_required
 def job_status(project_id: str, edit_id: str):
-    project = load_project(project_id)
-    project_edit(project.id, edit_id)
+    project, _edit = project_and_edit(project_id, edit_id)
     store = jobs_store()
     store.interrupt_dead(stale_seconds(), project.id)
     edit = store.get(edit_id)
@@ -519,8 +518,7 @@ def job_status(project_id: str, edit_id: str):
 @bp.post("/projects/<project_id>/jobs/<edit_id>/cancel")
 @login_required
 def cancel(project_id: str, edit_id: str):
-    project = load_project(project_id)
-    edit = project_edit(project.id, edit_id)
+    project, edit = project_and_edit(project_id, edit_id)
     if edit.active or edit.state == "interrupted":
         edit = jobs_store().request_cancel(edit.id)
     return job_panel(project, edit)
@@ -529,8 +527,7 @@ def cancel(project_id: str, edit_id: str):
 @bp.post("/projects/<project_id>/jobs/<edit_id>/resume")
 @login_required
 def resume(project_id: str, edit_id: str):
-    project = load_project(project_id)
-    edit = project_edit(project.id, edit_id)
+    project, edit = project_and_edit(project_id, edit_id)
     store = jobs_store()
     if not edit.resumable:
         raise Refusal("This can no longer be resumed.", 409)
@@ -545,8 +542,7 @@ def resume(project_id: str, edit_id: str):
 @bp.post("/projects/<project_id>/edits/<edit_id>/undo")
 @login_required
 def undo(project_id: str, edit_id: str):
-    project = load_project(project_id)
-    edit = project_edit(project.id, edit_id)
+    project, edit = project_and_edit(project_id, edit_id)
     store = jobs_store()
     context = request.form.get("context", "panel")
     if not edit.undoable:

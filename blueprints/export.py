@@ -28,7 +28,7 @@ from flask_login import login_required
 
 from dashboard import apiclient, wording
 from dashboard.current_project import load_project
-from dashboard.edits import job_panel, jobs_store, project_edit, runner, scope_of, who
+from dashboard.edits import job_panel, jobs_store, project_and_edit, runner, scope_of, who
 from dashboard.htmx import htmx_response
 from dashboard.viewstate import QueryView
 from jobs.export import csv_pages, export_sort
@@ -102,8 +102,7 @@ def start(project_id: str):
 @bp.get("/projects/<project_id>/jobs/<edit_id>/download")
 @login_required
 def job_file(project_id: str, edit_id: str):
-    project = load_project(project_id)
-    edit = project_edit(project.id, edit_id)
+    project, edit = project_and_edit(project_id, edit_id)
     if edit.kind != "export" or edit.state != "done" or not edit.file:
         abort(404)
     path = export_folder() / Path(edit.file).name

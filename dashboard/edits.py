@@ -15,6 +15,7 @@ from jobs.edit import ACTIVE, Edit
 from jobs.store import Store
 
 from . import wording
+from .current_project import Project, load_project
 from .signin import SESSION_NAME
 from .viewstate import QueryView
 
@@ -34,13 +35,15 @@ def who() -> dict:
             "session_ref": getattr(session, "sid", None)}
 
 
-def project_edit(project_id: str, edit_id: str) -> Edit:
+def project_and_edit(project_id: str, edit_id: str) -> tuple[Project, Edit]:
+    """The project of the address (load_project) and its edit `edit_id`, or 404."""
+    project = load_project(project_id)
     if len(edit_id) > 64:
         abort(404)
     edit = jobs_store().get(edit_id)
-    if edit is None or edit.project_id != project_id:
+    if edit is None or edit.project_id != project.id:
         abort(404)
-    return edit
+    return project, edit
 
 
 def scope_of(view: QueryView) -> Scope:
