@@ -34,7 +34,6 @@ the default view (50 rows) and the whole page, as the browser received them.
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import re
 import statistics
@@ -50,6 +49,7 @@ from bench.bench_dashboard import (  # noqa: E402
     Embedded,
     Processes,
     prepared_setup,
+    setup_parser,
 )
 from bench.loadkit import percentile  # noqa: E402
 from tests.browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
@@ -260,15 +260,10 @@ def report(results: dict[str, list[dict]], loads: list[dict], partial: int, whol
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--database", help="an SQLite file already seeded with seed-demo")
-    parser.add_argument("--queries", type=int, default=5_000,
-                        help="queries to seed into a temporary file (without --database)")
+    parser = setup_parser(__doc__.split("\n\n")[0], 5_000)
     parser.add_argument("--changes", type=int, default=24, help="measured changes per kind")
     parser.add_argument("--warmup", type=int, default=4, help="unmeasured changes per kind")
     parser.add_argument("--loads", type=int, default=24, help="measured whole-page loads")
-    parser.add_argument("--embedded", action="store_true",
-                        help="one process: werkzeug, the service embedded (as in the demo)")
     args = parser.parse_args()
 
     url, total_queries, key = prepared_setup(args)

@@ -304,18 +304,25 @@ def summary(samples) -> dict[str, tuple[float, float]]:
             for name, values in columns.items()}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def setup_parser(description: str, queries: int) -> argparse.ArgumentParser:
+    """The options of the dashboard benchmarks' setup: the database, or how many queries to
+    seed, and one process (--embedded) or two."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--database", help="an SQLite file already seeded with seed-demo")
-    parser.add_argument("--queries", type=int, default=100_000,
+    parser.add_argument("--queries", type=int, default=queries,
                         help="queries to seed into a temporary file (without --database)")
+    parser.add_argument("--embedded", action="store_true",
+                        help="one process: werkzeug, the service embedded (as in the demo)")
+    return parser
+
+
+def main() -> None:
+    parser = setup_parser(__doc__.split("\n\n")[0], 100_000)
     parser.add_argument("--rounds", type=int, default=8, help="measured rounds over the views")
     parser.add_argument("--sizes", type=int, nargs="+", default=[50, 200],
                         choices=sorted(TARGETS), help="rows per page, measured one after another")
     parser.add_argument("--profile", metavar="FILE",
                         help="profile further rounds at the largest size; write the text here")
-    parser.add_argument("--embedded", action="store_true",
-                        help="one process: werkzeug, the service embedded (as in the demo)")
     args = parser.parse_args()
 
     url, total_queries, key = prepared_setup(args)
