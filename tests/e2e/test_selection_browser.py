@@ -36,15 +36,19 @@ def tick(page, *texts: str) -> None:
         page.get_by_role("checkbox", name=f"Select {text}", exact=True).check()
 
 
+def open_rows(page, live_dashboard, org, address: str, name: str | None = None) -> dict:
+    """Sign in (as `name`), open the project "Rows" at `address`; its tags as they were."""
+    sign_in(page, live_dashboard.url, org.key, name)
+    open_project(page, live_dashboard.url, org.projects["Rows"], address)
+    return snapshot(org, "Rows")
+
+
 def selected(page):
     return page.locator("[data-selected-count]")
 
 
 def test_replacing_with_no_tag_asks_first(page, live_dashboard, org, screenshots):
-    url = live_dashboard.url
-    sign_in(page, url, org.key, "Ana")
-    open_project(page, url, org.projects["Rows"], "?sort=query")
-    before = snapshot(org, "Rows")
+    before = open_rows(page, live_dashboard, org, "?sort=query", "Ana")
     targets = ("gummistiefel 00", "gummistiefel 01", "gummistiefel 02")
     tick(page, *targets)
     pick_tags(page, "Replace tags")
@@ -76,10 +80,7 @@ def test_replacing_with_no_tag_asks_first(page, live_dashboard, org, screenshots
 
 
 def test_removing_every_tag_from_all_matching_asks_first(page, live_dashboard, org):
-    url = live_dashboard.url
-    sign_in(page, url, org.key)
-    open_project(page, url, org.projects["Rows"], "?size=25&sort=query")
-    before = snapshot(org, "Rows")
+    before = open_rows(page, live_dashboard, org, "?size=25&sort=query")
     page.get_by_role("checkbox", name="Select all on this page").check()
     page.get_by_role("button", name="Select all 30 matching").click()
     pick_tags(page, "Remove tags", "brand", "sale", "local", "question", "seasonal")
@@ -92,10 +93,7 @@ def test_removing_every_tag_from_all_matching_asks_first(page, live_dashboard, o
 
 
 def test_the_selection_stays_through_apply_and_undo(page, live_dashboard, org):
-    url = live_dashboard.url
-    sign_in(page, url, org.key, "Ana")
-    open_project(page, url, org.projects["Rows"], "?sort=query&q=gummistiefel+2")
-    before = snapshot(org, "Rows")
+    before = open_rows(page, live_dashboard, org, "?sort=query&q=gummistiefel+2", "Ana")
     targets = ("gummistiefel 20", "gummistiefel 21", "gummistiefel 22")
     tick(page, *targets)
     expect(selected(page)).to_have_text("3")
@@ -137,9 +135,7 @@ def test_the_selection_stays_through_apply_and_undo(page, live_dashboard, org):
 
 
 def test_another_page_says_the_selection_was_cleared(page, live_dashboard, org):
-    url = live_dashboard.url
-    sign_in(page, url, org.key)
-    open_project(page, url, org.projects["Rows"], "?size=25&sort=query")
+    open_rows(page, live_dashboard, org, "?size=25&sort=query")
     note = page.get_by_role("status").filter(has_text="Selection cleared")
     tick(page, "gummistiefel 03", "gummistiefel 04")
     page.get_by_role("navigation", name="Pages").get_by_role("link", name="Next").click()
@@ -158,10 +154,7 @@ def test_another_page_says_the_selection_was_cleared(page, live_dashboard, org):
 
 
 def test_undo_is_focused_after_apply_and_read_out(page, live_dashboard, org):
-    url = live_dashboard.url
-    sign_in(page, url, org.key)
-    open_project(page, url, org.projects["Rows"], "?sort=query&q=gummistiefel+1")
-    before = snapshot(org, "Rows")
+    before = open_rows(page, live_dashboard, org, "?sort=query&q=gummistiefel+1")
     tick(page, "gummistiefel 10", "gummistiefel 12")
     pick_tags(page, "Add tags", "question")
     dialog_of(page).get_by_role("button", name="Apply", exact=True).click()
