@@ -27,6 +27,7 @@ import csv
 import io
 import re
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import BinaryIO
@@ -395,10 +396,21 @@ def import_file(session: Session, project_id: str, binary: BinaryIO, sink: Sink 
     tags = project_tags(session, project_id)
     session.commit()
     counts = Counts()
-    for batch in read_batches(binary, header, tags, batch_rows):
+    for batch in read_ahead(read_batches(binary, header, tags, batch_rows)):
         counts = _store(session, project_id, batch, counts, sink)
         sink.done(batch, counts)
     return counts
+
+
+def read_ahead(batches: Iterator[Batch]) -> Iterator[Batch]:
+    """The batches, the next one read and checked by a thread while this one is stored: the
+    database works without holding Python's lock, so reading and storing overlap. One batch
+    is read ahead, no more (memory stays flat)."""
+    with ThreadPoolExecutor(1, thread_name_prefix="tagdesk-import-read") as reader:
+        ahead = reader.submit(next, batches, None)
+        while (batch := ahead.result()) is not None:
+            ahead = reader.submit(next, batches, None)
+            yield batch
 
 
 def _store(session: Session, project_id: str, batch: Batch, counts: Counts,

@@ -18,7 +18,7 @@ import pytest
 import requests
 from playwright.sync_api import expect
 
-from service import imports
+from service import import_jobs
 from service.settings import accounts
 from tests.browser import axe_serious
 from tests.support.e2e import csp_errors
@@ -128,16 +128,15 @@ def test_a_larger_file_runs_as_a_job_whose_progress_survives_a_reload(page, site
     world = site.world
     site.app.config["IMPORT_WAIT_SECONDS"] = 0
     first_batch_in, release = threading.Event(), threading.Event()
-    read_batches = imports.read_batches
+    done = import_jobs.JobSink.done
 
-    def held_after_the_first_batch(*args, **kwargs):
-        for number, batch in enumerate(read_batches(*args, **kwargs)):
-            if number == 1:  # the first batch is committed: the job waits here
-                first_batch_in.set()
-                release.wait(60)
-            yield batch
+    def held_after_the_first_batch(self, batch, counts):
+        done(self, batch, counts)
+        if not first_batch_in.is_set():  # the first batch is committed: the job waits here
+            first_batch_in.set()
+            release.wait(60)
 
-    monkeypatch.setattr(imports, "read_batches", held_after_the_first_batch)
+    monkeypatch.setattr(import_jobs.JobSink, "done", held_after_the_first_batch)
     path = tmp_path / "big.csv"
     with open(path, "w", encoding="utf-8") as handle:
         handle.write("query,language,country,tags\n")

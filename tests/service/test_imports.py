@@ -735,16 +735,17 @@ def test_a_job_given_up_on_meanwhile_commits_nothing_more(service_app, world, tm
     committed."""
     folder = tmp_path / "jobs"
     queue_upload(world, folder, "d" * 36, "slow.csv", rows=20)
-    read_batches = imports.read_batches
+    done = import_jobs.JobSink.done
+    given_up = {"done": False}
 
-    def given_up_on_after_the_first_batch(*args, **kwargs):
-        for number, batch in enumerate(read_batches(*args, **kwargs)):
-            if number == 1:  # the first batch is committed
-                with service_app.extensions["tagdesk_engine"].begin() as connection:
-                    connection.execute(ImportJob.__table__.update().values(state="interrupted"))
-            yield batch
+    def given_up_on_after_the_first_batch(self, batch, counts):
+        done(self, batch, counts)
+        if not given_up["done"]:  # the first batch is committed
+            given_up["done"] = True
+            with service_app.extensions["tagdesk_engine"].begin() as connection:
+                connection.execute(ImportJob.__table__.update().values(state="interrupted"))
 
-    monkeypatch.setattr(imports, "read_batches", given_up_on_after_the_first_batch)
+    monkeypatch.setattr(import_jobs.JobSink, "done", given_up_on_after_the_first_batch)
     state = import_jobs.run(service_app.extensions["tagdesk_sessionmaker"], "d" * 36, folder,
                             batch_rows=5)
     assert state == "interrupted"
