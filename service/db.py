@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from weblib.sqlite import BEGIN_OPTION, sqlite_engine
 
-from .bulk_load import MOVED_TEMP_STORE
+from .bulk_load import RESTORE_PRAGMAS
 
 
 def make_engine(url: str) -> Engine:
@@ -22,10 +22,10 @@ def make_engine(url: str) -> Engine:
 
         @event.listens_for(engine, "checkin")
         def _temp_store_back(dbapi_connection, record):
-            # A bulk load kept its temporary tables and sorts in files (service/bulk_load.py):
-            # back to memory once its transaction is over.
-            if record.info.pop(MOVED_TEMP_STORE, False):
-                dbapi_connection.execute("PRAGMA temp_store = MEMORY")
+            # A bulk load kept its temporary tables and sorts in files and a larger page cache
+            # (service/bulk_load.py): the usual settings again once its transaction is over.
+            for name, value in record.info.pop(RESTORE_PRAGMAS, {}).items():
+                dbapi_connection.execute(f"PRAGMA {name} = {value}")
 
         return engine
     engine = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=10)

@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import IntegrityError
 
-from service import admin
+from service import admin, bulk_load
 from service.demo_data import generate_queries
 from service.search import COUNTED_GRAM_LENGTH
 from tests.service.folding import expected_gram_counts, folded, stored_gram_counts
@@ -346,3 +346,30 @@ def test_a_load_in_a_transaction_that_already_used_temporary_storage(two_project
          [(q, lang, country, [], when) for q, lang, country, _t, when in batch],
          bulk=False, monkeypatch=monkeypatch)
     assert_same_tables(two_projects)
+
+
+def test_a_load_gives_its_connection_the_usual_sqlite_settings_back(two_projects, monkeypatch):
+    engine = two_projects.app.extensions["tagdesk_engine"]
+    if engine.dialect.name != "sqlite":
+        pytest.skip("SQLite's connection settings")
+
+    def settings(dbapi_connection) -> tuple[int, int]:
+        return tuple(dbapi_connection.execute(f"PRAGMA {name}").fetchone()[0]
+                     for name in ("temp_store", "cache_size"))
+
+    with engine.connect() as connection:
+        usual = settings(connection.connection.dbapi_connection)
+    assert usual == (2, -65536)  # memory, 64 MiB (service/db.py)
+    seen = {}
+    real_insert = bulk_load._SqliteLoad.insert
+
+    def insert_and_look(self):
+        seen["connection"] = self.connection.connection.dbapi_connection
+        seen["during"] = settings(seen["connection"])
+        return real_insert(self)
+
+    monkeypatch.setattr(bulk_load._SqliteLoad, "insert", insert_and_look)
+    load(two_projects, two_projects.project_id, rows(), bulk=True, monkeypatch=monkeypatch)
+    assert seen["during"] == (1, -bulk_load.LOAD_CACHE_KIB)  # files, a larger cache
+    # The load's connection, back in the pool (its transaction over).
+    assert settings(seen["connection"]) == usual
