@@ -50,9 +50,9 @@ IGNORED = ("line", "reason", "updated")
 DELIMITERS = ",;"
 TAG_SEPARATOR = ";"
 
-# Rows a transaction: fewer commits (and WAL checkpoints) cost less per row; SQLite's write
-# lock is held for a batch, about a second at this size.
-BATCH_ROWS = 20_000
+# Rows a transaction: fewer commits, WAL checkpoints and FTS segments cost less per row;
+# SQLite's write lock is held for a batch, 2–3 s at this size (other writers wait for it).
+BATCH_ROWS = 50_000
 # A batch is also cut when the fields of its rejected rows hold this many characters (a field
 # may be as long as the csv module's limit, 128 Ki characters).
 BATCH_CHARACTERS = 4_000_000
