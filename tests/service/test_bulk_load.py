@@ -348,10 +348,9 @@ def test_a_load_in_a_transaction_that_already_used_temporary_storage(two_project
     assert_same_tables(two_projects)
 
 
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # SQLite's own settings
 def test_a_load_gives_its_connection_the_usual_sqlite_settings_back(two_projects, monkeypatch):
     engine = two_projects.app.extensions["tagdesk_engine"]
-    if engine.dialect.name != "sqlite":
-        pytest.skip("SQLite's connection settings")
 
     def settings(dbapi_connection) -> tuple[int, int]:
         return tuple(dbapi_connection.execute(f"PRAGMA {name}").fetchone()[0]
