@@ -17,6 +17,7 @@ from tests.support.e2e import (
     ADMIN_PASSWORD,
     DEMO_QUERIES,
     LAPTOP,
+    PHONE,
     SCREENSHOTS,
     Dashboard,
 )
@@ -58,6 +59,19 @@ def context(browser):
     context = browser.new_context(viewport=LAPTOP)
     context.set_default_timeout(10_000)
     yield context
+    context.close()
+
+
+@pytest.fixture
+def phone(browser):
+    """A page on a phone: 390 px wide, touch, no hover; its console messages kept."""
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True,
+                                  device_scale_factor=2)
+    context.set_default_timeout(10_000)
+    page = context.new_page()
+    page.console_messages = []
+    page.on("console", lambda message: page.console_messages.append(message.text))
+    yield page
     context.close()
 
 

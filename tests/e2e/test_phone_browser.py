@@ -13,11 +13,10 @@ from playwright.sync_api import expect
 
 from dashboard.chips import contrast_ratio
 from tests.browser import axe_serious
-from tests.support.e2e import LAPTOP, csp_errors, make_org
+from tests.support.e2e import LAPTOP, PHONE, assert_no_sideways_scroll, csp_errors, make_org
 
 pytestmark = pytest.mark.browser
 
-PHONE = {"width": 390, "height": 844}
 ROWS = [("zapatillas running mujer", "es", "ES", ["brand", "sale", "seasonal"]),
         ("Laufschuhe für breite Füße mit extra Dämpfung", "de", "DE", ["local", "question"]),
         ("tênis de corrida", "pt-BR", "BR", ["brand"]),
@@ -52,18 +51,6 @@ def org(live_dashboard):
     return make_org(live_dashboard, "Phone e2e", {PROJECT: ROWS, "Second": ROWS[:2]})
 
 
-@pytest.fixture
-def phone(browser):
-    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True,
-                                  device_scale_factor=2)
-    context.set_default_timeout(10_000)
-    page = context.new_page()
-    page.console_messages = []
-    page.on("console", lambda message: page.console_messages.append(message.text))
-    yield page
-    context.close()
-
-
 def sign_in(page, url: str, key: str) -> None:
     page.goto(url + "/signin")
     assert_no_sideways_scroll(page)
@@ -75,12 +62,6 @@ def sign_in(page, url: str, key: str) -> None:
 def open_queries(page, url: str, org, query: str = "?sort=query") -> None:
     page.goto(f"{url}/projects/{org.projects[PROJECT]}/queries{query}")
     expect(page.get_by_role("heading", name="Queries", level=1)).to_be_visible()
-
-
-def assert_no_sideways_scroll(page) -> None:
-    width = page.viewport_size["width"]
-    widths = page.evaluate("[document.documentElement.scrollWidth, document.body.scrollWidth]")
-    assert max(widths) <= width, widths
 
 
 def inside(box, width: int) -> bool:

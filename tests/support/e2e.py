@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "tests" / "screenshots"
 DEMO_QUERIES = 400
 LAPTOP = {"width": 1280, "height": 860}
+PHONE = {"width": 390, "height": 844}
 
 
 @dataclass
@@ -99,3 +100,10 @@ def make_org(dashboard: Dashboard, name: str, projects: dict) -> Org:
         with session_scope(app) as session:
             admin.insert_queries(session, ids[project_name], normalized)
     return Org(dashboard, org_id, key, ids, tags)
+
+
+def assert_no_sideways_scroll(page) -> None:
+    """Nothing on the page is wider than the window (no sideways scrolling)."""
+    width = page.viewport_size["width"]
+    widths = page.evaluate("[document.documentElement.scrollWidth, document.body.scrollWidth]")
+    assert max(widths) <= width, widths
