@@ -1,0 +1,34 @@
+"""The settings area on a phone (390 px, touch): every page fits the screen, with a key, a
+project with tags, a person and activity to show, and axe finds nothing serious."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser import axe_serious
+from tests.support.e2e import assert_no_sideways_scroll, csp_errors, settings_sign_in
+
+pytestmark = pytest.mark.browser
+
+
+def test_every_settings_page_fits_a_phone(phone, site):
+    world = site.world
+    settings_sign_in(phone, site.url + "/settings/api")
+    expect(phone.get_by_role("heading", name="API keys")).to_be_visible()
+    # A key with a long name, so the keys table has a wide row to fit.
+    phone.get_by_role("link", name="Generate key").click()
+    phone.get_by_label("Name").fill("Keyword research team, laptop in the meeting room")
+    phone.get_by_role("button", name="Generate key").click()
+    expect(phone.get_by_role("heading", name="Your new API key")).to_be_visible()
+    phone.wait_for_load_state()  # its stylesheets applied
+    assert_no_sideways_scroll(phone)
+
+    pages = ["/settings/api", "/settings/projects", f"/settings/projects/{world.project_id}",
+             "/settings/people", "/settings/people/add", "/settings/activity"]
+    for path in pages:
+        phone.goto(site.url + path)
+        expect(phone.get_by_role("heading", level=1)).to_be_visible()
+        assert_no_sideways_scroll(phone)
+        assert axe_serious(phone) == [], path
+    assert csp_errors(phone) == []
