@@ -34,6 +34,7 @@ CHANGES = {
     "person.added": "Administrator added",
     "person.removed": "Administrator removed",
     "person.password_set": "Password set",
+    "person.link_renewed": "New password link",
 }
 
 

@@ -38,7 +38,7 @@ LINK_PROBLEMS = {
     password_links.State.EXPIRED: (
         "This link has expired",
         f"A link to choose a password works for {password_links.LINK_DAYS} days, and this "
-        "one is older. Ask an administrator of your organization to add you again.", 410),
+        "one is older. Ask an administrator of your organization for a new link.", 410),
 }
 
 
@@ -69,6 +69,11 @@ def _notice() -> str | None:
         if person is not None:
             return (f"{person.email} is an administrator now. They sign in with the password "
                     f"you typed: tell it to them in a safe way.")
+    if (chosen := _number("chosen")) is not None:
+        person = db.scalar(select(User).where(User.id == chosen, User.org_id == g.user.org_id))
+        if person is not None:
+            return (f"{person.email} has chosen their password already: they need no link. "
+                    "If they forgot it, remove them and add them again.")
     if (removed := _number("removed")) is not None:
         event = db.scalar(select(OrgEvent).where(
             OrgEvent.id == removed, OrgEvent.org_id == g.user.org_id,
@@ -102,8 +107,8 @@ def _taken(db, email: str) -> str | None:
     if existing is None:
         return None
     if existing.org_id == g.user.org_id:
-        return (f"{email} is already an administrator here. If their one-time link was not "
-                f"copied, remove them and add them again.")
+        return (f"{email} is already an administrator here. If their one-time link was lost "
+                f"or has expired, give them a new one from the list (New link).")
     return f"There is already a Tagdesk account for {email}, in another organization."
 
 
@@ -149,10 +154,41 @@ def add_person():
         return _add_page(form, 409)
     if not with_link:
         return redirect(url_for("settings.people", added=user_id), 303)
+    return _link_page(email, token, link)
+
+
+def _link_page(email: str, token: str, link: PasswordLink, renewed: bool = False):
     # The only time the link is ever shown: in this response's body (Cache-Control: no-store).
     return render_template("settings/person_link.html", section="people", email=email,
                            link=url_for("settings.set_password", token=token, _external=True),
-                           expires_at=link.expires_at, days=password_links.LINK_DAYS)
+                           expires_at=link.expires_at, days=password_links.LINK_DAYS,
+                           renewed=renewed)
+
+
+@bp.post("/people/<int:user_id>/link")
+@signin_required
+def renew_link(user_id: int):
+    """A new one-time link for someone who has not chosen their password yet (theirs expired,
+    or was lost); the links they had stop working."""
+    if not ConfirmForm().validate():
+        abort(400)
+    db = get_session()
+    begin_write(db)
+    org = _lock_organization(db, g.user.org_id)
+    person = _org_person(db, user_id)
+    if person is None:
+        db.rollback()
+        abort(404)
+    if person.id not in password_links.waiting(db, [person.id]):
+        db.rollback()
+        return redirect(url_for("settings.people", chosen=person.id), 303)
+    db.execute(delete(PasswordLink).where(PasswordLink.user_id == person.id))
+    token, link = password_links.issue(db, person.id)
+    audit.record_change(db, org.id, "person.link_renewed", person.email,
+                        "A new one-time link; the ones before it no longer work.",
+                        user_id=g.user.id)
+    db.commit()
+    return _link_page(person.email, token, link, renewed=True)
 
 
 # --- removing ---------------------------------------------------------------------------------

@@ -147,6 +147,18 @@ def test_an_expired_link_is_refused(page, browser, site, screenshots):
         expect(dora.get_by_role("button", name="Set password")).to_have_count(0)
         dora.screenshot(path=screenshots / "settings-password-expired.png")
         assert axe_serious(dora) == []
+
+        # A new link from the list, by keyboard; the expired one stays refused.
+        assert axe_serious(page) == []
+        page.get_by_role("button", name=f"New link for {DORA}").focus()
+        page.keyboard.press("Enter")
+        expect(page.get_by_role("heading", name=f"A new link for {DORA}")).to_be_visible()
+        renewed = page.get_by_label("One-time link").input_value()
+        assert renewed != link
+        dora.goto(renewed)
+        expect(dora.get_by_role("button", name="Set password")).to_be_visible()
+        dora.goto(link)
+        expect(dora.get_by_role("heading", name="This link does not work")).to_be_visible()
     finally:
         context.close()
 

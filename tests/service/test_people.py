@@ -291,6 +291,64 @@ def test_the_link_of_a_removed_person_no_longer_works(ann, people, service_app):
     assert world_links(people) == []
 
 
+def test_a_new_link_replaces_an_expired_one(ann, people, service_app):
+    old_path = added_with_link(ann).removeprefix("http://localhost")
+    people.run(lambda s: s.execute(update(PasswordLink).values(
+        expires_at=utcnow() - timedelta(seconds=1))))
+    ben_id = user(people, BEN).id
+    ben_row = [row for row in rows(ann.text("/settings/people")) if BEN in row][0]
+    assert "Link expired" in ben_row and f"/settings/people/{ben_id}/link" in ben_row
+    assert "New link" in ben_row
+
+    response = ann.post(f"/settings/people/{ben_id}/link", form_page="/settings/people")
+    assert response.status_code == 200
+    assert response.headers["Cache-Control"] == "no-store"
+    page = response.get_data(as_text=True)
+    assert f"A new link for {BEN}" in page
+    new_path = unescape(LINK_IN_PAGE.search(page).group(1)).removeprefix("http://localhost")
+    assert new_path != old_path and len(world_links(people)) == 1
+    assert changes(people)[-1] == (
+        "person.link_renewed", BEN, "A new one-time link; the ones before it no longer work.",
+        people.user_id, ANN)
+    # The old link no longer works; the new one sets the password.
+    assert Browser(service_app).get(old_path).status_code == 404
+    ben = Browser(service_app)
+    done = ben.post(new_path, password=NEW_PASSWORD, repeat=NEW_PASSWORD)
+    assert done.status_code == 303 and ben.signed_in_as() == BEN
+
+
+def test_a_new_link_while_the_first_still_works_replaces_it(ann, people, service_app):
+    old_path = added_with_link(ann).removeprefix("http://localhost")
+    ben_id = user(people, BEN).id
+    assert "New link" in [row for row in rows(ann.text("/settings/people")) if BEN in row][0]
+    assert ann.post(f"/settings/people/{ben_id}/link",
+                    form_page="/settings/people").status_code == 200
+    assert Browser(service_app).get(old_path).status_code == 404
+
+
+def test_no_new_link_for_someone_who_chose_their_password(ann, people, service_app):
+    ben_id = people.run(lambda s: accounts.create_user(s, people.org_id, BEN, PASSWORD))
+    assert "New link" not in [row for row in rows(ann.text("/settings/people"))
+                              if BEN in row][0]
+    response = ann.post(f"/settings/people/{ben_id}/link", form_page="/settings/people")
+    assert response.status_code == 303
+    assert "has chosen their password already" in ann.text(response.headers["Location"])
+    assert world_links(people) == []
+    assert Browser(service_app).sign_in(BEN, PASSWORD).status_code == 303
+
+
+def test_a_new_link_needs_the_csrf_token_and_a_person_of_this_organization(ann, people):
+    added_with_link(ann)
+    ben_id = user(people, BEN).id
+    assert ann.client.post(f"/settings/people/{ben_id}/link").status_code == 400
+    other_org, _, _ = people.new_org("Elsewhere")
+    zoe = people.run(lambda s: accounts.create_user(s, other_org, "zoe@example.com", PASSWORD))
+    token = csrf_token(ann.text("/settings/people"))
+    assert ann.client.post(f"/settings/people/{zoe}/link",
+                           data={"csrf_token": token}).status_code == 404
+    assert len(world_links(people)) == 1
+
+
 # --- removing ---------------------------------------------------------------------------------
 
 
