@@ -149,6 +149,7 @@ def test_an_expired_link_is_refused(page, browser, site, screenshots):
         assert axe_serious(dora) == []
 
         # A new link from the list, by keyboard; the expired one stays refused.
+        page.screenshot(path=screenshots / "settings-people-new-link.png")
         assert axe_serious(page) == []
         page.get_by_role("button", name=f"New link for {DORA}").focus()
         page.keyboard.press("Enter")

@@ -12,7 +12,7 @@ from tests.support.e2e import assert_no_sideways_scroll, csp_errors, settings_si
 pytestmark = pytest.mark.browser
 
 
-def test_every_settings_page_fits_a_phone(phone, site):
+def test_every_settings_page_fits_a_phone(phone, site, screenshots):
     world = site.world
     settings_sign_in(phone, site.url + "/settings/api")
     expect(phone.get_by_role("heading", name="API keys")).to_be_visible()
@@ -31,4 +31,5 @@ def test_every_settings_page_fits_a_phone(phone, site):
         expect(phone.get_by_role("heading", level=1)).to_be_visible()
         assert_no_sideways_scroll(phone)
         assert axe_serious(phone) == [], path
+        phone.screenshot(path=screenshots / f"settings-phone-{path.split('/')[2]}.png")
     assert csp_errors(phone) == []
