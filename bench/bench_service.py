@@ -1,15 +1,20 @@
 """Service latency at scale: queries/list views and a 1,000-item set-tags over loopback HTTP.
 
     uv run python bench/bench_service.py --queries 1000000                 # SQLite file in /tmp
-    uv run python bench/bench_service.py --queries 1000000 --postgres      # a PostgreSQL database
+    uv run python bench/bench_service.py --queries 10000000 --postgres     # 100k, 1M and 10M
+    uv run python bench/bench_service.py --queries 1000000 --only          # that size alone
     uv run python bench/bench_service.py --database-url sqlite:////tmp/x.sqlite3
     uv run python bench/bench_service.py --queries 1000000 --postgres --explain
     uv run python bench/bench_service.py --queries 1000000 --tuned-postgres  # its own cluster
 
-The database is seeded with `seed-demo` when it has no organization yet (and reused after).
-The service runs under gunicorn (1 worker, 4 threads) in its own process; this script is the
-client. Figures: p50 and p95 of sequential requests, after a warm-up; the service's memory
-(resident set of its processes) after the run; the load average before and after.
+Every size from 100,000 up to `--queries` (100k, 1M, 10M) is measured in turn, each in its own
+database (PostgreSQL: tagdesk_bench_<size>; SQLite: /tmp/tagdesk-bench-<size>.sqlite3),
+seeded with `seed-demo` in a child process when it has no organization yet (its time and peak
+memory printed) and reused after. With more than one size, a table of p95 by size is printed
+and plotted to `--plot` (an SVG). The service runs under gunicorn (1 worker, 4 threads) in its
+own process; this script is the client. Figures: p50 and p95 of sequential requests, after a
+warm-up; the service's memory (resident set of its processes) after each part of the run; the
+database's size on disk and its largest tables and indexes; the load average.
 `--explain` also prints, per view, the plan and time of every statement the service runs for
 it (EXPLAIN ANALYZE on PostgreSQL, EXPLAIN QUERY PLAN and a timing on SQLite), and the time
 of every statement of one set-tags call.
@@ -67,6 +72,26 @@ FIRST_TIME_TERMS = {
 }
 
 
+def seed_in_child(url: str, count: int) -> None:
+    """Seed the demo organization in a process of its own: its wall time and peak memory are
+    the load's alone."""
+    started = time.perf_counter()
+    child = subprocess.Popen([sys.executable, __file__, "--seed-into", url,
+                              "--queries", str(count)], cwd=ROOT)
+    _pid, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode:
+        sys.exit(f"seed-demo failed with exit code {child.returncode}")
+    print(f"seed-demo --queries {count:,}: {time.perf_counter() - started:.1f} s, "
+          f"peak memory {usage.ru_maxrss / 1024:.0f} MiB", flush=True)
+
+
+def seed(url: str, count: int) -> None:
+    app = create_app({"DATABASE_URL": url})
+    schema.upgrade(app.extensions["tagdesk_engine"])
+    demo.seed(app, count, progress=lambda m: print("  seeded", m, flush=True))
+
+
 def prepare(url: str, count: int):
     """Seed when empty; return (key, project id, tag ids by popularity) with limits lifted."""
     app = create_app({"DATABASE_URL": url})
@@ -75,9 +100,7 @@ def prepare(url: str, count: int):
     with session_scope(app) as session:
         has_org = session.scalar(select(func.count()).select_from(Organization))
     if not has_org:
-        started = time.perf_counter()
-        demo.seed(app, count, progress=lambda m: print("  seeded", m, flush=True))
-        print(f"seed-demo --queries {count:,}: {time.perf_counter() - started:.1f} s")
+        seed_in_child(url, count)
     with session_scope(app) as session:
         org_id = session.scalar(select(Organization.id).order_by(Organization.created_at))
         project_id = session.scalar(
@@ -96,6 +119,56 @@ def prepare(url: str, count: int):
             session.execute(text("ANALYZE"))
     engine.dispose()
     return key, project_id, total, popularity
+
+
+def disk_sizes(url: str) -> tuple[int, list[tuple[str, int, list[tuple[str, int]]]]]:
+    """(the database's bytes on disk, [(table, its bytes, [(index, bytes), …]), …]), largest
+    tables first."""
+    engine = create_engine(url)
+    with engine.connect() as connection:
+        if engine.dialect.name == "postgresql":
+            total = connection.scalar(text("SELECT pg_database_size(current_database())"))
+            rows = connection.execute(text(
+                "SELECT t.relname, pg_table_size(t.oid), i.relname, pg_relation_size(i.oid)"
+                " FROM pg_class t JOIN pg_namespace n ON n.oid = t.relnamespace"
+                " LEFT JOIN pg_index x ON x.indrelid = t.oid"
+                " LEFT JOIN pg_class i ON i.oid = x.indexrelid"
+                " WHERE n.nspname = 'public' AND t.relkind = 'r'")).all()
+        else:
+            total = Path(engine.url.database).stat().st_size
+            # dbstat: the pages of every table and index (index → its table from the schema).
+            rows = connection.execute(text(
+                "SELECT coalesce(m.tbl_name, s.name),"
+                " sum(CASE WHEN m.type = 'index' THEN 0 ELSE s.pgsize END),"
+                " CASE WHEN m.type = 'index' THEN s.name END,"
+                " sum(CASE WHEN m.type = 'index' THEN s.pgsize END)"
+                " FROM dbstat s LEFT JOIN sqlite_schema m ON m.name = s.name"
+                " GROUP BY s.name")).all()
+    engine.dispose()
+    tables: dict[str, list] = {}
+    for table_name, size, index_name, index_size in rows:
+        entry = tables.setdefault(table_name, [0, []])
+        entry[0] = max(entry[0], size or 0)
+        if index_name:
+            entry[1].append((index_name, index_size or 0))
+    found = [(name, size, sorted(indexes, key=lambda i: -i[1]))
+             for name, (size, indexes) in tables.items()]
+    return total, sorted(found, key=lambda t: -(t[1] + sum(i[1] for i in t[2])))
+
+
+def print_disk_sizes(url: str, smallest_mib: float = 1.0) -> None:
+    total, tables = disk_sizes(url)
+    mib = 1024 * 1024
+    print(f"\ndatabase on disk: {total / mib:,.0f} MiB (tables and indexes of "
+          f"{smallest_mib:g} MiB or more)")
+    for name, size, indexes in tables:
+        whole = size + sum(index_size for _name, index_size in indexes)
+        if whole < smallest_mib * mib:
+            continue
+        print(f"  {name}: {whole / mib:,.0f} MiB, of which the table {size / mib:,.0f}")
+        for index_name, index_size in indexes:
+            if index_size >= smallest_mib * mib:
+                print(f"    {index_name}: {index_size / mib:,.0f}")
 
 
 def start_service(url: str, port: int) -> subprocess.Popen:
@@ -213,24 +286,38 @@ def measure(call, runs: int) -> tuple[list[float], object]:
     return timings, result
 
 
+STANDARD_SIZES = (100_000, 1_000_000)
+PLOT = ROOT / "docs" / "service-p95-by-size.svg"
+TARGET_LIST_MS, TARGET_SET_TAGS_MS = 50, 300
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--queries", type=int, default=1_000_000)
+    parser.add_argument("--queries", type=int, default=1_000_000,
+                        help="the largest size; 100,000 and 1,000,000 are measured too if smaller")
+    parser.add_argument("--only", action="store_true", help="measure --queries alone")
     parser.add_argument("--database-url")
     parser.add_argument("--postgres", action="store_true",
-                        help="use postgresql+psycopg://postgres@127.0.0.1/tagdesk_bench")
+                        help="use postgresql+psycopg://postgres@127.0.0.1/tagdesk_bench_<size>")
     parser.add_argument("--tuned-postgres", action="store_true",
                         help=f"a PostgreSQL cluster of this benchmark's own in {TUNED_FOLDER}, "
                              "kept between runs, with the settings docs/deploy.md recommends")
     parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--plot", type=Path, default=PLOT,
+                        help="where to draw p95 against size, when more than one size is run")
     parser.add_argument("--explain", action="store_true",
                         help="print the plan and time of every statement of every view")
+    parser.add_argument("--seed-into", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.seed_into:
+        seed(args.seed_into, args.queries)
+        return
 
+    sizes = [args.queries] if args.only or args.database_url else [
+        size for size in STANDARD_SIZES if size < args.queries] + [args.queries]
     cluster = None
-    if args.database_url:
-        url = args.database_url
-    elif args.postgres or args.tuned_postgres:
+    server = None
+    if args.postgres or args.tuned_postgres:
         server = "postgresql+psycopg://postgres@127.0.0.1:5432"
         if args.tuned_postgres:
             cluster = PrivatePostgres(TUNED_FOLDER, TUNED_SETTINGS)
@@ -238,49 +325,110 @@ def main() -> None:
                 cluster.init()
             cluster.start()
             server = f"postgresql+psycopg://postgres@127.0.0.1:{cluster.port}"
-        url = server + "/tagdesk_bench"
-        admin_engine = create_engine(server + "/postgres", isolation_level="AUTOCOMMIT")
-        with admin_engine.connect() as connection:
-            if not connection.scalar(text(
-                    "SELECT 1 FROM pg_database WHERE datname = 'tagdesk_bench'")):
-                connection.execute(text("CREATE DATABASE tagdesk_bench"))
-            print("shared_buffers:", connection.scalar(text("SHOW shared_buffers")))
-        admin_engine.dispose()
-    else:
-        url = f"sqlite:////tmp/tagdesk-bench-{args.queries}.sqlite3"
-    print(f"database: {url.split('@')[-1]}")
-
     try:
-        run(args, url)
+        results = {}
+        for size in sizes:
+            url = args.database_url or database_for(server, size)
+            print(f"\n=== {size:,} queries; database: {url.split('@')[-1]}", flush=True)
+            results[size] = run(args, url, size)
+        if len(results) > 1:
+            summarize(results, args.plot, "PostgreSQL" if server else "SQLite")
     finally:
         if cluster is not None:
             cluster.stop()
 
 
-def run(args, url: str) -> None:
-    key, project_id, total, popularity = prepare(url, args.queries)
+def database_for(server: str | None, size: int) -> str:
+    """The URL of this size's database, created on PostgreSQL if missing."""
+    if server is None:
+        return f"sqlite:////tmp/tagdesk-bench-{size}.sqlite3"
+    name = f"tagdesk_bench_{size}"
+    admin_engine = create_engine(server + "/postgres", isolation_level="AUTOCOMMIT")
+    with admin_engine.connect() as connection:
+        if not connection.scalar(text("SELECT 1 FROM pg_database WHERE datname = :name"),
+                                 {"name": name}):
+            connection.execute(text(f"CREATE DATABASE {name}"))
+        print("shared_buffers:", connection.scalar(text("SHOW shared_buffers")))
+    admin_engine.dispose()
+    return f"{server}/{name}"
+
+
+def summarize(results: dict[int, dict[str, tuple]], plot: Path, database: str) -> None:
+    """p95 of every view at every size, as a table and as a plot."""
+    sizes = sorted(results)
+    names = list(results[sizes[-1]])
+    print(f"\n{'p95 ms by size':<34}" + "".join(f"{size:>12,}" for size in sizes))
+    for name in names:
+        print(f"{name:<34}" + "".join(
+            f"{results[size][name][1]:>12.1f}" if name in results[size] else f"{'':>12}"
+            for size in sizes))
+
+    import matplotlib
+    matplotlib.use("svg")
+    import matplotlib.pyplot as plt
+
+    figure, (lists, writes) = plt.subplots(1, 2, figsize=(11, 5.5),
+                                           gridspec_kw={"width_ratios": [3, 1]})
+    for name in names:
+        measured = [size for size in sizes if name in results[size]]
+        axis = writes if name.startswith("set-tags") else lists
+        axis.plot(measured, [results[size][name][1] for size in measured], marker="o",
+                  label=name)
+    for axis, target in ((lists, TARGET_LIST_MS), (writes, TARGET_SET_TAGS_MS)):
+        axis.axhline(target, color="black", linestyle="--", linewidth=1)
+        axis.set_xscale("log")
+        axis.set_xticks(sizes, [f"{size:,}" for size in sizes])
+        axis.set_xlabel("queries in the project")
+        axis.set_ylim(bottom=0)
+        axis.grid(alpha=0.3)
+    lists.set_ylabel("p95 ms (dashed: target)")
+    lists.set_title(f"queries/list, 50 results, exact totals ({database})")
+    writes.set_title("set-tags, 1,000 items")
+    lists.legend(fontsize=7, loc="upper left")
+    figure.tight_layout()
+    plot.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(plot, metadata={"Date": None})
+    print(f"\nplot: {plot}")
+
+
+def run(args, url: str, size: int) -> dict[str, tuple]:
+    """Measure one database (seeded with `size` queries if empty); returns
+    {view: (p50, p95, matches)}."""
+    key, project_id, total, popularity = prepare(url, size)
     common_tag = popularity[0]
     rare_tag = popularity[-1]
     print(f"project: {total:,} queries; common tag {common_tag[1]!r} on {common_tag[2]:,}, "
           f"rare tag {rare_tag[1]!r} on {rare_tag[2]:,}")
+    print_disk_sizes(url)
 
-    print(f"load average before: {load_average()}")
+    print(f"\nload average before: {load_average()}")
     port = free_port()
     service = start_service(url, port)
     base = f"http://127.0.0.1:{port}/api"
     session = requests.Session()
     session.headers.update({"x-api-key": key, "x-project-id": project_id})
+    memory = [sum(p[1] for p in resident_mib(service.pid))]
 
     views = {
         "first page, no filter": {},
         "language + country": {"languages": ["de"], "countries": ["DE"]},
-        f"one tag (common, {common_tag[2]:,})": {"tagIds": [common_tag[0]]},
-        f"one tag (rare, {rare_tag[2]:,})": {"tagIds": [rare_tag[0]]},
+        "one tag (common)": {"tagIds": [common_tag[0]]},
+        "one tag (rare)": {"tagIds": [rare_tag[0]]},
         "substring 'schu' (4 letters)": {"query": "schu"},
         "substring 'shoe' (4 letters)": {"query": "shoe"},
+        "text + codes + tag": {"query": "schu", "languages": ["de"], "countries": ["DE"],
+                               "tagIds": [common_tag[0]]},
         "sorted by query text": {"sort": [{"field": "query", "direction": "ASC"}]},
-        "sorted by text, page 100": {"sort": [{"field": "query"}], "page": 100},
+        "deep page (by text, page 100)": {"sort": [{"field": "query"}], "page": 100},
     }
+    results: dict[str, tuple] = {}
+
+    def record(name, timings, matches, note=""):
+        results[name] = (statistics.median(timings), percentile(timings, 0.95), matches)
+        shown = f"{matches:>11,.0f}" if matches is not None else f"{'':>11}"
+        print(f"{name:<34}{statistics.median(timings):>9.1f}"
+              f"{percentile(timings, 0.95):>9.1f}{shown}{note}", flush=True)
+
     try:
         print(f"\n{'queries/list, 50 results':<34}{'p50 ms':>9}{'p95 ms':>9}{'matches':>11}")
         for name, body in views.items():
@@ -289,8 +437,8 @@ def run(args, url: str) -> None:
                 response.raise_for_status()
                 return response.json()
             timings, result = measure(call, args.runs)
-            print(f"{name:<34}{statistics.median(timings):>9.1f}"
-                  f"{percentile(timings, 0.95):>9.1f}{result['page']['totalRecords']:>11,}")
+            record(name, timings, result["page"]["totalRecords"])
+        memory.append(sum(p[1] for p in resident_mib(service.pid)))
 
         # The views above repeat one request, so a text filter's count is remembered after
         # the first (service/match_counts.py). Here each request is a term's first.
@@ -303,10 +451,10 @@ def run(args, url: str) -> None:
                 timings.append((time.perf_counter() - started) * 1000)
                 response.raise_for_status()
                 matches.append(response.json()["page"]["totalRecords"])
-            print(f"{'first request, ' + label:<34}{statistics.median(timings):>9.1f}"
-                  f"{percentile(timings, 0.95):>9.1f}{statistics.median(matches):>11,.0f}"
-                  f"   ({len(terms)} terms, {min(matches):,}–{max(matches):,} matches, "
-                  "median shown)")
+            record("first request, " + label, timings, statistics.median(matches),
+                   f"   ({len(terms)} terms, {min(matches):,}–{max(matches):,} matches, "
+                   "median shown)")
+        memory.append(sum(p[1] for p in resident_mib(service.pid)))
 
         page = session.post(base + "/queries/list",
                             json={"limit": 1000, "page": 7}).json()["results"]
@@ -325,13 +473,16 @@ def run(args, url: str) -> None:
             return response.json()
 
         timings, _ = measure(update, max(10, args.runs // 5))
-        print(f"\n{'set-tags, 1,000 items':<34}{statistics.median(timings):>9.1f}"
-              f"{percentile(timings, 0.95):>9.1f}")
+        print()
+        record("set-tags, 1,000 items", timings, None)
         session.patch(base + "/queries/many/tags-only", json={"queries": original})
         processes = resident_mib(service.pid)
-        print(f"\nservice memory: {sum(p[1] for p in processes):.0f} MiB resident (" + ", ".join(
-            f"{'master' if pid == service.pid else 'worker'} {rss:.0f}, peak {peak:.0f}, "
-            f"anonymous {anonymous:.0f}" for pid, rss, peak, anonymous in processes) + ")")
+        memory.append(sum(p[1] for p in processes))
+        print("\nservice memory: " + " → ".join(f"{m:.0f}" for m in memory)
+              + " MiB resident (started, after the views, the first requests, set-tags); now ("
+              + ", ".join(f"{'master' if pid == service.pid else 'worker'} {rss:.0f}, peak "
+                          f"{peak:.0f}, anonymous {anonymous:.0f}"
+                          for pid, rss, peak, anonymous in processes) + ")")
         print(f"load average after: {load_average()}")
     finally:
         service.terminate()
@@ -346,6 +497,7 @@ def run(args, url: str) -> None:
         print("\nset-tags")
         explain_set_tags(app, log, project_id, [with_tag, original])
         app.extensions["tagdesk_engine"].dispose()
+    return results
 
 
 if __name__ == "__main__":
