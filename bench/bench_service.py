@@ -7,8 +7,9 @@
     uv run python bench/bench_service.py --queries 1000000 --postgres --explain
     uv run python bench/bench_service.py --queries 1000000 --tuned-postgres  # its own cluster
 
-Every size from 100,000 up to `--queries` (100k, 1M, 10M) is measured in turn, each in its own
-database (PostgreSQL: tagdesk_bench_<size>; SQLite: /tmp/tagdesk-bench-<size>.sqlite3),
+Every size from 100,000 up to `--queries` (100k, 1M, 10M; or `--sizes`) is measured in turn,
+each in its own database (PostgreSQL: tagdesk_bench_<size>; SQLite:
+/tmp/tagdesk-bench-<size>.sqlite3),
 seeded with `seed-demo` in a child process when it has no organization yet (its time and peak
 memory printed) and reused after. With more than one size, a table of p95 by size is printed
 and plotted to `--plot` (an SVG). The service runs under gunicorn (1 worker, 4 threads) in its
@@ -296,6 +297,10 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=1_000_000,
                         help="the largest size; 100,000 and 1,000,000 are measured too if smaller")
     parser.add_argument("--only", action="store_true", help="measure --queries alone")
+    parser.add_argument("--sizes", type=lambda value: [int(size) for size in value.split(",")],
+                        help="the sizes to measure instead, as 100000,1000000")
+    parser.add_argument("--sqlite-folder", type=Path, default=Path("/tmp"),
+                        help="where the SQLite databases are kept (default /tmp)")
     parser.add_argument("--database-url")
     parser.add_argument("--postgres", action="store_true",
                         help="use postgresql+psycopg://postgres@127.0.0.1/tagdesk_bench_<size>")
@@ -305,6 +310,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--plot", type=Path, default=PLOT,
                         help="where to draw p95 against size, when more than one size is run")
+    parser.add_argument("--smallest-mib", type=float, default=1.0,
+                        help="list the tables and indexes of at least this size on disk")
     parser.add_argument("--explain", action="store_true",
                         help="print the plan and time of every statement of every view")
     parser.add_argument("--seed-into", help=argparse.SUPPRESS)
@@ -313,8 +320,8 @@ def main() -> None:
         seed(args.seed_into, args.queries)
         return
 
-    sizes = [args.queries] if args.only or args.database_url else [
-        size for size in STANDARD_SIZES if size < args.queries] + [args.queries]
+    sizes = args.sizes or ([args.queries] if args.only or args.database_url else [
+        size for size in STANDARD_SIZES if size < args.queries] + [args.queries])
     cluster = None
     server = None
     if args.postgres or args.tuned_postgres:
@@ -328,7 +335,7 @@ def main() -> None:
     try:
         results = {}
         for size in sizes:
-            url = args.database_url or database_for(server, size)
+            url = args.database_url or database_for(server, size, args.sqlite_folder)
             print(f"\n=== {size:,} queries; database: {url.split('@')[-1]}", flush=True)
             results[size] = run(args, url, size)
         if len(results) > 1:
@@ -338,10 +345,10 @@ def main() -> None:
             cluster.stop()
 
 
-def database_for(server: str | None, size: int) -> str:
+def database_for(server: str | None, size: int, sqlite_folder: Path = Path("/tmp")) -> str:
     """The URL of this size's database, created on PostgreSQL if missing."""
     if server is None:
-        return f"sqlite:////tmp/tagdesk-bench-{size}.sqlite3"
+        return f"sqlite:///{sqlite_folder.resolve() / f'tagdesk-bench-{size}.sqlite3'}"
     name = f"tagdesk_bench_{size}"
     admin_engine = create_engine(server + "/postgres", isolation_level="AUTOCOMMIT")
     with admin_engine.connect() as connection:
@@ -399,7 +406,7 @@ def run(args, url: str, size: int) -> dict[str, tuple]:
     rare_tag = popularity[-1]
     print(f"project: {total:,} queries; common tag {common_tag[1]!r} on {common_tag[2]:,}, "
           f"rare tag {rare_tag[1]!r} on {rare_tag[2]:,}")
-    print_disk_sizes(url)
+    print_disk_sizes(url, args.smallest_mib)
 
     print(f"\nload average before: {load_average()}")
     port = free_port()

@@ -1,0 +1,41 @@
+"""The service benchmark runs end to end at two small sizes: it seeds each database, measures
+every view over HTTP, prints the table of p95 by size and draws the plot (docs/benchmarks.md
+cites what it prints at 100k, 1M and 10M)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_service_benchmark_measures_each_size_and_plots_them(tmp_path):
+    plot = tmp_path / "p95.svg"
+    result = subprocess.run(
+        [sys.executable, "bench/bench_service.py", "--sizes", "1500,3000", "--runs", "3",
+         "--smallest-mib", "0",
+         "--sqlite-folder", str(tmp_path), "--plot", str(plot)],
+        cwd=ROOT, capture_output=True, text=True, timeout=240)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    output = result.stdout
+
+    for size in ("1,500", "3,000"):
+        assert re.search(rf"seed-demo --queries {size}: [\d.]+ s, peak memory \d+ MiB", output)
+        assert f"project: {size} queries" in output
+    assert output.count("database on disk:") == 2
+    assert "ix_queries_updated" in output  # each index's size
+    assert re.search(r"service memory: \d+ → \d+ → \d+ → \d+ MiB", output)
+
+    table = output[output.index("p95 ms by size"):]
+    rows = {line[:34].strip(): line[34:].split() for line in table.splitlines()[1:]
+            if line.strip() and not line.startswith("plot:")}
+    for view in ("first page, no filter", "text + codes + tag", "first request, 4 letters",
+                 "deep page (by text, page 100)", "set-tags, 1,000 items"):
+        assert len(rows[view]) == 2 and all(float(value) > 0 for value in rows[view]), view
+
+    drawing = plot.read_text()
+    assert drawing.startswith("<?xml") and "<svg" in drawing
+    assert "text + codes + tag" in drawing
