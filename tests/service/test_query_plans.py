@@ -218,7 +218,8 @@ def test_concurrent_set_tags_keep_counters_exact_without_deadlocks(api, world):
 @pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
 def test_postgres_plans_each_statement_for_its_values(service_app):
     """Repeated statements are prepared by the driver; a generic plan for them is far slower
-    for a large project's rare tag, so the service's connections always plan per call."""
+    for a large project's rare tag, so the service's connections always plan per call, with
+    no parallel workers and no JIT compilation (each costs more than a short statement)."""
     engine = service_app.extensions["tagdesk_engine"]
     assert engine.dialect.name == "postgresql"
     with engine.connect() as connection:
@@ -226,6 +227,7 @@ def test_postgres_plans_each_statement_for_its_values(service_app):
             "force_custom_plan")
         assert connection.exec_driver_sql(
             "SHOW max_parallel_workers_per_gather").scalar() == "0"
+        assert connection.exec_driver_sql("SHOW jit").scalar() == "off"
 
 
 def test_set_tags_with_no_items_changes_nothing(api, world):
