@@ -18,9 +18,11 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import IntegrityError
 
-from service import admin, bulk_load
+from service import admin, bulk_load, create_app, demo, schema
+from service.db import session_scope
 from service.demo_data import generate_queries
 from service.search import COUNTED_GRAM_LENGTH
+from tests.service.counters import recounted
 from tests.service.folding import expected_gram_counts, folded, stored_gram_counts
 from tests.service.migrating import migrate
 from tests.support.api import Api
@@ -372,3 +374,41 @@ def test_a_load_gives_its_connection_the_usual_sqlite_settings_back(two_projects
     assert seen["during"] == (1, -bulk_load.LOAD_CACHE_KIB)  # files, a larger cache
     # The load's connection, back in the pool (its transaction over).
     assert settings(seen["connection"]) == usual
+
+
+def _seeded(tmp_path, name: str) -> tuple[set, dict, tuple]:
+    """seed-demo of 300 queries into a new SQLite file: (each query's key and tag names, the
+    short-term counters, the kept counters and a recount)."""
+    app = create_app({"DATABASE_URL": f"sqlite:///{tmp_path / name}"})
+    engine = app.extensions["tagdesk_engine"]
+    schema.upgrade(engine)
+    demo.seed(app, 300)
+    with session_scope(app) as session:
+        queries = {tuple(row) for row in session.execute(text(
+            "SELECT p.name, q.query, q.language, q.country, group_concat(t.name, ';') "
+            "FROM queries q JOIN projects p ON p.id = q.project_id "
+            "LEFT JOIN query_tags l ON l.query_pk = q.pk LEFT JOIN tags t ON t.id = l.tag_id "
+            "GROUP BY q.pk"))}
+        grams = {gram: count for _project, gram, count in session.execute(text(
+            "SELECT p.name, g.gram, g.query_count FROM text_gram_counts g "
+            "JOIN projects p ON p.id = g.project_id WHERE p.name = 'Online shop search'"))}
+        counters = recounted(session)
+    engine.dispose()
+    return queries, grams, counters
+
+
+def test_the_demo_commits_sqlite_loads_in_chunks_with_the_same_result(tmp_path, monkeypatch):
+    """SQLite: seed-demo commits a large project a chunk at a time (one transaction of ten
+    million made a write-ahead log no page look-up could cross quickly); the rows, tags and
+    every counter are those of one transaction."""
+    whole = _seeded(tmp_path, "whole.sqlite3")
+    monkeypatch.setattr(demo, "SQLITE_CHUNK", 70)  # 300 queries: five transactions
+    loads = []
+    insert = admin.insert_queries
+    monkeypatch.setattr(admin, "insert_queries", lambda *a, **k: loads.append(1) or insert(*a, **k))
+    chunked = _seeded(tmp_path, "chunked.sqlite3")
+    assert len(loads) == 5 + 2  # and one each for the two small projects (30 queries)
+    assert chunked[0] == whole[0] and len(whole[0]) == 360
+    assert chunked[1] == whole[1]
+    kept, counted = chunked[2]
+    assert kept == counted
