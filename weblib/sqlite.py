@@ -4,7 +4,6 @@
   busy database is waited for (30 s) rather than failed at once — switching a new file to WAL
   too: SQLite answers that switch "database is locked" at once, without waiting, when another
   connection is writing the file's first tables (several processes starting on one new file);
-
 - SQLAlchemy, not pysqlite, decides when transactions begin, and a connection with the
   execution option `sqlite_begin="IMMEDIATE"` takes the write lock up front: two writers then
   queue, instead of a deferred transaction that read first failing at its first write
