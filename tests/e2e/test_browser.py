@@ -166,6 +166,36 @@ def test_the_journey_sign_in_filter_sort_page_share_and_go_back(page, browser, l
     assert csp_errors(page) == []
 
 
+def test_back_through_filter_changes_shows_each_views_own_ticks(page, live_dashboard):
+    """The filter form keeps no control state in history entries (autocomplete="off", which
+    makes each pushState cheap): Back shows the ticks of the URL it returns to, drawn by the
+    server, never the ticks the form had when it was left. A tick sends its request without
+    htmx validating each of the form's checkboxes first (novalidate)."""
+    open_shop(page, live_dashboard)
+    page.evaluate("""() => {
+      window.__validations = 0;
+      document.addEventListener("htmx:validation:validate", () => window.__validations++);
+    }""")
+    open_picker(page, "Language")
+    page.get_by_role("checkbox", name="German (de)").check()
+    page.wait_for_url(lambda url: params(url).get("lang") == ["de"])
+    page.get_by_role("checkbox", name="English (en)").check()
+    page.wait_for_url(lambda url: sorted(params(url).get("lang", [])) == ["de", "en"])
+    assert page.evaluate("window.__validations") == 0
+
+    page.go_back()
+    page.wait_for_url(lambda url: params(url).get("lang") == ["de"])
+    expect(page.locator('#filters input[name="lang"][value="de"]')).to_be_checked()
+    expect(page.locator('#filters input[name="lang"][value="en"]')).not_to_be_checked()
+    assert set(page.locator("td.col-language").all_inner_texts()) == {"German (de)"}
+    page.go_back()
+    page.wait_for_url(lambda url: "lang" not in params(url))
+    expect(page.locator('#filters input[name="lang"]:checked')).to_have_count(0)
+    page.go_forward()
+    page.wait_for_url(lambda url: params(url).get("lang") == ["de"])
+    expect(page.locator('#filters input[name="lang"][value="de"]')).to_be_checked()
+
+
 def test_chip_colours_are_the_apis_with_aa_contrast(page, live_dashboard, screenshots):
     dashboard = live_dashboard
     open_shop(page, dashboard)
