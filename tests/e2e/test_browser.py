@@ -196,6 +196,38 @@ def test_back_through_filter_changes_shows_each_views_own_ticks(page, live_dashb
     expect(page.locator('#filters input[name="lang"][value="de"]')).to_be_checked()
 
 
+def test_keyboard_focus_keeps_its_place_across_new_results(page, live_dashboard):
+    """Next, a sort link or a filter's remove link pressed with the keyboard leaves with the
+    old results; the focus comes back to the same control in the new ones, or to the results'
+    heading when that control is gone."""
+    open_shop(page, live_dashboard)
+    pages = page.locator("nav.pagination")
+    pages.get_by_role("link", name="Next", exact=True).focus()
+    page.keyboard.press("Enter")
+    page.wait_for_url(lambda url: params(url).get("page") == ["2"])
+    expect(pages.get_by_role("link", name="Next", exact=True)).to_be_focused()
+    page.keyboard.press("Enter")
+    page.wait_for_url(lambda url: params(url).get("page") == ["3"])
+    expect(pages.get_by_role("link", name="Next", exact=True)).to_be_focused()
+    expect(page.locator(".results__count")).to_have_text(f"101–150 of {DEMO_QUERIES} queries")
+
+    header = page.locator("thead")
+    header.get_by_role("link", name="Query", exact=True).focus()
+    page.keyboard.press("Enter")
+    page.wait_for_url(lambda url: params(url).get("sort") == ["query"])
+    expect(header.get_by_role("link", name="Query", exact=True)).to_be_focused()
+    page.keyboard.press("Enter")  # the same link again: Z to A
+    page.wait_for_url(lambda url: params(url).get("sort") == ["-query"])
+    expect(header.get_by_role("link", name="Query", exact=True)).to_be_focused()
+
+    page.goto(page.url.split("?")[0] + "?lang=de")
+    page.get_by_role("link", name=re.compile(r"^Remove filter Language")).focus()
+    page.keyboard.press("Enter")
+    page.wait_for_url(lambda url: "lang" not in params(url))
+    expect(page.get_by_role("heading", name="Results")).to_be_focused()
+    assert csp_errors(page) == []
+
+
 def test_chip_colours_are_the_apis_with_aa_contrast(page, live_dashboard, screenshots):
     dashboard = live_dashboard
     open_shop(page, dashboard)
