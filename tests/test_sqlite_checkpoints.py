@@ -127,3 +127,19 @@ def test_an_idle_thread_ends_and_the_next_commit_starts_another(tmp_path, monkey
         assert wait_for(lambda: checkpointer.checkpoints == 2)
     finally:
         engine.dispose()
+
+
+def test_a_checkpoint_due_after_the_file_is_gone_does_not_make_it_again(tmp_path,
+                                                                       slow_checkpoints):
+    path = tmp_path / "gone.sqlite3"
+    engine = sqlite_engine(f"sqlite:///{path}")
+    checkpointer = checkpointer_of(engine)
+    with engine.begin() as connection:
+        connection.execute(text("CREATE TABLE t (x)"))
+        connection.execute(text("INSERT INTO t VALUES (1)"))
+    engine.dispose()
+    for leftover in tmp_path.iterdir():
+        leftover.unlink()
+    time.sleep(weblib_sqlite.CHECKPOINT_DELAY * 3)
+    assert list(tmp_path.iterdir()) == []
+    assert checkpointer.checkpoints == 0

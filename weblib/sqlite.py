@@ -28,6 +28,7 @@ import threading
 import time
 import weakref
 from collections.abc import Iterable
+from pathlib import Path
 
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine
@@ -128,7 +129,9 @@ class Checkpointer:
         """One PASSIVE checkpoint: copies what it can without waiting for anyone; pages a
         reader still needs wait for the next."""
         try:
-            connection = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT)
+            # mode=rw: a file removed meanwhile is not made again, empty.
+            connection = sqlite3.connect(Path(self.path).absolute().as_uri() + "?mode=rw",
+                                         uri=True, timeout=BUSY_TIMEOUT)
         except sqlite3.Error as error:
             log.warning("no checkpoint of %s: %s", self.path, error)
             return
