@@ -36,8 +36,9 @@ def wait_for(condition, seconds: float = 10.0) -> bool:
 
 @pytest.fixture
 def slow_checkpoints(monkeypatch):
-    """Half a second between a commit and its checkpoint: time to look at the files."""
-    monkeypatch.setattr(weblib_sqlite, "CHECKPOINT_DELAY", 0.5)
+    """Two seconds between a commit and its checkpoint: time to look at the files, even on a
+    busy machine."""
+    monkeypatch.setattr(weblib_sqlite, "CHECKPOINT_DELAY", 2.0)
 
 
 def test_without_the_engine_sqlite_checkpoints_inside_the_commit(tmp_path):
@@ -65,7 +66,7 @@ def test_a_commit_leaves_its_pages_in_the_log_and_a_thread_copies_them(tmp_path,
         committed = time.monotonic()
         size_after_commit = path.stat().st_size
         wal_after_commit = path.with_name(path.name + "-wal").stat().st_size
-        assert time.monotonic() - committed < 0.4  # looked before the checkpoint was due
+        assert time.monotonic() - committed < 1.5  # looked before the checkpoint was due
         assert size_after_commit < BIG * PAGE * 0.5
         assert wal_after_commit > BIG * PAGE * 0.9
         assert wait_for(lambda: path.stat().st_size > BIG * PAGE * 0.9)
@@ -140,6 +141,6 @@ def test_a_checkpoint_due_after_the_file_is_gone_does_not_make_it_again(tmp_path
     engine.dispose()
     for leftover in tmp_path.iterdir():
         leftover.unlink()
-    time.sleep(weblib_sqlite.CHECKPOINT_DELAY * 3)
+    time.sleep(weblib_sqlite.CHECKPOINT_DELAY + 1.0)
     assert list(tmp_path.iterdir()) == []
     assert checkpointer.checkpoints == 0
