@@ -4,6 +4,7 @@ its new rows painted, and whole page loads.
     uv run python bench/bench_browser.py --database /tmp/tagdesk-bench-1000000.sqlite3
     uv run python bench/bench_browser.py --queries 5000 --embedded    # the demo's setup
     uv run python bench/bench_browser.py --database … --changes 40 --loads 40
+    uv run python bench/bench_browser.py --database … --trace language   # where the time goes
 
 Playwright drives Debian's headless Chromium (/usr/bin/chromium) against the dashboard as
 deployed: the service and the dashboard each under gunicorn in a process of their own (one
@@ -79,17 +80,24 @@ INSTRUMENT = """
     }
   });
   document.addEventListener("htmx:beforeRequest", () => {
-    if (bench.pending && bench.pending.request === undefined) bench.pending.request = now();
+    if (bench.pending && bench.pending.request === undefined) {
+      bench.pending.request = now();
+      performance.mark("bench:request");
+    }
   });
   document.addEventListener("htmx:beforeSwap", (event) => {
     const p = bench.pending;
     if (!p || p.beforeSwap !== undefined) return;
     p.beforeSwap = now();
+    performance.mark("bench:beforeSwap");
     p.url = event.detail.xhr.responseURL;
   });
   document.addEventListener("htmx:afterSwap", () => {
     const p = bench.pending;
-    if (p && p.beforeSwap !== undefined && p.afterSwap === undefined) p.afterSwap = now();
+    if (p && p.beforeSwap !== undefined && p.afterSwap === undefined) {
+      p.afterSwap = now();
+      performance.mark("bench:afterSwap");
+    }
   });
   document.addEventListener("htmx:afterSettle", () => {
     const p = bench.pending;
@@ -122,6 +130,7 @@ INSTRUMENT = """
 PHASES = (("total", "t0", "painted"), ("to request", "t0", "request"),
           ("network", "request", "beforeSwap"), ("swap", "beforeSwap", "afterSwap"),
           ("settle", "afterSwap", "settled"), ("paint", "settled", "painted"))
+KINDS = ("language", "country", "tag", "text", "next page", "sort")
 TERMS = ("schu", "shoe", "running", "damen", "jacke", "boots", "sale")
 LOAD_VIEWS = ("", "?page=2", "?lang=de", "?country=GB", "?sort=query", "?q=schu")
 TARGET_CHANGE_P95 = 75.0
@@ -217,6 +226,66 @@ def sizes(page, url: str) -> tuple[int, int]:
     }""", url))
 
 
+MARKS = ("bench:change", "bench:request", "bench:beforeSwap", "bench:afterSwap",
+         "bench:settled", "bench:painted")
+TRACE_CATEGORIES = ["devtools.timeline", "v8.execute", "blink", "blink.user_timing", "loading"]
+
+
+def trace_phases(browser, page, url: str, kind: str, count: int) -> dict[str, tuple]:
+    """`count` changes of `kind` under Chromium's tracing: for each phase, its wall time and
+    the page's main thread's own time per trace event (style, layout, paint, parsing, script),
+    in ms per change. The tracing itself slows the page: compare shares, not totals."""
+    import json
+    from collections import Counter
+
+    measure_changes(page, url, kind, 2, 0)
+    browser.start_tracing(page=page, categories=TRACE_CATEGORIES)
+    measure_changes(page, url, kind, count, 1)
+    events = json.loads(browser.stop_tracing())["traceEvents"]
+    marks = sorted((e["ts"], e["name"]) for e in events
+                   if e.get("name") in MARKS and e.get("ph") in ("R", "I", "i", "n"))
+    windows: dict[str, list[tuple[float, float]]] = {}
+    current: dict[str, float] = {}
+    for ts, name in marks:
+        if name == MARKS[0]:
+            current = {name: ts}
+        elif current and name not in current:
+            current[name] = ts
+        if name == MARKS[-1] and len(current) == len(MARKS):
+            for start, end in itertools.pairwise(MARKS):
+                phase = start.split(":")[1] + " -> " + end.split(":")[1]
+                windows.setdefault(phase, []).append((current[start], current[end]))
+    main = Counter((e["pid"], e["tid"]) for e in events
+                   if e.get("name") in ("Layout", "UpdateLayoutTree")).most_common(1)[0][0]
+    spans = sorted((e for e in events if (e["pid"], e["tid"]) == main and e.get("ph") == "X"
+                    and "dur" in e), key=lambda e: (e["ts"], -e["dur"]))
+    phases = {}
+    for phase, ranges in windows.items():
+        own: Counter = Counter()
+        stack: list[dict] = []
+        for span in spans:
+            while stack and stack[-1]["ts"] + stack[-1]["dur"] <= span["ts"]:
+                stack.pop()
+            inside = sum(max(0, min(span["ts"] + span["dur"], end) - max(span["ts"], start))
+                         for start, end in ranges)
+            if stack:
+                own[stack[-1]["name"]] -= inside
+            own[span["name"]] += inside
+            stack.append(span)
+        changes_seen = len(ranges)
+        wall = sum(end - start for start, end in ranges) / changes_seen / 1000
+        phases[phase] = (wall, [(name, us / changes_seen / 1000)
+                                for name, us in own.most_common(6) if us > 0])
+    return phases
+
+
+def report_trace(kind: str, phases: dict[str, tuple]) -> None:
+    print(f"\nwhere a change's time goes on the page's main thread ({kind}, traced; ms per change)")
+    for phase, (wall, own) in phases.items():
+        print(f"  {phase:<24} wall {wall:6.1f}   " +
+              ", ".join(f"{name} {ms:.1f}" for name, ms in own if ms >= 0.5))
+
+
 def p50_p95(values: list[float]) -> str:
     return f"{statistics.median(values):6.1f} {percentile(values, .95):6.1f}"
 
@@ -264,6 +333,9 @@ def main() -> None:
     parser.add_argument("--changes", type=int, default=24, help="measured changes per kind")
     parser.add_argument("--warmup", type=int, default=4, help="unmeasured changes per kind")
     parser.add_argument("--loads", type=int, default=24, help="measured whole-page loads")
+    parser.add_argument("--trace", metavar="KIND", choices=KINDS,
+                        help="afterwards, trace --changes changes of this kind: the page's "
+                             "main thread's time per phase (style, layout, paint, script…)")
     args = parser.parse_args()
 
     url, total_queries, key = prepared_setup(args)
@@ -281,15 +353,18 @@ def main() -> None:
                 queries_url = sign_in(page, setup.base, key)
                 results = {kind: measure_changes(page, queries_url, kind, args.changes,
                                                  args.warmup)
-                           for kind in ("language", "country", "tag", "text", "next page",
-                                        "sort")}
+                           for kind in KINDS}
                 loads = measure_loads(page, queries_url, args.loads)
                 partial, whole = sizes(page, queries_url)
+                traced = (trace_phases(browser, page, queries_url, args.trace, args.changes)
+                          if args.trace else None)
             finally:
                 browser.close()
     finally:
         setup.close()
     report(results, loads, partial, whole, setup.label, total_queries)
+    if traced:
+        report_trace(args.trace, traced)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
-"""The service benchmark runs end to end at two small sizes: it seeds each database, measures
-every view over HTTP, prints the table of p95 by size and draws the plot (docs/benchmarks.md
-cites what it prints at 100k, 1M and 10M)."""
+"""The benchmarks run end to end at small sizes. The service benchmark seeds each database,
+measures every view over HTTP, prints the table of p95 by size and draws the plot
+(docs/benchmarks.md cites what it prints at 100k, 1M and 10M). The browser benchmark times
+every kind of change in Chromium and traces one."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -39,3 +42,24 @@ def test_the_service_benchmark_measures_each_size_and_plots_them(tmp_path):
     drawing = plot.read_text()
     assert drawing.startswith("<?xml") and "<svg" in drawing
     assert "text + codes + tag" in drawing
+
+
+@pytest.mark.browser
+def test_the_browser_benchmark_times_every_kind_of_change_and_traces_one(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "bench/bench_browser.py", "--queries", "600", "--changes", "3",
+         "--warmup", "1", "--loads", "3", "--trace", "language"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    output = result.stdout
+    for kind in ("language", "country", "tag", "text", "next page", "sort", "all changes"):
+        assert re.search(rf"^{kind} +\d+ +[\d.]+ +[\d.]+", output, re.M), kind
+    assert re.search(r"page load p95 ≤ 300 ms: [\d.]+ ms", output)
+
+    traced = output[output.index("where a change's time goes"):]
+    phases = re.findall(r"^  (\w+ -> \w+) +wall +([\d.]+)", traced, re.M)
+    assert [phase for phase, _ in phases] == [
+        "change -> request", "request -> beforeSwap", "beforeSwap -> afterSwap",
+        "afterSwap -> settled", "settled -> painted"]
+    assert all(float(wall) > 0 for _, wall in phases)
+    assert re.search(r"settled -> painted .*(Layout|Paint)", traced)
