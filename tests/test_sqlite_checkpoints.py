@@ -25,6 +25,13 @@ def write_big(connection) -> None:
                        {"size": PAGE - 100, "rows": BIG})
 
 
+def write_row(engine, value: int) -> None:
+    """One row written and committed (the table made by the first)."""
+    with engine.begin() as connection:
+        connection.execute(text("CREATE TABLE IF NOT EXISTS t (x)"))
+        connection.execute(text("INSERT INTO t VALUES (:x)"), {"x": value})
+
+
 def wait_for(condition, seconds: float = 10.0) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -32,6 +39,21 @@ def wait_for(condition, seconds: float = 10.0) -> bool:
             return True
         time.sleep(0.02)
     return condition()
+
+
+@pytest.fixture
+def engine_at(tmp_path):
+    """Makes engines on files in tmp_path (settings patched before the call apply), disposed
+    after the test."""
+    engines = []
+
+    def make(name: str = "db.sqlite3"):
+        engines.append(sqlite_engine(f"sqlite:///{tmp_path / name}"))
+        return engines[-1]
+
+    yield make
+    for engine in engines:
+        engine.dispose()
 
 
 @pytest.fixture
@@ -56,88 +78,66 @@ def test_without_the_engine_sqlite_checkpoints_inside_the_commit(tmp_path):
     connection.close()
 
 
-def test_a_commit_leaves_its_pages_in_the_log_and_a_thread_copies_them(tmp_path,
+def test_a_commit_leaves_its_pages_in_the_log_and_a_thread_copies_them(tmp_path, engine_at,
                                                                         slow_checkpoints):
     path = tmp_path / "db.sqlite3"
-    engine = sqlite_engine(f"sqlite:///{path}")
-    try:
-        with engine.begin() as connection:
-            write_big(connection)
-        committed = time.monotonic()
-        size_after_commit = path.stat().st_size
-        wal_after_commit = path.with_name(path.name + "-wal").stat().st_size
-        assert time.monotonic() - committed < 1.5  # looked before the checkpoint was due
-        assert size_after_commit < BIG * PAGE * 0.5
-        assert wal_after_commit > BIG * PAGE * 0.9
-        assert wait_for(lambda: path.stat().st_size > BIG * PAGE * 0.9)
-        assert wait_for(lambda: checkpointer_of(engine).checkpoints == 1)
-        with engine.connect() as connection:
-            assert connection.execute(text("SELECT count(*) FROM blobs")).scalar() == BIG
-    finally:
-        engine.dispose()
+    engine = engine_at()
+    with engine.begin() as connection:
+        write_big(connection)
+    committed = time.monotonic()
+    size_after_commit = path.stat().st_size
+    wal_after_commit = path.with_name(path.name + "-wal").stat().st_size
+    assert time.monotonic() - committed < 1.5  # looked before the checkpoint was due
+    assert size_after_commit < BIG * PAGE * 0.5
+    assert wal_after_commit > BIG * PAGE * 0.9
+    assert wait_for(lambda: path.stat().st_size > BIG * PAGE * 0.9)
+    assert wait_for(lambda: checkpointer_of(engine).checkpoints == 1)
+    with engine.connect() as connection:
+        assert connection.execute(text("SELECT count(*) FROM blobs")).scalar() == BIG
 
 
-def test_a_transaction_that_changed_no_row_asks_for_no_checkpoint(tmp_path):
-    path = tmp_path / "db.sqlite3"
-    engine = sqlite_engine(f"sqlite:///{path}")
+def test_a_transaction_that_changed_no_row_asks_for_no_checkpoint(engine_at):
+    engine = engine_at()
     checkpointer = checkpointer_of(engine)
-    try:
+    write_row(engine, 1)
+    assert wait_for(lambda: checkpointer.checkpoints == 1)
+    for _ in range(5):
         with engine.begin() as connection:
-            connection.execute(text("CREATE TABLE t (x)"))
-            connection.execute(text("INSERT INTO t VALUES (1)"))
-        assert wait_for(lambda: checkpointer.checkpoints == 1)
-        for _ in range(5):
-            with engine.begin() as connection:
-                connection.execute(text("SELECT * FROM t")).all()
-        time.sleep(weblib_sqlite.CHECKPOINT_DELAY * 4)
-        assert checkpointer.checkpoints == 1
-    finally:
-        engine.dispose()
+            connection.execute(text("SELECT * FROM t")).all()
+    time.sleep(weblib_sqlite.CHECKPOINT_DELAY * 4)
+    assert checkpointer.checkpoints == 1
 
 
-def test_the_log_is_cut_back_when_it_starts_over(tmp_path, monkeypatch):
+def test_the_log_is_cut_back_when_it_starts_over(tmp_path, engine_at, monkeypatch):
     monkeypatch.setattr(weblib_sqlite, "JOURNAL_SIZE_LIMIT", 256 * 1024)
-    path = tmp_path / "db.sqlite3"
-    wal = path.with_name(path.name + "-wal")
-    engine = sqlite_engine(f"sqlite:///{path}")
-    checkpointer = checkpointer_of(engine)
-    try:
-        with engine.begin() as connection:
-            write_big(connection)
-        assert wal.stat().st_size > BIG * PAGE * 0.9
-        assert wait_for(lambda: checkpointer.checkpoints == 1)
-        with engine.begin() as connection:  # the next writer starts the log over
-            connection.execute(text("INSERT INTO blobs VALUES (x'00')"))
-        assert wal.stat().st_size <= 256 * 1024
-    finally:
-        engine.dispose()
-
-
-def test_an_idle_thread_ends_and_the_next_commit_starts_another(tmp_path, monkeypatch):
-    monkeypatch.setattr(weblib_sqlite, "CHECKPOINT_IDLE", 0.2)
-    engine = sqlite_engine(f"sqlite:///{tmp_path / 'db.sqlite3'}")
-    checkpointer = checkpointer_of(engine)
-    try:
-        with engine.begin() as connection:
-            connection.execute(text("CREATE TABLE t (x)"))
-            connection.execute(text("INSERT INTO t VALUES (1)"))
-        assert wait_for(lambda: checkpointer.checkpoints == 1)
-        assert wait_for(lambda: checkpointer.thread is None)
-        with engine.begin() as connection:
-            connection.execute(text("INSERT INTO t VALUES (2)"))
-        assert wait_for(lambda: checkpointer.checkpoints == 2)
-    finally:
-        engine.dispose()
-
-
-def test_a_checkpoint_due_after_the_file_is_gone_does_not_make_it_again(tmp_path,
-                                                                       slow_checkpoints):
-    path = tmp_path / "gone.sqlite3"
-    engine = sqlite_engine(f"sqlite:///{path}")
+    wal = tmp_path / "db.sqlite3-wal"
+    engine = engine_at()
     checkpointer = checkpointer_of(engine)
     with engine.begin() as connection:
-        connection.execute(text("CREATE TABLE t (x)"))
-        connection.execute(text("INSERT INTO t VALUES (1)"))
+        write_big(connection)
+    assert wal.stat().st_size > BIG * PAGE * 0.9
+    assert wait_for(lambda: checkpointer.checkpoints == 1)
+    with engine.begin() as connection:  # the next writer starts the log over
+        connection.execute(text("INSERT INTO blobs VALUES (x'00')"))
+    assert wal.stat().st_size <= 256 * 1024
+
+
+def test_an_idle_thread_ends_and_the_next_commit_starts_another(engine_at, monkeypatch):
+    monkeypatch.setattr(weblib_sqlite, "CHECKPOINT_IDLE", 0.2)
+    engine = engine_at()
+    checkpointer = checkpointer_of(engine)
+    write_row(engine, 1)
+    assert wait_for(lambda: checkpointer.checkpoints == 1)
+    assert wait_for(lambda: checkpointer.thread is None)
+    write_row(engine, 2)
+    assert wait_for(lambda: checkpointer.checkpoints == 2)
+
+
+def test_a_checkpoint_due_after_the_file_is_gone_does_not_make_it_again(tmp_path, engine_at,
+                                                                       slow_checkpoints):
+    engine = engine_at("gone.sqlite3")
+    checkpointer = checkpointer_of(engine)
+    write_row(engine, 1)
     engine.dispose()
     for leftover in tmp_path.iterdir():
         leftover.unlink()
