@@ -1,22 +1,25 @@
 """Many queries inserted at once (imports, the demo): staged, then inserted with one set-based
-statement in the order of the indexes, and everything the per-row triggers keep brought up
-to date once per call with a few set-based statements (docs/decisions.md, "Bulk loads").
+statement per range of rows in the order of the indexes, and everything the per-row triggers
+keep brought up to date once per range with a few set-based statements (docs/decisions.md,
+"Bulk loads").
 
 1. **Staged.** The caller's rows go, a batch at a time (memory stays flat however long the
-   input), into temporary tables: the rows with their position, and their tags. On disk, not
-   in memory: PostgreSQL's temporary tables spill by themselves; SQLite's connection keeps its
-   temporary storage in files for the load (service/db.py gives it back its memory after).
-2. **Inserted in index order.** One INSERT … SELECT takes the staged rows sorted by
-   (text, language, country, position) and skips every key the project already has, or that
-   an earlier row repeats (`ON CONFLICT (project_id, query, language, country) DO NOTHING`:
-   in that order the first row of a key goes in first). The new ids count up in the same
-   order: UUIDs of version 7 (RFC 9562: the time in milliseconds, then a counter of the load
-   and 42 random bits), ascending with the rows. So the two indexes that start with the text
-   receive their new entries in their own order, one pass through each, and those that end
-   with the id append to each of their (project, code) ranges. Inserted in the file's order
-   with random ids, every index took its entries at random places: a leaf page written and
-   read back for nearly every row once the indexes outgrew the cache (SQLite's seed-demo of a
-   million queries did not finish in 42 minutes).
+   input), into temporary tables of the connection: the rows with their position, and their
+   tags. On disk, not in memory: PostgreSQL's temporary tables spill by themselves; SQLite's
+   connection keeps its temporary storage in files for the load (service/db.py gives it back
+   its memory after). They outlive a commit: an import stages its whole file, then inserts it
+   a range at a time, a transaction each (service/imports.py).
+2. **Inserted in index order.** The staged rows are numbered once in the order of the
+   project's key (text, language, country, position); each INSERT … SELECT takes a range of
+   those places and skips every key the project already has, or that an earlier row repeats
+   (`ON CONFLICT (project_id, query, language, country) DO NOTHING`: in that order the first
+   row of a key goes in first). The new ids count up in the same order: UUIDs of version 7
+   (RFC 9562: the time in milliseconds, then the place in the load and 42 random bits). So
+   the two indexes that start with the text receive each range as one run of entries, beside
+   the previous range's, and those that end with the id append to each of their
+   (project, code) ranges. Inserted in the file's order, each transaction's entries fell all
+   over the text indexes, and each commit wrote nearly every page of them again (1M rows on
+   SQLite: 54 s with ranges of the file's order, 35 s with ranges of the key's).
 3. **Derived once.** SQLite: the insert triggers of `queries` and `query_tags` stand aside
    while the load's transaction holds a row in `bulk_load` (migration 0017; no other
    connection sees it, and SQLite has one writer at a time), and the load does their work
@@ -34,7 +37,8 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import suppress
 from datetime import datetime
 from operator import add
@@ -65,19 +69,16 @@ LOAD_CACHE_KIB = 262_144
 
 
 def insert(session: Session, project_id: str, batches: Iterable[list[NewQuery]]) -> int:
-    """Insert the batches of normalized rows; returns how many rows were added."""
-    connection = session.connection()
-    if connection.dialect.name == "sqlite":
-        load: _Load = _SqliteLoad(connection, project_id)
-    else:
-        load = _PostgresLoad(connection, project_id)
-    load.begin()
-    try:
-        for batch in batches:
-            load.stage(batch)
-        return load.insert() if load.staged else 0
-    finally:
-        load.end()
+    """Insert the batches of normalized rows in the session's transaction; returns how many
+    rows were added."""
+    load = Load.on(session.connection(), project_id)
+    load.open()
+    for batch in batches:
+        load.stage(batch)
+    placed = load.order()
+    added = load.insert(1, placed) if placed else 0
+    load.close()  # on error, the rollback takes the temporary tables with it
+    return added
 
 
 def grams(folded: str, longest: int) -> set[str]:
@@ -90,35 +91,76 @@ def grams(folded: str, longest: int) -> set[str]:
     return found
 
 
+def counted(folded_texts: Iterable[str], longest: int) -> Counter[str] | None:
+    """How many of the texts hold each string of 1 to `longest` characters; None once more
+    than GRAM_FLUSH distinct strings are found (the load then counts the rows it read back,
+    writing as it goes)."""
+    found: Counter[str] = Counter()
+    update = found.update
+    for folded in folded_texts:
+        update(grams(folded, longest))
+        if len(found) > GRAM_FLUSH:
+            return None
+    return found
+
+
 def time_prefix() -> str:
     """The first 48 bits of a version 7 UUID made now, as its first two groups."""
     milliseconds = f"{time.time_ns() // 1_000_000:012x}"
     return f"{milliseconds[:8]}-{milliseconds[8:]}"
 
 
-class _Load:
+class Load:
+    """One load of rows into a project, on one connection, over one transaction or several:
+    `open` and `stage` the rows (any number of batches), `order` them by key once, then
+    `insert` them by places in that order (1 to the number `order` returned), a range at a
+    time, each range in a transaction of its own if the caller wants. The staged rows live in
+    temporary tables of the connection until `close`, across commits."""
+
     def __init__(self, connection: Connection, project_id: str) -> None:
         self.connection = connection
         self.project_id = project_id
         self.staged = 0
         self.grams: Counter[str] = Counter()
 
-    def begin(self) -> None:
+    @staticmethod
+    def on(connection: Connection, project_id: str) -> Load:
+        if connection.dialect.name == "sqlite":
+            return _SqliteLoad(connection, project_id)
+        return _PostgresLoad(connection, project_id)
+
+    def open(self) -> None:
         raise NotImplementedError
 
     def stage(self, batch: list[NewQuery]) -> None:
         raise NotImplementedError
 
-    def insert(self) -> int:
+    def order(self) -> int:
+        """Number the staged rows by key (the first row of a key first); how many there are."""
         raise NotImplementedError
 
-    def end(self) -> None:
+    def insert(self, first: int, last: int) -> int:
+        """Insert the rows at places first to last of the order; how many were added."""
+        raise NotImplementedError
+
+    def close(self) -> None:
         raise NotImplementedError
 
     def numbered(self, batch: list[NewQuery]) -> Iterator[tuple[int, NewQuery]]:
         for row in batch:
             self.staged += 1
             yield self.staged, row
+
+    def add_grams(self, counting: Future[Counter[str] | None] | None,
+                  read_back: Callable[[], None]) -> None:
+        """Add the inserted rows' short strings to the counters: as counted beside the insert
+        when every row of the range was inserted (`counting`), else from the rows read back."""
+        found = counting.result() if counting is not None else None
+        if found is None:
+            read_back()
+        elif found:
+            self.grams.update(found)
+            self.write_grams()
 
     def count_grams(self, folded_texts: Iterable[str], longest: int) -> None:
         update = self.grams.update
@@ -133,14 +175,14 @@ class _Load:
         raise NotImplementedError
 
 
-class _SqliteLoad(_Load):
+class _SqliteLoad(Load):
     def __init__(self, connection: Connection, project_id: str) -> None:
         super().__init__(connection, project_id)
         self.stored_time = Query.__table__.c.updated_at.type.dialect_impl(
             connection.dialect).bind_processor(connection.dialect)
         self.now = self.stored_time(utcnow())
 
-    def begin(self) -> None:
+    def open(self) -> None:
         run = self.connection.exec_driver_sql
         # Temporary tables and sorts in files, not memory (allowed until this transaction
         # first uses temporary storage; a connection that already did keeps its memory).
@@ -155,8 +197,7 @@ class _SqliteLoad(_Load):
         if cache > -LOAD_CACHE_KIB:
             restore.setdefault("cache_size", cache)
             run(f"PRAGMA cache_size = {-LOAD_CACHE_KIB}")
-        for table in ("bulk_load_rows", "bulk_load_tags", "bulk_load_order"):
-            run(f"DROP TABLE IF EXISTS temp.{table}")
+        self.close()
         run("CREATE TEMP TABLE bulk_load_rows (seq INTEGER PRIMARY KEY, query TEXT, "
             "language TEXT, country TEXT, updated_at TEXT)")
         run("CREATE TEMP TABLE bulk_load_tags (seq INTEGER, tag_id INTEGER, "
@@ -174,17 +215,33 @@ class _SqliteLoad(_Load):
         if links:
             run("INSERT OR IGNORE INTO temp.bulk_load_tags VALUES (?, ?)", links)
 
-    def insert(self) -> int:
+    def order(self) -> int:
+        run = self.connection.exec_driver_sql
+        run("DELETE FROM temp.bulk_load_order")
+        return run("INSERT INTO temp.bulk_load_order (seq) SELECT seq FROM temp.bulk_load_rows "
+                   "ORDER BY query, language, country, seq").rowcount
+
+    def insert(self, first: int, last: int) -> int:
+        run = self.connection.exec_driver_sql
+        # The range's short strings are counted by a thread while the database inserts it
+        # (SQLite leaves Python's lock while it works): in this thread they took 9 of 42 s.
+        folds = _sqlite_folds(self.connection)
+        texts = run("SELECT r.query FROM temp.bulk_load_order o JOIN temp.bulk_load_rows r "
+                    "ON r.seq = o.seq WHERE o.rn BETWEEN ? AND ?", (first, last)).scalars().all()
+        with ThreadPoolExecutor(1, thread_name_prefix="tagdesk-load-grams") as counter:
+            counting = counter.submit(counted, (_sqlite_fold(text, folds) for text in texts),
+                                      SQLITE_GRAMS)
+            return self._insert(first, last, counting)
+
+    def _insert(self, first: int, last: int, counting: Future[Counter[str] | None]) -> int:
         run = self.connection.exec_driver_sql
         # The write lock from here; the insert triggers stand aside until the row goes.
         run("INSERT INTO bulk_load DEFAULT VALUES")
         try:
-            base = run("SELECT coalesce(max(pk), 0) FROM queries").scalar_one()
-            run("INSERT INTO temp.bulk_load_order (seq) SELECT seq FROM temp.bulk_load_rows "
-                "ORDER BY query, language, country, seq")
-            # The new id of the row at place `rn` of the load (counted from 1): the load's
-            # time prefix, version 7, the place in 32 bits and 42 random bits. (& | << >>
-            # bind alike in SQLite, left to right.)
+            before = run("SELECT coalesce(max(pk), 0) FROM queries").scalar_one()
+            offset = before - first + 1  # the row at place `rn` gets the key offset + rn
+            # Its new id: the load's time prefix, version 7, the place in 32 bits and 42
+            # random bits. (& | << >> bind alike in SQLite, left to right.)
             added = run(
                 "INSERT INTO queries (pk, id, project_id, query, language, country, updated_at) "
                 "SELECT ? + o.rn, ? || '-7' || printf('%03x', o.rn >> 20 & 4095) || '-' "
@@ -192,21 +249,25 @@ class _SqliteLoad(_Load):
                 "|| printf('%012x', (o.rn & 63) << 42 | (random() & 4398046511103)), "
                 "?, r.query, r.language, r.country, r.updated_at "
                 "FROM temp.bulk_load_order o JOIN temp.bulk_load_rows r ON r.seq = o.seq "
-                "WHERE true ORDER BY o.rn "
+                "WHERE o.rn BETWEEN ? AND ? ORDER BY o.rn "
                 "ON CONFLICT (project_id, query, language, country) DO NOTHING",
-                (base, time_prefix(), self.project_id)).rowcount
+                (offset, time_prefix(), self.project_id, first, last)).rowcount
             if added:
-                self._derive(base, added)
+                self._derive(offset, before, first, last, added)
+                self.add_grams(counting if added == last - first + 1 else None,
+                               lambda: self._read_back_grams(before))
         finally:
             run("DELETE FROM bulk_load")
         return added
 
-    def _derive(self, base: int, added: int) -> None:
-        """What the insert triggers would have done for the rows after `base`."""
+    def _derive(self, offset: int, base: int, first: int, last: int, added: int) -> None:
+        """What the insert triggers would have done for the rows just inserted: those whose
+        key is more than `base`."""
         run = self.connection.exec_driver_sql
         run("INSERT INTO query_tags (query_pk, tag_id) SELECT ? + o.rn, t.tag_id "
             "FROM temp.bulk_load_order o JOIN temp.bulk_load_tags t ON t.seq = o.seq "
-            "JOIN queries q ON q.pk = ? + o.rn ORDER BY o.rn, t.tag_id", (base, base))
+            "JOIN queries q ON q.pk = ? + o.rn WHERE o.rn BETWEEN ? AND ? "
+            "ORDER BY o.rn, t.tag_id", (offset, offset, first, last))
         run("UPDATE tags SET query_count = query_count + n.c FROM ("
             "SELECT tag_id, count(*) AS c FROM query_tags WHERE query_pk > ? GROUP BY tag_id"
             ") AS n WHERE tags.id = n.tag_id", (base,))
@@ -219,11 +280,12 @@ class _SqliteLoad(_Load):
         # The triggers add one to each for every row.
         run("UPDATE projects SET query_count = query_count + ?, "
             "texts_version = texts_version + ? WHERE id = ?", (added, added, self.project_id))
+
+    def _read_back_grams(self, base: int) -> None:
         folds = _sqlite_folds(self.connection)
         texts = self.connection.exec_driver_sql(
             "SELECT query FROM queries WHERE pk > ?", (base,)).scalars()
-        self.count_grams((text.lower() if text.isascii() and text.isprintable()
-                          else text.translate(folds) for text in texts), SQLITE_GRAMS)
+        self.count_grams((_sqlite_fold(text, folds) for text in texts), SQLITE_GRAMS)
 
     def write_grams(self) -> None:
         self.connection.exec_driver_sql(
@@ -233,9 +295,13 @@ class _SqliteLoad(_Load):
             [(self.project_id, gram, count) for gram, count in sorted(self.grams.items())])
         self.grams.clear()
 
-    def end(self) -> None:
+    def close(self) -> None:
         for table in ("bulk_load_rows", "bulk_load_tags", "bulk_load_order"):
             self.connection.exec_driver_sql(f"DROP TABLE IF EXISTS temp.{table}")
+
+
+def _sqlite_fold(text: str, folds: dict[int, str]) -> str:
+    return text.lower() if text.isascii() and text.isprintable() else text.translate(folds)
 
 
 def _sqlite_folds(connection: Connection) -> dict[int, str]:
@@ -251,17 +317,16 @@ def _sqlite_folds(connection: Connection) -> dict[int, str]:
     return info["tagdesk_bulk_folds"]
 
 
-class _PostgresLoad(_Load):
-    def begin(self) -> None:
+class _PostgresLoad(Load):
+    TABLES = "bulk_load_rows, bulk_load_tags, bulk_load_order, bulk_load_added"
+
+    def open(self) -> None:
         run = self.connection.exec_driver_sql
-        # The insert trigger of text_gram_counts leaves this transaction's rows to the load.
-        run("SELECT set_config('tagdesk.defer_text_grams', 'on', true)")
-        run("CREATE TEMP TABLE IF NOT EXISTS bulk_load_rows (seq integer, query text, "
-            "language text, country text, updated_at timestamp) ON COMMIT DROP")
-        run("CREATE TEMP TABLE IF NOT EXISTS bulk_load_tags (seq integer, tag_id integer) "
-            "ON COMMIT DROP")
-        run("CREATE TEMP TABLE IF NOT EXISTS bulk_load_added (pk integer) ON COMMIT DROP")
-        run("TRUNCATE bulk_load_rows, bulk_load_tags, bulk_load_added")
+        self.close()
+        run("CREATE TEMP TABLE bulk_load_rows (seq integer, query text, language text, "
+            "country text, updated_at timestamp)")
+        run("CREATE TEMP TABLE bulk_load_tags (seq integer, tag_id integer)")
+        run("CREATE TEMP TABLE bulk_load_added (pk integer)")
 
     def stage(self, batch: list[NewQuery]) -> None:
         start = self.staged
@@ -278,14 +343,39 @@ class _PostgresLoad(_Load):
                 for link in links:
                     copy.write_row(link)
 
-    def insert(self) -> int:
-        """One statement: the first row of each new key, in index order, with its tags; the
-        statement's triggers count and copy them. The ids are made as on SQLite."""
-        added = self.connection.exec_driver_sql(
+    def order(self) -> int:
+        run = self.connection.exec_driver_sql
+        run("DROP TABLE IF EXISTS bulk_load_order")
+        placed = run("CREATE TEMP TABLE bulk_load_order AS SELECT row_number() OVER ("
+                     "ORDER BY query, language, country, seq) AS rn, * FROM bulk_load_rows "
+                     "ORDER BY rn").rowcount
+        run("CREATE INDEX ON bulk_load_order (rn)")
+        run("CREATE INDEX ON bulk_load_tags (seq)")
+        run("ANALYZE bulk_load_order, bulk_load_tags")
+        return placed
+
+    def insert(self, first: int, last: int) -> int:
+        """One statement: the first row of each new key of the range, in index order, with
+        its tags; the statement's triggers count and copy them. The ids are made as on
+        SQLite."""
+        run = self.connection.exec_driver_sql
+        # The range's short strings are counted by a thread while the server inserts it.
+        texts = run("SELECT lower(query) FROM bulk_load_order WHERE rn BETWEEN %(first)s AND "
+                    "%(last)s", {"first": first, "last": last}).scalars().all()
+        with ThreadPoolExecutor(1, thread_name_prefix="tagdesk-load-grams") as counter:
+            counting = counter.submit(counted, texts, POSTGRES_GRAMS)
+            return self._insert(first, last, counting)
+
+    def _insert(self, first: int, last: int, counting: Future[Counter[str] | None]) -> int:
+        run = self.connection.exec_driver_sql
+        # The insert trigger of text_gram_counts leaves this transaction's rows to the load.
+        run("SELECT set_config('tagdesk.defer_text_grams', 'on', true)")
+        run("TRUNCATE bulk_load_added")
+        added = run(
             "WITH ranked AS MATERIALIZED ("
-            "  SELECT *, row_number() OVER (ORDER BY query, language, country) AS rn FROM ("
-            "    SELECT DISTINCT ON (query, language, country) * FROM bulk_load_rows"
-            "    ORDER BY query, language, country, seq) AS first), "
+            "  SELECT DISTINCT ON (query, language, country) * FROM bulk_load_order"
+            "  WHERE rn BETWEEN %(first)s AND %(last)s"
+            "  ORDER BY query, language, country, seq), "
             "added AS ("
             "  INSERT INTO queries (id, project_id, query, language, country, updated_at)"
             "  SELECT %(prefix)s || '-7' || lpad(to_hex((rn >> 20) & 4095), 3, '0') || '-'"
@@ -302,16 +392,19 @@ class _PostgresLoad(_Load):
             "  JOIN ranked r ON (r.query, r.language, r.country) = (a.query, a.language, a.country)"
             "  JOIN bulk_load_tags t ON t.seq = r.seq ORDER BY 1, 2) "
             "INSERT INTO bulk_load_added (pk) SELECT pk FROM added",
-            {"prefix": time_prefix(), "project": self.project_id}).rowcount
+            {"prefix": time_prefix(), "project": self.project_id, "first": first,
+             "last": last}).rowcount
         if added:
-            texts = self.connection.exec_driver_sql(
-                "SELECT lower(q.query) FROM bulk_load_added a JOIN queries q ON q.pk = a.pk",
-                execution_options={"stream_results": True, "max_row_buffer": READ_BACK})
-            self.count_grams(texts.scalars(), POSTGRES_GRAMS)
+            self.add_grams(counting if added == last - first + 1 else None, self._read_back_grams)
         # Later inserts of this transaction count their own again.
-        self.connection.exec_driver_sql(
-            "SELECT set_config('tagdesk.defer_text_grams', 'off', true)")
+        run("SELECT set_config('tagdesk.defer_text_grams', 'off', true)")
         return added
+
+    def _read_back_grams(self) -> None:
+        texts = self.connection.exec_driver_sql(
+            "SELECT lower(q.query) FROM bulk_load_added a JOIN queries q ON q.pk = a.pk",
+            execution_options={"stream_results": True, "max_row_buffer": READ_BACK})
+        self.count_grams(texts.scalars(), POSTGRES_GRAMS)
 
     def write_grams(self) -> None:
         """As 0009's counting does: the project's row first (every counter writer of a project
@@ -333,5 +426,5 @@ class _PostgresLoad(_Load):
             {"project": self.project_id, "grams": [gram for gram, _count in grams],
              "counts": [count for _gram, count in grams]})
 
-    def end(self) -> None:
-        pass  # the temporary tables go with the transaction
+    def close(self) -> None:
+        self.connection.exec_driver_sql(f"DROP TABLE IF EXISTS {self.TABLES}")

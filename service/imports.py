@@ -15,9 +15,10 @@ fields in double quotes where needed.
   upper-case) and matched on (query, language, country), as PATCH /api/queries/many/tags-only
   matches them: a row whose query the project has already, or that repeats an earlier row of
   the file, is "already present" and left as it is. Importing a file twice adds nothing.
-- Memory stays flat: the file is read as a stream, and rows go to `admin.insert_queries` in
-  batches, one transaction each — so an import that is stopped keeps what its finished batches
-  added, and importing the same file again adds the rest.
+- Memory stays flat: the file is read as a stream and its rows staged in temporary tables
+  (service/bulk_load.py), then added in the order of their text a range at a time, one
+  transaction each (`import_file`) — so an import that is stopped keeps the ranges it
+  finished, and importing the same file again adds the rest.
 """
 
 from __future__ import annotations
@@ -34,10 +35,12 @@ from typing import BinaryIO
 
 from pydantic import TypeAdapter, ValidationError
 from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from . import admin
+from weblib.sqlite import BEGIN_OPTION
+
+from . import admin, bulk_load
 from .db import begin_write
 from .models import Project, Tag
 from .validation import MAX_CODE, MAX_STRING, Code, Text
@@ -50,8 +53,9 @@ IGNORED = ("line", "reason", "updated")
 DELIMITERS = ",;"
 TAG_SEPARATOR = ";"
 
-# Rows a transaction: fewer commits, WAL checkpoints and FTS segments cost less per row;
-# SQLite's write lock is held for a batch, 2–3 s at this size (other writers wait for it).
+# Rows a transaction, read or added: fewer commits, WAL checkpoints and FTS segments cost less
+# per row; SQLite's write lock is held while a range is added, 1–2 s at this size (other
+# writers wait for it).
 BATCH_ROWS = 50_000
 # A batch is also cut when the fields of its rejected rows hold this many characters (a field
 # may be as long as the csv module's limit, 128 Ki characters).
@@ -133,11 +137,18 @@ class Counts:
     last_line: int = 0
     bytes_read: int = 0
 
-    def after(self, batch: Batch, added: int) -> Counts:
-        return replace(self, rows=self.rows + batch.read, added=self.added + added,
-                       present=self.present + len(batch.rows) - added,
+    @property
+    def good(self) -> int:
+        """Rows read that were not rejected: to be added, or found present."""
+        return self.rows - self.rejected
+
+    def read(self, batch: Batch) -> Counts:
+        return replace(self, rows=self.rows + batch.read,
                        rejected=self.rejected + len(batch.rejected),
                        last_line=batch.last_line, bytes_read=batch.bytes_read)
+
+    def inserted(self, rows: int, added: int) -> Counts:
+        return replace(self, added=self.added + added, present=self.present + rows - added)
 
 
 def summary(counts: Counts) -> str:
@@ -387,19 +398,93 @@ class Sink:
 
 def import_file(session: Session, project_id: str, binary: BinaryIO, sink: Sink | None = None,
                 batch_rows: int = BATCH_ROWS) -> Counts:
-    """Import a CSV file into a project: every good row is added unless the project has it,
-    one transaction a batch; NotCsv (nothing written) for a file that is not CSV at all."""
+    """Import a CSV file into a project: every good row is added unless the project has it;
+    NotCsv (nothing written) for a file that is not CSV at all.
+
+    Two steps of transactions of `batch_rows` rows, on one connection held throughout (its
+    temporary tables keep the rows from one to the next; service/bulk_load.py):
+
+    1. Reading: the file is read and checked a batch at a time; each batch's good rows are
+       staged, and the sink writes its rejected rows and the counts, in one transaction.
+    2. Adding: the staged rows, numbered in the order of the project's key (text, language,
+       country), are added a range at a time, one transaction each. Each range goes into the
+       key-ordered indexes as one run beside the last: in the file's order, every batch
+       touched nearly every page of those indexes (1M rows: 54 → 35 s on SQLite).
+
+    An import stopped on the way keeps the ranges it finished."""
     sink = sink or Sink()
     if session.get(Project, project_id) is None:
         raise admin.AdminError(f"No project {project_id}.")
     header = check_file(binary)
     tags = project_tags(session, project_id)
     session.commit()
+    with session.get_bind().connect() as connection, \
+            Session(connection, expire_on_commit=False) as held:
+        load = bulk_load.Load.on(connection, project_id)
+        try:
+            counts = _read(held, load, binary, header, tags, sink, batch_rows)
+            return _add(held, load, counts, sink, batch_rows)
+        finally:
+            _close(held, load)
+
+
+def _read(held: Session, load: bulk_load.Load, binary: BinaryIO, header: Header,
+          tags: dict[str, int], sink: Sink, batch_rows: int) -> Counts:
+    begin_write(held)
+    load.open()
+    held.commit()
     counts = Counts()
     for batch in read_ahead(read_batches(binary, header, tags, batch_rows)):
-        counts = _store(session, project_id, batch, counts, sink)
+        begin_write(held)
+        if batch.rows:
+            load.stage(batch.rows)
+        counts = counts.read(batch)
+        sink.write(held, batch, counts)
+        held.commit()
         sink.done(batch, counts)
     return counts
+
+
+def _add(held: Session, load: bulk_load.Load, counts: Counts, sink: Sink,
+         batch_rows: int) -> Counts:
+    # Numbering the rows writes temporary tables only: SQLite's write lock is not needed.
+    held.connection(execution_options={BEGIN_OPTION: "DEFERRED"})
+    placed = load.order()
+    held.commit()
+    end = Batch(last_line=counts.last_line, bytes_read=counts.bytes_read)
+    for first in range(1, placed + 1, batch_rows):
+        last = min(first + batch_rows - 1, placed)
+        counts = _insert(held, load, first, last, counts, end, sink)
+        sink.done(end, counts)
+    return counts
+
+
+def _insert(held: Session, load: bulk_load.Load, first: int, last: int, counts: Counts,
+            end: Batch, sink: Sink) -> Counts:
+    for attempt in range(ATTEMPTS):
+        try:
+            begin_write(held)
+            after = counts.inserted(last - first + 1, load.insert(first, last))
+            sink.write(held, end, after)
+            held.commit()
+            return after
+        except IntegrityError:
+            held.rollback()
+            if attempt == ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _close(held: Session, load: bulk_load.Load) -> None:
+    """The staged rows dropped, whatever happened; if that fails, the connection is closed
+    instead (its temporary tables go with it)."""
+    held.rollback()
+    try:
+        held.connection(execution_options={BEGIN_OPTION: "DEFERRED"})
+        load.close()
+        held.commit()
+    except SQLAlchemyError:
+        load.connection.invalidate()
 
 
 def read_ahead(batches: Iterator[Batch]) -> Iterator[Batch]:
@@ -411,23 +496,6 @@ def read_ahead(batches: Iterator[Batch]) -> Iterator[Batch]:
         while (batch := ahead.result()) is not None:
             ahead = reader.submit(next, batches, None)
             yield batch
-
-
-def _store(session: Session, project_id: str, batch: Batch, counts: Counts,
-           sink: Sink) -> Counts:
-    for attempt in range(ATTEMPTS):
-        try:
-            begin_write(session)
-            added = admin.insert_queries(session, project_id, batch.rows) if batch.rows else 0
-            after = counts.after(batch, added)
-            sink.write(session, batch, after)
-            session.commit()
-            return after
-        except IntegrityError:
-            session.rollback()
-            if attempt == ATTEMPTS - 1:
-                raise
-    raise AssertionError("unreachable")
 
 
 # --- the rejected rows as a CSV file -----------------------------------------------------------

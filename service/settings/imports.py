@@ -206,9 +206,12 @@ def import_upload(project_id: str):
 def progress_text(job: ImportJob) -> str:
     if job.state == import_jobs.QUEUED:
         return "Waiting to start…"
+    if job.active and job.reading:
+        return (f"{job.percent}% done. Reading the file: {job.rows:,} rows so far, "
+                f"{job.rejected:,} rejected.")
     if job.active:
-        return (f"{job.percent}% of the file read: {job.rows:,} rows so far — "
-                f"{job.summary}.")
+        return (f"{job.percent}% done. Adding the rows: {job.added + job.present:,} of "
+                f"{job.rows - job.rejected:,} — {job.summary}.")
     return f"{job.summary}."
 
 

@@ -161,6 +161,37 @@ def test_a_bulk_load_leaves_every_table_as_row_by_row_does(two_projects, monkeyp
         assert after == (distinct, distinct)  # one a row, as the triggers count
 
 
+@pytest.mark.parametrize("how", ["beside the insert", "read back", "read back in parts"])
+def test_short_term_counters_however_they_are_counted(two_projects, monkeypatch, how):
+    """A load whose every row is new counts the short strings of its texts in a thread beside
+    the insert; one that skipped a row counts the rows it read back; past GRAM_FLUSH distinct
+    strings, both write the counters in parts. Either way, as the triggers count."""
+    batch = rows()[:374]  # every key once (the repeats come after)
+    if how != "beside the insert":
+        batch.append(batch[0])  # a repeat: not every row of the range is added
+    if how == "read back in parts":
+        monkeypatch.setattr(bulk_load, "GRAM_FLUSH", 40)
+    ways = []
+    real_counted, real_count_grams = bulk_load.counted, bulk_load.Load.count_grams
+
+    def counted(texts, longest):
+        found = real_counted(texts, longest)
+        ways.append("beside" if found is not None else "too many")
+        return found
+
+    def count_grams(self, texts, longest):
+        ways.append("read back")
+        return real_count_grams(self, texts, longest)
+
+    monkeypatch.setattr(bulk_load, "counted", counted)
+    monkeypatch.setattr(bulk_load.Load, "count_grams", count_grams)
+    added = load_both(two_projects, batch, monkeypatch)
+    assert added == (374, 374)
+    assert ways == {"beside the insert": ["beside"], "read back": ["beside", "read back"],
+                    "read back in parts": ["too many", "read back"]}[how]
+    assert_same_tables(two_projects)
+
+
 def test_several_chunks_in_one_call(two_projects, monkeypatch):
     batch = rows(500, seed=5)
     added = load_both(two_projects, batch, monkeypatch, batch_size=64)
@@ -364,10 +395,10 @@ def test_a_load_gives_its_connection_the_usual_sqlite_settings_back(two_projects
     seen = {}
     real_insert = bulk_load._SqliteLoad.insert
 
-    def insert_and_look(self):
+    def insert_and_look(self, first, last):
         seen["connection"] = self.connection.connection.dbapi_connection
         seen["during"] = settings(seen["connection"])
-        return real_insert(self)
+        return real_insert(self, first, last)
 
     monkeypatch.setattr(bulk_load._SqliteLoad, "insert", insert_and_look)
     load(two_projects, two_projects.project_id, rows(), bulk=True, monkeypatch=monkeypatch)

@@ -241,6 +241,30 @@ def test_duplicates_within_the_file_are_already_present_matched_as_patch_matches
     assert response.status_code == 200, response.text
 
 
+def test_rows_are_added_in_the_order_of_their_text_across_the_whole_file(world):
+    """The file is read first, then its rows added a range at a time in the order of the
+    project's key: each transaction's rows follow the last one's in the text indexes (and
+    get later keys), whatever order the file has."""
+    texts = [f"query {i:02d}" for i in range(23)]
+    content = HEADER + "".join(f"{text},en,US,\n" for text in reversed(texts))
+    added_per_range = []
+
+    class Ranges(imports.Sink):
+        def done(self, batch, counts):
+            added_per_range.append(counts.added)
+
+    counts = world.run(lambda s: imports.import_file(
+        s, world.project_id, io.BytesIO(content.encode()), Ranges(), batch_rows=5))
+    assert counts.added == 23
+    # Five batches read (nothing added yet), then five ranges added.
+    assert added_per_range == [0, 0, 0, 0, 0, 5, 10, 15, 20, 23]
+    by_key = world.run(lambda s: list(s.scalars(
+        select(Query.query).where(Query.project_id == world.project_id).order_by(Query.pk))))
+    by_id = world.run(lambda s: list(s.scalars(
+        select(Query.query).where(Query.project_id == world.project_id).order_by(Query.id))))
+    assert by_key == by_id == texts
+
+
 def test_queries_the_project_had_are_present_and_keep_their_tags(world, api):
     world.add_queries([("existing", "en", "US", ["local"])])
     counts, _ = run_import(world, HEADER + "existing,en,us,brand\nnew,en,US,\n")
@@ -655,22 +679,32 @@ def test_while_it_runs_the_page_shows_a_progress_bar_that_polls(service_app, bro
 
     def running(session):
         job = session.get(ImportJob, job_id)
-        job.state, job.bytes_read, job.rows, job.added = "running", 250, 10, 9
+        job.state, job.bytes_read, job.rows, job.rejected = "running", 250, 10, 1
         job.heartbeat_at = utcnow()
 
     world.run(running)
     location = f"{browser.imports_path()}/{job_id}"
     page = browser.client.get(location).get_data(as_text=True)
-    assert '<progress max="100" value="25"' in page
+    assert '<progress max="100" value="7"' in page
     assert f'data-import-progress="{location}/progress"' in page
     assert "settings.js" in page
     progress = browser.client.get(location + "/progress").get_json()
-    assert progress == {"state": "running", "done": False, "percent": 25, "bytesRead": 250,
-                        "fileSize": 1000, "rows": 10, "added": 9, "present": 0, "rejected": 0,
-                        "text": "25% of the file read: 10 rows so far — 9 added, 0 already "
-                                "present, 0 rejected."}
+    # A quarter of the file read: 7 % of the job (reading is 30 % of it).
+    assert progress == {"state": "running", "done": False, "percent": 7, "bytesRead": 250,
+                        "fileSize": 1000, "rows": 10, "added": 0, "present": 0, "rejected": 1,
+                        "text": "7% done. Reading the file: 10 rows so far, 1 rejected."}
     listed = browser.client.get(browser.imports_path()).get_data(as_text=True)
-    assert "Importing, 25%" in listed
+    assert "Importing, 7%" in listed
+
+    def adding(session):
+        job = session.get(ImportJob, job_id)
+        job.bytes_read, job.rows, job.added, job.present = 1000, 41, 16, 4
+
+    world.run(adding)
+    progress = browser.client.get(location + "/progress").get_json()
+    # The file read, half of its 40 good rows added or found present: 30 + 35 %.
+    assert (progress["percent"], progress["text"]) == (
+        65, "65% done. Adding the rows: 20 of 40 — 16 added, 4 already present, 1 rejected.")
 
 
 def dead_pid() -> int:
@@ -731,8 +765,8 @@ def queue_upload(world, folder, upload_id: str, name: str, rows: int) -> None:
 
 def test_a_job_given_up_on_meanwhile_commits_nothing_more(service_app, world, tmp_path,
                                                           monkeypatch):
-    """Its process was only slow: once the job is marked interrupted, its next batch is not
-    committed."""
+    """Its process was only slow: once the job is marked interrupted, its next range of rows
+    is not committed."""
     folder = tmp_path / "jobs"
     queue_upload(world, folder, "d" * 36, "slow.csv", rows=20)
     done = import_jobs.JobSink.done
@@ -740,7 +774,7 @@ def test_a_job_given_up_on_meanwhile_commits_nothing_more(service_app, world, tm
 
     def given_up_on_after_the_first_batch(self, batch, counts):
         done(self, batch, counts)
-        if not given_up["done"]:  # the first batch is committed
+        if counts.added and not given_up["done"]:  # the first range is committed
             given_up["done"] = True
             with service_app.extensions["tagdesk_engine"].begin() as connection:
                 connection.execute(ImportJob.__table__.update().values(state="interrupted"))
@@ -749,7 +783,8 @@ def test_a_job_given_up_on_meanwhile_commits_nothing_more(service_app, world, tm
     state = import_jobs.run(service_app.extensions["tagdesk_sessionmaker"], "d" * 36, folder,
                             batch_rows=5)
     assert state == "interrupted"
-    assert stored(world) == {(f"q{i}", "en", "US") for i in range(5)}
+    # The rows are added in the order of their text: the first five of it.
+    assert stored(world) == {(text, "en", "US") for text in ("q0", "q1", "q10", "q11", "q12")}
     (job,) = jobs(world)
     assert (job.state, job.added) == ("interrupted", 5)
     assert not import_jobs.upload_path(folder, "d" * 36).exists()
