@@ -8,11 +8,11 @@ import secrets
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
-from itertools import chain, islice
+from itertools import islice
 
 from sqlalchemy import func, select, text
 
-from . import admin, keys, schema
+from . import admin, bulk_load, keys, schema
 from .db import session_scope
 from .demo_data import PROJECTS, TAGS, assign_tags, generate_queries
 from .models import ApiKey, User, utcnow
@@ -23,10 +23,10 @@ DEMO_ADMIN = "admin@demo.example"  # admin-2@demo.example for a second demo in o
 SMALL_PROJECT_TAGS = 8
 BATCH = 5000
 BULK_REBUILD_AT = 50_000
-# SQLite: queries committed at a time. In WAL mode every page a transaction writes stays in
-# the write-ahead log until it commits, and each page read looks the log up: one transaction
-# of ten million (a 12.5 GB log) was still linking tags after an hour of CPU, when a million
-# take a minute.
+# SQLite: queries committed at a time, a range of the key's order each (service/bulk_load.py).
+# In WAL mode every page a transaction writes stays in the write-ahead log until it commits,
+# and each page read looks the log up: one transaction of ten million (a 12.5 GB log) was
+# still linking tags after an hour of CPU, when a million take a minute.
 SQLITE_CHUNK = 1_000_000
 
 
@@ -50,12 +50,11 @@ def seed(app, count: int, progress: Callable[[str], None] = lambda _m: None,
     for project_id, project_name, tag_ids, size in plan:
         rows = iter(_rows(size, tag_ids, rng, seed_value + len(project_name)))
         inserted = 0
-        if sqlite:
-            while (first := next(rows, None)) is not None:
-                with session_scope(app) as session:
-                    inserted += admin.insert_queries(
-                        session, project_id, chain([first], islice(rows, SQLITE_CHUNK - 1)),
-                        batch_size=BATCH)
+        if sqlite and size > SQLITE_CHUNK:
+            inserted = _load_in_ranges(app, project_id, rows)
+        elif sqlite:
+            with session_scope(app) as session:
+                inserted = admin.insert_queries(session, project_id, rows, batch_size=BATCH)
         else:
             with session_scope(app) as session, _trigram_index_built_after(session, size):
                 inserted = admin.insert_queries(session, project_id, rows, batch_size=BATCH)
@@ -100,6 +99,27 @@ def _trigram_index_built_after(session, size: int):
         session.execute(text("SET LOCAL maintenance_work_mem = '1GB'"))
         session.execute(text(
             "CREATE INDEX ix_query_texts_trgm ON query_texts USING gin (folded gin_trgm_ops)"))
+
+
+def _load_in_ranges(app, project_id: str, rows: Iterator) -> int:
+    """SQLite: every row staged, then added in the order of the project's key, SQLITE_CHUNK
+    places a transaction (as imports do): each range goes into the text indexes beside the
+    last, so a million costs the same however many came before."""
+    with app.extensions["tagdesk_engine"].connect() as connection:
+        load = bulk_load.Load.on(connection, project_id)
+        with connection.begin():
+            load.open()
+            while batch := list(islice(rows, BATCH)):
+                load.stage(batch)
+        with connection.begin():
+            placed = load.order()
+        inserted = 0
+        for first in range(1, placed + 1, SQLITE_CHUNK):
+            with connection.begin():
+                inserted += load.insert(first, min(first + SQLITE_CHUNK - 1, placed))
+        with connection.begin():
+            load.close()
+    return inserted
 
 
 def _rows(size: int, tag_ids: list[int], rng: random.Random, seed_value: int) -> Iterator:

@@ -10,8 +10,10 @@ tag name rather than by keys."""
 from __future__ import annotations
 
 import random
+import sqlite3
 import uuid
 from collections import Counter
+from contextlib import closing
 from datetime import datetime, timedelta
 
 import pytest
@@ -429,16 +431,28 @@ def _seeded(tmp_path, name: str) -> tuple[set, dict, tuple]:
 
 
 def test_the_demo_commits_sqlite_loads_in_chunks_with_the_same_result(tmp_path, monkeypatch):
-    """SQLite: seed-demo commits a large project a chunk at a time (one transaction of ten
-    million made a write-ahead log no page look-up could cross quickly); the rows, tags and
-    every counter are those of one transaction."""
+    """SQLite: seed-demo commits a large project a range of the key's order at a time (one
+    transaction of ten million made a write-ahead log no page look-up could cross quickly);
+    the rows, tags and every counter are those of one transaction."""
     whole = _seeded(tmp_path, "whole.sqlite3")
     monkeypatch.setattr(demo, "SQLITE_CHUNK", 70)  # 300 queries: five transactions
-    loads = []
-    insert = admin.insert_queries
-    monkeypatch.setattr(admin, "insert_queries", lambda *a, **k: loads.append(1) or insert(*a, **k))
+    ranges = []
+    insert = bulk_load._SqliteLoad.insert
+
+    def insert_range(self, first, last):
+        # What another connection sees of the project as the range starts: the ranges before
+        # it, committed.
+        with closing(sqlite3.connect(tmp_path / "chunked.sqlite3")) as reader:
+            seen = reader.execute("SELECT count(*) FROM queries WHERE project_id = ?",
+                                  (self.project_id,)).fetchone()[0]
+        ranges.append((first, last, seen))
+        return insert(self, first, last)
+
+    monkeypatch.setattr(bulk_load._SqliteLoad, "insert", insert_range)
     chunked = _seeded(tmp_path, "chunked.sqlite3")
-    assert len(loads) == 5 + 2  # and one each for the two small projects (30 queries)
+    # The two small projects' 30 queries go row by row.
+    assert ranges == [(1, 70, 0), (71, 140, 70), (141, 210, 140), (211, 280, 210),
+                      (281, 300, 280)]
     assert chunked[0] == whole[0] and len(whole[0]) == 360
     assert chunked[1] == whole[1]
     kept, counted = chunked[2]
