@@ -35,6 +35,7 @@ keep brought up to date once per range with a few set-based statements (docs/dec
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -129,6 +130,10 @@ class Load:
             return _SqliteLoad(connection, project_id)
         return _PostgresLoad(connection, project_id)
 
+    def prepare(self) -> None:
+        """The connection's settings for a load; called between transactions, before the
+        load's first one, when the load spans several."""
+
     def open(self) -> None:
         raise NotImplementedError
 
@@ -142,6 +147,9 @@ class Load:
     def insert(self, first: int, last: int) -> int:
         """Insert the rows at places first to last of the order; how many were added."""
         raise NotImplementedError
+
+    def committed(self) -> None:
+        """After each transaction of a load that spans several, before the next."""
 
     def close(self) -> None:
         raise NotImplementedError
@@ -182,21 +190,14 @@ class _SqliteLoad(Load):
             connection.dialect).bind_processor(connection.dialect)
         self.now = self.stored_time(utcnow())
 
+    def prepare(self) -> None:
+        # Outside a transaction the temporary storage can always move to files (inside one,
+        # only until the connection first used it: a pooled one often has).
+        self._settings(self.connection.connection.dbapi_connection.execute)
+
     def open(self) -> None:
         run = self.connection.exec_driver_sql
-        # Temporary tables and sorts in files, not memory (allowed until this transaction
-        # first uses temporary storage; a connection that already did keeps its memory).
-        restore = self.connection.connection.info.setdefault(RESTORE_PRAGMAS, {})
-        if run("PRAGMA temp_store").scalar_one() != 1:
-            # Refused ("cannot be changed from within a transaction"): the load keeps memory.
-            with suppress(OperationalError):
-                run("PRAGMA temp_store = FILE")
-            if run("PRAGMA temp_store").scalar_one() == 1:
-                restore.setdefault("temp_store", "MEMORY")
-        cache = run("PRAGMA cache_size").scalar_one()
-        if cache > -LOAD_CACHE_KIB:
-            restore.setdefault("cache_size", cache)
-            run(f"PRAGMA cache_size = {-LOAD_CACHE_KIB}")
+        self._settings(run)
         self.close()
         run("CREATE TEMP TABLE bulk_load_rows (seq INTEGER PRIMARY KEY, query TEXT, "
             "language TEXT, country TEXT, updated_at TEXT)")
@@ -214,6 +215,32 @@ class _SqliteLoad(Load):
         links = [(seq, tag_id) for seq, row in enumerate(batch, start + 1) for tag_id in row[3]]
         if links:
             run("INSERT OR IGNORE INTO temp.bulk_load_tags VALUES (?, ?)", links)
+
+    def _settings(self, execute: Callable) -> None:
+        """Temporary tables and sorts in files, not memory, and a larger page cache; the
+        connection gets its usual settings back when it returns to the pool (service/db.py)."""
+        def value(name: str) -> int:
+            return execute(f"PRAGMA {name}").fetchone()[0]
+
+        restore = self.connection.connection.info.setdefault(RESTORE_PRAGMAS, {})
+        if value("temp_store") != 1:
+            # Refused inside a transaction once the connection has used temporary storage
+            # ("cannot be changed from within a transaction"): the load then keeps memory.
+            with suppress(OperationalError, sqlite3.OperationalError):
+                execute("PRAGMA temp_store = FILE")
+            if value("temp_store") == 1:
+                restore.setdefault("temp_store", "MEMORY")
+        cache = value("cache_size")
+        if cache > -LOAD_CACHE_KIB:
+            restore.setdefault("cache_size", cache)
+            execute(f"PRAGMA cache_size = {-LOAD_CACHE_KIB}")
+
+    def committed(self) -> None:
+        # Copy the write-ahead log back now, while no range writes, so that the next range
+        # starts the log over: back to back, the ranges left the background checkpoint no
+        # moment to finish, and the log grew by every range (10 GB at 7M rows), each page
+        # read looking it up.
+        self.connection.connection.dbapi_connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     def order(self) -> int:
         run = self.connection.exec_driver_sql

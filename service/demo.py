@@ -107,6 +107,7 @@ def _load_in_ranges(app, project_id: str, rows: Iterator) -> int:
     last, so a million costs the same however many came before."""
     with app.extensions["tagdesk_engine"].connect() as connection:
         load = bulk_load.Load.on(connection, project_id)
+        load.prepare()
         with connection.begin():
             load.open()
             while batch := list(islice(rows, BATCH)):
@@ -117,6 +118,7 @@ def _load_in_ranges(app, project_id: str, rows: Iterator) -> int:
         for first in range(1, placed + 1, SQLITE_CHUNK):
             with connection.begin():
                 inserted += load.insert(first, min(first + SQLITE_CHUNK - 1, placed))
+            load.committed()
         with connection.begin():
             load.close()
     return inserted

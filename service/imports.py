@@ -421,6 +421,7 @@ def import_file(session: Session, project_id: str, binary: BinaryIO, sink: Sink 
     with session.get_bind().connect() as connection, \
             Session(connection, expire_on_commit=False) as held:
         load = bulk_load.Load.on(connection, project_id)
+        load.prepare()
         try:
             counts = _read(held, load, binary, header, tags, sink, batch_rows)
             return _add(held, load, counts, sink, batch_rows)
@@ -455,6 +456,7 @@ def _add(held: Session, load: bulk_load.Load, counts: Counts, sink: Sink,
     for first in range(1, placed + 1, batch_rows):
         last = min(first + batch_rows - 1, placed)
         counts = _insert(held, load, first, last, counts, end, sink)
+        load.committed()
         sink.done(end, counts)
     return counts
 

@@ -16,13 +16,14 @@ import stat
 import subprocess
 import sys
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import create_engine, func, select
+from sqlalchemy import create_engine, event, func, select
 
-from service import admin, import_jobs, imports
+from service import admin, bulk_load, import_jobs, imports
 from service.import_jobs import ImportJob, ImportRejection
 from service.models import Base, OrgEvent, Query, utcnow
 from tests.support.waiting import wait_until
@@ -263,6 +264,57 @@ def test_rows_are_added_in_the_order_of_their_text_across_the_whole_file(world):
     by_id = world.run(lambda s: list(s.scalars(
         select(Query.query).where(Query.project_id == world.project_id).order_by(Query.id))))
     assert by_key == by_id == texts
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # SQLite's own settings
+def test_the_staged_file_is_kept_on_disk_even_on_a_pooled_connection(world, monkeypatch):
+    """SQLite keeps a connection's temporary tables in memory unless told otherwise, and once
+    a connection has used them it refuses to move them inside a transaction: the import sets
+    that before its first one, so a file of any size is staged in files, not memory."""
+    engine = world.app.extensions["tagdesk_engine"]
+    engine.dispose()
+
+    @event.listens_for(engine, "connect")
+    def used_temporary_storage(dbapi_connection, _record):
+        dbapi_connection.execute("CREATE TEMP TABLE earlier (a INTEGER)")
+        dbapi_connection.execute("DROP TABLE earlier")
+
+    seen = []
+    insert = bulk_load._SqliteLoad.insert
+
+    def insert_and_look(self, first, last):
+        seen.append(self.connection.exec_driver_sql("PRAGMA temp_store").scalar_one())
+        return insert(self, first, last)
+
+    monkeypatch.setattr(bulk_load._SqliteLoad, "insert", insert_and_look)
+    try:
+        counts, _ = run_import(world, HEADER + "".join(f"q{i},en,US,\n" for i in range(30)),
+                               batch_rows=10)
+    finally:
+        event.remove(engine, "connect", used_temporary_storage)
+    assert counts.added == 30
+    assert seen == [1, 1, 1]  # FILE in every range
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # SQLite's write-ahead log
+def test_the_write_ahead_log_starts_over_between_ranges(world):
+    """Each range is copied from the write-ahead log into the database before the next one
+    writes, so the next starts the log over: back to back, the log grew by every range, and
+    every page read looks it up."""
+    wal = Path(world.app.config["DATABASE_URL"].removeprefix("sqlite:///") + "-wal")
+    sizes = []
+
+    class Sizes(imports.Sink):
+        def done(self, batch, counts):
+            if counts.added:
+                sizes.append(wal.stat().st_size)
+
+    content = HEADER + "".join(f"query text number {i:05d},en,US,\n" for i in range(6000))
+    counts = world.run(lambda s: imports.import_file(
+        s, world.project_id, io.BytesIO(content.encode()), Sizes(), batch_rows=500))
+    assert counts.added == 6000 and len(sizes) == 12
+    # The log file keeps the size of its largest cycle, a range or two, not twelve.
+    assert sizes[-1] <= 2 * sizes[1], sizes
 
 
 def test_queries_the_project_had_are_present_and_keep_their_tags(world, api):
