@@ -19,7 +19,7 @@ keep brought up to date once per range with a few set-based statements (docs/dec
    the previous range's, and those that end with the id append to each of their
    (project, code) ranges. Inserted in the file's order, each transaction's entries fell all
    over the text indexes, and each commit wrote nearly every page of them again (1M rows on
-   SQLite: 54 s with ranges of the file's order, 35 s with ranges of the key's).
+   SQLite: 52–57 s with ranges of the file's order, 38–41 s with ranges of the key's).
 3. **Derived once.** SQLite: the insert triggers of `queries` and `query_tags` stand aside
    while the load's transaction holds a row in `bulk_load` (migration 0017; no other
    connection sees it, and SQLite has one writer at a time), and the load does their work
