@@ -137,11 +137,6 @@ class Counts:
     last_line: int = 0
     bytes_read: int = 0
 
-    @property
-    def good(self) -> int:
-        """Rows read that were not rejected: to be added, or found present."""
-        return self.rows - self.rejected
-
     def read(self, batch: Batch) -> Counts:
         return replace(self, rows=self.rows + batch.read,
                        rejected=self.rejected + len(batch.rejected),
