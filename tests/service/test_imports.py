@@ -317,6 +317,33 @@ def test_the_write_ahead_log_starts_over_between_ranges(world):
     assert sizes[-1] <= 2 * sizes[1], sizes
 
 
+def test_an_import_that_fails_on_the_way_keeps_its_finished_ranges_and_again_adds_the_rest(
+        world, api):
+    """A failure while adding (here the sink's write of the second range) rolls that range
+    back and drops the staged rows; the first range stays, and the same file imported again
+    adds the rest, on a connection as good as new."""
+    content = HEADER + "".join(f"row {i:02d},en,US,{'sale' if i % 2 else ''}\n"
+                               for i in range(20))
+
+    class FailsAtTheSecondRange(imports.Sink):
+        def write(self, session, batch, counts):
+            if counts.added > 5:
+                raise RuntimeError("the disk is full")
+
+    with pytest.raises(RuntimeError, match="the disk is full"):
+        world.run(lambda s: imports.import_file(
+            s, world.project_id, io.BytesIO(content.encode()), FailsAtTheSecondRange(),
+            batch_rows=5))
+    assert stored(world) == {(f"row {i:02d}", "en", "US") for i in range(5)}
+
+    counts, _ = run_import(world, content, batch_rows=5)
+    assert (counts.added, counts.present) == (15, 5)
+    found = {r["query"]: r["tags"] for r in api.queries(limit=50).json()["results"]}
+    assert len(found) == 20
+    assert all(found[f"row {i:02d}"] == ([world.tags["sale"]] if i % 2 else [])
+               for i in range(20))
+
+
 def test_queries_the_project_had_are_present_and_keep_their_tags(world, api):
     world.add_queries([("existing", "en", "US", ["local"])])
     counts, _ = run_import(world, HEADER + "existing,en,us,brand\nnew,en,US,\n")
