@@ -60,6 +60,10 @@ SQLITE_GRAMS = 2
 POSTGRES_GRAMS = 4
 # Texts read back at a time to count their short strings.
 READ_BACK = 10_000
+# The most rows of a range whose texts are held to be counted beside its insert; a larger
+# range (a load in one transaction: the demo's) is counted as read back, READ_BACK at a time,
+# so memory stays flat (10M texts held took 3 GB).
+COUNT_BESIDE_ROWS = 200_000
 # SQLite: the settings a load changed on its connection, with the values service/db.py sets
 # again when the connection returns to the pool.
 RESTORE_PRAGMAS = "tagdesk_bulk_load_pragmas"
@@ -252,6 +256,8 @@ class _SqliteLoad(Load):
         run = self.connection.exec_driver_sql
         # The range's short strings are counted by a thread while the database inserts it
         # (SQLite leaves Python's lock while it works): in this thread they took 9 of 42 s.
+        if last - first + 1 > COUNT_BESIDE_ROWS:
+            return self._insert(first, last, None)
         folds = _sqlite_folds(self.connection)
         texts = run("SELECT r.query FROM temp.bulk_load_order o JOIN temp.bulk_load_rows r "
                     "ON r.seq = o.seq WHERE o.rn BETWEEN ? AND ?", (first, last)).scalars().all()
@@ -260,7 +266,8 @@ class _SqliteLoad(Load):
                                       SQLITE_GRAMS)
             return self._insert(first, last, counting)
 
-    def _insert(self, first: int, last: int, counting: Future[Counter[str] | None]) -> int:
+    def _insert(self, first: int, last: int,
+                counting: Future[Counter[str] | None] | None) -> int:
         run = self.connection.exec_driver_sql
         # The write lock from here; the insert triggers stand aside until the row goes.
         run("INSERT INTO bulk_load DEFAULT VALUES")
@@ -387,13 +394,16 @@ class _PostgresLoad(Load):
         SQLite."""
         run = self.connection.exec_driver_sql
         # The range's short strings are counted by a thread while the server inserts it.
+        if last - first + 1 > COUNT_BESIDE_ROWS:
+            return self._insert(first, last, None)
         texts = run("SELECT lower(query) FROM bulk_load_order WHERE rn BETWEEN %(first)s AND "
                     "%(last)s", {"first": first, "last": last}).scalars().all()
         with ThreadPoolExecutor(1, thread_name_prefix="tagdesk-load-grams") as counter:
             counting = counter.submit(counted, texts, POSTGRES_GRAMS)
             return self._insert(first, last, counting)
 
-    def _insert(self, first: int, last: int, counting: Future[Counter[str] | None]) -> int:
+    def _insert(self, first: int, last: int,
+                counting: Future[Counter[str] | None] | None) -> int:
         run = self.connection.exec_driver_sql
         # The insert trigger of text_gram_counts leaves this transaction's rows to the load.
         run("SELECT set_config('tagdesk.defer_text_grams', 'on', true)")

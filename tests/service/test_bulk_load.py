@@ -163,16 +163,20 @@ def test_a_bulk_load_leaves_every_table_as_row_by_row_does(two_projects, monkeyp
         assert after == (distinct, distinct)  # one a row, as the triggers count
 
 
-@pytest.mark.parametrize("how", ["beside the insert", "read back", "read back in parts"])
+@pytest.mark.parametrize("how", ["beside the insert", "read back", "read back in parts",
+                                 "too many rows to hold"])
 def test_short_term_counters_however_they_are_counted(two_projects, monkeypatch, how):
     """A load whose every row is new counts the short strings of its texts in a thread beside
     the insert; one that skipped a row counts the rows it read back; past GRAM_FLUSH distinct
-    strings, both write the counters in parts. Either way, as the triggers count."""
+    strings, both write the counters in parts; a range of more than COUNT_BESIDE_ROWS rows is
+    read back without holding its texts. Either way, as the triggers count."""
     batch = rows()[:374]  # every key once (the repeats come after)
-    if how != "beside the insert":
+    if how in ("read back", "read back in parts"):
         batch.append(batch[0])  # a repeat: not every row of the range is added
     if how == "read back in parts":
         monkeypatch.setattr(bulk_load, "GRAM_FLUSH", 40)
+    if how == "too many rows to hold":
+        monkeypatch.setattr(bulk_load, "COUNT_BESIDE_ROWS", 373)
     ways = []
     real_counted, real_count_grams = bulk_load.counted, bulk_load.Load.count_grams
 
@@ -190,7 +194,8 @@ def test_short_term_counters_however_they_are_counted(two_projects, monkeypatch,
     added = load_both(two_projects, batch, monkeypatch)
     assert added == (374, 374)
     assert ways == {"beside the insert": ["beside"], "read back": ["beside", "read back"],
-                    "read back in parts": ["too many", "read back"]}[how]
+                    "read back in parts": ["too many", "read back"],
+                    "too many rows to hold": ["read back"]}[how]
     assert_same_tables(two_projects)
 
 
