@@ -43,6 +43,14 @@ def site(live_service, world):
     return live_service
 
 
+SIZES = ["laptop", "phone"]
+
+
+def a_page(request, size: str):
+    """The page of a laptop's browser, or of a phone's (390 px, touch)."""
+    return request.getfixturevalue("page" if size == "laptop" else "phone")
+
+
 def sign_in(page, site, path: str) -> None:
     page.goto(site.url + path)
     page.get_by_label("Email").fill(EMAIL)
@@ -66,8 +74,10 @@ def api_rows(site) -> dict[str, tuple[str, str, list[int]]]:
             for r in body.json()["results"]}
 
 
-def test_upload_a_file_read_the_report_and_download_the_rejected_rows(page, site, tmp_path,
-                                                                      screenshots):
+@pytest.mark.parametrize("size", SIZES)
+def test_upload_a_file_read_the_report_and_download_the_rejected_rows(request, size, site,
+                                                                      tmp_path, screenshots):
+    page = a_page(request, size)
     world = site.world
     project_path = f"/settings/projects/{world.project_id}"
     sign_in(page, site, project_path)
@@ -91,7 +101,7 @@ def test_upload_a_file_read_the_report_and_download_the_rejected_rows(page, site
     expect(rejected).to_have_count(3)
     expect(rejected.nth(1)).to_contain_text("This project has no tag named “nope”.")
     expect(rejected.nth(2)).to_contain_text("The query is empty.")
-    page.screenshot(path=screenshots / "settings-import-report.png", full_page=True)
+    page.screenshot(path=screenshots / f"settings-import-report-{size}.png", full_page=True)
     assert axe_serious(page) == []
 
     with page.expect_download() as download_info:
@@ -123,8 +133,11 @@ def test_upload_a_file_read_the_report_and_download_the_rejected_rows(page, site
     assert csp_errors(page) == []
 
 
-def test_a_larger_file_runs_as_a_job_whose_progress_survives_a_reload(page, site, tmp_path,
-                                                                      monkeypatch, screenshots):
+@pytest.mark.parametrize("size", SIZES)
+def test_a_larger_file_runs_as_a_job_whose_progress_survives_a_reload(request, size, site,
+                                                                      tmp_path, monkeypatch,
+                                                                      screenshots):
+    page = a_page(request, size)
     world = site.world
     site.app.config["IMPORT_WAIT_SECONDS"] = 0
     first_batch_in, release = threading.Event(), threading.Event()
@@ -155,7 +168,7 @@ def test_a_larger_file_runs_as_a_job_whose_progress_survives_a_reload(page, site
         # The page asks for the progress by itself.
         expect(page.locator("[data-import-numbers]")).to_contain_text("500 rows so far")
         assert int(progress.get_attribute("value")) > 0
-        page.screenshot(path=screenshots / "settings-import-progress.png")
+        page.screenshot(path=screenshots / f"settings-import-progress-{size}.png")
         assert axe_serious(page) == []
 
         page.reload()
