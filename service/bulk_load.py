@@ -243,8 +243,9 @@ class _SqliteLoad(Load):
         # Copy the write-ahead log back now, while no range writes, so that the next range
         # starts the log over: back to back, the ranges left the background checkpoint no
         # moment to finish, and the log grew by every range (10 GB at 7M rows), each page
-        # read looking it up.
-        self.connection.connection.dbapi_connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        # read looking it up. FULL: a checkpoint the background thread is running at that
+        # moment is waited for (PASSIVE gave up at once, and the log grew again).
+        self.connection.connection.dbapi_connection.execute("PRAGMA wal_checkpoint(FULL)")
 
     def order(self) -> int:
         run = self.connection.exec_driver_sql
