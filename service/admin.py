@@ -158,7 +158,7 @@ def _insert_batch(session: Session, project_id: str, batch: list[NewQuery],
     pk_by_id = {query_id: pk for query_id, pk in session.execute(
         select(Query.id, Query.pk).where(Query.id.in_(ids)))}
     inserted_pks.extend(pk_by_id.values())
-    links = [{"query_pk": pk_by_id[query_id], "tag_id": tag_id}
+    links = [{"query_pk": pk_by_id[query_id], "tag_id": tag_id, "updated_at": row[4] or now}
              for query_id, row in zip(ids, fresh, strict=True) for tag_id in set(row[3])]
     if links:
         _insert_rows(session, query_tags, links)

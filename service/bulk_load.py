@@ -299,7 +299,8 @@ class _SqliteLoad(Load):
         """What the insert triggers would have done for the rows just inserted: those whose
         key is more than `base`."""
         run = self.connection.exec_driver_sql
-        run("INSERT INTO query_tags (query_pk, tag_id) SELECT ? + o.rn, t.tag_id "
+        run("INSERT INTO query_tags (query_pk, tag_id, updated_at) "
+            "SELECT ? + o.rn, t.tag_id, q.updated_at "
             "FROM temp.bulk_load_order o JOIN temp.bulk_load_tags t ON t.seq = o.seq "
             "JOIN queries q ON q.pk = ? + o.rn WHERE o.rn BETWEEN ? AND ? "
             "ORDER BY o.rn, t.tag_id", (offset, offset, first, last))
@@ -425,8 +426,8 @@ class _PostgresLoad(Load):
             "  ON CONFLICT (project_id, query, language, country) DO NOTHING"
             "  RETURNING pk, query, language, country), "
             "linked AS ("
-            "  INSERT INTO query_tags (query_pk, tag_id)"
-            "  SELECT a.pk, t.tag_id FROM added a"
+            "  INSERT INTO query_tags (query_pk, tag_id, updated_at)"
+            "  SELECT a.pk, t.tag_id, r.updated_at FROM added a"
             "  JOIN ranked r ON (r.query, r.language, r.country) = (a.query, a.language, a.country)"
             "  JOIN bulk_load_tags t ON t.seq = r.seq ORDER BY 1, 2) "
             "INSERT INTO bulk_load_added (pk) SELECT pk FROM added",

@@ -123,7 +123,10 @@ query_tags = Table(
     Base.metadata,
     Column("query_pk", ForeignKey("queries.pk", ondelete="CASCADE"), primary_key=True),
     Column("tag_id", ForeignKey("tags.id", ondelete="CASCADE"), primary_key=True),
-    Index("ix_query_tags_tag", "tag_id", "query_pk"),
+    # The query's updated_at, copied: whoever adds a link gives it, and a trigger on queries
+    # keeps it (migration 0018). A tag's page in time order is a walk of the index below.
+    Column("updated_at", DateTime, nullable=False),
+    Index("ix_query_tags_tag_time", "tag_id", "updated_at", "query_pk"),
 )
 
 

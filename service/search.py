@@ -655,6 +655,43 @@ def _page_statement(session: Session, project_id: str | BindParameter, filters: 
     return _with_tags(paged, sort, *figures)
 
 
+def _time_order(sort: SortKey) -> str | None:
+    """"DESC" or "ASC" when the page is sorted by update time alone (newest first by
+    default), else None."""
+    if not sort:
+        return "DESC"
+    if len(sort) == 1 and sort[0][0] == "updatedAt":
+        return sort[0][1]
+    return None
+
+
+def _tag_by_time_page(session: Session, sort: list[SortItem], direction: str):
+    """A page of one rare tag in update-time order, from the links' copy of the time
+    (migration 0018): the tag's links are walked in time order as far as the page reaches,
+    and only the links at least as far up as the last of them are joined to their queries and
+    sorted — those are the page's candidates, ties on the time (broken by id) included."""
+    links = query_tags.c
+    descending = direction == "DESC"
+    tag = bindparam("tag_id", type_=Integer)
+    reached = (select(links.updated_at).where(links.tag_id == tag)
+               .order_by(links.updated_at.desc() if descending else links.updated_at.asc())
+               .limit(bindparam("reach", type_=Integer)).subquery())
+    edge = select((func.min if descending else func.max)(reached.c.updated_at)).scalar_subquery()
+    candidates = (select(*COLUMNS).select_from(query_tags.join(Query, Query.pk == links.query_pk))
+                  .where(links.tag_id == tag,
+                         links.updated_at >= edge if descending else links.updated_at <= edge,
+                         Query.project_id == PROJECT_PARAMETER))
+    if session.get_bind().dialect.name == "postgresql":
+        # Kept apart (OFFSET 0), so the candidates are sorted rather than the project's
+        # time index walked in the hope of meeting them.
+        candidates = candidates.offset(0)
+    fenced = candidates.subquery()
+    time = fenced.c.updated_at.desc() if descending else fenced.c.updated_at.asc()
+    paged = (select(fenced).order_by(time, fenced.c.id.asc())
+             .limit(LIMIT_PARAMETER).offset(OFFSET_PARAMETER))
+    return _with_tags(paged, sort)
+
+
 def _answer(session: Session, project_id: str, filters: Filters, rows, total: int | None):
     if filters.empty:
         total = rows[0].total if rows else session.scalar(select(_project_total(project_id)))
@@ -687,6 +724,14 @@ def _list_prepared(session: Session, project_id: str, filters: Filters, body: Qu
         if offset >= total:
             return total, [], {}
         in_order = total >= SCAN_IN_ORDER_SHARE * max(1, project_total)
+    direction = _time_order(sort)
+    if filters.known_total is not None and not in_order and direction:
+        # One rare tag in time order: a short walk of its links' time index.
+        (ids,) = filters.tag_sets
+        statement = _PREPARED.get((dialect, "tag by time", direction), lambda: _tag_by_time_page(
+            session, body.sort, direction))
+        return _answer(session, project_id, filters, connection.execute(statement, {
+            **values, "tag_id": next(iter(ids)), "reach": offset + body.limit}).all(), total)
     deferred = filters.empty and offset >= DEFER_FROM_OFFSET
     shape = (dialect, sort, *which, len(filters.languages) == 1 and len(filters.countries) == 1,
              in_order, deferred)

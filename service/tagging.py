@@ -90,18 +90,20 @@ DELETE_LINKS = text(
     "CAST(:tag_ids AS integer[])) AS gone(query_pk, tag_id) "
     "WHERE query_tags.query_pk = gone.query_pk AND query_tags.tag_id = gone.tag_id")
 INSERT_LINKS = text(
-    "INSERT INTO query_tags (query_pk, tag_id) "
-    "SELECT * FROM unnest(CAST(:query_pks AS integer[]), CAST(:tag_ids AS integer[]))")
+    "INSERT INTO query_tags (query_pk, tag_id, updated_at) "
+    "SELECT *, CAST(:now AS timestamp) "
+    "FROM unnest(CAST(:query_pks AS integer[]), CAST(:tag_ids AS integer[]))")
 
 
 def _write_links(session: Session, removals: list[tuple[int, int]],
-                 additions: list[tuple[int, int]]) -> None:
+                 additions: list[tuple[int, int]], now) -> None:
+    """Added links carry `now`, the time their queries are about to be touched with."""
     if session.get_bind().dialect.name == "postgresql":
         for statement, links in ((DELETE_LINKS, removals), (INSERT_LINKS, additions)):
             if links:
                 query_pks, tag_ids = zip(*links, strict=True)
                 session.execute(statement, {"query_pks": list(query_pks),
-                                            "tag_ids": list(tag_ids)})
+                                            "tag_ids": list(tag_ids), "now": now})
         return
     # SQLite: executemany reuses one prepared statement; its triggers are per row anyway.
     if removals:
@@ -112,7 +114,8 @@ def _write_links(session: Session, removals: list[tuple[int, int]],
             [{"q": q, "t": t} for q, t in removals],
         )
     if additions:
-        session.execute(insert(query_tags), [{"query_pk": q, "tag_id": t} for q, t in additions])
+        session.execute(insert(query_tags),
+                        [{"query_pk": q, "tag_id": t, "updated_at": now} for q, t in additions])
 
 
 def set_tags(session: Session, project_id: str, items: list[SetTagsItem]) -> list[dict]:
@@ -136,7 +139,7 @@ def set_tags(session: Session, project_id: str, items: list[SetTagsItem]) -> lis
             current[row.pk] = sorted(after)
 
     try:
-        _write_links(session, removals, additions)
+        _write_links(session, removals, additions, now)
     except IntegrityError:
         # A tag was deleted (settings → Projects) after _check_items found it, and a link to
         # it can no longer be made: the call is answered as if the tag had never been there.

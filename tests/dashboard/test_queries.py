@@ -316,8 +316,8 @@ def test_a_tag_created_since_is_picked_up(signed_in, shop, api_calls):
     get(signed_in, shop)
     tag_id = shop.run(lambda s: admin.create_tag(s, shop.project_id, "fresh", "#123456"))
     shop.run(lambda s: s.execute(text(
-        "INSERT INTO query_tags (query_pk, tag_id) SELECT pk, :t FROM queries "
-        "WHERE query = 'running shoes'"), {"t": tag_id}))
+        "INSERT INTO query_tags (query_pk, tag_id, updated_at) "
+        "SELECT pk, :t, updated_at FROM queries WHERE query = 'running shoes'"), {"t": tag_id}))
     import dashboard.apiclient as apiclient
 
     apiclient.RECHECK_SECONDS, saved = 0.0, apiclient.RECHECK_SECONDS

@@ -1,6 +1,6 @@
 """The counters the database's triggers keep (a project's, a language and country's, a tag's
-queries), checked against a count over the rows; on PostgreSQL, the copy of the query texts its
-substring search reads too."""
+queries), checked against a count over the rows; each link's copy of its query's time; on
+PostgreSQL, the copy of the query texts its substring search reads too."""
 
 from __future__ import annotations
 
@@ -26,6 +26,11 @@ def recounted(session):
 def assert_counters_exact(world):
     kept, counted = world.run(recounted)
     assert kept == counted, (kept, counted)
+    # Each link carries its query's updated_at (migration 0018).
+    stale = world.run(lambda s: s.execute(text(
+        "SELECT count(*) FROM query_tags JOIN queries ON queries.pk = query_tags.query_pk "
+        "WHERE query_tags.updated_at <> queries.updated_at")).scalar_one())
+    assert stale == 0
     if world.app.extensions["tagdesk_engine"].dialect.name == "postgresql":
         # The copy that PostgreSQL's substring search reads (migrations 0006 and 0011).
         copied, actual = world.run(lambda s: (

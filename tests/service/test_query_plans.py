@@ -3,6 +3,7 @@ exactly what a plain reading of the filters says, for every sort order; the coun
 totalRecords stay exact through every kind of write."""
 
 import random
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -57,8 +58,8 @@ FILTERS = [
      "tagNames": ["brand", "local"]},
     {"query": "rö", "countries": ["DE", "AT"]},
 ]
-SORTS = [("updatedAt", "DESC"), ("query", "ASC"), ("language", "DESC"), ("language", "ASC"),
-         ("country", "ASC"), ("country", "DESC"), ("id", "ASC")]
+SORTS = [("updatedAt", "DESC"), ("updatedAt", "ASC"), ("query", "ASC"), ("language", "DESC"),
+         ("language", "ASC"), ("country", "ASC"), ("country", "DESC"), ("id", "ASC")]
 
 
 @pytest.mark.parametrize("share", [0.0, 2.0], ids=["walk-in-order", "collect-and-sort"])
@@ -111,6 +112,41 @@ def test_deep_unfiltered_pages_picked_from_the_index_match_the_reference(api, da
                 for page in range(1, 10)]
         assert pages[0] == pages[10**9], field
         assert sum(pages[0], []) == [r["id"] for r in expected], (field, direction)
+
+
+def test_a_rare_tags_pages_by_time_follow_every_change_of_its_queries(api, world, statements):
+    """One rare tag sorted by update time is read from its links' copy of the time (migration
+    0018). Set-tags moves its queries' times one by one and several at once (ties, broken by
+    id); every page in both directions matches the plain reading of all rows."""
+    world.add_queries([(f"query {i:04}", "en", "US", []) for i in range(2000)])
+    brand, sale = world.tags["brand"], world.tags["sale"]
+
+    def tag(numbers, tag_ids):
+        answer = api.set_tags([{"query": f"query {i:04}", "language": "en", "country": "US",
+                                "tagIds": tag_ids} for i in numbers])
+        assert answer.status_code == 200, answer.text
+        time.sleep(0.003)  # the next call's time differs (milliseconds)
+
+    tag(range(6), [brand])
+    tag([6, 7], [brand])
+    tag([3], [brand, sale])
+    tag([1, 1500], [sale, brand])
+    tag([8], [brand])
+    tag([0], [])  # no longer carries it
+    everything = [r for page in (1, 2)
+                  for r in api.queries(limit=1000, page=page, sort=[
+                      {"field": "id", "direction": "ASC"}]).json()["results"]]
+    carriers = [r for r in everything if brand in r["tags"]]
+    assert len(carriers) == 9 < search.SCAN_IN_ORDER_SHARE * len(everything)
+    for direction in ("DESC", "ASC"):
+        expected = sorted(carriers, key=lambda r: r["id"])
+        expected.sort(key=lambda r: r["updatedAt"], reverse=direction == "DESC")
+        statements.clear()
+        got = [r for page in range(1, 6) for r in api.queries(
+            tagIds=[brand], sort=[{"field": "updatedAt", "direction": direction}], limit=2,
+            page=page).json()["results"]]
+        assert [r["id"] for r in got] == [r["id"] for r in expected], direction
+        assert any("query_tags.updated_at" in s for s in statements)
 
 
 def test_text_counts_are_exact_whether_or_not_a_project_is_contiguous(api, world):

@@ -1,0 +1,63 @@
+"""Migration 0018: each tag link gets its query's `updated_at`, for the links already there, and
+keeps following it when the query's time changes; and it can be undone."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager, nullcontext
+
+import pytest
+from sqlalchemy import create_engine, inspect, text
+
+from tests.service.migrating import migrate, migrated_with_rows
+from tests.support.databases import postgres_database_of_its_own
+
+ROWS = [("Laufschuhe Damen", "de", "DE"), ("running shoes", "en", "US"),
+        ("Chaussures", "fr", "FR")]
+STALE_LINKS = ("SELECT count(*) FROM query_tags JOIN queries ON queries.pk = query_tags.query_pk "
+               "WHERE query_tags.updated_at <> queries.updated_at")
+
+
+@contextmanager
+def database(kind: str, tmp_path):
+    if kind == "sqlite":
+        with nullcontext(f"sqlite:///{tmp_path / 'old.sqlite3'}") as url:
+            yield url
+    else:
+        with postgres_database_of_its_own("tagdesk_test_link_times_") as url:
+            yield url
+
+
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def test_links_take_their_querys_time_and_follow_it(kind, tmp_path):
+    with database(kind, tmp_path) as url:
+        engine = create_engine(url)
+        try:
+            migrated_with_rows(engine, "0017", ROWS)
+            with engine.begin() as connection:
+                connection.execute(text(
+                    "INSERT INTO tags (project_id, name, name_folded, color) "
+                    "VALUES ('p1', 'brand', 'brand', '#123456')"))
+                for pk in (1, 2, 3):
+                    connection.execute(text("UPDATE queries SET updated_at = :at WHERE pk = :pk"),
+                                       {"at": f"2026-03-0{pk} 00:00:00", "pk": pk})
+                connection.execute(text(
+                    "INSERT INTO query_tags (query_pk, tag_id) SELECT pk, 1 FROM queries"))
+            migrate(engine, "0018")
+            with engine.begin() as connection:
+                times = connection.execute(text(
+                    "SELECT query_tags.updated_at FROM query_tags ORDER BY query_pk")).scalars()
+                assert [str(t)[:10] for t in times] == [f"2026-03-0{pk}" for pk in (1, 2, 3)]
+                connection.execute(text(
+                    "UPDATE queries SET updated_at = '2026-04-01 10:00:00' WHERE pk IN (1, 3)"))
+                connection.execute(text("UPDATE queries SET query = 'shoes' WHERE pk = 2"))
+                assert connection.execute(text(STALE_LINKS)).scalar_one() == 0
+            indexes = {i["name"] for i in inspect(engine).get_indexes("query_tags")}
+            assert "ix_query_tags_tag_time" in indexes and "ix_query_tags_tag" not in indexes
+            migrate(engine, "0017", down=True)
+            columns = {c["name"] for c in inspect(engine).get_columns("query_tags")}
+            indexes = {i["name"] for i in inspect(engine).get_indexes("query_tags")}
+            assert columns == {"query_pk", "tag_id"} and indexes == {"ix_query_tags_tag"}
+            with engine.begin() as connection:  # the trigger went with the column
+                connection.execute(text("UPDATE queries SET updated_at = '2026-05-01'"))
+        finally:
+            engine.dispose()
