@@ -1,5 +1,5 @@
-"""Migration 0018: each tag link gets its query's `updated_at`, for the links already there, and
-keeps following it when the query's time changes; and it can be undone."""
+"""Migrations 0018 and 0019: each tag link gets its query's `updated_at`, for the links already
+there, and keeps following it when the query's time changes; and both can be undone."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def test_links_take_their_querys_time_and_follow_it(kind, tmp_path):
                                        {"at": f"2026-03-0{pk} 00:00:00", "pk": pk})
                 connection.execute(text(
                     "INSERT INTO query_tags (query_pk, tag_id) SELECT pk, 1 FROM queries"))
-            migrate(engine, "0018")
+            migrate(engine, "0019")
             with engine.begin() as connection:
                 times = connection.execute(text(
                     "SELECT query_tags.updated_at FROM query_tags ORDER BY query_pk")).scalars()

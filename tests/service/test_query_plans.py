@@ -208,6 +208,16 @@ def test_counters_and_texts_follow_imports_edits_moves_and_deletes(api, world):
     assert api.queries(query="red sh").json()["page"]["totalRecords"] == 0
     assert api.queries(tagNames=["brand"]).json()["page"]["totalRecords"] == 1
 
+    # A link moved to another tag (no code path does it; a counter follows it all the same,
+    # migration 0019), and a link's time changed alone (the tags' counters stay).
+    world.run(lambda s: s.execute(text(
+        "UPDATE query_tags SET tag_id = :sale WHERE tag_id = :brand"),
+        {"sale": tags["sale"], "brand": tags["brand"]}))
+    assert api.queries(tagNames=["sale"]).json()["page"]["totalRecords"] == 1
+    assert api.queries(tagNames=["brand"]).json()["page"]["totalRecords"] == 0
+    world.run(lambda s: s.execute(text("UPDATE queries SET updated_at = '2030-01-02 03:04:05'")))
+    assert_counters_exact(world)
+
     # Only a code changes: PostgreSQL's copy of the codes follows it (migration 0011).
     world.run(lambda s: s.execute(text(
         "UPDATE queries SET country = 'CH' WHERE query = 'schuhe rot'")))
