@@ -104,6 +104,10 @@ def snapshot(session, project_id: str) -> dict:
             "SELECT q.query, q.language, q.country, t.name FROM query_tags l "
             "JOIN queries q ON q.pk = l.query_pk JOIN tags t ON t.id = l.tag_id "
             "WHERE q.project_id = :p"),
+        # Each link carries its query's time (migration 0018).
+        "stale link times": session.execute(text(
+            "SELECT count(*) FROM query_tags l JOIN queries q ON q.pk = l.query_pk "
+            "WHERE q.project_id = :p AND l.updated_at <> q.updated_at"), p).scalar_one(),
         "tag counts": rows_of("SELECT name, query_count FROM tags WHERE project_id = :p"),
         "code counts": rows_of(
             "SELECT language, country, query_count FROM language_country_counts "
@@ -139,6 +143,7 @@ def assert_same_tables(world) -> None:
         by_row = snapshot(session, world.other_project_id)
         assert bulk == by_row
         assert bulk["query count"] == len(bulk["queries"])
+        assert bulk["stale link times"] == 0
         longest = COUNTED_GRAM_LENGTH[session.get_bind().dialect.name]
         assert stored_gram_counts(session) == expected_gram_counts(session, longest)
         if session.get_bind().dialect.name == "sqlite":
