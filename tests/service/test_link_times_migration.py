@@ -7,6 +7,7 @@ from contextlib import contextmanager, nullcontext
 
 import pytest
 from sqlalchemy import create_engine, inspect, text
+from sqlalchemy.exc import IntegrityError
 
 from tests.service.migrating import migrate, migrated_with_rows
 from tests.support.databases import postgres_database_of_its_own
@@ -51,6 +52,11 @@ def test_links_take_their_querys_time_and_follow_it(kind, tmp_path):
                     "UPDATE queries SET updated_at = '2026-04-01 10:00:00' WHERE pk IN (1, 3)"))
                 connection.execute(text("UPDATE queries SET query = 'shoes' WHERE pk = 2"))
                 assert connection.execute(text(STALE_LINKS)).scalar_one() == 0
+            with pytest.raises(IntegrityError), engine.begin() as connection:
+                # A link without its time is refused (SQLite: its column has a default).
+                connection.execute(text("INSERT INTO tags (project_id, name, name_folded, color) "
+                                        "VALUES ('p1', 'sale', 'sale', '#123456')"))
+                connection.execute(text("INSERT INTO query_tags (query_pk, tag_id) VALUES (1, 2)"))
             indexes = {i["name"] for i in inspect(engine).get_indexes("query_tags")}
             assert "ix_query_tags_tag_time" in indexes and "ix_query_tags_tag" not in indexes
             migrate(engine, "0017", down=True)

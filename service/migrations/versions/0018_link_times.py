@@ -22,6 +22,13 @@ from alembic import op
 revision = "0018"
 down_revision = "0017"
 
+# SQLite adds the NOT NULL column only with a default; a link inserted without its time would
+# silently take it. Refused instead, as PostgreSQL's NOT NULL refuses it.
+SQLITE_DEFAULT = "1970-01-01 00:00:00.000000"
+SQLITE_TIME_GIVEN = (
+    "CREATE TRIGGER query_tags_time_given BEFORE INSERT ON query_tags "
+    f"WHEN new.updated_at = '{SQLITE_DEFAULT}' BEGIN "
+    "SELECT RAISE(ABORT, 'NOT NULL constraint failed: query_tags.updated_at'); END")
 SQLITE_TRIGGER = (
     "CREATE TRIGGER query_tags_follow_time AFTER UPDATE OF updated_at ON queries "
     "WHEN new.updated_at IS NOT old.updated_at BEGIN "
@@ -43,16 +50,17 @@ POSTGRES_TRIGGER = (
 
 def upgrade() -> None:
     sqlite = op.get_bind().dialect.name == "sqlite"
-    # SQLite adds a NOT NULL column only with a default; every link gets its time below.
+    # Every link gets its time below.
     op.add_column("query_tags", sa.Column(
         "updated_at", sa.DateTime, nullable=not sqlite,
-        server_default=sa.text("'1970-01-01 00:00:00.000000'") if sqlite else None))
+        server_default=sa.text(f"'{SQLITE_DEFAULT}'") if sqlite else None))
     op.execute("UPDATE query_tags SET updated_at = queries.updated_at FROM queries "
                "WHERE queries.pk = query_tags.query_pk")
     op.drop_index("ix_query_tags_tag", table_name="query_tags")
     op.create_index("ix_query_tags_tag_time", "query_tags", ["tag_id", "updated_at", "query_pk"])
     if sqlite:
         op.execute(SQLITE_TRIGGER)
+        op.execute(SQLITE_TIME_GIVEN)
         return
     op.alter_column("query_tags", "updated_at", nullable=False)
     op.execute(POSTGRES_FUNCTION)
@@ -62,6 +70,7 @@ def upgrade() -> None:
 def downgrade() -> None:
     if op.get_bind().dialect.name == "sqlite":
         op.execute("DROP TRIGGER query_tags_follow_time")
+        op.execute("DROP TRIGGER query_tags_time_given")
     else:
         op.execute("DROP TRIGGER query_tags_follow_time ON queries")
         op.execute("DROP FUNCTION tagdesk_links_follow_time()")
