@@ -665,7 +665,7 @@ def _time_order(sort: SortKey) -> str | None:
     return None
 
 
-def _tag_by_time_page(session: Session, sort: list[SortItem], direction: str):
+def _tag_by_time_page(session: Session, direction: str):
     """A page of one rare tag in update-time order, from the links' copy of the time
     (migration 0018): the tag's links are walked in time order as far as the page reaches,
     and only the links at least as far up as the last of them are joined to their queries and
@@ -689,7 +689,7 @@ def _tag_by_time_page(session: Session, sort: list[SortItem], direction: str):
     time = fenced.c.updated_at.desc() if descending else fenced.c.updated_at.asc()
     paged = (select(fenced).order_by(time, fenced.c.id.asc())
              .limit(LIMIT_PARAMETER).offset(OFFSET_PARAMETER))
-    return _with_tags(paged, sort)
+    return _with_tags(paged, [SortItem(field="updatedAt", direction=direction)])
 
 
 def _answer(session: Session, project_id: str, filters: Filters, rows, total: int | None):
@@ -728,8 +728,8 @@ def _list_prepared(session: Session, project_id: str, filters: Filters, body: Qu
     if filters.known_total is not None and not in_order and direction:
         # One rare tag in time order: a short walk of its links' time index.
         (ids,) = filters.tag_sets
-        statement = _PREPARED.get((dialect, "tag by time", direction), lambda: _tag_by_time_page(
-            session, body.sort, direction))
+        statement = _PREPARED.get((dialect, "tag by time", direction),
+                                  lambda: _tag_by_time_page(session, direction))
         return _answer(session, project_id, filters, connection.execute(statement, {
             **values, "tag_id": next(iter(ids)), "reach": offset + body.limit}).all(), total)
     deferred = filters.empty and offset >= DEFER_FROM_OFFSET
