@@ -27,8 +27,9 @@ import codecs
 import csv
 import io
 import re
+import threading
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import BinaryIO
@@ -446,30 +447,89 @@ def _add(held: Session, load: bulk_load.Load, counts: Counts, sink: Sink,
     # Numbering the rows writes temporary tables only: SQLite's write lock is not needed.
     held.connection(execution_options={BEGIN_OPTION: "DEFERRED"})
     placed = load.order()
+    ranges = load.ranges(placed, batch_rows)
     held.commit()
-    end = Batch(last_line=counts.last_line, bytes_read=counts.bytes_read)
-    for first in range(1, placed + 1, batch_rows):
-        last = min(first + batch_rows - 1, placed)
-        counts = _insert(held, load, first, last, counts, end, sink)
-        load.committed()
-        sink.done(end, counts)
-    return counts
+    adding = Adding(counts, sink, Batch(last_line=counts.last_line, bytes_read=counts.bytes_read))
+    # Round robin: each writer's ranges spread over the whole key, so they end together.
+    shares = [ranges[n::load.writers] for n in range(min(load.writers, len(ranges)))]
+    if len(shares) > 1:
+        _add_at_once(held, load, shares, adding)
+    else:
+        adding.add(held, load, ranges)
+    return adding.counts
 
 
-def _insert(held: Session, load: bulk_load.Load, first: int, last: int, counts: Counts,
-            end: Batch, sink: Sink) -> Counts:
-    for attempt in range(ATTEMPTS):
-        try:
-            begin_write(held)
-            after = counts.inserted(last - first + 1, load.insert(first, last))
-            sink.write(held, end, after)
+def _add_at_once(held: Session, load: bulk_load.Load, shares: list[list[tuple[int, int]]],
+                 adding: Adding) -> None:
+    """The first share added on the held connection, each other one by a thread on a
+    connection of its own, given its rows first (temporary tables are the connection's)."""
+    helpers: list[tuple[Session, bulk_load.Load]] = []
+    try:
+        for share in shares[1:]:
+            session = Session(held.get_bind().engine.connect(), expire_on_commit=False)
+            helpers.append((session, bulk_load.Load.on(session.connection(), load.project_id)))
+            held.connection(execution_options={BEGIN_OPTION: "DEFERRED"})
+            load.hand_over(helpers[-1][1], share)
+            session.commit()
             held.commit()
-            return after
-        except IntegrityError:
-            held.rollback()
-            if attempt == ATTEMPTS - 1:
-                raise
-    raise AssertionError("unreachable")
+        with ThreadPoolExecutor(len(helpers), thread_name_prefix="tagdesk-import-add") as pool:
+            added = [pool.submit(adding.add, session, helper, share)
+                     for (session, helper), share in zip(helpers, shares[1:], strict=True)]
+            try:
+                adding.add(held, load, shares[0])
+            finally:
+                wait(added)
+            for future in added:
+                future.result()
+    finally:
+        for session, helper in helpers:
+            _close(session, helper)
+            session.close()
+            helper.connection.close()
+
+
+class Adding:
+    """The ranges' rows added, each range in a transaction of its own, by one connection or
+    several at once: each range's counts written by the sink and committed one range at a time,
+    so the counts only grow. A failure stops the other writers after their current range."""
+
+    def __init__(self, counts: Counts, sink: Sink, end: Batch) -> None:
+        self.counts = counts
+        self.sink = sink
+        self.end = end
+        self.lock = threading.Lock()
+        self.failed = threading.Event()
+
+    def add(self, session: Session, load: bulk_load.Load, ranges: list[tuple[int, int]]) -> None:
+        try:
+            for first, last in ranges:
+                if self.failed.is_set():
+                    return
+                self._insert(session, load, first, last)
+        except BaseException:
+            self.failed.set()
+            # The range's locks go now: another writer may be waiting for them.
+            session.rollback()
+            raise
+
+    def _insert(self, session: Session, load: bulk_load.Load, first: int, last: int) -> None:
+        for attempt in range(ATTEMPTS):
+            try:
+                begin_write(session)
+                added = load.insert(first, last)
+                # The insert ran beside the other writers'; what follows is one at a time.
+                with self.lock:
+                    after = self.counts.inserted(last - first + 1, added)
+                    self.sink.write(session, self.end, after)
+                    session.commit()
+                    self.counts = after
+                    load.committed()
+                    self.sink.done(self.end, after)
+                return
+            except IntegrityError:
+                session.rollback()
+                if attempt == ATTEMPTS - 1:
+                    raise
 
 
 def _close(held: Session, load: bulk_load.Load) -> None:
