@@ -42,6 +42,8 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import suppress
 from datetime import datetime
+from functools import partial
+from itertools import chain
 from operator import add
 
 from sqlalchemy.engine import Connection
@@ -58,6 +60,8 @@ GRAM_FLUSH = 200_000
 # The longest strings text_gram_counts counts (COUNTED_GRAM_LENGTH in service/search.py).
 SQLITE_GRAMS = 2
 POSTGRES_GRAMS = 4
+# Texts whose short strings are counted in one call, between checks of GRAM_FLUSH.
+COUNT_AT_ONCE = 5_000
 # Texts read back at a time to count their short strings.
 READ_BACK = 10_000
 # The most rows of a range whose texts are held to be counted beside its insert; a larger
@@ -99,14 +103,24 @@ def grams(folded: str, longest: int) -> set[str]:
 def counted(folded_texts: Iterable[str], longest: int) -> Counter[str] | None:
     """How many of the texts hold each string of 1 to `longest` characters; None once more
     than GRAM_FLUSH distinct strings are found (the load then counts the rows it read back,
-    writing as it goes)."""
+    writing as it goes).
+
+    Each distinct text is cut once, however many rows share it (a text in several countries),
+    and the strings of many texts are counted in one call, in C: a text at a time took a
+    fifth longer."""
     found: Counter[str] = Counter()
-    update = found.update
-    for folded in folded_texts:
-        update(grams(folded, longest))
+    texts = Counter(folded_texts)
+    once = [text for text, rows in texts.items() if rows == 1]
+    cut = partial(grams, longest=longest)
+    for start in range(0, len(once), COUNT_AT_ONCE):
+        found.update(chain.from_iterable(map(cut, once[start:start + COUNT_AT_ONCE])))
         if len(found) > GRAM_FLUSH:
             return None
-    return found
+    for text, rows in texts.items():
+        if rows > 1:
+            for gram in grams(text, longest):
+                found[gram] += rows
+    return None if len(found) > GRAM_FLUSH else found
 
 
 def time_prefix() -> str:

@@ -204,6 +204,17 @@ def test_short_term_counters_however_they_are_counted(two_projects, monkeypatch,
     assert_same_tables(two_projects)
 
 
+def test_a_text_shared_by_rows_counts_once_for_each_row(monkeypatch):
+    """Each row holding a string counts once, however often the string comes in its text, and
+    rows that share a text (one text in several countries) count once each."""
+    monkeypatch.setattr(bulk_load, "COUNT_AT_ONCE", 2)  # several calls of many texts
+    found = bulk_load.counted(["aa", "ab", "aa", "b", "ba"], 2)
+    assert found == {"a": 4, "b": 3, "aa": 2, "ab": 1, "ba": 1}
+    monkeypatch.setattr(bulk_load, "GRAM_FLUSH", 4)
+    assert bulk_load.counted(["aa", "ab", "aa", "b", "ba"], 2) is None
+    assert bulk_load.counted(["ab", "ab"], 2) == {"a": 2, "b": 2, "ab": 2}
+
+
 def test_several_chunks_in_one_call(two_projects, monkeypatch):
     batch = rows(500, seed=5)
     added = load_both(two_projects, batch, monkeypatch, batch_size=64)
