@@ -3,6 +3,7 @@
     uv run python bench/bench_import.py --rows 100000        # a quick run
     uv run python bench/bench_import.py --rows 1000000
     uv run python bench/bench_import.py --rows 1000000 --no-postgres --no-seed
+    uv run python bench/bench_import.py --rows 1000000 --no-sqlite --no-seed
 
 The file: N distinct queries as keyword research exports them (query, language, country,
 tags joined by ";"), made by the demo's generator (service/demo_data.py) and kept in the work
@@ -198,6 +199,8 @@ def main() -> None:
     parser.add_argument("--folder", type=Path, default=Path("/tmp/tagdesk-bench-import"))
     parser.add_argument("--no-postgres", action="store_true", help="SQLite and the anchor only")
     parser.add_argument("--no-seed", action="store_true", help="no seed-demo timings")
+    parser.add_argument("--no-sqlite", action="store_true",
+                        help="PostgreSQL and the anchor only")
     args = parser.parse_args()
     folder, rows = args.folder, args.rows
     folder.mkdir(parents=True, exist_ok=True)
@@ -221,7 +224,7 @@ def main() -> None:
          "--tokenize", "trigram"]], dict(os.environ), rows))
     report(timings[-1], timings[0])
 
-    databases = [("SQLite", lambda name: sqlite_database(folder, name))]
+    databases = [] if args.no_sqlite else [("SQLite", lambda name: sqlite_database(folder, name))]
     if not args.no_postgres:
         databases.append(("PostgreSQL", lambda _name: postgres_database()))
     for label, database in databases:
