@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import contextmanager
+from typing import TypeVar
 
 from flask import current_app, g
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from weblib.sqlite import BEGIN_OPTION, sqlite_engine
@@ -60,6 +63,30 @@ def begin_write(session: Session) -> None:
     if session.in_transaction():
         session.commit()
     session.connection(execution_options={BEGIN_OPTION: "IMMEDIATE"})
+
+
+# PostgreSQL's deadlock and serialization failure: the transaction was rolled back whole,
+# and the same work run again normally goes through.
+RETRYABLE = {"40P01", "40001"}
+ATTEMPTS = 3
+Result = TypeVar("Result")
+
+
+def retryable(error: OperationalError) -> bool:
+    return getattr(error.orig, "sqlstate", None) in RETRYABLE
+
+
+def retried(session: Session, write: Callable[[], Result]) -> Result:
+    """`write` (a whole transaction on `session`), run again when it lost a deadlock or a
+    serialization failure, up to ATTEMPTS times in all."""
+    for attempt in range(ATTEMPTS):
+        try:
+            return write()
+        except OperationalError as error:
+            session.rollback()
+            if not retryable(error) or attempt == ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
 
 
 def close_session(_exc=None) -> None:

@@ -6,7 +6,7 @@ from sqlalchemy import bindparam, delete, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from .db import begin_write
+from .db import begin_write, retried
 from .errors import BadRequest, NotFound
 from .models import Query, Tag, query_tags, utcnow
 from .records import query_record
@@ -119,6 +119,13 @@ def _write_links(session: Session, removals: list[tuple[int, int]],
 
 
 def set_tags(session: Session, project_id: str, items: list[SetTagsItem]) -> list[dict]:
+    """Replace the tag sets of the items' queries in one transaction, run again when it lost a
+    deadlock (two calls, or a call and a tag's deletion, taking rows the other holds): the
+    caller gets its answer, not a 503."""
+    return retried(session, lambda: _set_tags_once(session, project_id, items))
+
+
+def _set_tags_once(session: Session, project_id: str, items: list[SetTagsItem]) -> list[dict]:
     begin_write(session)
     _check_items(session, project_id, items)
     matched = _match(session, project_id, items)

@@ -31,15 +31,13 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
 from .. import palette
-from ..db import begin_write
+from ..db import ATTEMPTS, begin_write, retryable
 from ..models import Organization, OrgEvent, Project, Query, Tag, query_tags, utcnow
 from ..validation import MAX_ID
 from . import audit
 
 # PostgreSQL's deadlock and serialization failures: the transaction is undone and is tried
 # again from the start.
-RETRYABLE = {"40P01", "40001"}
-ATTEMPTS = 3
 
 
 class Refused(ValueError):
@@ -310,7 +308,7 @@ def delete_tag(session: Session, org_id: str, project_id: str, tag_id: int,
             return _delete_tag_once(session, org_id, project_id, tag_id, user_id)
         except OperationalError as error:
             session.rollback()
-            if getattr(error.orig, "sqlstate", None) not in RETRYABLE:
+            if not retryable(error):
                 raise
             if attempt == ATTEMPTS - 1:
                 raise Busy("Other changes to this tag's queries were being saved at the same "

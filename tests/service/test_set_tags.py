@@ -1,8 +1,10 @@
 """PATCH /api/queries/many/tags-only: replace semantics, all or nothing, clear errors."""
 
+import threading
 import time
 
 import pytest
+from sqlalchemy import text
 
 ROWS = [
     ("laufschuhe damen", "de", "DE", ["brand"]),
@@ -168,3 +170,27 @@ def test_thousand_items_in_one_call(api, world):
     assert response.status_code == 200
     assert len(response.json()) == 1000
     assert api.queries(tagIds=[tag]).json()["page"]["totalRecords"] == 1000
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+def test_a_call_that_loses_a_deadlock_is_run_again(api, seeded, service_app):
+    """Another transaction holds the second of the call's rows, then asks for the first, which
+    the call holds while it waits: PostgreSQL ends the call's transaction as the deadlock's
+    victim. The call runs again once the other is done, and answers 200, not 503."""
+    engine = service_app.extensions["tagdesk_engine"]
+    lock = text("SELECT 1 FROM queries WHERE query = :query AND country = :country FOR UPDATE")
+    answers = []
+    call = threading.Thread(target=lambda: answers.append(api.set_tags([
+        item("laufschuhe damen", "de", "DE", [seeded.tags["sale"]]),
+        item("running shoes", "en", "US", [seeded.tags["sale"]])])))
+    with engine.begin() as other:
+        # Rows are locked in key order: the call takes "laufschuhe damen" first.
+        other.execute(lock, {"query": "running shoes", "country": "US"})
+        call.start()
+        time.sleep(0.3)  # the call holds the first row and waits for the second
+        other.execute(lock, {"query": "laufschuhe damen", "country": "DE"})
+    call.join(30)
+    (answer,) = answers
+    assert answer.status_code == 200, answer.text
+    assert [record["tags"] for record in answer.json()] == [[seeded.tags["sale"]]] * 2
