@@ -326,8 +326,8 @@ def test_the_write_ahead_log_starts_over_between_ranges(world):
 def test_an_import_that_fails_on_the_way_keeps_its_finished_ranges_and_again_adds_the_rest(
         world, api):
     """A failure while adding (here the sink's write of the second range) rolls that range
-    back and drops the staged rows; the first range stays, and the same file imported again
-    adds the rest, on a connection as good as new."""
+    back and drops the staged rows; the range committed before stays, and the same file imported
+    again adds the rest, on a connection as good as new."""
     content = HEADER + "".join(f"row {i:02d},en,US,{'sale' if i % 2 else ''}\n"
                                for i in range(20))
 
@@ -340,7 +340,12 @@ def test_an_import_that_fails_on_the_way_keeps_its_finished_ranges_and_again_add
         world.run(lambda s: imports.import_file(
             s, world.project_id, io.BytesIO(content.encode()), FailsAtTheSecondRange(),
             batch_rows=5))
-    assert stored(world) == {(f"row {i:02d}", "en", "US") for i in range(5)}
+    # One whole range stays: the first on SQLite; on PostgreSQL, whose two connections add
+    # the first and the second range at once, whichever of them committed first.
+    ranges = [{(f"row {i:02d}", "en", "US") for i in range(start, start + 5)}
+              for start in (0, 5)]
+    assert stored(world) in ranges[:world.run(lambda s: bulk_load.Load.on(
+        s.connection(), world.project_id).writers)]
 
     counts, _ = run_import(world, content, batch_rows=5)
     assert (counts.added, counts.present) == (15, 5)

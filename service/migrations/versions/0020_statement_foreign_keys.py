@@ -47,97 +47,80 @@ def _violation(constraint: str, table: str) -> str:
             f"TABLE = '{table}', CONSTRAINT = '{constraint}'")
 
 
-FUNCTIONS = {
-    "tagdesk_check_query_projects": f"""
-        DECLARE
-            wanted integer;
-            found integer;
-        BEGIN
-            SELECT count(DISTINCT project_id) INTO wanted FROM added;
-            PERFORM 1 FROM projects WHERE id IN (SELECT project_id FROM added)
-            ORDER BY id FOR KEY SHARE;
-            GET DIAGNOSTICS found = ROW_COUNT;
-            IF found < wanted THEN
-                {_violation("queries_project_id_fkey", "queries")};
-            END IF;
-            RETURN NULL;
-        END""",
-    "tagdesk_check_moved_query": f"""
-        BEGIN
-            PERFORM 1 FROM projects WHERE id = new.project_id FOR KEY SHARE;
+def _check_all(constraint: str, table: str, column: str, referenced: str, key: str, *,
+               skip_own: bool = False) -> str:
+    """PL/pgSQL: every `column` of the statement's rows (`added`) names a row of `referenced`,
+    each locked FOR KEY SHARE — with `skip_own`, but those whose current version this
+    transaction wrote (`mine`), which are only counted."""
+    named = f"{key} IN (SELECT {column} FROM added)"
+    own = (f"SELECT count(*) INTO own FROM {referenced} WHERE {named} AND xmin = mine;"
+           if skip_own else "own := 0;")
+    return f"""
+            SELECT count(DISTINCT {column}) INTO wanted FROM added;
+            PERFORM 1 FROM {referenced} WHERE {named}{" AND xmin <> mine" if skip_own else ""}
+            ORDER BY {key} FOR KEY SHARE;
+            GET DIAGNOSTICS locked = ROW_COUNT;
+            {own}
+            IF locked + own < wanted THEN
+                {_violation(constraint, table)};
+            END IF;"""
+
+
+def _check_one(constraint: str, table: str, referenced: str, key: str, column: str) -> str:
+    """PL/pgSQL of a row trigger: the new row's `column` names a row of `referenced`, locked
+    FOR KEY SHARE."""
+    return f"""
+            PERFORM 1 FROM {referenced} WHERE {key} = new.{column} FOR KEY SHARE;
             IF NOT FOUND THEN
-                {_violation("queries_project_id_fkey", "queries")};
-            END IF;
-            RETURN NULL;
-        END""",
-    "tagdesk_check_links": f"""
+                {_violation(constraint, table)};
+            END IF;"""
+
+
+def _statements(*statements: str) -> str:
+    """PL/pgSQL of a trigger that runs these statements."""
+    lines = "".join(f"            {statement};\n" for statement in statements)
+    return f"\n        BEGIN\n{lines}            RETURN NULL;\n        END"
+
+
+# The variables the checks of _check_all use.
+CHECK_VARIABLES = """
         DECLARE
             mine xid := pg_current_xact_id()::xid;
             wanted integer;
             locked integer;
-            own integer;
-        BEGIN
-            SELECT count(DISTINCT tag_id) INTO wanted FROM added;
-            PERFORM 1 FROM tags WHERE id IN (SELECT tag_id FROM added) ORDER BY id FOR KEY SHARE;
-            GET DIAGNOSTICS locked = ROW_COUNT;
-            IF locked < wanted THEN
-                {_violation("query_tags_tag_id_fkey", "query_tags")};
-            END IF;
-            SELECT count(DISTINCT query_pk) INTO wanted FROM added;
-            PERFORM 1 FROM queries WHERE pk IN (SELECT query_pk FROM added) AND xmin <> mine
-            ORDER BY pk FOR KEY SHARE;
-            GET DIAGNOSTICS locked = ROW_COUNT;
-            SELECT count(*) INTO own FROM queries
-            WHERE pk IN (SELECT query_pk FROM added) AND xmin = mine;
-            IF locked + own < wanted THEN
-                {_violation("query_tags_query_pk_fkey", "query_tags")};
-            END IF;
+            own integer;"""
+
+FUNCTIONS = {
+    "tagdesk_check_query_projects": f"""{CHECK_VARIABLES}
+        BEGIN{_check_all("queries_project_id_fkey", "queries", "project_id", "projects", "id")}
+            RETURN NULL;
+        END""",
+    "tagdesk_check_moved_query": f"""
+        BEGIN{_check_one("queries_project_id_fkey", "queries", "projects", "id", "project_id")}
+            RETURN NULL;
+        END""",
+    "tagdesk_check_links": f"""{CHECK_VARIABLES}
+        BEGIN{_check_all("query_tags_tag_id_fkey", "query_tags", "tag_id", "tags", "id")}{
+            _check_all("query_tags_query_pk_fkey", "query_tags", "query_pk", "queries", "pk",
+                       skip_own=True)}
             RETURN NULL;
         END""",
     "tagdesk_check_moved_link": f"""
-        BEGIN
-            PERFORM 1 FROM tags WHERE id = new.tag_id FOR KEY SHARE;
-            IF NOT FOUND THEN
-                {_violation("query_tags_tag_id_fkey", "query_tags")};
-            END IF;
-            PERFORM 1 FROM queries WHERE pk = new.query_pk FOR KEY SHARE;
-            IF NOT FOUND THEN
-                {_violation("query_tags_query_pk_fkey", "query_tags")};
-            END IF;
+        BEGIN{_check_one("query_tags_tag_id_fkey", "query_tags", "tags", "id", "tag_id")}{
+            _check_one("query_tags_query_pk_fkey", "query_tags", "queries", "pk", "query_pk")}
             RETURN NULL;
         END""",
-    "tagdesk_delete_project_queries": """
-        BEGIN
-            DELETE FROM queries WHERE project_id IN (SELECT id FROM removed);
-            RETURN NULL;
-        END""",
-    "tagdesk_delete_query_rows": """
-        BEGIN
-            DELETE FROM query_tags WHERE query_pk IN (SELECT pk FROM removed);
-            DELETE FROM query_texts WHERE pk IN (SELECT pk FROM removed);
-            RETURN NULL;
-        END""",
-    "tagdesk_delete_tag_links": """
-        BEGIN
-            DELETE FROM query_tags WHERE tag_id IN (SELECT id FROM removed);
-            RETURN NULL;
-        END""",
-    "tagdesk_truncate_project_queries": """
-        BEGIN
-            DELETE FROM queries;
-            RETURN NULL;
-        END""",
-    "tagdesk_truncate_query_rows": """
-        BEGIN
-            DELETE FROM query_tags;
-            DELETE FROM query_texts;
-            RETURN NULL;
-        END""",
-    "tagdesk_truncate_tag_links": """
-        BEGIN
-            DELETE FROM query_tags;
-            RETURN NULL;
-        END""",
+    "tagdesk_delete_project_queries": _statements(
+        "DELETE FROM queries WHERE project_id IN (SELECT id FROM removed)"),
+    "tagdesk_delete_query_rows": _statements(
+        "DELETE FROM query_tags WHERE query_pk IN (SELECT pk FROM removed)",
+        "DELETE FROM query_texts WHERE pk IN (SELECT pk FROM removed)"),
+    "tagdesk_delete_tag_links": _statements(
+        "DELETE FROM query_tags WHERE tag_id IN (SELECT id FROM removed)"),
+    "tagdesk_truncate_project_queries": _statements("DELETE FROM queries"),
+    "tagdesk_truncate_query_rows": _statements("DELETE FROM query_tags",
+                                               "DELETE FROM query_texts"),
+    "tagdesk_truncate_tag_links": _statements("DELETE FROM query_tags"),
 }
 
 # name: (table, when, function). The checks are named to fire first among their table's
