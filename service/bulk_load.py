@@ -425,7 +425,7 @@ class _PostgresLoad(Load):
         return placed
 
     # Two connections add ranges at once: one server process inserting a range keeps one core
-    # busy, and this process little (1M rows: 133.8 → 110.0 s, the same afternoon).
+    # busy, and this process little (1M rows: 133.8 → 110.0 s, run one after the other).
     writers = 2
 
     def ranges(self, placed: int, rows: int) -> list[tuple[int, int]]:
