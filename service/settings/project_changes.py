@@ -31,13 +31,10 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
 from .. import palette
-from ..db import ATTEMPTS, begin_write, retryable
+from ..db import begin_write, retried, retryable
 from ..models import Organization, OrgEvent, Project, Query, Tag, query_tags, utcnow
 from ..validation import MAX_ID
 from . import audit
-
-# PostgreSQL's deadlock and serialization failures: the transaction is undone and is tried
-# again from the start.
 
 
 class Refused(ValueError):
@@ -303,17 +300,14 @@ def delete_tag(session: Session, org_id: str, project_id: str, tag_id: int,
     """Delete the tag, take it off its queries and touch their `updatedAt`, all in one
     transaction. None when the tag is gone already. Busy: concurrent changes to the same
     queries kept deadlocking with this one (PostgreSQL), and nothing was changed."""
-    for attempt in range(ATTEMPTS):
-        try:
-            return _delete_tag_once(session, org_id, project_id, tag_id, user_id)
-        except OperationalError as error:
-            session.rollback()
-            if not retryable(error):
-                raise
-            if attempt == ATTEMPTS - 1:
-                raise Busy("Other changes to this tag's queries were being saved at the same "
-                           "moment, so nothing was deleted. Please try again.") from None
-        except BaseException:
-            session.rollback()
+    try:
+        return retried(session, lambda: _delete_tag_once(session, org_id, project_id, tag_id,
+                                                         user_id))
+    except OperationalError as error:  # rolled back by retried
+        if not retryable(error):
             raise
-    return None  # not reached
+        raise Busy("Other changes to this tag's queries were being saved at the same "
+                   "moment, so nothing was deleted. Please try again.") from None
+    except BaseException:
+        session.rollback()
+        raise

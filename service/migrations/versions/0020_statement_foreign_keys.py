@@ -21,7 +21,7 @@ triggers below do the same work once per statement, for all its rows:
   (with DELETE: a TRUNCATE inside a TRUNCATE of the same tables is refused as "in use").
 
 `query_texts` is written only by the triggers of `queries` (0006, 0011), so its copy needs no
-check. SQLite keeps its foreign keys: its imports bypass them already (0017).
+check. SQLite keeps its foreign keys: its imports already meet their target with them.
 
 Revision ID: 0020
 Revises: 0019
