@@ -4,6 +4,7 @@
     uv run python bench/bench_import.py --rows 1000000
     uv run python bench/bench_import.py --rows 1000000 --no-postgres --no-seed
     uv run python bench/bench_import.py --rows 1000000 --no-sqlite --no-seed
+    uv run python bench/bench_import.py --rows 1000000 --no-import    # seed-demo only
 
 The file: N distinct queries as keyword research exports them (query, language, country,
 tags joined by ";"), made by the demo's generator (service/demo_data.py) and kept in the work
@@ -199,6 +200,7 @@ def main() -> None:
     parser.add_argument("--folder", type=Path, default=Path("/tmp/tagdesk-bench-import"))
     parser.add_argument("--no-postgres", action="store_true", help="SQLite and the anchor only")
     parser.add_argument("--no-seed", action="store_true", help="no seed-demo timings")
+    parser.add_argument("--no-import", action="store_true", help="no import-queries timings")
     parser.add_argument("--no-sqlite", action="store_true",
                         help="PostgreSQL and the anchor only")
     args = parser.parse_args()
@@ -227,7 +229,7 @@ def main() -> None:
     databases = [] if args.no_sqlite else [("SQLite", lambda name: sqlite_database(folder, name))]
     if not args.no_postgres:
         databases.append(("PostgreSQL", lambda _name: postgres_database()))
-    for label, database in databases:
+    for label, database in [] if args.no_import else databases:
         with database("import.sqlite3") as url:
             project_id = prepared(url)
             timings.append(run(f"import-queries, {label}",

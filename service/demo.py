@@ -6,13 +6,12 @@ from __future__ import annotations
 import random
 import secrets
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from datetime import timedelta
 from itertools import islice
 
-from sqlalchemy import func, select, text
+from sqlalchemy import func, select
 
-from . import admin, bulk_load, keys, schema
+from . import admin, imports, keys, schema
 from .db import session_scope
 from .demo_data import PROJECTS, TAGS, assign_tags, generate_queries
 from .models import ApiKey, User, utcnow
@@ -22,12 +21,12 @@ DEMO_ORG_NAME = "Demo organization"
 DEMO_ADMIN = "admin@demo.example"  # admin-2@demo.example for a second demo in one database
 SMALL_PROJECT_TAGS = 8
 BATCH = 5000
-BULK_REBUILD_AT = 50_000
-# SQLite: queries committed at a time, a range of the key's order each (service/bulk_load.py).
-# In WAL mode every page a transaction writes stays in the write-ahead log until it commits,
-# and each page read looks the log up: one transaction of ten million (a 12.5 GB log) was
-# still linking tags after an hour of CPU, when a million take a minute.
-SQLITE_CHUNK = 1_000_000
+# Queries committed at a time, a range of the key's order each, as imports add them
+# (service/imports.py). PostgreSQL: an import's ranges, two connections adding at once (1M:
+# 98 → 69 s against one statement). SQLite: one writer, and no one else writing, so fewer
+# commits; but not one, since one transaction of ten million made a write-ahead log no page
+# look-up could cross quickly.
+RANGE_ROWS = {"sqlite": 1_000_000, "postgresql": imports.BATCH_ROWS}
 
 
 def seed(app, count: int, progress: Callable[[str], None] = lambda _m: None,
@@ -46,18 +45,12 @@ def seed(app, count: int, progress: Callable[[str], None] = lambda _m: None,
             size = count if position == 0 else min(1000, count // 10)
             plan.append((project_id, project_name, tag_ids, size))
 
-    sqlite = app.extensions["tagdesk_engine"].dialect.name == "sqlite"
+    range_rows = RANGE_ROWS[app.extensions["tagdesk_engine"].dialect.name]
     for project_id, project_name, tag_ids, size in plan:
         rows = iter(_rows(size, tag_ids, rng, seed_value + len(project_name)))
-        inserted = 0
-        if sqlite and size > SQLITE_CHUNK:
-            inserted = _load_in_ranges(app, project_id, rows)
-        elif sqlite:
-            with session_scope(app) as session:
-                inserted = admin.insert_queries(session, project_id, rows, batch_size=BATCH)
-        else:
-            with session_scope(app) as session, _trigram_index_built_after(session, size):
-                inserted = admin.insert_queries(session, project_id, rows, batch_size=BATCH)
+        batches = iter(lambda rows=rows: list(islice(rows, BATCH)), [])
+        with session_scope(app) as session:
+            inserted = imports.add_rows(session, project_id, batches, range_rows)
         progress(f"{project_name}: {inserted:,} queries")
     schema.analyze(app.extensions["tagdesk_engine"])
     return key
@@ -81,47 +74,6 @@ def seed_administrator(app, key: str) -> tuple[str, str] | None:
         audit.record_change(session, org_id, "person.added", email,
                             "The demo's administrator, made with the demo.")
     return email, password
-
-
-@contextmanager
-def _trigram_index_built_after(session, size: int):
-    """On PostgreSQL, build the trigram index once after a large load: updating a GIN index
-    row by row costs far more than building it. Only the demo does this — the index is
-    dropped inside the loading transaction, which holds the table for its duration."""
-    rebuild = size >= BULK_REBUILD_AT and session.get_bind().dialect.name == "postgresql"
-    if rebuild:
-        session.execute(text("DROP INDEX IF EXISTS ix_query_texts_trgm"))
-    yield
-    if rebuild:
-        session.flush()
-        # The build sorts every trigram of every text: with the packaged 64 MB it spills to
-        # disk in many runs (at ten million queries, most of the load's time).
-        session.execute(text("SET LOCAL maintenance_work_mem = '1GB'"))
-        session.execute(text(
-            "CREATE INDEX ix_query_texts_trgm ON query_texts USING gin (folded gin_trgm_ops)"))
-
-
-def _load_in_ranges(app, project_id: str, rows: Iterator) -> int:
-    """SQLite: every row staged, then added in the order of the project's key, SQLITE_CHUNK
-    places a transaction (as imports do): each range goes into the text indexes beside the
-    last, so a million costs the same however many came before."""
-    with app.extensions["tagdesk_engine"].connect() as connection:
-        load = bulk_load.Load.on(connection, project_id)
-        load.prepare()
-        with connection.begin():
-            load.open()
-            while batch := list(islice(rows, BATCH)):
-                load.stage(batch)
-        with connection.begin():
-            placed = load.order()
-        inserted = 0
-        for first in range(1, placed + 1, SQLITE_CHUNK):
-            with connection.begin():
-                inserted += load.insert(first, min(first + SQLITE_CHUNK - 1, placed))
-            load.committed()
-        with connection.begin():
-            load.close()
-    return inserted
 
 
 def _rows(size: int, tag_ids: list[int], rng: random.Random, seed_value: int) -> Iterator:

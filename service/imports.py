@@ -30,6 +30,7 @@ import re
 import threading
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import BinaryIO
@@ -414,13 +415,39 @@ def import_file(session: Session, project_id: str, binary: BinaryIO, sink: Sink 
     header = check_file(binary)
     tags = project_tags(session, project_id)
     session.commit()
+    with _held(session, project_id) as (held, load):
+        counts = _read(held, load, binary, header, tags, sink, batch_rows)
+        return _add(held, load, counts, sink, batch_rows)
+
+
+def add_rows(session: Session, project_id: str, batches: Iterable[list[admin.NewQuery]],
+             batch_rows: int = BATCH_ROWS) -> int:
+    """Rows that need no checking (normalized, the project's tag ids: the demo's) added as a
+    file's rows are: all staged, then added a range of the key's order at a time, one
+    transaction each, by two connections at once on PostgreSQL. Returns how many were added."""
+    session.commit()
+    with _held(session, project_id) as (held, load):
+        # Staging writes temporary tables only: SQLite's write lock is not needed.
+        held.connection(execution_options={BEGIN_OPTION: "DEFERRED"})
+        load.open()
+        rows = 0
+        for batch in batches:
+            load.stage(batch)
+            rows += len(batch)
+        held.commit()
+        return _add(held, load, Counts(rows=rows), Sink(), batch_rows).added
+
+
+@contextmanager
+def _held(session: Session, project_id: str) -> Iterator[tuple[Session, bulk_load.Load]]:
+    """A connection of its own for a load (its temporary tables hold the staged rows from one
+    transaction to the next), with the load's settings; the staged rows dropped after."""
     with session.get_bind().connect() as connection, \
             Session(connection, expire_on_commit=False) as held:
         load = bulk_load.Load.on(connection, project_id)
         load.prepare()
         try:
-            counts = _read(held, load, binary, header, tags, sink, batch_rows)
-            return _add(held, load, counts, sink, batch_rows)
+            yield held, load
         finally:
             _close(held, load)
 

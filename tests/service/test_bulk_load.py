@@ -452,11 +452,11 @@ def _seeded(tmp_path, name: str) -> tuple[set, dict, tuple]:
 
 
 def test_the_demo_commits_sqlite_loads_in_chunks_with_the_same_result(tmp_path, monkeypatch):
-    """SQLite: seed-demo commits a large project a range of the key's order at a time (one
+    """SQLite: seed-demo commits a project a range of the key's order at a time (one
     transaction of ten million made a write-ahead log no page look-up could cross quickly);
     the rows, tags and every counter are those of one transaction."""
     whole = _seeded(tmp_path, "whole.sqlite3")
-    monkeypatch.setattr(demo, "SQLITE_CHUNK", 70)  # 300 queries: five transactions
+    monkeypatch.setitem(demo.RANGE_ROWS, "sqlite", 70)  # 300 queries: five transactions
     ranges = []
     insert = bulk_load._SqliteLoad.insert
 
@@ -471,10 +471,55 @@ def test_the_demo_commits_sqlite_loads_in_chunks_with_the_same_result(tmp_path, 
 
     monkeypatch.setattr(bulk_load._SqliteLoad, "insert", insert_range)
     chunked = _seeded(tmp_path, "chunked.sqlite3")
-    # The two small projects' 30 queries go row by row.
+    # The two small projects' 30 queries each take one range.
     assert ranges == [(1, 70, 0), (71, 140, 70), (141, 210, 140), (211, 280, 210),
-                      (281, 300, 280)]
+                      (281, 300, 280), (1, 30, 0), (1, 30, 0)]
     assert chunked[0] == whole[0] and len(whole[0]) == 360
     assert chunked[1] == whole[1]
     kept, counted = chunked[2]
     assert kept == counted
+
+
+
+def _demo_rows(session) -> set[tuple]:
+    """Every query of the database with each of its tags (None: no tag), named."""
+    return set(map(tuple, session.execute(text(
+        "SELECT p.name, q.query, q.language, q.country, t.name FROM queries q "
+        "JOIN projects p ON p.id = q.project_id LEFT JOIN query_tags l ON l.query_pk = q.pk "
+        "LEFT JOIN tags t ON t.id = l.tag_id"))))
+
+
+@pytest.mark.parametrize("database_url", ["sqlite", pytest.param("postgres",
+                         marks=pytest.mark.postgres)], indirect=True)
+def test_the_demo_adds_its_rows_in_ranges_as_imports_do(database_url, tmp_path, monkeypatch):
+    """seed-demo adds a project a range of the key's order at a time, as imports do; on
+    PostgreSQL two connections add ranges at once. The rows and tags are those of one range
+    on one connection, and every counter and short-term count is exact."""
+    whole = create_app({"DATABASE_URL": f"sqlite:///{tmp_path / 'whole.sqlite3'}"})
+    schema.upgrade(whole.extensions["tagdesk_engine"])
+    demo.seed(whole, 300)
+    with session_scope(whole) as session:
+        expected = _demo_rows(session)
+    whole.extensions["tagdesk_engine"].dispose()
+
+    app = create_app({"DATABASE_URL": database_url})
+    dialect = app.extensions["tagdesk_engine"].dialect.name
+    monkeypatch.setitem(demo.RANGE_ROWS, dialect, 40)  # 300 queries: eight ranges
+    load_class = bulk_load._SqliteLoad if dialect == "sqlite" else bulk_load._PostgresLoad
+    writers, insert = {}, load_class.insert
+
+    def insert_range(self, first, last):
+        writers.setdefault(self.project_id, set()).add(id(self.connection))
+        return insert(self, first, last)
+
+    monkeypatch.setattr(load_class, "insert", insert_range)
+    demo.seed(app, 300)
+    # The 300 queries' project by two connections on PostgreSQL; the 30's in one range.
+    assert sorted(map(len, writers.values())) == [1, 1, 2 if dialect == "postgresql" else 1]
+    with session_scope(app) as session:
+        assert _demo_rows(session) == expected and len(expected) > 360
+        kept, counted = recounted(session)
+        assert kept == counted
+        longest = COUNTED_GRAM_LENGTH[dialect]
+        assert stored_gram_counts(session) == expected_gram_counts(session, longest)
+    app.extensions["tagdesk_engine"].dispose()
