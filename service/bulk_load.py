@@ -42,14 +42,13 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import suppress
 from datetime import datetime
-from functools import partial
-from itertools import chain
-from operator import add
+from itertools import islice
 
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
+from . import gram_count
 from .models import Query, utcnow
 
 NewQuery = tuple[str, str, str, list[int], datetime | None]  # query, language, country, tags, time
@@ -61,7 +60,7 @@ GRAM_FLUSH = 200_000
 SQLITE_GRAMS = 2
 POSTGRES_GRAMS = 4
 # Texts whose short strings are counted in one call, between checks of GRAM_FLUSH.
-COUNT_AT_ONCE = 5_000
+COUNT_AT_ONCE = gram_count.AT_ONCE
 # Texts read back at a time to count their short strings.
 READ_BACK = 10_000
 # The most rows of a range whose texts are held to be counted beside its insert; a larger
@@ -90,37 +89,18 @@ def insert(session: Session, project_id: str, batches: Iterable[list[NewQuery]])
     return added
 
 
-def grams(folded: str, longest: int) -> set[str]:
-    """The distinct strings of 1 to `longest` characters of a folded text."""
-    found = set(folded)
-    pieces = folded
-    for n in range(1, longest):
-        pieces = list(map(add, pieces, folded[n:]))  # the strings of n + 1 characters
-        found.update(pieces)
-    return found
-
-
 def counted(folded_texts: Iterable[str], longest: int) -> Counter[str] | None:
     """How many of the texts hold each string of 1 to `longest` characters; None once more
     than GRAM_FLUSH distinct strings are found (the load then counts the rows it read back,
-    writing as it goes).
-
-    Each distinct text is cut once, however many rows share it (a text in several countries),
-    and the strings of many texts are counted in one call, in C: a text at a time took a
-    fifth longer."""
+    writing as it goes). Each distinct text is cut once, however many rows share it (a text
+    in several countries), COUNT_AT_ONCE texts a call (service/gram_count.py)."""
     found: Counter[str] = Counter()
-    texts = Counter(folded_texts)
-    once = [text for text, rows in texts.items() if rows == 1]
-    cut = partial(grams, longest=longest)
-    for start in range(0, len(once), COUNT_AT_ONCE):
-        found.update(chain.from_iterable(map(cut, once[start:start + COUNT_AT_ONCE])))
+    texts = list(Counter(folded_texts).items())
+    for start in range(0, len(texts), COUNT_AT_ONCE):
+        found.update(gram_count.counted(dict(texts[start:start + COUNT_AT_ONCE]), longest))
         if len(found) > GRAM_FLUSH:
             return None
-    for text, rows in texts.items():
-        if rows > 1:
-            for gram in grams(text, longest):
-                found[gram] += rows
-    return None if len(found) > GRAM_FLUSH else found
+    return found
 
 
 def time_prefix() -> str:
@@ -209,9 +189,11 @@ class Load:
             self.write_grams()
 
     def count_grams(self, folded_texts: Iterable[str], longest: int) -> None:
-        update = self.grams.update
-        for folded in folded_texts:
-            update(grams(folded, longest))
+        """Count the texts' short strings READ_BACK texts at a time, writing the counters
+        whenever GRAM_FLUSH distinct strings are held."""
+        texts = iter(folded_texts)
+        while part := list(islice(texts, READ_BACK)):
+            self.grams.update(gram_count.counted(Counter(part), longest))
             if len(self.grams) >= GRAM_FLUSH:
                 self.write_grams()
         if self.grams:
