@@ -89,10 +89,14 @@ def set_limits(session: Session, org_id: str, per_second: int, per_minute: int,
 
 
 def normalize_query(query: str, language: str, country: str) -> tuple[str, str, str]:
-    query = _text(query, "query", MAX_STRING)
-    language = _text(language, "language", MAX_CODE).lower()
-    country = _text(country, "country", MAX_CODE).upper()
-    return query, language, country
+    return query_key(_text(query, "query", MAX_STRING), _text(language, "language", MAX_CODE),
+                     _text(country, "country", MAX_CODE))
+
+
+def query_key(query: str, language: str, country: str) -> tuple[str, str, str]:
+    """A query's key as stored, from trimmed values already checked: the language in lower
+    case, the country in upper case."""
+    return query, language.lower(), country.upper()
 
 
 NewQuery = bulk_load.NewQuery  # query, language, country, tags, time
