@@ -59,8 +59,6 @@ GRAM_FLUSH = 200_000
 # The longest strings text_gram_counts counts (COUNTED_GRAM_LENGTH in service/search.py).
 SQLITE_GRAMS = 2
 POSTGRES_GRAMS = 4
-# Texts whose short strings are counted in one call, between checks of GRAM_FLUSH.
-COUNT_AT_ONCE = gram_count.AT_ONCE
 # Texts read back at a time to count their short strings.
 READ_BACK = 10_000
 # The most rows of a range whose texts are held to be counted beside its insert; a larger
@@ -93,11 +91,10 @@ def counted(folded_texts: Iterable[str], longest: int) -> Counter[str] | None:
     """How many of the texts hold each string of 1 to `longest` characters; None once more
     than GRAM_FLUSH distinct strings are found (the load then counts the rows it read back,
     writing as it goes). Each distinct text is cut once, however many rows share it (a text
-    in several countries), COUNT_AT_ONCE texts a call (service/gram_count.py)."""
+    in several countries), gram_count.AT_ONCE texts a call (service/gram_count.py)."""
     found: Counter[str] = Counter()
-    texts = list(Counter(folded_texts).items())
-    for start in range(0, len(texts), COUNT_AT_ONCE):
-        found.update(gram_count.counted(dict(texts[start:start + COUNT_AT_ONCE]), longest))
+    for part in gram_count.counted_in_parts(Counter(folded_texts), longest):
+        found.update(part)
         if len(found) > GRAM_FLUSH:
             return None
     return found

@@ -14,7 +14,7 @@ four), or a character no text may hold (NUL, a lone surrogate), is counted the p
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from operator import add
 
 import numpy as np
@@ -41,18 +41,25 @@ def counted(texts: Mapping[str, int], longest: int) -> Counter[str]:
     """For each string of 1 to `longest` characters: how many of the texts hold it, a text
     counting as many times as `texts` says (the rows that share it)."""
     found: Counter[str] = Counter()
+    for part in counted_in_parts(texts, longest):
+        found.update(part)
+    return found
+
+
+def counted_in_parts(texts: Mapping[str, int], longest: int) -> Iterator[Counter[str]]:
+    """As `counted`, AT_ONCE texts at a time: one count a call, for a caller that stops or
+    writes between them."""
     distinct = list(texts)
     weights = np.fromiter(texts.values(), dtype=np.int64, count=len(distinct))
     for start in range(0, len(distinct), AT_ONCE):
         part = distinct[start:start + AT_ONCE]
         arrays = _counted(part, weights[start:start + AT_ONCE], longest)
         if arrays is None:
+            arrays = Counter()
             for text in part:
                 for gram in grams(text, longest):
-                    found[gram] += texts[text]
-        else:
-            found.update(arrays)
-    return found
+                    arrays[gram] += texts[text]
+        yield arrays
 
 
 def _counted(texts: Sequence[str], weights: np.ndarray, longest: int) -> Counter[str] | None:

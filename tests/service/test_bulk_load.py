@@ -20,7 +20,7 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import IntegrityError
 
-from service import admin, bulk_load, create_app, demo, schema
+from service import admin, bulk_load, create_app, demo, gram_count, schema
 from service.db import session_scope
 from service.demo_data import generate_queries
 from service.search import COUNTED_GRAM_LENGTH
@@ -207,7 +207,7 @@ def test_short_term_counters_however_they_are_counted(two_projects, monkeypatch,
 def test_a_text_shared_by_rows_counts_once_for_each_row(monkeypatch):
     """Each row holding a string counts once, however often the string comes in its text, and
     rows that share a text (one text in several countries) count once each."""
-    monkeypatch.setattr(bulk_load, "COUNT_AT_ONCE", 2)  # several calls of many texts
+    monkeypatch.setattr(gram_count, "AT_ONCE", 2)  # several calls of many texts
     found = bulk_load.counted(["aa", "ab", "aa", "b", "ba"], 2)
     assert found == {"a": 4, "b": 3, "aa": 2, "ab": 1, "ba": 1}
     monkeypatch.setattr(bulk_load, "GRAM_FLUSH", 4)
