@@ -151,9 +151,12 @@
       show(colour);
     });
     if (name && preview) {
-      name.addEventListener("input", function () {
+      // A name typed before this script ran shows at once, later ones as they are typed.
+      var showName = function () {
         preview.textContent = name.value.trim() || fallbackName;
-      });
+      };
+      name.addEventListener("input", showName);
+      showName();
     }
     var initial = colourCode(code.value);
     if (initial) picker.value = initial;

@@ -286,6 +286,20 @@ def test_the_page_computes_contrast_as_the_server_does(page, site):
     assert csp_errors(page) == []
 
 
+def test_a_name_typed_before_the_script_runs_shows_in_the_preview(page, site):
+    """settings.js is deferred: on a slow line people can type before it runs."""
+    held = []
+    page.route(re.compile(r"/settings\.js"), lambda route: held.append(route))
+    with page.expect_request(re.compile(r"/settings\.js")):
+        sign_in(page, site, f"/settings/projects/{site.world.project_id}")
+    page.get_by_label("Tag name").fill("Early bird")
+    expect(page.locator("[data-colour-preview]")).to_have_text("New tag")
+    assert len(held) == 1
+    for route in held:
+        route.continue_()
+    expect(page.locator("[data-colour-preview]")).to_have_text("Early bird")
+
+
 def test_hostile_names_stay_text(page, site):
     world = site.world
     sign_in(page, site, f"/settings/projects/{world.project_id}")
