@@ -3,6 +3,7 @@ and an administrator for its settings (seed_administrator)."""
 
 from __future__ import annotations
 
+import multiprocessing
 import random
 import secrets
 from collections.abc import Callable, Iterator
@@ -27,6 +28,10 @@ BATCH = 5000
 # commits; but not one, since one transaction of ten million made a write-ahead log no page
 # look-up could cross quickly.
 RANGE_ROWS = {"sqlite": 1_000_000, "postgresql": imports.BATCH_ROWS}
+# From this many queries, a child process makes the rows while this one stages them: making
+# them takes one core as long as staging them (forked, the child imports nothing; a smaller
+# demo is made here, with no process to start).
+MADE_ASIDE_ROWS = 100_000
 
 
 def seed(app, count: int, progress: Callable[[str], None] = lambda _m: None,
@@ -46,14 +51,63 @@ def seed(app, count: int, progress: Callable[[str], None] = lambda _m: None,
             plan.append((project_id, project_name, tag_ids, size))
 
     range_rows = RANGE_ROWS[app.extensions["tagdesk_engine"].dialect.name]
-    for project_id, project_name, tag_ids, size in plan:
-        rows = iter(_rows(size, tag_ids, rng, seed_value + len(project_name)))
-        batches = iter(lambda rows=rows: list(islice(rows, BATCH)), [])
+    jobs = [(size, tag_ids, seed_value + len(project_name))
+            for _project_id, project_name, tag_ids, size in plan]
+    aside = count >= MADE_ASIDE_ROWS and "fork" in multiprocessing.get_all_start_methods()
+    made = _made_aside(jobs, rng) if aside else _made_here(jobs, rng)
+    for (project_id, project_name, _tag_ids, _size), batches in zip(plan, made, strict=True):
         with session_scope(app) as session:
             inserted = imports.add_rows(session, project_id, batches, range_rows)
         progress(f"{project_name}: {inserted:,} queries")
     schema.analyze(app.extensions["tagdesk_engine"])
     return key
+
+
+Job = tuple[int, list[int], int]  # how many queries, the project's tag ids, the seed value
+
+
+def _made_here(jobs: list[Job], rng: random.Random) -> Iterator[Iterator[list]]:
+    """Each project's rows, a batch at a time, made as they are asked for."""
+    for size, tag_ids, seed_value in jobs:
+        rows = iter(_rows(size, tag_ids, rng, seed_value))
+        yield iter(lambda rows=rows: list(islice(rows, BATCH)), [])
+
+
+def _made_aside(jobs: list[Job], rng: random.Random) -> Iterator[Iterator[list]]:
+    """The same batches, made by a forked child process one ahead of those taken (a pipe
+    holds little: memory stays flat); the child goes when they are taken or given up."""
+    context = multiprocessing.get_context("fork")
+    receiving, sending = context.Pipe(duplex=False)
+    child = context.Process(target=_make, args=(jobs, rng, sending), daemon=True,
+                            name="tagdesk-demo-rows")
+    child.start()
+    sending.close()
+    try:
+        for _job in jobs:
+            yield iter(lambda: _received(receiving), None)
+    finally:
+        receiving.close()
+        child.join(timeout=5)
+        if child.is_alive():
+            child.kill()
+            child.join()
+
+
+def _make(jobs: list[Job], rng: random.Random, sending) -> None:
+    """In the child: every project's batches, then None, one project after the other."""
+    with sending:
+        for batches in _made_here(jobs, rng):
+            for batch in batches:
+                sending.send(batch)
+            sending.send(None)
+
+
+def _received(receiving) -> list | None:
+    try:
+        return receiving.recv()
+    except EOFError:
+        raise RuntimeError("The demo's queries could not be made: the process making them "
+                           "stopped (its error is printed above).") from None
 
 
 def seed_administrator(app, key: str) -> tuple[str, str] | None:

@@ -15,6 +15,7 @@ import uuid
 from collections import Counter
 from contextlib import closing
 from datetime import datetime, timedelta
+from itertools import islice
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -522,4 +523,64 @@ def test_the_demo_adds_its_rows_in_ranges_as_imports_do(database_url, tmp_path, 
         assert kept == counted
         longest = COUNTED_GRAM_LENGTH[dialect]
         assert stored_gram_counts(session) == expected_gram_counts(session, longest)
+    app.extensions["tagdesk_engine"].dispose()
+
+
+def _demo_times(session) -> list[datetime]:
+    return [value if isinstance(value, datetime) else datetime.fromisoformat(value)
+            for value in session.execute(text(
+                "SELECT q.updated_at FROM queries q JOIN projects p ON p.id = q.project_id "
+                "ORDER BY p.name, q.query, q.language, q.country")).scalars()]
+
+
+def test_a_large_demo_is_made_by_a_child_process_with_the_same_rows(tmp_path, monkeypatch):
+    """From MADE_ASIDE_ROWS queries, a forked child makes the demo's rows while this process
+    stages them: the same queries, tags and times (to the time the seed ran) as made here."""
+    seeded, children = {}, []
+    spawned = demo.multiprocessing.context.ForkProcess.start
+
+    def start(process):
+        children.append(process.name)
+        return spawned(process)
+
+    monkeypatch.setattr(demo.multiprocessing.context.ForkProcess, "start", start)
+    for name, aside_from in (("here", 10 ** 9), ("aside", 300)):
+        monkeypatch.setattr(demo, "MADE_ASIDE_ROWS", aside_from)
+        children.clear()
+        app = create_app({"DATABASE_URL": f"sqlite:///{tmp_path / name}.sqlite3"})
+        schema.upgrade(app.extensions["tagdesk_engine"])
+        before = datetime.now()
+        demo.seed(app, 300)
+        with session_scope(app) as session:
+            rows, times = _demo_rows(session), _demo_times(session)
+            kept, counted = recounted(session)
+            assert kept == counted
+        app.extensions["tagdesk_engine"].dispose()
+        seeded[name] = (rows, [before - time for time in times], list(children))
+    (rows_here, ages_here, made_here), (rows_aside, ages_aside, made_aside) = (
+        seeded["here"], seeded["aside"])
+    assert made_here == [] and made_aside == ["tagdesk-demo-rows"]
+    assert rows_aside == rows_here and len(rows_here) > 360
+    # The same ages, give or take the moments between the two seeds.
+    assert len(ages_aside) == len(ages_here)
+    assert all(abs(a - b) < timedelta(seconds=30) for a, b in zip(ages_aside, ages_here,
+                                                                   strict=True))
+
+
+def test_a_demo_whose_rows_cannot_be_made_says_so_and_adds_nothing(tmp_path, monkeypatch):
+    monkeypatch.setattr(demo, "MADE_ASIDE_ROWS", 300)
+
+    def broken(size, tag_ids, rng, seed_value):
+        yield from islice(generate_queries(size, seed_value), 0)
+        raise ValueError("a generator that breaks")
+
+    monkeypatch.setattr(demo, "_rows", broken)
+    app = create_app({"DATABASE_URL": f"sqlite:///{tmp_path / 'broken.sqlite3'}"})
+    schema.upgrade(app.extensions["tagdesk_engine"])
+    with pytest.raises(RuntimeError, match="The demo's queries could not be made"):
+        demo.seed(app, 300)
+    with session_scope(app) as session:
+        assert session.execute(text("SELECT count(*) FROM queries")).scalar_one() == 0
+        kept, counted = recounted(session)
+        assert kept == counted
     app.extensions["tagdesk_engine"].dispose()
