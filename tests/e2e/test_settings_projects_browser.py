@@ -250,6 +250,15 @@ def test_a_project_page_at_390_pixels(page, site, screenshots):
                     page.get_by_role("button", name="Save")):
         box = control.bounding_box()
         assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
+    # Cells wrap between words, never inside one: "Delete", "#1f77b4" and "question" stay whole.
+    broken = page.evaluate("""() => [...document.querySelectorAll(
+        '.data-table .button, .data-table code, .data-table .tag-chip')].filter(element => {
+          const lines = new Set([...element.getClientRects()].map(rect => Math.round(rect.top)));
+          const range = document.createRange();
+          range.selectNodeContents(element.firstChild);
+          return lines.size > 1 || range.getClientRects().length > 1;
+        }).map(element => element.textContent)""")
+    assert broken == []
     page.get_by_role("link", name="Edit question").click()
     expect(page.get_by_role("heading", name="Edit the tag “question”")).to_be_visible()
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
