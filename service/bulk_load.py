@@ -317,7 +317,8 @@ class _SqliteLoad(Load):
             "FROM temp.bulk_load_order o JOIN temp.bulk_load_tags t ON t.seq = o.seq "
             "JOIN queries q ON q.pk = ? + o.rn WHERE o.rn BETWEEN ? AND ? "
             "ORDER BY o.rn, t.tag_id", (offset, offset, first, last))
-        run("UPDATE tags SET query_count = query_count + n.c FROM ("
+        run("UPDATE tags SET query_count = query_count + n.c, "
+            "links_version = links_version + 1 FROM ("
             "SELECT tag_id, count(*) AS c FROM query_tags WHERE query_pk > ? GROUP BY tag_id"
             ") AS n WHERE tags.id = n.tag_id", (base,))
         run("INSERT INTO queries_fts (rowid, query) SELECT pk, query FROM queries WHERE pk > ?",

@@ -92,6 +92,9 @@ class Tag(Base):
     color: Mapped[str] = mapped_column(String(7))
     # How many queries carry the tag. Kept by database triggers (migration 0005).
     query_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # Moves whenever a link of the tag is added or removed (migration 0021): the remembered
+    # count of a filter with this tag is current while it stays.
+    links_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 # How many queries a project has per language and country. Kept by database triggers

@@ -555,31 +555,42 @@ def _with_tags(statement, sort: list[SortItem], *figures):
         *order_by(sort, columns, DEFAULT_QUERY_SORT, page.c.id))
 
 
-def _remembered_key(project_id: str, version: int, filters: Filters) -> tuple:
+def _remembered_key(project_id: str, versions: tuple[int, int], filters: Filters) -> tuple:
     # A digest, not the filter: a filter may hold up to 2,000 codes and 1,000 characters,
     # and the memory of 4,096 of them would be a client's to fill.
-    described = json.dumps([filters.text, sorted(filters.languages), sorted(filters.countries)])
-    return project_id, version, hashlib.sha256(described.encode()).digest()
+    described = json.dumps([filters.text, sorted(filters.languages), sorted(filters.countries),
+                            [sorted(ids) for ids in filters.tag_sets]])
+    return project_id, versions, hashlib.sha256(described.encode()).digest()
+
+
+def _links_version(filters: Filters):
+    """The sum of the filter's tags' link versions (migration 0021): each only grows, so the
+    sum changes whenever a link of any of them does."""
+    ids = sorted(set().union(*filters.tag_sets))
+    if not ids:
+        return literal(0)
+    return select(func.coalesce(func.sum(Tag.links_version), 0)).where(
+        Tag.id.in_(ids)).scalar_subquery()
 
 
 def _totals(session: Session, project_id: str, filters: Filters,
             counts: MatchCounts | None) -> tuple[int, int]:
-    """(matches, the project's query count). A text filter without tags is counted once per
-    version of the project's queries (service/match_counts.py): tag edits cannot change it."""
-    if counts is None or filters.tag_sets or not filters.text:
+    """(matches, the project's query count). A text filter is counted once per version of
+    the project's queries and of its tags' links (service/match_counts.py)."""
+    if counts is None or not filters.text:
         return session.execute(select(
             _count(session, project_id, filters), _project_total(project_id))).one()
-    project_total, version = session.execute(
-        select(Project.query_count, Project.texts_version).where(Project.id == project_id)
-    ).one()
-    total = counts.get(_remembered_key(project_id, version, filters))
+    texts_version = select(Project.texts_version).where(
+        Project.id == project_id).scalar_subquery()
+    project_total, *versions = session.execute(select(
+        _project_total(project_id), texts_version, _links_version(filters))).one()
+    total = counts.get(_remembered_key(project_id, tuple(versions), filters))
     if total is None:
-        # The version read in the counting statement itself: the count is of its rows.
-        total, version = session.execute(select(
-            _count(session, project_id, filters),
-            select(Project.texts_version).where(Project.id == project_id).scalar_subquery(),
+        # The versions read in the counting statement itself: the count is of their rows.
+        total, *versions = session.execute(select(
+            _count(session, project_id, filters), texts_version, _links_version(filters),
         )).one()
-        counts.put(_remembered_key(project_id, version, filters), total)
+        counts.put(_remembered_key(project_id, tuple(versions), filters), total)
     return total, project_total
 
 
@@ -744,8 +755,8 @@ def _list_prepared(session: Session, project_id: str, filters: Filters, body: Qu
 
 def list_queries(session: Session, project_id: str, body: QueryListBody,
                  counts: MatchCounts | None = None):
-    """(total, rows, tags by query pk) for one page. With `counts`, tag-free text filters
-    are counted once per version of the project's queries."""
+    """(total, rows, tags by query pk) for one page. With `counts`, text filters are
+    counted once per version of the project's queries and of their tags' links."""
     sort = tuple((item.field, item.direction.upper()) for item in body.sort)
     ordering = _query_ordering(sort)
     filters = resolve_filters(session, project_id, body)

@@ -36,6 +36,7 @@ def test_the_service_benchmark_measures_each_size_and_plots_them(tmp_path):
     rows = {line[:34].strip(): line[34:].split() for line in table.splitlines()[1:]
             if line.strip() and not line.startswith("plot:")}
     for view in ("first page, no filter", "text + codes + tag", "first request, 4 letters",
+                 "first request, text + codes + tag",
                  "deep page (by text, page 100)", "set-tags, 1,000 items"):
         assert len(rows[view]) == 2 and all(float(value) > 0 for value in rows[view]), view
 

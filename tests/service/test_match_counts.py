@@ -1,12 +1,14 @@
-"""Remembered counts of tag-free text filters (service/match_counts.py, migration 0008):
-always the count of the rows as they are now, and not recounted while they cannot change."""
+"""Remembered counts of text filters (service/match_counts.py, migrations 0008 and 0021):
+always the count of the rows and links as they are now, and not recounted while they cannot
+change."""
 
 import sys
 
 import pytest
-from sqlalchemy import delete, select, text, update
+from sqlalchemy import delete, func, select, text, update
 
-from service.models import Project, Query
+from service import admin
+from service.models import Project, Query, Tag, query_tags
 
 ROWS = [
     ("laufschuhe damen", "de", "DE", ["brand"]),
@@ -71,6 +73,99 @@ def test_filters_with_tags_are_always_counted_afresh(api, seeded):
                               "tagIds": [brand]}])
     assert response.status_code == 200, response.text
     assert total(api, query="schuhe", tagIds=[brand]) == 2
+
+
+def test_a_filter_with_tags_is_counted_once_while_its_tags_keep_their_queries(
+        api, seeded, statements):
+    brand, sale = seeded.tags["brand"], seeded.tags["sale"]
+    assert total(api, query="schuhe", tagIds=[brand]) == 1
+    assert total(api, query="schuhe", languages=["de"], tagIds=[brand, sale]) == 1
+    statements.clear()
+    # Another tag's links change: these filters' matches cannot.
+    response = api.set_tags([{"query": "Laufschuhe Herren", "language": "de", "country": "AT",
+                              "tagIds": [seeded.tags["question"]]}])
+    assert response.status_code == 200, response.text
+    for field, direction in (("query", "ASC"), ("updatedAt", "DESC"), ("query", "DESC")):
+        response = api.queries(query="schuhe", tagIds=[brand], limit=1,
+                               sort=[{"field": field, "direction": direction}])
+        assert response.json()["page"]["totalRecords"] == 1
+    assert counting(statements) == []
+    # A link of one of their tags: counted afresh.
+    response = api.set_tags([{"query": "größe 39 schuhe", "language": "de", "country": "DE",
+                              "tagIds": [sale]}])
+    assert response.status_code == 200, response.text
+    assert total(api, query="schuhe", tagIds=[brand]) == 1
+    assert total(api, query="schuhe", languages=["de"], tagIds=[brand, sale]) == 2
+    assert total(api, query="schuhe", tagIds=[sale]) == 1
+    # Taken away again: the count follows.
+    response = api.set_tags([{"query": "laufschuhe damen", "language": "de", "country": "DE",
+                              "tagIds": []}])
+    assert response.status_code == 200, response.text
+    assert total(api, query="schuhe", tagIds=[brand]) == 0
+    assert total(api, query="schuhe", languages=["de"], tagIds=[brand, sale]) == 1
+
+
+def test_tags_named_or_numbered_are_remembered_apart(api, seeded):
+    brand, sale = seeded.tags["brand"], seeded.tags["sale"]
+    assert total(api, query="s", tagIds=[brand]) == 1
+    assert total(api, query="s", tagIds=[sale]) == 1
+    assert total(api, query="s", tagIds=[brand], tagNames=["sale"]) == 0
+    assert total(api, query="s", tagIds=[brand, sale]) == 2
+
+
+def links_version(world, name: str) -> int:
+    return world.run(lambda s: s.scalar(
+        select(Tag.links_version).where(Tag.id == world.tags[name])))
+
+
+def test_a_tags_links_version_moves_with_each_change_of_its_links(seeded):
+    def moved(name, change):
+        before = links_version(seeded, name)
+        seeded.run(change)
+        return links_version(seeded, name) - before
+
+    def pk(text_):
+        return select(Query.pk).where(Query.query == text_).scalar_subquery()
+
+    brand, sale = seeded.tags["brand"], seeded.tags["sale"]
+    assert moved("brand", lambda s: s.execute(query_tags.insert().values(
+        query_pk=pk("running shoes"), tag_id=brand, updated_at=func.now()))) >= 1
+    assert moved("brand", lambda s: s.execute(query_tags.delete().where(
+        query_tags.c.query_pk == pk("running shoes"), query_tags.c.tag_id == brand))) >= 1
+    # A link moved to another query: same count, other matches.
+    assert moved("brand", lambda s: s.execute(query_tags.update().where(
+        query_tags.c.tag_id == brand).values(query_pk=pk("größe 39 schuhe")))) >= 1
+    # A link moved to another tag: both tags' matches change.
+    assert moved("sale", lambda s: s.execute(query_tags.update().where(
+        query_tags.c.tag_id == brand).values(tag_id=sale))) >= 1
+    assert moved("brand", lambda s: s.execute(query_tags.update().where(
+        query_tags.c.tag_id == sale, query_tags.c.query_pk == pk("größe 39 schuhe"))
+        .values(tag_id=brand))) >= 1
+    # Only the link's own time: nothing moves.
+    assert moved("brand", lambda s: s.execute(query_tags.update().values(
+        updated_at=query_tags.c.updated_at))) == 0
+    # Links of another tag: this one's stays.
+    assert moved("brand", lambda s: s.execute(query_tags.delete().where(
+        query_tags.c.tag_id == sale))) == 0
+    # Many rows at once take the bulk path (service/bulk_load.py), which counts links itself.
+    rows = [(*admin.normalize_query(f"bulk {i}", "en", "US"), [brand], None)
+            for i in range(admin.BULK_ROWS)]
+    assert moved("brand", lambda s: admin.insert_queries(s, seeded.project_id, rows)) >= 1
+    assert moved("sale", lambda s: admin.insert_queries(
+        s, seeded.project_id, [(*admin.normalize_query("one more", "en", "US"), [sale], None)])
+    ) >= 1
+    assert moved("brand", lambda s: s.execute(delete(Query).where(
+        Query.query.like("bulk %")))) >= 1
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+def test_truncating_the_links_empties_every_tags_count_and_moves_its_version(seeded):
+    before = links_version(seeded, "brand")
+    seeded.run(lambda s: s.execute(text("TRUNCATE query_tags")))
+    assert links_version(seeded, "brand") > before
+    counts = seeded.run(lambda s: s.execute(select(Tag.query_count)).scalars().all())
+    assert set(counts) == {0}
 
 
 def test_counts_are_kept_apart_per_project_and_per_filter(api, seeded):
