@@ -13,7 +13,14 @@ from playwright.sync_api import expect
 
 from dashboard.chips import contrast_ratio
 from tests.browser import axe_serious
-from tests.support.e2e import LAPTOP, PHONE, assert_no_sideways_scroll, csp_errors, make_org
+from tests.support.e2e import (
+    LAPTOP,
+    PHONE,
+    assert_no_sideways_scroll,
+    csp_errors,
+    cut_words,
+    make_org,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -104,6 +111,8 @@ def test_queries_read_as_cards_on_a_phone(phone, live_dashboard, org, screenshot
     assert abs(language_box["y"] - country_box["y"]) < 2
     assert country_box["x"] > language_box["x"]
     assert country.evaluate("e => e.scrollWidth <= e.clientWidth")  # "Germany", not "German…"
+    # Words wrap whole: "Brazil" beside "Portuguese (Brazil) (pt-br)" is not cut in two.
+    assert cut_words(page, ".queries-table tbody td") == []
     for control in (page.get_by_role("checkbox", name="Select rain jacket", exact=True),
                     page.get_by_role("button", name="Edit tags of rain jacket")):
         expect(control).to_be_visible()

@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser import axe_serious
-from tests.support.e2e import assert_no_sideways_scroll, csp_errors, settings_sign_in
+from tests.support.e2e import assert_no_sideways_scroll, csp_errors, cut_words, settings_sign_in
 
 pytestmark = pytest.mark.browser
 
@@ -30,6 +30,11 @@ def test_every_settings_page_fits_a_phone(phone, site, screenshots):
         phone.goto(site.url + path)
         expect(phone.get_by_role("heading", level=1)).to_be_visible()
         assert_no_sideways_scroll(phone)
+        # Words wrap whole: an email, "generated" or a tab's name is never cut in two.
+        assert cut_words(phone, "main td, main th, .site-nav") == [], path
+        place = phone.locator(".site-nav__place")  # the organization's whole name
+        assert place.evaluate("e => e.scrollWidth <= e.clientWidth"), path
         assert axe_serious(phone) == [], path
-        phone.screenshot(path=screenshots / f"settings-phone-{path.split('/')[2]}.png")
+        name = "-".join(path.split("/")[2:4]).replace(world.project_id, "project")
+        phone.screenshot(path=screenshots / f"settings-phone-{name}.png", full_page=True)
     assert csp_errors(phone) == []

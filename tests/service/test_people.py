@@ -88,7 +88,7 @@ def changes(world) -> list[tuple]:
 
 
 def rows(page: str) -> list[str]:
-    return re.findall(r"<tr data-user-id=\"\d+\">(.*?)</tr>", page, re.S)
+    return re.findall(r"<tr[^>]* data-user-id=\"\d+\"[^>]*>(.*?)</tr>", page, re.S)
 
 
 # --- the list ---------------------------------------------------------------------------------

@@ -107,3 +107,28 @@ def assert_no_sideways_scroll(page) -> None:
     width = page.viewport_size["width"]
     widths = page.evaluate("[document.documentElement.scrollWidth, document.body.scrollWidth]")
     assert max(widths) <= width, widths
+
+
+# Each word (a run of non-spaces) of the matched elements' text that the browser has laid
+# out on more than one line.
+_CUT_WORDS = """selector => {
+  const cut = [];
+  for (const element of document.querySelectorAll(selector)) {
+    const walker = document.createTreeWalker(element, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const match of node.data.matchAll(/\\S+/g)) {
+        const range = document.createRange();
+        range.setStart(node, match.index);
+        range.setEnd(node, match.index + match[0].length);
+        const lines = new Set([...range.getClientRects()].map(rect => Math.round(rect.top)));
+        if (lines.size > 1) cut.push(match[0]);
+      }
+    }
+  }
+  return cut;
+}"""
+
+
+def cut_words(page, selector: str) -> list[str]:
+    """The words in `selector`'s elements that are broken across lines ("gener/ated")."""
+    return page.evaluate(_CUT_WORDS, selector)
