@@ -3,12 +3,28 @@ text-gram counters a later migration leaves in it."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
 from alembic import command
 from sqlalchemy import text
 
 from service import schema
 from service.search import COUNTED_GRAM_LENGTH
 from tests.service.folding import expected_gram_counts, stored_gram_counts
+from tests.support.databases import postgres_database_of_its_own
+
+
+@contextmanager
+def database_of_its_own(kind: str, tmp_path: Path, prefix: str) -> Iterator[str]:
+    """The URL of an empty database: a SQLite file in `tmp_path` ("sqlite"), or a PostgreSQL
+    database named from `prefix`, dropped afterwards ("postgres")."""
+    if kind == "sqlite":
+        yield f"sqlite:///{tmp_path / 'old.sqlite3'}"
+    else:
+        with postgres_database_of_its_own(prefix) as url:
+            yield url
 
 
 def migrated_with_rows(engine, revision: str, rows) -> None:

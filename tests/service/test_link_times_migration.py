@@ -3,14 +3,11 @@ there, and keeps following it when the query's time changes; and both can be und
 
 from __future__ import annotations
 
-from contextlib import contextmanager, nullcontext
-
 import pytest
 from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.exc import IntegrityError
 
-from tests.service.migrating import migrate, migrated_with_rows
-from tests.support.databases import postgres_database_of_its_own
+from tests.service.migrating import database_of_its_own, migrate, migrated_with_rows
 
 ROWS = [("Laufschuhe Damen", "de", "DE"), ("running shoes", "en", "US"),
         ("Chaussures", "fr", "FR")]
@@ -18,19 +15,9 @@ STALE_LINKS = ("SELECT count(*) FROM query_tags JOIN queries ON queries.pk = que
                "WHERE query_tags.updated_at <> queries.updated_at")
 
 
-@contextmanager
-def database(kind: str, tmp_path):
-    if kind == "sqlite":
-        with nullcontext(f"sqlite:///{tmp_path / 'old.sqlite3'}") as url:
-            yield url
-    else:
-        with postgres_database_of_its_own("tagdesk_test_link_times_") as url:
-            yield url
-
-
 @pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def test_links_take_their_querys_time_and_follow_it(kind, tmp_path):
-    with database(kind, tmp_path) as url:
+    with database_of_its_own(kind, tmp_path, "tagdesk_test_link_times_") as url:
         engine = create_engine(url)
         try:
             migrated_with_rows(engine, "0017", ROWS)

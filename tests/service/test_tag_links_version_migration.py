@@ -4,27 +4,14 @@ triggers as 0020 had them."""
 
 from __future__ import annotations
 
-from contextlib import contextmanager, nullcontext
-
 import pytest
 from sqlalchemy import create_engine, inspect, text
 
-from tests.service.migrating import migrate, migrated_with_rows
-from tests.support.databases import postgres_database_of_its_own
+from tests.service.migrating import database_of_its_own, migrate, migrated_with_rows
 
 ROWS = [("Laufschuhe Damen", "de", "DE"), ("running shoes", "en", "US"),
         ("Chaussures", "fr", "FR")]
 TAG = "SELECT query_count{version} FROM tags WHERE id = 1"
-
-
-@contextmanager
-def database(kind: str, tmp_path):
-    if kind == "sqlite":
-        with nullcontext(f"sqlite:///{tmp_path / 'old.sqlite3'}") as url:
-            yield url
-    else:
-        with postgres_database_of_its_own("tagdesk_test_links_version_") as url:
-            yield url
 
 
 def link(connection, query_pk: int) -> None:
@@ -34,7 +21,7 @@ def link(connection, query_pk: int) -> None:
 
 @pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def test_links_move_their_tags_version_and_the_way_back_keeps_the_counts(kind, tmp_path):
-    with database(kind, tmp_path) as url:
+    with database_of_its_own(kind, tmp_path, "tagdesk_test_links_version_") as url:
         engine = create_engine(url)
         try:
             migrated_with_rows(engine, "0020", ROWS)

@@ -87,18 +87,12 @@ BEGIN
     RETURN NULL;
 END $$
 """
-POSTGRES_MOVED_LINK_BEFORE = """
-CREATE OR REPLACE FUNCTION tagdesk_count_moved_link() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    -- The projects' rows first, in key order, as every writer of tag counters takes them.
-    PERFORM 1 FROM projects WHERE id IN (
-        SELECT project_id FROM tags WHERE id IN (old.tag_id, new.tag_id))
-    ORDER BY id FOR NO KEY UPDATE;
-    UPDATE tags SET query_count = query_count - 1 WHERE id = old.tag_id;
-    UPDATE tags SET query_count = query_count + 1 WHERE id = new.tag_id;
-    RETURN NULL;
-END $$
-"""
+# 0019's text, for the way back.
+POSTGRES_MOVED_LINK_BEFORE = (
+    POSTGRES_MOVED_LINK
+    .replace("    -- A link moved to another query changes the tag's matches, not its count.\n", "")
+    .replace(" (old.tag_id <> new.tag_id)::integer,\n"
+             "                    links_version = links_version + 1 WHERE", " 1 WHERE"))
 POSTGRES_MOVED_TRIGGER = (
     "CREATE TRIGGER query_tags_count_moved AFTER UPDATE OF {columns} ON query_tags "
     "FOR EACH ROW WHEN ({condition}) EXECUTE FUNCTION tagdesk_count_moved_link()")
