@@ -283,6 +283,26 @@ def _texts_count(project_id: str, filters: Filters):
         *_text_matches(project_id, filters)).scalar_subquery()
 
 
+def _texts_count_and_keys(project_id: str, filters: Filters):
+    """PostgreSQL: as _texts_count (column `total`), and the matches' row keys (column
+    `match_keys`) when they are few enough to be collected and sorted: the page then reads
+    those rows by key instead of finding every match a second time."""
+    total = func.count()
+    few = total < SCAN_IN_ORDER_SHARE * func.greatest(1, _project_total(project_id))
+    keys = case((few, func.array_agg(TEXTS.c.pk))).label("match_keys")
+    return (select(total.label("total"), keys).select_from(TEXTS)
+            .where(*_text_matches(project_id, filters)).subquery())
+
+
+def _counted_on_texts(session: Session, filters: Filters) -> bool:
+    """PostgreSQL: a filter with text is counted row by row on `query_texts` (_texts_count),
+    unless it is a short text alone (text_gram_counts)."""
+    if not filters.text or session.get_bind().dialect.name != "postgresql":
+        return False
+    only_text = not (filters.languages or filters.countries or filters.tag_sets)
+    return not (only_text and len(filters.text) <= COUNTED_GRAM_LENGTH["postgresql"])
+
+
 def _uses_trigram_index(session: Session, term: str) -> bool:
     return session.get_bind().dialect.name == "sqlite" and len(term) >= TRIGRAM
 
@@ -477,12 +497,12 @@ def _count(session: Session, project_id: str, filters: Filters):
         counters = language_country_counts.c
         return (select(func.coalesce(func.sum(counters.query_count), 0))
                 .where(*_counter_conditions(project_id, filters)).scalar_subquery())
+    if _counted_on_texts(session, filters):
+        return _texts_count(project_id, filters)
     only_text = not (filters.languages or filters.countries or filters.tag_sets)
     dialect = session.get_bind().dialect.name
     if only_text and len(filters.text) <= COUNTED_GRAM_LENGTH.get(dialect, 0):
         return _gram_count(session, project_id, filters)
-    if filters.text and dialect == "postgresql":
-        return _texts_count(project_id, filters)
     if filters.text and _uses_trigram_index(session, filters.text):
         span = _contiguous_span(session, project_id) if only_text else None
         if span is not None:
@@ -574,24 +594,29 @@ def _links_version(filters: Filters):
 
 
 def _totals(session: Session, project_id: str, filters: Filters,
-            counts: MatchCounts | None) -> tuple[int, int]:
-    """(matches, the project's query count). A text filter is counted once per version of
+            counts: MatchCounts | None) -> tuple[int, int, list[int] | None]:
+    """(matches, the project's query count, the matches' row keys when the count read them
+    and they are few: _texts_count_and_keys). A text filter is counted once per version of
     the project's queries and of its tags' links (service/match_counts.py)."""
-    if counts is None or not filters.text:
-        return session.execute(select(
-            _count(session, project_id, filters), _project_total(project_id))).one()
     texts_version = select(Project.texts_version).where(
         Project.id == project_id).scalar_subquery()
-    project_total, *versions = session.execute(select(
-        _project_total(project_id), texts_version, _links_version(filters))).one()
-    total = counts.get(_remembered_key(project_id, tuple(versions), filters))
-    if total is None:
-        # The versions read in the counting statement itself: the count is of their rows.
-        total, *versions = session.execute(select(
-            _count(session, project_id, filters), texts_version, _links_version(filters),
-        )).one()
+    if counts is not None:
+        project_total, *versions = session.execute(select(
+            _project_total(project_id), texts_version, _links_version(filters))).one()
+        total = counts.get(_remembered_key(project_id, tuple(versions), filters))
+        if total is not None:
+            return total, project_total, None
+    if _counted_on_texts(session, filters):
+        counted = _texts_count_and_keys(project_id, filters)
+        figures = [counted.c.total, counted.c.match_keys]
+    else:
+        figures = [_count(session, project_id, filters), literal(None)]
+    # The versions read in the counting statement itself: the count is of their rows.
+    total, keys, project_total, *versions = session.execute(select(
+        *figures, _project_total(project_id), texts_version, _links_version(filters))).one()
+    if counts is not None:
         counts.put(_remembered_key(project_id, tuple(versions), filters), total)
-    return total, project_total
+    return total, project_total, keys
 
 
 COLUMNS = (Query.pk, Query.id, Query.project_id, Query.query, Query.language, Query.country,
@@ -635,11 +660,16 @@ def _query_ordering(sort: SortKey) -> tuple:
 
 def _page_statement(session: Session, project_id: str | BindParameter, filters: Filters,
                     sort: list[SortItem], ordering, in_order: bool, limit, offset,
-                    deferred: bool):
+                    deferred: bool, keys: list[int] | None = None):
     """A page of a filter not read code by code, with its tags (and, unfiltered, the total).
-    `deferred`: an unfiltered page from DEFER_FROM_OFFSET on."""
-    matching = select(*COLUMNS).where(
-        *_conditions(session, project_id, filters, in_order=in_order, sort=sort))
+    `deferred`: an unfiltered page from DEFER_FROM_OFFSET on. `keys`: the row keys of every
+    match, already found (PostgreSQL), to collect and sort."""
+    if keys is not None:
+        matching = select(*COLUMNS).where(Query.project_id == project_id, Query.pk == any_(
+            bindparam("match_keys", keys, type_=ARRAY(Integer))))
+    else:
+        matching = select(*COLUMNS).where(
+            *_conditions(session, project_id, filters, in_order=in_order, sort=sort))
     collect_first = not filters.empty and not in_order
     if collect_first and session.get_bind().dialect.name == "postgresql":
         # PostgreSQL tends to bet that walking the sort order's index will meet a page of
@@ -779,16 +809,18 @@ def list_queries(session: Session, project_id: str, body: QueryListBody,
                                               body.sort[0].field, groups, offset, body.limit),
                                body.sort)
     else:
+        keys = None
         if filters.known_total is not None and filters.project_total is not None:
             total, project_total = filters.known_total, filters.project_total
         else:
-            total, project_total = _totals(session, project_id, filters, counts)
+            total, project_total, keys = _totals(session, project_id, filters, counts)
         if offset >= total:
             return total, [], {}
         in_order = (total >= SCAN_IN_ORDER_SHARE * max(1, project_total)
                     and not _clustered_in_codes(filters, body.sort))
         statement = _page_statement(session, project_id, filters, body.sort, ordering,
-                                    in_order, body.limit, offset, deferred=False)
+                                    in_order, body.limit, offset, deferred=False,
+                                    keys=None if in_order else keys)
     return _answer(session, project_id, filters, session.execute(statement).all(), total)
 
 

@@ -209,3 +209,38 @@ def test_a_remembered_filter_takes_little_memory_however_large(api, seeded, serv
     remembered = service_app.extensions["tagdesk_match_counts"]._counts
     (key,) = list(remembered)
     assert sum(sys.getsizeof(part) for part in key) < 300
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+def test_a_first_request_finds_few_matches_once_and_reads_their_rows_by_key(
+        api, seeded, statements):
+    # Few: under half a percent of the project's queries (service/search.py).
+    seeded.add_queries([(f"filler {i}", "en", "US", []) for i in range(1000)])
+
+    def walks() -> int:  # statements that look for the text's matches
+        return sum("query_texts" in s for s in statements)
+
+    def page(number: int, limit: int = 2) -> tuple[int, list[str]]:
+        response = api.queries(query="schuhe", languages=["de"], limit=limit, page=number,
+                               sort=[{"field": "query", "direction": "ASC"}])
+        assert response.status_code == 200, response.text
+        body = response.json()
+        return body["page"]["totalRecords"], [row["query"] for row in body["results"]]
+
+    statements.clear()
+    total, first = page(1)
+    assert total == 3 and len(first) == 2
+    assert walks() == 1, "found once, by the count; the page reads them by key"
+    statements.clear()
+    total, second = page(2)
+    assert total == 3 and len(second) == 1
+    assert walks() == 1, "the count remembered: the page finds them itself"
+    # Read by key or found again, the same rows in the same order (the database's collation).
+    assert page(1, limit=50) == (3, first + second)
+    assert set(first + second) == {"laufschuhe damen", "Laufschuhe Herren", "größe 39 schuhe"}
+    brand = seeded.tags["brand"]
+    statements.clear()
+    response = api.queries(query="schuhe", tagIds=[brand])
+    assert [row["query"] for row in response.json()["results"]] == ["laufschuhe damen"]
+    assert walks() == 1
