@@ -32,6 +32,10 @@ def test_every_settings_page_fits_a_phone(phone, site, screenshots):
         assert_no_sideways_scroll(phone)
         # Words wrap whole: an email, "generated" or a tab's name is never cut in two.
         assert cut_words(phone, "main td, main th, .site-nav") == [], path
+        # Every table fits too: none scrolls sideways in its box.
+        boxes = phone.locator(".table-wrap").evaluate_all(
+            "boxes => boxes.filter(box => box.scrollWidth > box.clientWidth).length")
+        assert boxes == 0, path
         place = phone.locator(".site-nav__place")  # the organization's whole name
         assert place.evaluate("e => e.scrollWidth <= e.clientWidth"), path
         assert axe_serious(phone) == [], path

@@ -363,7 +363,7 @@ def test_a_project_scoped_key_reaches_only_its_project(signed_in, live_service):
     world = signed_in.world
     key = signed_in.generated_key("Shop only", world.project_id)
     listing = signed_in.page("/settings/api").get_data(as_text=True)
-    row = re.search(r'<tr data-key-id="\d+">(.*?)</tr>', listing, re.S).group(1)
+    row = re.search(r'<tr role="row" data-key-id="\d+">(.*?)</tr>', listing, re.S).group(1)
     assert "Shop only" in row and "Shop search" in row and "All projects" not in row
     assert key_row(world, key).project_id == world.project_id
 
