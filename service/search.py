@@ -600,7 +600,8 @@ def _totals(session: Session, project_id: str, filters: Filters,
     the project's queries and of its tags' links (service/match_counts.py)."""
     texts_version = select(Project.texts_version).where(
         Project.id == project_id).scalar_subquery()
-    if counts is not None:
+    remembered = counts is not None and bool(filters.text)
+    if remembered:
         project_total, *versions = session.execute(select(
             _project_total(project_id), texts_version, _links_version(filters))).one()
         total = counts.get(_remembered_key(project_id, tuple(versions), filters))
@@ -614,7 +615,7 @@ def _totals(session: Session, project_id: str, filters: Filters,
     # The versions read in the counting statement itself: the count is of their rows.
     total, keys, project_total, *versions = session.execute(select(
         *figures, _project_total(project_id), texts_version, _links_version(filters))).one()
-    if counts is not None:
+    if remembered:
         counts.put(_remembered_key(project_id, tuple(versions), filters), total)
     return total, project_total, keys
 
