@@ -12,7 +12,17 @@ from sqlalchemy import insert, select, text
 from sqlalchemy.orm import Session
 
 from . import bulk_load, keys
-from .models import ApiKey, Organization, Project, Query, Tag, new_uuid, query_tags, utcnow
+from .models import (
+    ApiKey,
+    Organization,
+    Project,
+    Query,
+    Tag,
+    is_uuid,
+    new_uuid,
+    query_tags,
+    utcnow,
+)
 from .validation import MAX_CODE, MAX_STRING
 
 COLOR = re.compile(r"#[0-9a-fA-F]{6}")
@@ -21,6 +31,11 @@ CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 class AdminError(ValueError):
     """A sentence for the person at the command line."""
+
+
+def project_by_id(session: Session, project_id: str) -> Project | None:
+    """The project with this id; None for any other string, a name included."""
+    return session.get(Project, project_id) if is_uuid(project_id) else None
 
 
 def create_org(session: Session, name: str) -> str:
@@ -34,7 +49,7 @@ def create_key(session: Session, org_id: str, prefix: str, project_id: str | Non
                name: str = "") -> str:
     _organization(session, org_id)
     if project_id is not None:
-        project = session.get(Project, project_id)
+        project = project_by_id(session, project_id)
         if project is None or project.org_id != org_id:
             raise AdminError(f"No project {project_id} in organization {org_id}.")
     key = keys.generate(prefix)
@@ -63,7 +78,7 @@ def create_project(session: Session, org_id: str, name: str) -> str:
 
 
 def create_tag(session: Session, project_id: str, name: str, color: str) -> int:
-    if session.get(Project, project_id) is None:
+    if project_by_id(session, project_id) is None:
         raise AdminError(f"No project {project_id}.")
     if not COLOR.fullmatch(color):
         raise AdminError(f"Colour {color!r} is not #RRGGBB.")
@@ -182,7 +197,7 @@ def _insert_rows(session: Session, table, rows: list[dict], per_statement: int =
 
 def import_csv(session: Session, project_id: str, lines: Iterable[str]) -> int:
     """CSV with header query,language,country,tags (tag names joined by ';')."""
-    if session.get(Project, project_id) is None:
+    if project_by_id(session, project_id) is None:
         raise AdminError(f"No project {project_id}.")
     reader = csv.DictReader(lines)
     if reader.fieldnames is None or not {"query", "language", "country"} <= set(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -13,9 +12,8 @@ from sqlalchemy.orm import Session
 from . import keys
 from .db import begin_write
 from .errors import BadRequest, NotFound, Unauthorized
-from .models import ApiKey, Organization, Project, utcnow
+from .models import ApiKey, Organization, Project, is_uuid, utcnow
 
-UUID_PATTERN = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 MAX_KEY_LENGTH = 200
 
 
@@ -94,7 +92,7 @@ def project_id_header() -> str:
     if not value:
         raise BadRequest(["Missing x-project-id header."])
     value = value.lower()
-    if not UUID_PATTERN.fullmatch(value):
+    if not is_uuid(value):
         raise BadRequest(["x-project-id must be a project UUID."])
     return value
 

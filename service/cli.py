@@ -173,7 +173,7 @@ def import_queries(project_id, file):
                 counts = imports.import_file(session, project_id, binary, Report())
             except imports.NotCsv as error:
                 raise admin.AdminError(f"Nothing was imported: {error}") from None
-        project = session.get(Project, project_id)
+        project = admin.project_by_id(session, project_id)
         audit.record_change(session, project.org_id, "import.finished", project.name,
                             f"{os.path.basename(file)}: {imports.summary(counts)}.")
         return counts

@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from typing import TypeVar
 
 from flask import current_app, g
+from psycopg.types.string import TextLoader
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
@@ -45,6 +46,9 @@ def make_engine(url: str) -> Engine:
         # No parallel workers: starting them costs more than these short statements gain. No
         # JIT compilation: at ten million queries the planner's costs pass jit_above_cost on
         # ordinary pages, and compiling took 10 ms of a rare tag's page.
+        # Ids are strings to the service, whether a statement reads them through a model
+        # (migration 0022 made them `uuid`) or as its own text.
+        dbapi_connection.adapters.register_loader("uuid", TextLoader)
         dbapi_connection.execute("SET max_parallel_workers_per_gather = 0")
         dbapi_connection.execute("SET jit = off")
         dbapi_connection.commit()

@@ -44,7 +44,7 @@ from weblib.sqlite import BEGIN_OPTION
 
 from . import admin, bulk_load
 from .db import begin_write
-from .models import Project, Tag
+from .models import Tag
 from .validation import MAX_CODE, MAX_STRING, Code, Text
 
 COLUMNS = ("query", "language", "country", "tags")
@@ -410,7 +410,7 @@ def import_file(session: Session, project_id: str, binary: BinaryIO, sink: Sink 
 
     An import stopped on the way keeps the ranges it finished."""
     sink = sink or Sink()
-    if session.get(Project, project_id) is None:
+    if admin.project_by_id(session, project_id) is None:
         raise admin.AdminError(f"No project {project_id}.")
     header = check_file(binary)
     tags = project_tags(session, project_id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from datetime import UTC, datetime
 
@@ -15,6 +16,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    Uuid,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -26,6 +28,19 @@ def utcnow() -> datetime:
 
 def new_uuid() -> str:
     return str(uuid.uuid4())
+
+
+# Project and query ids: strings in Python, native `uuid` on PostgreSQL (migration 0022).
+Id = String(36).with_variant(Uuid(as_uuid=False), "postgresql")
+
+
+UUID_PATTERN = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def is_uuid(value: str) -> bool:
+    """Whether `value` is an id as the service writes them: the only strings that can match
+    a stored project or query id, and the only ones PostgreSQL will compare with one."""
+    return UUID_PATTERN.fullmatch(value) is not None
 
 
 class Base(DeclarativeBase):
@@ -67,7 +82,7 @@ class ApiKey(Base):
 class Project(Base):
     __tablename__ = "projects"
 
-    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_uuid)
+    id: Mapped[str] = mapped_column(Id, primary_key=True, default=new_uuid)
     org_id: Mapped[str] = mapped_column(
         ForeignKey("organizations.id", ondelete="CASCADE"), index=True
     )
@@ -153,7 +168,7 @@ class Query(Base):
     )
 
     pk: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    id: Mapped[str] = mapped_column(String(36), unique=True, default=new_uuid)
+    id: Mapped[str] = mapped_column(Id, unique=True, default=new_uuid)
     project_id: Mapped[str] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
     query: Mapped[str] = mapped_column(Text)
     language: Mapped[str] = mapped_column(String(35))  # stored lower-case

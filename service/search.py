@@ -66,7 +66,7 @@ TRIGRAM = 3
 # the trigram index (migrations 0006 and 0011).
 TEXTS = table("query_texts", column("pk"), column("project_number"), column("language"),
               column("country"), column("folded"))
-PROJECT_NUMBERS = table("projects", column("id"), column("number"))
+PROJECT_NUMBERS = table("projects", column("id", Project.id.type), column("number"))
 # The longest term whose matches text_gram_counts holds (migration 0009): on SQLite only the
 # terms shorter than the trigram index's three characters, folded as that index folds
 # (migration 0013).
@@ -623,7 +623,7 @@ def _totals(session: Session, project_id: str, filters: Filters,
 COLUMNS = (Query.pk, Query.id, Query.project_id, Query.query, Query.language, Query.country,
            Query.updated_at)
 # The values of a statement built once per shape (_PREPARED), given when it runs.
-PROJECT_PARAMETER = bindparam("project_id", type_=String)
+PROJECT_PARAMETER = bindparam("project_id", type_=Project.id.type)
 LIMIT_PARAMETER = bindparam("limit", type_=Integer)
 OFFSET_PARAMETER = bindparam("offset", type_=Integer)
 

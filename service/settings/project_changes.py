@@ -32,7 +32,7 @@ from sqlalchemy.orm import Session
 
 from .. import palette
 from ..db import begin_write, retried, retryable
-from ..models import Organization, OrgEvent, Project, Query, Tag, query_tags, utcnow
+from ..models import Organization, OrgEvent, Project, Query, Tag, is_uuid, query_tags, utcnow
 from ..validation import MAX_ID
 from . import audit
 
@@ -60,7 +60,7 @@ class TagRow:
 
 def org_project(session: Session, org_id: str, project_id: str) -> Project | None:
     """A project of the organization; None for any other id (another organization's too)."""
-    if not project_id or len(project_id) > 36:
+    if not is_uuid(project_id):
         return None
     return session.scalar(select(Project).where(Project.id == project_id,
                                                 Project.org_id == org_id))

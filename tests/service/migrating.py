@@ -27,22 +27,32 @@ def database_of_its_own(kind: str, tmp_path: Path, prefix: str) -> Iterator[str]
             yield url
 
 
+# The projects' ids, and the id of the query at `index` of the rows: ids as the service makes
+# them (PostgreSQL stores them as `uuid` from migration 0022).
+P1 = "00000000-0000-4000-8000-0000000000f1"
+P2 = "00000000-0000-4000-8000-0000000000f2"
+
+
+def query_id(index: int) -> str:
+    return f"00000000-0000-4000-8000-{index:012d}"
+
+
 def migrated_with_rows(engine, revision: str, rows) -> None:
-    """Migrate to `revision`, then add an organization with projects p1 and p2 and the
+    """Migrate to `revision`, then add an organization with projects P1 and P2 and the
     queries `rows` ((text, language, country, …)), spread over both projects."""
     with engine.begin() as connection:
         command.upgrade(schema.alembic_config(connection), revision)
         connection.execute(text("INSERT INTO organizations (id, name, created_at) "
                                 "VALUES ('o', 'Org', '2026-01-01')"))
-        for project in ("p1", "p2"):
+        for project in (P1, P2):
             connection.execute(text(
                 "INSERT INTO projects (id, org_id, name, created_at) "
-                "VALUES (:id, 'o', :id, '2026-01-01')"), {"id": project})
+                "VALUES (:id, 'o', :name, '2026-01-01')"), {"id": project, "name": project[-2:]})
         for index, (query, language, country, *_rest) in enumerate(rows):
             connection.execute(text(
                 "INSERT INTO queries (id, project_id, query, language, country, updated_at) "
                 "VALUES (:id, :project, :query, :language, :country, '2026-01-01')"),
-                {"id": f"q{index}", "project": "p1" if index % 3 else "p2", "query": query,
+                {"id": query_id(index), "project": P1 if index % 3 else P2, "query": query,
                  "language": language, "country": country})
 
 

@@ -7,7 +7,7 @@ import pytest
 from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.exc import IntegrityError
 
-from tests.service.migrating import database_of_its_own, migrate, migrated_with_rows
+from tests.service.migrating import P1, database_of_its_own, migrate, migrated_with_rows
 
 ROWS = [("Laufschuhe Damen", "de", "DE"), ("running shoes", "en", "US"),
         ("Chaussures", "fr", "FR")]
@@ -24,7 +24,7 @@ def test_links_take_their_querys_time_and_follow_it(kind, tmp_path):
             with engine.begin() as connection:
                 connection.execute(text(
                     "INSERT INTO tags (project_id, name, name_folded, color) "
-                    "VALUES ('p1', 'brand', 'brand', '#123456')"))
+                    f"VALUES ('{P1}', 'brand', 'brand', '#123456')"))
                 for pk in (1, 2, 3):
                     connection.execute(text("UPDATE queries SET updated_at = :at WHERE pk = :pk"),
                                        {"at": f"2026-03-0{pk} 00:00:00", "pk": pk})
@@ -42,7 +42,7 @@ def test_links_take_their_querys_time_and_follow_it(kind, tmp_path):
             with pytest.raises(IntegrityError), engine.begin() as connection:
                 # A link without its time is refused (SQLite: its column has a default).
                 connection.execute(text("INSERT INTO tags (project_id, name, name_folded, color) "
-                                        "VALUES ('p1', 'sale', 'sale', '#123456')"))
+                                        f"VALUES ('{P1}', 'sale', 'sale', '#123456')"))
                 connection.execute(text("INSERT INTO query_tags (query_pk, tag_id) VALUES (1, 2)"))
             indexes = {i["name"] for i in inspect(engine).get_indexes("query_tags")}
             assert "ix_query_tags_tag_time" in indexes and "ix_query_tags_tag" not in indexes

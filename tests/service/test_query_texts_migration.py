@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from service import create_app
-from tests.service.migrating import migrate, migrated_with_rows
+from tests.service.migrating import P1, P2, migrate, migrated_with_rows, query_id
 from tests.support.databases import postgres_database_of_its_own
 
 pytestmark = pytest.mark.postgres
@@ -34,9 +34,9 @@ def copies(connection, columns: str, project: str) -> tuple[set, set]:
 def add_and_move(connection) -> None:
     connection.execute(text(
         "INSERT INTO queries (id, project_id, query, language, country, updated_at) "
-        "VALUES ('new', 'p1', 'Zapatillas', 'es', 'ES', '2026-01-02')"))
-    connection.execute(text("UPDATE queries SET country = 'AT' WHERE id = 'q0'"))
-    connection.execute(text("UPDATE queries SET project_id = 'p2' WHERE id = 'q1'"))
+        f"VALUES ('new', '{P1}', 'Zapatillas', 'es', 'ES', '2026-01-02')"))
+    connection.execute(text(f"UPDATE queries SET country = 'AT' WHERE id = '{query_id(0)}'"))
+    connection.execute(text(f"UPDATE queries SET project_id = '{P2}' WHERE id = '{query_id(1)}'"))
 
 
 def test_the_codes_are_copied_kept_and_dropped_again():
@@ -60,7 +60,8 @@ def test_the_codes_are_copied_kept_and_dropped_again():
                     "SELECT column_name FROM information_schema.columns "
                     "WHERE table_name = 'projects'")).all()
                 connection.execute(text("DELETE FROM queries WHERE id = 'new'"))
-                connection.execute(text("UPDATE queries SET query = 'Laufschuh' WHERE id = 'q0'"))
+                connection.execute(text("UPDATE queries SET query = 'Laufschuh' "
+                                        f"WHERE id = '{query_id(0)}'"))
                 copied, actual = copies(connection, "folded", "id")
                 assert copied == actual and len(copied) == len(ROWS)
         finally:

@@ -23,7 +23,7 @@ from tests.service.folding import (
     grams,
     stored_gram_counts,
 )
-from tests.service.migrating import gram_counts_after, migrate
+from tests.service.migrating import P1, gram_counts_after, migrate, query_id
 from tests.support.databases import postgres_database_of_its_own
 
 ROWS = [
@@ -185,7 +185,7 @@ def test_short_totals_stay_exact_through_imports_inserts_edits_and_deletes(api, 
     assert_counters_exact(seeded)
 
     # Plain statements: one with many rows, and rows one by one.
-    rows = [{"id": f"plain-{i}", "project_id": seeded.project_id, "query": value,
+    rows = [{"id": query_id(i), "project_id": seeded.project_id, "query": value,
              "language": "de", "country": "DE", "updated_at": datetime(2026, 1, 1)}
             for i, value in enumerate(["Übung", "ÜBER alles", "Æsop", "Ωmega", "ωραίο"])]
     seeded.run(lambda s: s.execute(insert(Query).values(rows[:2])))
@@ -224,15 +224,14 @@ OLD_ROWS = [(value, language, country) for value, language, country, _tags in RO
 
 
 def _listed_by_the_service(url: str) -> dict[str, tuple[int, list[str]]]:
-    """The brief's terms asked of the service's search on the migrated database (its project
-    ids are not UUIDs, which the HTTP layer requires)."""
+    """The brief's terms asked of the service's search on the migrated database."""
     app = create_app({"TESTING": True, "DATABASE_URL": url, "REDIS_URL": None})
     try:
         found = {}
         for term, _text in FOUND:
             with session_scope(app) as session:
                 total, rows, _tags = search.list_queries(
-                    session, "p1", QueryListBody(query=term, limit=1000), MatchCounts())
+                    session, P1, QueryListBody(query=term, limit=1000), MatchCounts())
                 found[term] = (total, sorted(row.query for row in rows))
         return found
     finally:
@@ -247,20 +246,21 @@ def _rows_before_and_after(url: str) -> None:
         longest = COUNTED_GRAM_LENGTH[engine.dialect.name]
         with engine.connect() as connection:
             texts = connection.execute(text(
-                "SELECT query FROM queries WHERE project_id = 'p1'")).scalars().all()
+                "SELECT query FROM queries WHERE project_id = :p"), {"p": P1}).scalars().all()
             folds = folded(connection, [*texts, *(term for term, _text in FOUND)])
+        migrate(engine, "head")  # the service runs on the whole schema
         found = _listed_by_the_service(url)
         for term, _text in FOUND:
             expected = sorted(t for t in texts if folds[term] in folds[t])
             assert found[term] == (len(expected), expected), term
-        assert found["ä"] == (1, ["äpfelmus"])  # "Äpfel" is in p2
+        assert found["ä"] == (1, ["äpfelmus"])  # "Äpfel" is in P2
 
         # Undone, the counters are those of 0012 again (each database's lower()), and kept.
         migrate(engine, "0012", down=True)
         with engine.begin() as connection:
             connection.execute(text(
                 "INSERT INTO queries (id, project_id, query, language, country, updated_at) "
-                "VALUES ('late', 'p1', 'Ökologie', 'de', 'DE', '2026-01-02')"))
+                f"VALUES ('late', '{P1}', 'Ökologie', 'de', 'DE', '2026-01-02')"))
             recounted = {}
             for project_id, value in connection.execute(text(
                     "SELECT project_id, lower(query) FROM queries")):

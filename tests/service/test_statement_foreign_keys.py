@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 
 import pytest
 from sqlalchemy import create_engine, inspect, select, text
@@ -39,12 +40,14 @@ def insert_query(session, project_id: str, text_: str = "new") -> None:
     session.execute(text(
         "INSERT INTO queries (id, project_id, query, language, country, updated_at) "
         "VALUES (:id, :project, :query, 'en', 'US', '2026-01-01')"),
-        {"id": f"id-{text_}", "project": project_id, "query": text_})
+        {"id": str(uuid.uuid5(uuid.NAMESPACE_URL, text_)), "project": project_id,
+         "query": text_})
 
 
 @pytest.mark.parametrize("statement", [
     "INSERT INTO queries (id, project_id, query, language, country, updated_at) "
-    "VALUES ('x', 'no such project', 'q', 'en', 'US', '2026-01-01')",
+    "VALUES ('00000000-0000-4000-8000-0000000000aa', '00000000-0000-4000-8000-0000000000bb', "
+    "'q', 'en', 'US', '2026-01-01')",
     "INSERT INTO query_tags (query_pk, tag_id, updated_at) "
     "SELECT pk, 999999, updated_at FROM queries LIMIT 1",
     "INSERT INTO query_tags (query_pk, tag_id, updated_at) "

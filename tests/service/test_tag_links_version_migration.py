@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import create_engine, inspect, text
 
-from tests.service.migrating import database_of_its_own, migrate, migrated_with_rows
+from tests.service.migrating import P1, database_of_its_own, migrate, migrated_with_rows
 
 ROWS = [("Laufschuhe Damen", "de", "DE"), ("running shoes", "en", "US"),
         ("Chaussures", "fr", "FR")]
@@ -27,7 +27,7 @@ def test_links_move_their_tags_version_and_the_way_back_keeps_the_counts(kind, t
             migrated_with_rows(engine, "0020", ROWS)
             with engine.begin() as connection:
                 connection.execute(text("INSERT INTO tags (project_id, name, name_folded, color) "
-                                        "VALUES ('p1', 'brand', 'brand', '#123456')"))
+                                        f"VALUES ('{P1}', 'brand', 'brand', '#123456')"))
                 link(connection, 1)
             migrate(engine, "0021")
             version = TAG.format(version=", links_version")

@@ -19,7 +19,7 @@ from tests.service.folding import (
     grams,
     stored_gram_counts,
 )
-from tests.service.migrating import gram_counts_after
+from tests.service.migrating import gram_counts_after, query_id
 from tests.support.databases import postgres_database_of_its_own
 
 ROWS = [
@@ -131,7 +131,7 @@ def test_the_counters_are_the_texts_counted_afresh(seeded):
 def test_queries_inserted_by_plain_statements_are_counted_too(seeded):
     # Not through the import (which counts once, at its end, on PostgreSQL): the triggers.
     longest = COUNTED_GRAM_LENGTH[dialect(seeded)]
-    rows = [{"id": f"plain-{i}", "project_id": seeded.project_id, "query": f"Plain Text {i}",
+    rows = [{"id": query_id(i), "project_id": seeded.project_id, "query": f"Plain Text {i}",
              "language": "en", "country": "US", "updated_at": datetime(2026, 1, 1)}
             for i in range(30)]
     seeded.run(lambda s: s.execute(insert(Query).values(rows[:10])))
