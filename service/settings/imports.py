@@ -39,8 +39,8 @@ from .. import import_jobs, imports
 from ..db import begin_write, get_session
 from ..import_jobs import ImportJob
 from ..models import Project, new_uuid
-from . import audit, web
-from .views import SESSION_USER, bp, load_user, org_row, signin_required
+from . import audit, project_changes, web
+from .views import SESSION_USER, bp, load_user, signin_required
 
 log = logging.getLogger(__name__)
 
@@ -139,8 +139,11 @@ def human_size(count: int) -> str:
 
 
 def _project(project_id: str) -> Project:
-    """A project of the signed-in person's organization; any other is 404."""
-    return org_row(Project, project_id)
+    """A project of the signed-in person's organization; any other id is 404."""
+    project = project_changes.org_project(get_session(), g.user.org_id, project_id)
+    if project is None:
+        abort(404)
+    return project
 
 
 def _job(project: Project, import_id: str) -> ImportJob:

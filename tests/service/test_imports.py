@@ -674,6 +674,13 @@ def test_another_organizations_project_and_imports_are_not_found(browser):
     other = f"{browser.imports_path(world.other_project_id)}/{import_id}"
     for path in (other, other + "/progress", other + "/rejected.csv"):
         assert browser.client.get(path).status_code == 404
+    # Strings that are no project's id (on PostgreSQL not even a uuid) are not found either.
+    for project_id in ("not-a-project", world.project_id.upper(), world.project_id + "0"):
+        assert browser.client.get(browser.imports_path(project_id)).status_code == 404
+        path = f"{browser.imports_path(project_id)}/{import_id}"
+        for page in (path, path + "/progress", path + "/rejected.csv"):
+            assert browser.client.get(page).status_code == 404, page
+        assert browser.upload(HEADER + "a,en,US,\n", project_id=project_id).status_code == 404
 
 
 def test_the_upload_is_kept_readable_by_its_owner_only_and_removed_when_done(tmp_path):

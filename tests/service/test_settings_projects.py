@@ -550,6 +550,8 @@ def test_another_organizations_projects_and_tags_are_404(signed_in):
             f"{project_url(mine)}/tags/{their_tag}/delete",
             f"{project_url(world.other_project_id)}/tags/{my_tag}/delete",
             project_url("not-a-project"), project_url("x" * 500),
+            # Ids are compared as the service writes them (on PostgreSQL, as uuids).
+            project_url(mine.upper()), project_url(mine + "0"), f"{project_url(mine)[:-1]}g",
             f"{project_url(mine)}/tags/99999999999999/edit",
             f"{project_url(mine)}/tags/0/delete"]
     for path in gets:
