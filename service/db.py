@@ -43,12 +43,12 @@ def make_engine(url: str) -> Engine:
 
     @event.listens_for(engine, "connect")
     def _postgres_settings(dbapi_connection, _record):
-        # No parallel workers: starting them costs more than these short statements gain. No
-        # JIT compilation: at ten million queries the planner's costs pass jit_above_cost on
-        # ordinary pages, and compiling took 10 ms of a rare tag's page.
         # Ids are strings to the service, whether a statement reads them through a model
         # (migration 0022 made them `uuid`) or as its own text.
         dbapi_connection.adapters.register_loader("uuid", TextLoader)
+        # No parallel workers: starting them costs more than these short statements gain. No
+        # JIT compilation: at ten million queries the planner's costs pass jit_above_cost on
+        # ordinary pages, and compiling took 10 ms of a rare tag's page.
         dbapi_connection.execute("SET max_parallel_workers_per_gather = 0")
         dbapi_connection.execute("SET jit = off")
         dbapi_connection.commit()

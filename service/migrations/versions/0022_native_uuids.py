@@ -1,12 +1,13 @@
 """PostgreSQL: project ids and query ids stored as native `uuid` (16 bytes) instead of
 36-character text.
 
-Nine of the eleven indexes of `queries` start with the project's id and six more end with the
-query's: as text, each entry carried 74 bytes of ids and compared them with the collation's
-`strcoll`. As `uuid` the entries shrink to 32 bytes of ids compared as bytes, and the indexes
-of a million queries from 1,037 to 576 MiB. Inserting 50,000 queries in key order into a
-million took 3.4–4.7 s with text ids and 2.1–3.0 s with these (three runs, interleaved); every
-import, and every set-tags call's update of `updated_at`, writes all of those indexes.
+Nine of the eleven indexes of `queries` start with the project's id, eight of those end with
+the query's id, and one more holds the query's id alone: as text, an entry carried up to 74
+bytes of ids and compared them with the collation's `strcoll`. As `uuid` they shrink to 32
+bytes compared as bytes, and the indexes of a million queries from 1,037 to 576 MiB.
+Inserting 50,000 queries in key order into a million took 3.4–4.7 s with text ids and
+2.1–3.0 s with these (three runs, interleaved); every import, and every set-tags call's
+update of `updated_at`, writes all of those indexes.
 
 Ids stay strings everywhere outside the database: the driver reads `uuid` as text
 (service/db.py), and the order is the same (lower-case hexadecimal sorts as its bytes do).
