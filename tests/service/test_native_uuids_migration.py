@@ -34,6 +34,12 @@ def schema_of(connection) -> tuple[dict, set, set]:
             set(connection.execute(text(FOREIGN_KEYS)).all()))
 
 
+def stored_rows(connection) -> list:
+    return connection.execute(text(
+        "SELECT pk, id::text, project_id::text, query, language, country, updated_at "
+        "FROM queries ORDER BY pk")).all()
+
+
 def counters(connection) -> list:
     return connection.execute(text(
         "SELECT p.id::text, p.query_count, (SELECT count(*) FROM queries q "
@@ -53,6 +59,7 @@ def test_ids_become_uuids_and_back_with_rows_keys_and_triggers_kept():
                                         "VALUES (2, 1, '2026-01-01')"))
                 types, triggers, keys = schema_of(connection)
                 before = counters(connection)
+                rows = stored_rows(connection)
             assert set(types.values()) == {"character varying"} and len(types) == 8
 
             migrate(engine, "0022")
@@ -63,7 +70,7 @@ def test_ids_become_uuids_and_back_with_rows_keys_and_triggers_kept():
                 # The same triggers (their conditions now compare uuids), the same keys.
                 assert {name for name, _ in after_triggers} == {name for name, _ in triggers}
                 assert after_keys == keys
-                assert counters(connection) == before
+                assert counters(connection) == before and stored_rows(connection) == rows
                 # The triggers run on the new type: a query added, moved and removed.
                 connection.execute(text(
                     "INSERT INTO queries (id, project_id, query, language, country, updated_at) "
@@ -81,13 +88,14 @@ def test_ids_become_uuids_and_back_with_rows_keys_and_triggers_kept():
                 connection.execute(text("DELETE FROM projects WHERE id = :p"), {"p": P2})
                 assert connection.execute(text(
                     "SELECT count(*) FROM queries WHERE project_id = :p"), {"p": P2}).scalar() == 0
-                remaining = counters(connection)
+                remaining, kept = counters(connection), stored_rows(connection)
 
             migrate(engine, "0021", down=True)
             with engine.begin() as connection:
                 back_types, back_triggers, back_keys = schema_of(connection)
                 assert back_types == types and back_triggers == triggers and back_keys == keys
                 assert counters(connection) == remaining
+                assert stored_rows(connection) == kept
         finally:
             engine.dispose()
 
