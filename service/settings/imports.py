@@ -39,7 +39,8 @@ from .. import import_jobs, imports
 from ..db import begin_write, get_session
 from ..import_jobs import ImportJob
 from ..models import Project, new_uuid
-from . import audit, project_changes, web
+from . import audit, web
+from .projects import signed_in_project
 from .views import SESSION_USER, bp, load_user, signin_required
 
 log = logging.getLogger(__name__)
@@ -138,14 +139,6 @@ def human_size(count: int) -> str:
 # --- pages ---------------------------------------------------------------------------------
 
 
-def _project(project_id: str) -> Project:
-    """A project of the signed-in person's organization; any other id is 404."""
-    project = project_changes.org_project(get_session(), g.user.org_id, project_id)
-    if project is None:
-        abort(404)
-    return project
-
-
 def _job(project: Project, import_id: str) -> ImportJob:
     job = get_session().scalar(select(ImportJob).where(
         ImportJob.id == import_id, ImportJob.project_id == project.id))
@@ -169,13 +162,13 @@ def _import_page(project: Project, errors: list[str] | None = None, status: int 
 @bp.get("/projects/<project_id>/imports")
 @signin_required
 def import_page(project_id: str):
-    return _import_page(_project(project_id))
+    return _import_page(signed_in_project(project_id))
 
 
 @bp.post("/projects/<project_id>/imports")
 @signin_required
 def import_upload(project_id: str):
-    project = _project(project_id)
+    project = signed_in_project(project_id)
     form = ImportForm()
     if not form.validate():
         return _import_page(project, form.file.errors or ["Choose a CSV file to import."], 400)
@@ -221,7 +214,7 @@ def progress_text(job: ImportJob) -> str:
 @bp.get("/projects/<project_id>/imports/<import_id>")
 @signin_required
 def import_report(project_id: str, import_id: str):
-    project = _project(project_id)
+    project = signed_in_project(project_id)
     job = _job(project, import_id)
     rejected = [] if job.active else import_jobs.rejections(get_session(), job.id,
                                                             REJECTED_ON_PAGE)
@@ -233,7 +226,7 @@ def import_report(project_id: str, import_id: str):
 @bp.get("/projects/<project_id>/imports/<import_id>/progress")
 @signin_required
 def import_progress(project_id: str, import_id: str):
-    job = _job(_project(project_id), import_id)
+    job = _job(signed_in_project(project_id), import_id)
     return jsonify({
         "state": job.state, "done": not job.active, "percent": job.percent,
         "bytesRead": job.bytes_read, "fileSize": job.file_size, "rows": job.rows,
@@ -245,7 +238,7 @@ def import_progress(project_id: str, import_id: str):
 @bp.get("/projects/<project_id>/imports/<import_id>/rejected.csv")
 @signin_required
 def import_rejected(project_id: str, import_id: str):
-    job = _job(_project(project_id), import_id)
+    job = _job(signed_in_project(project_id), import_id)
     sessions = current_app.extensions["tagdesk_sessionmaker"]
 
     def lines():

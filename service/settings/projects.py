@@ -44,7 +44,8 @@ def _notice() -> str | None:
     return NOTICES[event.action].format(subject=event.subject, detail=event.detail).strip()
 
 
-def _project(project_id: str) -> Project:
+def signed_in_project(project_id: str) -> Project:
+    """A project of the signed-in person's organization; any other id is 404."""
     project = changes.org_project(get_session(), g.user.org_id, project_id)
     if project is None:
         abort(404)
@@ -126,7 +127,7 @@ def _colour_view(form: TagForm) -> dict:
 @bp.get("/projects/<project_id>")
 @signin_required
 def project(project_id: str):
-    return _project_page(_project(project_id), notice=_notice())
+    return _project_page(signed_in_project(project_id), notice=_notice())
 
 
 def _posted_on_project_page(project_id: str, form: ProjectForm | TagForm, form_name: str,
@@ -134,10 +135,10 @@ def _posted_on_project_page(project_id: str, form: ProjectForm | TagForm, form_n
     """A change posted by a form of the project's page (`form_name`: its argument of
     _project_page): `change` (a function of project_changes) made with the form's values,
     then back to the page with the change's notice."""
-    project = _project(project_id)
+    project = signed_in_project(project_id)
     event = _change(form, lambda: change(get_session(), g.user.org_id, project.id, g.user.id,
                                          *form.values()),
-                    lambda form: _project_page(_project(project_id), status=400,
+                    lambda form: _project_page(signed_in_project(project_id), status=400,
                                                **{form_name: form}))
     return redirect(url_for("settings.project", project_id=project.id,
                             done=event.id if event else None, _anchor=anchor), 303)
@@ -166,14 +167,14 @@ def _edit_page(project: Project, tag, form: TagForm, status: int = 200):
 
 
 def _edit_again(project_id: str, tag_id: int, form: TagForm):
-    project = _project(project_id)
+    project = signed_in_project(project_id)
     return _edit_page(project, _tag(project, tag_id), form, 400)
 
 
 @bp.route("/projects/<project_id>/tags/<int:tag_id>/edit", methods=["GET", "POST"])
 @signin_required
 def edit_tag(project_id: str, tag_id: int):
-    project = _project(project_id)
+    project = signed_in_project(project_id)
     tag = _tag(project, tag_id)
     if request.method == "GET":
         form = TagForm(formdata=None, data={"name": tag.name, "color": tag.color.lower()})
@@ -189,7 +190,7 @@ def edit_tag(project_id: str, tag_id: int):
 @bp.route("/projects/<project_id>/tags/<int:tag_id>/delete", methods=["GET", "POST"])
 @signin_required
 def delete_tag(project_id: str, tag_id: int):
-    project = _project(project_id)
+    project = signed_in_project(project_id)
     tag = _tag(project, tag_id)
     form = ConfirmForm()
     if request.method == "GET":
@@ -199,7 +200,7 @@ def delete_tag(project_id: str, tag_id: int):
         event = changes.delete_tag(get_session(), g.user.org_id, project.id, tag.id,
                                    g.user.id)
     except changes.Busy as busy:
-        project = _project(project_id)
+        project = signed_in_project(project_id)
         return render_template("settings/tag_delete.html", section=SECTION, project=project,
                                tag=_tag(project, tag_id), form=form, error=str(busy)), 409
     if event is None:  # deleted by someone else in the meantime
