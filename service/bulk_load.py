@@ -39,7 +39,7 @@ import sqlite3
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from datetime import datetime
 from itertools import islice
@@ -119,6 +119,8 @@ class Load:
         self.staged = 0
         self.grams: Counter[str] = Counter()
         self.prefix: str | None = None
+        # The staged rows' short strings, while they are counted as they come (SQLite).
+        self.staged_grams: Counter[str] | None = None
 
     @staticmethod
     def on(connection: Connection, project_id: str) -> Load:
@@ -129,6 +131,12 @@ class Load:
     def prepare(self) -> None:
         """The connection's settings for a load; called between transactions, before the
         load's first one, when the load spans several."""
+
+    def count_while_staging(self, rows: int) -> None:
+        """Count the rows' short strings as they are staged, for a load that will insert all
+        its rows with one range if there are at most `rows` of them: when every row goes in,
+        that count is the range's, and nothing is read back. SQLite only (PostgreSQL folds
+        with the server's lower())."""
 
     def open(self) -> None:
         raise NotImplementedError
@@ -174,11 +182,12 @@ class Load:
             self.staged += 1
             yield self.staged, row
 
-    def add_grams(self, counting: Future[Counter[str] | None] | None,
+    def add_grams(self, counting: Callable[[], Counter[str] | None] | None,
                   read_back: Callable[[], None]) -> None:
         """Add the inserted rows' short strings to the counters: as counted beside the insert
-        when every row of the range was inserted (`counting`), else from the rows read back."""
-        found = counting.result() if counting is not None else None
+        or while staging when every row of the range was inserted (`counting`), else from the
+        rows read back."""
+        found = counting() if counting is not None else None
         if found is None:
             read_back()
         elif found:
@@ -207,6 +216,10 @@ class _SqliteLoad(Load):
             connection.dialect).bind_processor(connection.dialect)
         self.now = self.stored_time(utcnow())
 
+    def count_while_staging(self, rows: int) -> None:
+        self.staged_grams = Counter()
+        self.staged_grams_up_to = rows
+
     def prepare(self) -> None:
         # Outside a transaction the temporary storage can always move to files (inside one,
         # only until the connection first used it: a pooled one often has).
@@ -232,6 +245,22 @@ class _SqliteLoad(Load):
         links = [(seq, tag_id) for seq, row in enumerate(batch, start + 1) for tag_id in row[3]]
         if links:
             run("INSERT OR IGNORE INTO temp.bulk_load_tags VALUES (?, ?)", links)
+        if self.staged_grams is not None:
+            self._count_staged(batch)
+
+    def _count_staged(self, batch: list[NewQuery]) -> None:
+        """The batch's short strings added to the staged rows' count; the count is given up
+        once the rows will need more than one range, or hold too many distinct strings."""
+        folds = _sqlite_folds(self.connection)
+        found = None
+        if self.staged <= self.staged_grams_up_to:
+            found = counted((_sqlite_fold(row[0], folds) for row in batch), SQLITE_GRAMS)
+        if found is None:
+            self.staged_grams = None
+            return
+        self.staged_grams.update(found)
+        if len(self.staged_grams) > GRAM_FLUSH:
+            self.staged_grams = None
 
     def _settings(self, execute: Callable) -> None:
         """Temporary tables and sorts in files, not memory, and a larger page cache; the
@@ -268,6 +297,9 @@ class _SqliteLoad(Load):
 
     def insert(self, first: int, last: int) -> int:
         run = self.connection.exec_driver_sql
+        if self.staged_grams is not None and (first, last) == (1, self.staged):
+            staged = self.staged_grams
+            return self._insert(first, last, lambda: staged)
         # The range's short strings are counted by a thread while the database inserts it
         # (SQLite leaves Python's lock while it works): in this thread they took 9 of 42 s.
         if last - first + 1 > COUNT_BESIDE_ROWS:
@@ -278,10 +310,10 @@ class _SqliteLoad(Load):
         with ThreadPoolExecutor(1, thread_name_prefix="tagdesk-load-grams") as counter:
             counting = counter.submit(counted, (_sqlite_fold(text, folds) for text in texts),
                                       SQLITE_GRAMS)
-            return self._insert(first, last, counting)
+            return self._insert(first, last, counting.result)
 
     def _insert(self, first: int, last: int,
-                counting: Future[Counter[str] | None] | None) -> int:
+                counting: Callable[[], Counter[str] | None] | None) -> int:
         run = self.connection.exec_driver_sql
         # The write lock from here; the insert triggers stand aside until the row goes.
         run("INSERT INTO bulk_load DEFAULT VALUES")
@@ -468,10 +500,10 @@ class _PostgresLoad(Load):
                     "%(last)s", {"first": first, "last": last}).scalars().all()
         with ThreadPoolExecutor(1, thread_name_prefix="tagdesk-load-grams") as counter:
             counting = counter.submit(counted, texts, POSTGRES_GRAMS)
-            return self._insert(first, last, counting)
+            return self._insert(first, last, counting.result)
 
     def _insert(self, first: int, last: int,
-                counting: Future[Counter[str] | None] | None) -> int:
+                counting: Callable[[], Counter[str] | None] | None) -> int:
         run = self.connection.exec_driver_sql
         # The insert trigger of text_gram_counts leaves this transaction's rows to the load.
         run("SELECT set_config('tagdesk.defer_text_grams', 'on', true)")

@@ -430,6 +430,7 @@ def add_rows(session: Session, project_id: str, batches: Iterable[list[admin.New
         # Staging writes temporary tables only: SQLite's write lock is not needed.
         held.connection(execution_options={BEGIN_OPTION: "DEFERRED"})
         load.open()
+        load.count_while_staging(batch_rows)
         rows = 0
         for batch in batches:
             load.stage(batch)
