@@ -6,9 +6,9 @@ from __future__ import annotations
 import multiprocessing
 import random
 import secrets
-from collections.abc import Callable, Iterator
-from datetime import timedelta
-from itertools import islice
+from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime, timedelta
+from itertools import chain, islice
 
 from sqlalchemy import func, select
 
@@ -28,9 +28,9 @@ BATCH = 5000
 # commits; but not one, since one transaction of ten million made a write-ahead log no page
 # look-up could cross quickly.
 RANGE_ROWS = {"sqlite": 1_000_000, "postgresql": imports.BATCH_ROWS}
-# From this many queries, a child process makes the rows while this one stages them: making
-# them takes one core as long as staging them (forked, the child imports nothing; a smaller
-# demo is made here, with no process to start).
+# From this many queries, a child process makes their texts and times while this one tags and
+# stages them: the texts take one core as long as the rest (forked, the child imports
+# nothing; a smaller demo is made here, with no process to start).
 MADE_ASIDE_ROWS = 100_000
 
 
@@ -74,17 +74,21 @@ def _made_here(jobs: list[Job], rng: random.Random) -> Iterator[Iterator[list]]:
 
 
 def _made_aside(jobs: list[Job], rng: random.Random) -> Iterator[Iterator[list]]:
-    """The same batches, made by a forked child process one ahead of those taken (a pipe
-    holds little: memory stays flat); the child goes when they are taken or given up."""
+    """The same batches, their texts and times made by a forked child process one batch ahead
+    of those taken (a pipe holds little: memory stays flat), tagged here with `rng` in the
+    same order as `_made_here` does; the child goes when they are taken or given up. (Making
+    the whole rows there left this process waiting 13 of its 23 s of staging a million.)"""
     context = multiprocessing.get_context("fork")
     receiving, sending = context.Pipe(duplex=False)
-    child = context.Process(target=_make, args=(jobs, rng, sending), daemon=True,
+    child = context.Process(target=_make, args=(jobs, sending), daemon=True,
                             name="tagdesk-demo-rows")
     child.start()
     sending.close()
     try:
-        for _job in jobs:
-            yield iter(lambda: _received(receiving), None)
+        for _size, tag_ids, _seed_value in jobs:
+            texts = chain.from_iterable(iter(lambda: _received(receiving), None))
+            rows = iter(_tagged(texts, tag_ids, rng))
+            yield iter(lambda rows=rows: list(islice(rows, BATCH)), [])
     finally:
         receiving.close()
         child.join(timeout=5)
@@ -93,11 +97,13 @@ def _made_aside(jobs: list[Job], rng: random.Random) -> Iterator[Iterator[list]]
             child.join()
 
 
-def _make(jobs: list[Job], rng: random.Random, sending) -> None:
-    """In the child: every project's batches, then None, one project after the other."""
+def _make(jobs: list[Job], sending) -> None:
+    """In the child: every project's texts a batch at a time, then None, one project after
+    the other."""
     with sending:
-        for batches in _made_here(jobs, rng):
-            for batch in batches:
+        for size, _tag_ids, seed_value in jobs:
+            texts = iter(_texts(size, seed_value))
+            for batch in iter(lambda texts=texts: list(islice(texts, BATCH)), []):
                 sending.send(batch)
             sending.send(None)
 
@@ -131,11 +137,25 @@ def seed_administrator(app, key: str) -> tuple[str, str] | None:
 
 
 def _rows(size: int, tag_ids: list[int], rng: random.Random, seed_value: int) -> Iterator:
+    return _tagged(_texts(size, seed_value), tag_ids, rng)
+
+
+def _texts(size: int, seed_value: int) -> Iterator[tuple[str, str, str, datetime]]:
+    """A project's (query, language, country, time): its times drawn from a generator of
+    their own, so that they can be made apart from the tags."""
     now = utcnow()
     year = 365 * 24 * 3600
-    for index, (query, language, country) in enumerate(generate_queries(size, seed_value)):
+    r = random.Random(f"times {seed_value}")
+    for query, language, country in generate_queries(size, seed_value):
+        # Recent edits are more common than old ones, as in real tagging work.
+        age = timedelta(seconds=int(year * r.random() ** 2), milliseconds=int(r.random() * 1000))
+        yield query, language, country, now - age
+
+
+def _tagged(texts: Iterable[tuple[str, str, str, datetime]], tag_ids: list[int],
+            rng: random.Random) -> Iterator:
+    """The rows of these texts, with their tags."""
+    for index, (query, language, country, updated_at) in enumerate(texts):
         picked = [tag_ids[i] for i in assign_tags(index, query, language, country, rng)
                   if i < len(tag_ids)]
-        # Recent edits are more common than old ones, as in real tagging work.
-        age = timedelta(seconds=int(year * rng.random() ** 2), milliseconds=rng.randrange(1000))
-        yield query, language, country, picked, now - age
+        yield query, language, country, picked, updated_at

@@ -585,8 +585,9 @@ def _demo_times(session) -> list[datetime]:
 
 
 def test_a_large_demo_is_made_by_a_child_process_with_the_same_rows(tmp_path, monkeypatch):
-    """From MADE_ASIDE_ROWS queries, a forked child makes the demo's rows while this process
-    stages them: the same queries, tags and times (to the time the seed ran) as made here."""
+    """From MADE_ASIDE_ROWS queries, a forked child makes the demo's texts and times while this
+    process tags and stages them: the same queries, tags and times (to the time the seed ran)
+    as made here."""
     seeded, children = {}, []
     spawned = demo.multiprocessing.context.ForkProcess.start
 
@@ -621,11 +622,11 @@ def test_a_large_demo_is_made_by_a_child_process_with_the_same_rows(tmp_path, mo
 def test_a_demo_whose_rows_cannot_be_made_says_so_and_adds_nothing(tmp_path, monkeypatch):
     monkeypatch.setattr(demo, "MADE_ASIDE_ROWS", 300)
 
-    def broken(size, tag_ids, rng, seed_value):
+    def broken(size, seed_value):
         yield from islice(generate_queries(size, seed_value), 0)
         raise ValueError("a generator that breaks")
 
-    monkeypatch.setattr(demo, "_rows", broken)
+    monkeypatch.setattr(demo, "_texts", broken)
     app = create_app({"DATABASE_URL": f"sqlite:///{tmp_path / 'broken.sqlite3'}"})
     schema.upgrade(app.extensions["tagdesk_engine"])
     with pytest.raises(RuntimeError, match="The demo's queries could not be made"):
