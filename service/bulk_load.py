@@ -215,6 +215,7 @@ class _SqliteLoad(Load):
         self.stored_time = Query.__table__.c.updated_at.type.dialect_impl(
             connection.dialect).bind_processor(connection.dialect)
         self.now = self.stored_time(utcnow())
+        self.staged_grams_up_to = 0
 
     def count_while_staging(self, rows: int) -> None:
         self.staged_grams = Counter()
@@ -251,15 +252,14 @@ class _SqliteLoad(Load):
     def _count_staged(self, batch: list[NewQuery]) -> None:
         """The batch's short strings added to the staged rows' count; the count is given up
         once the rows will need more than one range, or hold too many distinct strings."""
-        folds = _sqlite_folds(self.connection)
-        found = None
-        if self.staged <= self.staged_grams_up_to:
-            found = counted((_sqlite_fold(row[0], folds) for row in batch), SQLITE_GRAMS)
-        if found is None:
+        if self.staged > self.staged_grams_up_to:
             self.staged_grams = None
             return
-        self.staged_grams.update(found)
-        if len(self.staged_grams) > GRAM_FLUSH:
+        folds = _sqlite_folds(self.connection)
+        found = counted((_sqlite_fold(row[0], folds) for row in batch), SQLITE_GRAMS)
+        if found is not None:
+            self.staged_grams.update(found)
+        if found is None or len(self.staged_grams) > GRAM_FLUSH:
             self.staged_grams = None
 
     def _settings(self, execute: Callable) -> None:
