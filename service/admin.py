@@ -11,7 +11,7 @@ from itertools import chain, islice
 from sqlalchemy import insert, select, text
 from sqlalchemy.orm import Session
 
-from . import bulk_load, keys, word_index
+from . import bitmap_index, bulk_load, keys
 from .models import (
     ApiKey,
     Organization,
@@ -133,31 +133,31 @@ def insert_queries(session: Session, project_id: str, rows: Iterable[NewQuery],
     if len(first) >= min(BULK_ROWS, batch_size):
         return bulk_load.insert(session, project_id, chain([first], batches))
     count = 0
-    with _derived_once(session, project_id) as inserted_pks:
+    with _derived_once(session) as inserted_pks:
         for batch in chain([first], batches):
             count += _insert_batch(session, project_id, batch, inserted_pks)
     return count
 
 
 @contextmanager
-def _derived_once(session: Session, project_id: str):
+def _derived_once(session: Session):
     """PostgreSQL: the short-term counters of every query inserted here are updated once, at
     the end, in this transaction, instead of once per INSERT statement (migration 0009 says
-    why), and the words of their texts added (service/word_index.py). Yields the list to put
+    why), and the words of their texts added (service/bitmap_index.py). Yields the list to put
     the inserted row keys in."""
     if session.get_bind().dialect.name != "postgresql":
         yield []
         return
     session.execute(text("SELECT set_config('tagdesk.defer_text_grams', 'on', true)"))
-    word_index.follow(session.connection())
+    bitmap_index.follow(session.connection())
     inserted_pks: list[int] = []
     yield inserted_pks
     session.execute(text("SELECT set_config('tagdesk.defer_text_grams', 'off', true)"))
-    word_index.follow(session.connection(), False)
+    bitmap_index.follow(session.connection(), False)
     if inserted_pks:
         session.execute(text("SELECT tagdesk_count_text_grams_of(CAST(:pks AS integer[]))"),
                         {"pks": inserted_pks})
-        word_index.add_inserted(session.connection(), project_id, inserted_pks)
+        bitmap_index.add_inserted(session.connection(), inserted_pks)
 
 
 def _insert_batch(session: Session, project_id: str, batch: list[NewQuery],

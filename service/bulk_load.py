@@ -31,7 +31,7 @@ keep brought up to date once per range with a few set-based statements (docs/dec
    the `query_texts` copy, tag counters); only the short-term counters are counted here, from
    the texts as the database's own `lower()` folds them (`tagdesk.defer_text_grams`, 0009):
    counting them in SQL took most of an import's time. Each range's words are added to the
-   word index in its transaction (service/word_index.py).
+   word index in its transaction (service/bitmap_index.py).
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
-from . import gram_count, word_index
+from . import bitmap_index, gram_count
 from .models import Query, utcnow
 
 NewQuery = tuple[str, str, str, list[int], datetime | None]  # query, language, country, tags, time
@@ -508,7 +508,7 @@ class _PostgresLoad(Load):
         run = self.connection.exec_driver_sql
         # The insert trigger of text_gram_counts leaves this transaction's rows to the load.
         run("SELECT set_config('tagdesk.defer_text_grams', 'on', true)")
-        word_index.follow(self.connection)
+        bitmap_index.follow(self.connection)
         run("TRUNCATE bulk_load_added")
         added = run(
             "WITH ranked AS MATERIALIZED ("
@@ -535,10 +535,10 @@ class _PostgresLoad(Load):
              "last": last}).rowcount
         if added:
             self.add_grams(counting if added == last - first + 1 else None, self._read_back_grams)
-            word_index.add_loaded(self.connection, self.project_id)
+            bitmap_index.add_loaded(self.connection)
         # Later inserts of this transaction count their own again.
         run("SELECT set_config('tagdesk.defer_text_grams', 'off', true)")
-        word_index.follow(self.connection, False)
+        bitmap_index.follow(self.connection, False)
         return added
 
     def _read_back_grams(self) -> None:

@@ -33,7 +33,7 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import BindParameter
 
-from . import word_index
+from . import bitmap_index
 from .errors import BadRequest
 from .match_counts import MatchCounts
 from .models import (
@@ -304,12 +304,10 @@ def _counted_on_texts(session: Session, filters: Filters) -> bool:
     return not (only_text and len(filters.text) <= COUNTED_GRAM_LENGTH["postgresql"])
 
 
-def _counted_from_words(session: Session, filters: Filters) -> bool:
-    """PostgreSQL: a filter of text alone, not counted ahead and without a space, is counted
-    from the words of the project's texts (service/word_index.py) while they are current."""
-    only_text = not (filters.languages or filters.countries or filters.tag_sets)
-    return (only_text and _counted_on_texts(session, filters)
-            and word_index.usable(filters.text))
+def _counted_from_bitmaps(session: Session, filters: Filters) -> bool:
+    """PostgreSQL: a filter with text without a space (and not a short text alone, counted
+    ahead) is counted from the bitmap index (service/bitmap_index.py) while it is current."""
+    return _counted_on_texts(session, filters) and bitmap_index.usable(filters.text)
 
 
 def _uses_trigram_index(session: Session, term: str) -> bool:
@@ -616,15 +614,16 @@ def _totals(session: Session, project_id: str, filters: Filters,
         total = counts.get(_remembered_key(project_id, tuple(versions), filters))
         if total is not None:
             return total, project_total, None
-    if _counted_from_words(session, filters):
-        version, project_total, found = word_index.matches(
-            session.connection(), project_id, filters.text)
-        if found is not None:
-            total = len(found)
+    if _counted_from_bitmaps(session, filters):
+        counted = bitmap_index.matches(session.connection(), project_id, filters.text,
+                                       filters.languages, filters.countries, filters.tag_sets)
+        if counted.matches is not None:
+            total, project_total = len(counted.matches), counted.project_total
             if remembered:
-                counts.put(_remembered_key(project_id, (version, 0), filters), total)
+                versions = (counted.texts_version, counted.links_version)
+                counts.put(_remembered_key(project_id, versions, filters), total)
             few = total < SCAN_IN_ORDER_SHARE * max(1, project_total)
-            return total, project_total, list(found) if few else None
+            return total, project_total, list(counted.matches) if few else None
     if _counted_on_texts(session, filters):
         counted = _texts_count_and_keys(project_id, filters)
         figures = [counted.c.total, counted.c.match_keys]

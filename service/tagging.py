@@ -6,6 +6,7 @@ from sqlalchemy import bindparam, delete, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from . import bitmap_index
 from .db import begin_write, retried
 from .errors import BadRequest, NotFound
 from .models import Query, Tag, query_tags, utcnow
@@ -99,11 +100,15 @@ def _write_links(session: Session, removals: list[tuple[int, int]],
                  additions: list[tuple[int, int]], now) -> None:
     """Added links carry `now`, the time their queries are about to be touched with."""
     if session.get_bind().dialect.name == "postgresql":
+        connection = session.connection()
+        bitmap_index.follow(connection)
         for statement, links in ((DELETE_LINKS, removals), (INSERT_LINKS, additions)):
             if links:
                 query_pks, tag_ids = zip(*links, strict=True)
                 session.execute(statement, {"query_pks": list(query_pks),
                                             "tag_ids": list(tag_ids), "now": now})
+        bitmap_index.change_links(connection, additions, removals)
+        bitmap_index.follow(connection, False)
         return
     # SQLite: executemany reuses one prepared statement; its triggers are per row anyway.
     if removals:

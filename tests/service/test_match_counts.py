@@ -219,8 +219,8 @@ def test_a_first_request_finds_few_matches_once_and_reads_their_rows_by_key(
     # Few: under half a percent of the project's queries (service/search.py).
     seeded.add_queries([(f"filler {i}", "en", "US", []) for i in range(1000)])
 
-    def walks() -> int:  # statements that look for the text's matches
-        return sum("query_texts" in s for s in statements)
+    def walks() -> int:  # statements that look for the text's matches (or their bitmaps)
+        return sum("query_texts" in s or "text_words" in s for s in statements)
 
     def page(number: int, limit: int = 2) -> tuple[int, list[str]]:
         response = api.queries(query="schuhe", languages=["de"], limit=limit, page=number,
