@@ -185,7 +185,7 @@ class Counted:
     matches: BitMap | None  # None when the bitmaps are behind
 
 
-_MATCHES = """
+MATCHES = """
     WITH p AS (SELECT number, texts_version, query_count, words_version = texts_version AS current
                FROM projects WHERE id = %(project)s),
     t AS (SELECT id, links_version, keys_version = links_version AS current FROM tags
@@ -215,11 +215,14 @@ def matches(connection: Connection, project_id: str, term: str, languages: Itera
     languages, countries = sorted(languages), sorted(countries)
     tag_sets = [set(ids) for ids in tag_sets]
     escaped = term.replace("/", "//").replace("%", "/%").replace("_", "/_")
-    rows = connection.exec_driver_sql(_MATCHES, {
-        "project": project_id, "pattern": f"%{escaped}%",
-        "tags": sorted(set().union(*tag_sets)), "codes": bool(languages or countries),
-        "any_language": not languages, "languages": languages,
-        "any_country": not countries, "countries": countries}).all()
+    # In the binary format: the bitmaps arrive as they are stored, not as hexadecimal text
+    # to decode (text + codes + tag at ten million queries, 2.3 MB: 25–30 → 14–19 ms).
+    with connection.connection.driver_connection.cursor(binary=True) as cursor:
+        rows = cursor.execute(MATCHES, {
+            "project": project_id, "pattern": f"%{escaped}%",
+            "tags": sorted(set().union(*tag_sets)), "codes": bool(languages or countries),
+            "any_language": not languages, "languages": languages,
+            "any_country": not countries, "countries": countries}).fetchall()
     words, codes, tags = BitMap(), BitMap(), defaultdict(BitMap)
     for part, value, total, current, links_version, keys in rows:
         if part == 0:

@@ -135,7 +135,7 @@ def _index(table: str) -> None:
     connection = op.get_bind()
     columns, statement = PIECES[table]
     pieces = connection.exec_driver_sql(
-        statement, execution_options={"stream_results": True, "max_row_buffer": BATCH})
+        statement, execution_options={"stream_results": True, "max_row_buffer": 500})
     batch = []
     for *key, chunk, keys in pieces:
         bitmap = BitMap(keys)
