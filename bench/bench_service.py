@@ -51,7 +51,8 @@ TUNED_SETTINGS = {"shared_buffers": "2GB"}
 
 # Substrings of the demo data, each asked for once ("first request"): what a person types.
 # Terms of up to four characters are counted from text_gram_counts on PostgreSQL (up to two on
-# SQLite; migration 0009); longer ones row by row. Matches at a million queries in brackets.
+# SQLite; migration 0009); longer ones from the bitmap index on PostgreSQL (migration 0023), by
+# the trigram index on SQLite. Matches at a million queries in brackets.
 FIRST_TIME_TERMS = {
     # 1–2 characters: 86,000–941,000 matches.
     "1–2 letters": ["a", "e", "s", "o", "i", "er", "en", "in", "sh", "ch", "ma", "st", "ll",
