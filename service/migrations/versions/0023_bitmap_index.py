@@ -30,59 +30,31 @@ down_revision = "0022"
 
 # Pieces written at a time while the index is built.
 BATCH = 5000
-FOLLOWS = ("current_setting('tagdesk.keys_follow', true) = 'on'")
+FOLLOWS = "current_setting('tagdesk.keys_follow', true) = 'on'"
+# Each trigger function (0008, 0021) gets a second version moving beside the one it moves;
+# changed in its own text as the database holds it.
+STEPS = {
+    "tagdesk_bump_texts_version": (
+        "texts_version = texts_version + 1",
+        f", words_version = words_version + CASE WHEN TG_OP = 'INSERT' AND {FOLLOWS} "
+        "THEN 1 ELSE 0 END"),
+    "tagdesk_count_tag_links": (
+        "links_version = t.links_version + 1",
+        f", keys_version = t.keys_version + CASE WHEN TG_OP IN ('INSERT', 'DELETE') AND "
+        f"{FOLLOWS} THEN 1 ELSE 0 END"),
+}
 
-BUMP_TEXTS_VERSION = f"""
-    CREATE OR REPLACE FUNCTION tagdesk_bump_texts_version() RETURNS trigger AS $$
-        BEGIN
-            UPDATE projects SET texts_version = texts_version + 1,
-                words_version = words_version
-                    + CASE WHEN TG_OP = 'INSERT' AND {FOLLOWS} THEN 1 ELSE 0 END
-            WHERE id IN (SELECT project_id FROM changed);
-            RETURN NULL;
-        END $$ LANGUAGE plpgsql"""
-# 0008's text, for the way back.
-BUMP_TEXTS_VERSION_BEFORE = """
-    CREATE OR REPLACE FUNCTION tagdesk_bump_texts_version() RETURNS trigger AS $$
-        BEGIN
-            UPDATE projects SET texts_version = texts_version + 1
-            WHERE id IN (SELECT project_id FROM changed);
-            RETURN NULL;
-        END $$ LANGUAGE plpgsql"""
 
-# 0021's text, for the way back; and with keys_version moving beside links_version.
-COUNT_LINKS_BEFORE = """
-    CREATE OR REPLACE FUNCTION tagdesk_count_tag_links() RETURNS trigger AS $$
-    DECLARE
-        added_ids integer[] := '{}';
-        removed_ids integer[] := '{}';
-    BEGIN
-        IF TG_OP IN ('INSERT', 'UPDATE') THEN
-            SELECT coalesce(array_agg(tag_id), '{}') INTO added_ids FROM added;
-        END IF;
-        IF TG_OP IN ('DELETE', 'UPDATE') THEN
-            SELECT coalesce(array_agg(tag_id), '{}') INTO removed_ids FROM removed;
-        END IF;
-        -- Hold the projects' rows before any tag row, as the query counter does: a set-tags
-        -- call removes links of some tags and adds links of others in two statements, and
-        -- two such calls would otherwise take the same tag rows in opposite orders.
-        PERFORM 1 FROM projects WHERE id IN (
-            SELECT project_id FROM tags WHERE id = ANY (added_ids || removed_ids))
-        ORDER BY id FOR NO KEY UPDATE;
-        UPDATE tags t SET query_count = t.query_count + n.c,
-                          links_version = t.links_version + 1
-        FROM (SELECT tag_id, sum(step) AS c FROM (
-                  SELECT unnest(added_ids) AS tag_id, 1 AS step
-                  UNION ALL SELECT unnest(removed_ids), -1) steps
-              GROUP BY tag_id) n
-        WHERE t.id = n.tag_id;
-        RETURN NULL;
-    END $$ LANGUAGE plpgsql
-"""
-LINKS_STEP = "links_version = t.links_version + 1\n"
-COUNT_LINKS = COUNT_LINKS_BEFORE.replace(LINKS_STEP, LINKS_STEP.rstrip("\n") + (
-    f",\n                          keys_version = t.keys_version + CASE WHEN TG_OP IN "
-    f"('INSERT', 'DELETE') AND {FOLLOWS} THEN 1 ELSE 0 END\n"))
+def _change_functions(undo: bool) -> None:
+    connection = op.get_bind()
+    for name, (step, added) in STEPS.items():
+        definition = connection.exec_driver_sql(
+            f"SELECT pg_get_functiondef('{name}'::regproc)").scalar_one()
+        old, new = (step + added, step) if undo else (step, step + added)
+        if definition.count(old) != 1 or (not undo and definition.count(step + added)):
+            raise RuntimeError(f"Unexpected function: {definition}")
+        connection.exec_driver_sql(definition.replace(old, new))
+
 
 TABLES = {
     "text_words": ("project_number integer NOT NULL REFERENCES projects (number) "
@@ -124,8 +96,7 @@ def upgrade() -> None:
         _index(table)
     op.execute("UPDATE projects SET words_version = texts_version")
     op.execute("UPDATE tags SET keys_version = links_version")
-    op.execute(BUMP_TEXTS_VERSION)
-    op.execute(COUNT_LINKS)
+    _change_functions(undo=False)
     op.execute("CREATE INDEX ix_text_words_word ON text_words USING gin (word gin_trgm_ops)")
     op.execute("ANALYZE text_words, code_keys, tag_keys")
 
@@ -163,8 +134,7 @@ def _write(table: str, columns: dict[str, str], batch: list) -> None:
 def downgrade() -> None:
     if op.get_bind().dialect.name != "postgresql":
         return
-    op.execute(COUNT_LINKS_BEFORE)
-    op.execute(BUMP_TEXTS_VERSION_BEFORE)
+    _change_functions(undo=True)
     op.execute("DROP TABLE text_words, code_keys, tag_keys")
     op.execute("ALTER TABLE tags DROP COLUMN keys_version")
     op.execute("ALTER TABLE projects DROP COLUMN words_version")
