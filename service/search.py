@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from cachetools import LRUCache
+from pyroaring import BitMap
 from sqlalchemy import (
     Integer,
     String,
@@ -27,6 +28,7 @@ from sqlalchemy import (
     select,
     table,
     text,
+    tuple_,
     union_all,
 )
 from sqlalchemy.dialects.postgresql import ARRAY
@@ -88,6 +90,14 @@ DEFER_FROM_OFFSET = 2000
 # ms of CPU, about a third of such a request. A shape is the dialect, the sort, which filters
 # are given and how the page is read; a client can make many, so only the latest are kept.
 PREPARED_SHAPES = 256
+# A page of a filter with one tag and few matches, sorted by time, may be found by walking the
+# tag's links in time order (_walked_keys): this many links a statement, when the links
+# expected to be walked are at most LINK_WALK_PER_MATCH times the matches (a link read from
+# the index costs a fraction of a row read at random), from LINK_WALK_FROM matches (below,
+# reading them all is cheap).
+LINK_WALK_BATCH = 4096
+LINK_WALK_PER_MATCH = 8
+LINK_WALK_FROM = 2000
 
 
 def order_by(sort: list[SortItem], fields: dict, default: list[SortItem], tie_breaker):
@@ -751,6 +761,52 @@ def _tag_by_time_page(session: Session, direction: str):
     return _with_tags(paged, [SortItem(field="updatedAt", direction=direction)])
 
 
+def _walked_keys(session: Session, filters: Filters, sort: SortKey, keys: list[int],
+                 reach: int) -> list[int] | None:
+    """The keys of the first `reach` matches in time order, and of every later match as new
+    as the last of them (ties, which the page breaks by id), found by walking the filter's tag's
+    links in time order (their copy of the time, migration 0018; index only) and keeping
+    those among the matches' `keys` — when the filter is one tag and more (text, codes) and
+    sorted by time, and that walk is expected to be short. Else None: the page reads every
+    match's row to sort them (at ten million queries 13,000–41,000 random reads, 35–280 ms)."""
+    direction = _time_order(sort)
+    if direction is None or len(filters.tag_sets) != 1 or len(keys) < LINK_WALK_FROM:
+        return None
+    (ids,) = filters.tag_sets
+    if len(ids) != 1:
+        return None
+    (tag_id,) = ids
+    budget = LINK_WALK_PER_MATCH * len(keys)
+    # The matches are spread over the tag's links about evenly in time.
+    if reach * filters.tag_counts.get(tag_id, 0) > budget * len(keys):
+        return None
+    members = BitMap(keys)
+    links = query_tags.c
+    descending = direction == "DESC"
+    order = ((links.updated_at.desc(), links.query_pk.desc()) if descending
+             else (links.updated_at.asc(), links.query_pk.asc()))
+    found: list[int] = []
+    edge, last, walked = None, None, 0
+    while walked < budget:
+        statement = select(links.query_pk, links.updated_at).where(links.tag_id == tag_id)
+        if last is not None:
+            after = tuple_(links.updated_at, links.query_pk)
+            statement = statement.where(after < last if descending else after > last)
+        rows = session.execute(statement.order_by(*order).limit(LINK_WALK_BATCH)).all()
+        for query_pk, updated_at in rows:
+            if edge is not None and updated_at != edge:
+                return found
+            if query_pk in members:
+                found.append(query_pk)
+                if edge is None and len(found) >= reach:
+                    edge = updated_at
+        if len(rows) < LINK_WALK_BATCH:
+            return found
+        walked += len(rows)
+        last = (rows[-1].updated_at, rows[-1].query_pk)
+    return None
+
+
 def _answer(session: Session, project_id: str, filters: Filters, rows, total: int | None):
     if filters.empty:
         total = rows[0].total if rows else session.scalar(select(_project_total(project_id)))
@@ -836,6 +892,8 @@ def list_queries(session: Session, project_id: str, body: QueryListBody,
             return total, [], {}
         in_order = (total >= SCAN_IN_ORDER_SHARE * max(1, project_total)
                     and not _clustered_in_codes(filters, body.sort))
+        if keys is not None and not in_order:
+            keys = _walked_keys(session, filters, sort, keys, offset + body.limit) or keys
         statement = _page_statement(session, project_id, filters, body.sort, ordering,
                                     in_order, body.limit, offset, deferred=False,
                                     keys=None if in_order else keys)

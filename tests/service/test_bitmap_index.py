@@ -12,9 +12,10 @@ import pytest
 from pyroaring import BitMap
 from sqlalchemy import create_engine, insert, text
 
-from service import imports
+from service import imports, search, tagging
 from service.models import Query
 from service.search import COUNTED_GRAM_LENGTH
+from service.validation import QueryListBody, SetTagsItem
 from tests.service.folding import folded, folded_texts
 from tests.service.migrating import P1, P2, migrate, migrated_with_rows, query_id
 from tests.support.databases import database_for, postgres_database_of_its_own
@@ -386,3 +387,53 @@ def test_loads_keep_the_codes_and_tags_bitmaps(seeded, api):
     seeded.add_queries([("Wanderschuhe klein", "de", "AT", ["brand", "sale"])])
     assert_bitmaps_are_the_rows(seeded)
     assert filtered(api, query="wanderschuhe", countries=["AT"], tagIds=[sale]) == (1, 1)
+
+
+# --- a page of few tagged matches by time ------------------------------------------------------
+
+
+def test_a_page_of_few_tagged_matches_in_time_order_is_the_same_found_by_the_tags_links(
+        seeded, monkeypatch, statements):
+    brand, sale = seeded.tags["brand"], seeded.tags["sale"]
+    seeded.add_queries([(f"trail boots {n}", "en", "US", ["brand"]) for n in range(40)]
+                       + [(f"trail shoes {n}", "en", "GB", ["brand", "sale"])
+                          for n in range(40)]
+                       + [(f"city boots {n}", "de", "DE", ["sale"]) for n in range(40)])
+    # Three times, two of them shared by many queries (ties the page breaks by id).
+    for names in (["trail boots 3", "trail shoes 5", "city boots 7"],
+                  [f"trail boots {n}" for n in range(10, 30)]):
+        items = [SetTagsItem(query=name, language="en" if name.startswith("trail") else "de",
+                             country={"boots": "US", "shoes": "GB"}.get(name.split()[1], "DE")
+                             if name.startswith("trail") else "DE",
+                             tagIds=[brand] if "boots" in name else [brand, sale])
+                 for name in names]
+        seeded.run(lambda s, items=items: tagging.set_tags(s, seeded.project_id, items))
+
+    # Every filter's matches count as few here (a tenth of a project's queries would
+    # otherwise be read in the sort order's index walk instead).
+    monkeypatch.setattr(search, "SCAN_IN_ORDER_SHARE", 1.0)
+    monkeypatch.setattr(search, "LINK_WALK_BATCH", 3)  # many statements, ties across them
+
+    def pages(walk: bool, **body) -> list:
+        monkeypatch.setattr(search, "LINK_WALK_FROM", 1 if walk else 10**9)
+        found = []
+        for direction in ("DESC", "ASC"):
+            for limit in (1, 7, 50):
+                for page in range(1, 80 // limit + 2):
+                    request = QueryListBody(page=page, limit=limit, sort=[
+                        {"field": "updatedAt", "direction": direction}], **body)
+                    total, rows, tags = seeded.run(lambda s, r=request: search.list_queries(
+                        s, seeded.project_id, r, None))
+                    found.append((total, [(row.query, tags.get(row.pk)) for row in rows]))
+        return found
+
+    for body in ({"query": "trail", "tagIds": [brand]}, {"query": "boots", "tagIds": [brand]},
+                 {"query": "trail", "countries": ["GB"], "tagNames": ["sale"]},
+                 {"query": "boots", "tagIds": [sale]}):
+        statements.clear()
+        walked = pages(True, **body)
+        assert sum("FROM query_tags" in s and "ORDER BY query_tags.updated_at" in s
+                   for s in statements) > 10, body
+        statements.clear()
+        assert walked == pages(False, **body), body
+        assert any(rows for _total, rows in walked)
