@@ -143,8 +143,8 @@ def insert_queries(session: Session, project_id: str, rows: Iterable[NewQuery],
 def _derived_once(session: Session):
     """PostgreSQL: the short-term counters of every query inserted here are updated once, at
     the end, in this transaction, instead of once per INSERT statement (migration 0009 says
-    why), and the words of their texts added (service/bitmap_index.py). Yields the list to put
-    the inserted row keys in."""
+    why), and they and their links added to the bitmap index (service/bitmap_index.py).
+    Yields the list to put the inserted row keys in."""
     if session.get_bind().dialect.name != "postgresql":
         yield []
         return

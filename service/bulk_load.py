@@ -30,8 +30,8 @@ keep brought up to date once per range with a few set-based statements (docs/dec
    statement, so the one INSERT fires each once for all the rows (counters, texts version,
    the `query_texts` copy, tag counters); only the short-term counters are counted here, from
    the texts as the database's own `lower()` folds them (`tagdesk.defer_text_grams`, 0009):
-   counting them in SQL took most of an import's time. Each range's words are added to the
-   word index in its transaction (service/bitmap_index.py).
+   counting them in SQL took most of an import's time. Each range's queries and links are added
+   to the bitmap index in its transaction (service/bitmap_index.py).
 """
 
 from __future__ import annotations
