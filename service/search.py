@@ -264,11 +264,17 @@ def _fts_rowids(term: str):
         text("queries_fts MATCH :phrase").bindparams(phrase=_trigram_phrase(term)))
 
 
+def _contains_pattern(term: str) -> str:
+    """The LIKE pattern (escape character "/") of a text containing `term`: the same for the
+    count row by row and for the bitmap index's words, so that both agree."""
+    escaped = term.replace("/", "//").replace("%", "/%").replace("_", "/_")
+    return f"%{escaped}%"
+
+
 def _folded_contains(term: str):
     """The text contains `term`, ignoring case: ILIKE lower-cases both sides, and the stored
     side was lower-cased once, on insert (migration 0006)."""
-    escaped = term.replace("/", "//").replace("%", "/%").replace("_", "/_")
-    return TEXTS.c.folded.like(func.lower(f"%{escaped}%"), escape="/")
+    return TEXTS.c.folded.like(func.lower(_contains_pattern(term)), escape="/")
 
 
 def _text_matches(project_id: str, filters: Filters) -> list:
@@ -625,8 +631,9 @@ def _totals(session: Session, project_id: str, filters: Filters,
         if total is not None:
             return total, project_total, None
     if _counted_from_bitmaps(session, filters):
-        counted = bitmap_index.matches(session.connection(), project_id, filters.text,
-                                       filters.languages, filters.countries, filters.tag_sets)
+        counted = bitmap_index.matches(
+            session.connection(), project_id, _contains_pattern(filters.text),
+            filters.languages, filters.countries, filters.tag_sets)
         if counted.matches is not None:
             total, project_total = len(counted.matches), counted.project_total
             if remembered:
