@@ -59,8 +59,15 @@ class Organization(Base):
     limit_per_hour: Mapped[int | None] = mapped_column(Integer)
 
 
+# SQLite: an integer id is never given twice, even after its row is deleted (AUTOINCREMENT,
+# migration 0024); PostgreSQL's sequences never give one twice anyway. Whatever still names
+# a deleted row by its id (a link, a log line, a browser) never names another one.
+NEVER_REUSED = {"sqlite_autoincrement": True}
+
+
 class ApiKey(Base):
     __tablename__ = "api_keys"
+    __table_args__ = (NEVER_REUSED,)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     org_id: Mapped[str] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"))
@@ -97,7 +104,7 @@ class Project(Base):
 
 class Tag(Base):
     __tablename__ = "tags"
-    __table_args__ = (UniqueConstraint("project_id", "name_folded"),)
+    __table_args__ = (UniqueConstraint("project_id", "name_folded"), NEVER_REUSED)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     project_id: Mapped[str] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
@@ -180,6 +187,7 @@ class User(Base):
     """A person of an organization who may sign in to its settings (service/settings)."""
 
     __tablename__ = "users"
+    __table_args__ = (NEVER_REUSED,)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     org_id: Mapped[str] = mapped_column(
@@ -197,7 +205,7 @@ class KeyEvent(Base):
     """An API key generated or revoked: by whom (NULL: the command line), when, which key."""
 
     __tablename__ = "key_events"
-    __table_args__ = (Index("ix_key_events_org_at", "org_id", "at", "id"),)
+    __table_args__ = (Index("ix_key_events_org_at", "org_id", "at", "id"), NEVER_REUSED)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     org_id: Mapped[str] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"))
@@ -224,7 +232,7 @@ class OrgEvent(Base):
     project, tag, import or person. `subject` names what changed, `detail` says more."""
 
     __tablename__ = "org_events"
-    __table_args__ = (Index("ix_org_events_org_at", "org_id", "at", "id"),)
+    __table_args__ = (Index("ix_org_events_org_at", "org_id", "at", "id"), NEVER_REUSED)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     org_id: Mapped[str] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"))
@@ -242,6 +250,7 @@ class PasswordLink(Base):
     SHA-256 of its token is kept; it works once (`used_at`), and not after `expires_at`."""
 
     __tablename__ = "password_links"
+    __table_args__ = (NEVER_REUSED,)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
@@ -251,3 +260,16 @@ class PasswordLink(Base):
     used_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
 
     user: Mapped[User] = relationship(lazy="joined")
+
+
+class SettingsSession(Base):
+    """A signed-in browser of the settings area (migration 0024). The browser's cookie carries
+    a random secret; only its SHA-256 is kept. Signing out deletes the row; removing the person
+    deletes all of theirs (cascade), and so does a new password (but the one that set it)."""
+
+    __tablename__ = "settings_sessions"
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(DateTime)

@@ -1,11 +1,13 @@
 """Create or upgrade the schema with Alembic (used by `init-db`, the demo and the tests)."""
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 
@@ -22,10 +24,33 @@ def revision(engine: Engine) -> str | None:
         return MigrationContext.configure(connection).get_current_revision()
 
 
+@contextmanager
+def migrating(engine: Engine) -> Iterator[Connection]:
+    """A connection in a transaction, for migrations to run in. On SQLite its foreign keys are
+    off meanwhile (they cannot be switched inside a transaction), so that a migration that
+    rebuilds a table (0024) does not delete, by cascade, what refers to the rows of the table
+    it drops; before the commit, every foreign key must name a row, or nothing is kept."""
+    if engine.dialect.name != "sqlite":
+        with engine.begin() as connection:
+            yield connection
+        return
+    with engine.connect() as connection:
+        driver = connection.connection.driver_connection  # before any transaction begins
+        driver.execute("PRAGMA foreign_keys = OFF")
+        try:
+            with connection.begin():
+                yield connection
+                problems = connection.exec_driver_sql("PRAGMA foreign_key_check").all()
+                if problems:
+                    raise RuntimeError(f"Foreign keys that name no row: {problems[:10]}")
+        finally:
+            driver.execute("PRAGMA foreign_keys = ON")
+
+
 def upgrade(engine: Engine) -> bool:
     """Migrate to the newest revision; True when a migration ran."""
     before = revision(engine)
-    with engine.begin() as connection:
+    with migrating(engine) as connection:
         command.upgrade(alembic_config(connection), "head")
     return revision(engine) != before
 

@@ -40,7 +40,7 @@ def query_id(index: int) -> str:
 def migrated_with_rows(engine, revision: str, rows) -> None:
     """Migrate to `revision`, then add an organization with projects P1 and P2 and the
     queries `rows` ((text, language, country, …)), spread over both projects."""
-    with engine.begin() as connection:
+    with schema.migrating(engine) as connection:
         command.upgrade(schema.alembic_config(connection), revision)
         connection.execute(text("INSERT INTO organizations (id, name, created_at) "
                                 "VALUES ('o', 'Org', '2026-01-01')"))
@@ -57,7 +57,7 @@ def migrated_with_rows(engine, revision: str, rows) -> None:
 
 
 def migrate(engine, revision: str, *, down: bool = False) -> None:
-    with engine.begin() as connection:
+    with schema.migrating(engine) as connection:
         step = command.downgrade if down else command.upgrade
         step(schema.alembic_config(connection), revision)
 
