@@ -71,6 +71,7 @@ from queryapi import (
     TransportError,
     Unavailable,
 )
+from weblib.tag_names import fold_tag_name
 
 bp = Blueprint("bulk", __name__)
 
@@ -239,9 +240,9 @@ def new_tag_name(value: str) -> str:
 
 
 def named(tags: list[Tag], name: str) -> Tag | None:
-    """The tag of that name, compared without regard to case (as the API compares)."""
-    folded = name.casefold()
-    return next((tag for tag in tags if tag.name.casefold() == folded), None)
+    """The tag of that name, compared as the API compares names (case, look-alikes)."""
+    folded = fold_tag_name(name)
+    return next((tag for tag in tags if fold_tag_name(tag.name) == folded), None)
 
 
 @contextmanager

@@ -43,6 +43,7 @@ from dashboard.viewstate import (
 )
 from jobs.export import export_sort
 from queryapi import Project, QueryFilters, Tag
+from weblib.tag_names import fold_tag_name
 
 bp = Blueprint("queries", __name__)
 
@@ -79,7 +80,7 @@ def active_chips(view: QueryView, tags_by_name: dict[str, Tag]) -> list[FilterCh
         chips.append(FilterChip("Country", names.country_label(code),
                                 view.without(COUNTRY, code).query_string()))
     for name in view.tags:
-        tag = tags_by_name.get(name.casefold())
+        tag = tags_by_name.get(fold_tag_name(name))
         style = chip_style(tag.color if tag else None).style
         chips.append(FilterChip("Tag", tag.name if tag else name,
                                 view.without(TAG, name).query_string(), style=style,
@@ -191,12 +192,12 @@ class TagOption:
 
 
 def tag_options(tags: list[Tag], chosen: tuple[str, ...]) -> list[TagOption]:
-    folded = {name.casefold() for name in chosen}
-    options = [TagOption(tag.name, chip_html(tag.name, tag.color), tag.name.casefold() in folded)
-               for tag in tags]
-    known = {tag.name.casefold() for tag in tags}
+    folded = {fold_tag_name(name) for name in chosen}
+    options = [TagOption(tag.name, chip_html(tag.name, tag.color),
+                         fold_tag_name(tag.name) in folded) for tag in tags]
+    known = {fold_tag_name(tag.name) for tag in tags}
     options += [TagOption(name, chip_html(name, None), True)
-                for name in chosen if name.casefold() not in known]
+                for name in chosen if fold_tag_name(name) not in known]
     return options
 
 
@@ -231,8 +232,8 @@ def known_values(project: Project, view: QueryView) -> tuple[QueryView, list[Ign
     missing: tuple[str, ...] = ()
     if view.tags:
         def unknown(tags: list[Tag]) -> tuple[str, ...]:
-            known = {tag.name.casefold() for tag in tags}
-            return tuple(name for name in view.tags if name.casefold() not in known)
+            known = {fold_tag_name(tag.name) for tag in tags}
+            return tuple(name for name in view.tags if fold_tag_name(name) not in known)
 
         missing = unknown(apiclient.tags(project.id))
         if missing:
@@ -256,7 +257,7 @@ def index(project_id: str):
                                              page=view.page, limit=view.size)
     tags = apiclient.tags_covering(project.id, {t for q in result.results for t in q.tags})
     tags_by_id = {tag.id: tag for tag in tags}
-    tags_by_name = {tag.name.casefold(): tag for tag in tags}
+    tags_by_name = {fold_tag_name(tag.name): tag for tag in tags}
 
     languages_seen, countries_seen = apiclient.seen_codes(project.id)
     for query in result.results:

@@ -16,6 +16,7 @@ from dashboard.htmx import wants_partial
 from dashboard.rows import chip_html
 from dashboard.viewstate import QueryView, TagView
 from queryapi import QueryFilters
+from weblib.tag_names import fold_tag_name
 
 bp = Blueprint("tags", __name__)
 
@@ -33,8 +34,8 @@ def index(project_id: str):
     project = load_project(project_id)
     view = TagView.from_args(request.args)
     every = apiclient.store_tags(project.id, list(apiclient.client().iter_tags(project.id)))
-    needle = view.name.casefold()
-    shown = [tag for tag in every if needle in tag.name.casefold()] if needle else every
+    needle = fold_tag_name(view.name)
+    shown = [tag for tag in every if needle in fold_tag_name(tag.name)] if needle else every
     queries_url = url_for("queries.index", project_id=project.id)
     tags = [{
         "id": tag.id,
@@ -67,11 +68,11 @@ def counts(project_id: str):
     tags from the session's cache (no call for them)."""
     project = load_project(project_id)
     view = TagView.from_args(request.args)
-    needle = view.name.casefold()
+    needle = fold_tag_name(view.name)
     client = apiclient.client()
     wanted = [(f"t-{tag.id}",
                lambda tag=tag: client.list_queries(project.id, QueryFilters(tag_ids=(tag.id,)),
                                                    limit=1).page.total_records)
-              for tag in apiclient.tags(project.id) if needle in tag.name.casefold()]
+              for tag in apiclient.tags(project.id) if needle in fold_tag_name(tag.name)]
     return counts_response(wanted, url_for("tags.counts", project_id=project.id)
                            + view.query_string())

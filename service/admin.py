@@ -11,6 +11,8 @@ from itertools import chain, islice
 from sqlalchemy import insert, select, text
 from sqlalchemy.orm import Session
 
+from weblib.tag_names import fold_tag_name, tag_name_problem
+
 from . import bitmap_index, bulk_load, keys
 from .models import (
     ApiKey,
@@ -83,11 +85,14 @@ def create_tag(session: Session, project_id: str, name: str, color: str) -> int:
     if not COLOR.fullmatch(color):
         raise AdminError(f"Colour {color!r} is not #RRGGBB.")
     name = _text(name, "tag name")
+    problem = tag_name_problem(name)
+    if problem:
+        raise AdminError(f"The tag name {problem}.")
     exists = session.scalar(select(Tag.id).where(
-        Tag.project_id == project_id, Tag.name_folded == name.casefold()))
+        Tag.project_id == project_id, Tag.name_folded == fold_tag_name(name)))
     if exists is not None:
         raise AdminError(f"The project already has a tag named {name!r}.")
-    tag = Tag(project_id=project_id, name=name, name_folded=name.casefold(),
+    tag = Tag(project_id=project_id, name=name, name_folded=fold_tag_name(name),
               color=color.lower())
     session.add(tag)
     session.flush()
@@ -218,10 +223,10 @@ def import_csv(session: Session, project_id: str, lines: Iterable[str]) -> int:
             except AdminError as error:
                 raise AdminError(f"Line {line_number}: {error}") from None
             names = [n.strip() for n in (record.get("tags") or "").split(";") if n.strip()]
-            unknown = [n for n in names if n.casefold() not in tag_ids]
+            unknown = [n for n in names if fold_tag_name(n) not in tag_ids]
             if unknown:
                 raise AdminError(f"Line {line_number}: unknown tag {unknown[0]!r}.")
-            yield query, language, country, [tag_ids[n.casefold()] for n in names], None
+            yield query, language, country, [tag_ids[fold_tag_name(n)] for n in names], None
 
     return insert_queries(session, project_id, rows())
 

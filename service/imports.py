@@ -41,6 +41,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from weblib.sqlite import BEGIN_OPTION
+from weblib.tag_names import fold_tag_name
 
 from . import admin, bulk_load
 from .db import begin_write
@@ -338,7 +339,7 @@ def check_row(fields: list[str], header: Header, tags: dict[str, int],
     # Each name once, in the file's order, trimmed; empty ones (";;", a trailing ";") dropped.
     names = list(dict.fromkeys(filter(None, map(str.strip, tag_field.split(TAG_SEPARATOR))))) \
         if tag_field else []
-    tag_ids = [tags.get(name.casefold()) for name in names]
+    tag_ids = [tags.get(fold_tag_name(name)) for name in names]
     if None in tag_ids:
         unknown = [name for name, tag_id in zip(names, tag_ids, strict=True) if tag_id is None]
         shown = ", ".join(f"“{name}”" for name in unknown[:5])

@@ -35,6 +35,8 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import BindParameter
 
+from weblib.tag_names import fold_tag_name
+
 from . import bitmap_index
 from .errors import BadRequest
 from .match_counts import MatchCounts
@@ -183,7 +185,7 @@ def resolve_filters(session: Session, project_id: str, body: QueryListBody) -> F
         tag_sets.append(project_tags("id", wanted) if wanted else frozenset())
     if body.tagNames:
         tag_sets.append(project_tags("name_folded",
-                                     {name.casefold() for name in body.tagNames}))
+                                     {fold_tag_name(name) for name in body.tagNames}))
     if any(not ids for ids in tag_sets):
         return None
     return Filters(
@@ -911,7 +913,7 @@ def list_tags(session: Session, project_id: str, body: TagListBody):
     ordering = order_by(body.sort, TAG_SORT_FIELDS, DEFAULT_TAG_SORT, Tag.id)
     conditions = [Tag.project_id == project_id]
     if body.name:
-        conditions.append(Tag.name_folded.contains(body.name.casefold(), autoescape=True))
+        conditions.append(Tag.name_folded.contains(fold_tag_name(body.name), autoescape=True))
     where = and_(*conditions)
     total = session.scalar(select(func.count()).select_from(Tag).where(where))
     rows = session.execute(

@@ -1,12 +1,14 @@
 """Create a tag (POST /api/tags/create, an extension of the reference API): a name no tag of
-the project has, compared without regard to case, and a colour — the caller's, or one from
-the palette (palette.py)."""
+the project has, compared as weblib.tag_names folds names (case, look-alikes), and a colour
+— the caller's, or one from the palette (palette.py)."""
 
 from __future__ import annotations
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
+
+from weblib.tag_names import fold_tag_name
 
 from . import palette
 from .db import begin_write
@@ -28,7 +30,7 @@ def create_tag(session: Session, project_id: str, body: CreateTagBody) -> Tag:
     """The new tag; a Conflict when the project has a tag of that name already. On SQLite the
     write lock, taken first, orders concurrent creators; on PostgreSQL the unique constraint
     on (project, folded name) refuses the second, which is answered the same way."""
-    name, folded = body.name, body.name.casefold()
+    name, folded = body.name, fold_tag_name(body.name)
     begin_write(session)
     existing = _existing(session, project_id, folded)
     if existing is not None:

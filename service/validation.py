@@ -18,6 +18,8 @@ from pydantic import (
     ValidationError,
 )
 
+from weblib.tag_names import fold_tag_name, tag_name_problem
+
 from .errors import ApiError, BadRequest
 
 MAX_STRING = 1000
@@ -41,15 +43,19 @@ def _printable(value: str) -> str:
 
 
 def _tag_name(value: str) -> str:
-    """A new tag's name: at most MAX_TAG_NAME characters as sent, and also once case is folded
-    (names are compared that way, "ß" as "ss"); no control characters; trimmed, not empty."""
+    """A new tag's name: at most MAX_TAG_NAME characters as sent, and also once folded as
+    names are compared (weblib.tag_names: "ß" as "ss"); no control characters, no bidi
+    controls; trimmed, not empty."""
     _printable(value)
     if len(value) > MAX_TAG_NAME:
         raise ValueError(f"must be at most {MAX_TAG_NAME} characters")
     value = value.strip()
     if not value:
         raise ValueError("must not be empty or only spaces")
-    if len(value.casefold()) > MAX_TAG_NAME:
+    problem = tag_name_problem(value)
+    if problem:
+        raise ValueError(problem)
+    if len(fold_tag_name(value)) > MAX_TAG_NAME:
         raise ValueError(f"must be at most {MAX_TAG_NAME} characters when compared without "
                          "regard to case")
     return value

@@ -10,8 +10,9 @@ record.
   projects of one name; the settings area then refuses only new names that clash. Concurrent
   creators are ordered by a lock on the organization's row (PostgreSQL) or by SQLite's write
   lock.
-- Tag names are unique within a project, compared as the API compares them (casefold, the
-  tags table's unique constraint on (project, folded name)).
+- Tag names are unique within a project, compared as the API compares them
+  (weblib.tag_names: case and look-alikes; the tags table's unique constraint on (project,
+  folded name)).
 - Editing a tag keeps its id, so the queries that carry it keep it: their `updatedAt` stays.
 - Deleting a tag takes it off every query that carries it, and those queries' `updatedAt`
   becomes the time of the deletion — the API's rule that a change of a query's tags is a
@@ -29,6 +30,8 @@ from dataclasses import dataclass
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
+
+from weblib.tag_names import fold_tag_name
 
 from .. import palette
 from ..db import begin_write, retried, retryable
@@ -202,14 +205,15 @@ def rename_project(session: Session, org_id: str, project_id: str, user_id: int,
 
 def _tag_taken(session: Session, project_id: str, name: str, except_id: int | None):
     existing = session.scalar(select(Tag).where(Tag.project_id == project_id,
-                                                Tag.name_folded == name.casefold()))
+                                                Tag.name_folded == fold_tag_name(name)))
     if existing is not None and existing.id != except_id:
         raise _taken(existing.name)
 
 
 def _taken(name: str) -> Refused:
-    return Refused(f"This project already has a tag named “{name}” (names are compared "
-                   "without regard to capital letters). Please choose a different name.")
+    return Refused(f"This project already has a tag named “{name}” (names are compared as "
+                   "they read: capital letters and invisible characters make no difference). "
+                   "Please choose a different name.")
 
 
 def create_tag(session: Session, org_id: str, project_id: str, user_id: int, name: str,
@@ -220,7 +224,7 @@ def create_tag(session: Session, org_id: str, project_id: str, user_id: int, nam
         if project is None:
             raise LookupError(project_id)
         _tag_taken(session, project.id, name, None)
-        session.add(Tag(project_id=project.id, name=name, name_folded=name.casefold(),
+        session.add(Tag(project_id=project.id, name=name, name_folded=fold_tag_name(name),
                         color=colour))
         session.flush()
         event = audit.record_change(session, org_id, "tag.created", name,
@@ -244,7 +248,7 @@ def edit_tag(session: Session, org_id: str, project_id: str, tag_id: int, user_i
             changes.append(f"colour {tag.color.lower()} changed to {colour}")
         if not changes:
             return None
-        tag.name, tag.name_folded, tag.color = name, name.casefold(), colour
+        tag.name, tag.name_folded, tag.color = name, fold_tag_name(name), colour
         session.flush()
         event = audit.record_change(session, org_id, "tag.edited", name,
                                     f"In “{project.name}”: {'; '.join(changes)}.",

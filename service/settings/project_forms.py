@@ -15,6 +15,8 @@ from flask_wtf import FlaskForm
 from wtforms import StringField
 from wtforms.validators import DataRequired, Length, ValidationError
 
+from weblib.tag_names import fold_tag_name, tag_name_problem
+
 MAX_NAME = 200  # projects.name and tags.name are VARCHAR(200)
 HEX_COLOUR = re.compile(r"#[0-9a-f]{6}")
 # C0 controls, DEL and unpaired surrogates: not storable everywhere, never part of a name.
@@ -67,7 +69,10 @@ class TagForm(FlaskForm):
 
     def validate_name(self, field):
         _printable(field)
-        if len(field.data.casefold()) > MAX_NAME:
+        problem = tag_name_problem(field.data)
+        if problem:
+            raise ValidationError(f"The name {problem}.")
+        if len(fold_tag_name(field.data)) > MAX_NAME:
             raise ValidationError(f"The name can be at most {MAX_NAME} characters long "
                                   "(some letters count twice, as “ß” does).")
 

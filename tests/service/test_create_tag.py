@@ -111,6 +111,57 @@ def test_folding_is_unicode_casefolding_as_the_name_filters_use(api, world):
     assert again.json()["message"] == 'A tag named "Straße" already exists in this project.'
 
 
+# Names that read the same are one name: zero-width and invisible characters, full-width
+# letters and composed or decomposed accents do not make another tag.
+LOOK_ALIKES = ["brand\u200b", "\u200bBrand", "b\u200crand", "bran\u200dd", "brand\ufeff",
+               "br\u2060and", "\uff42\uff52\uff41\uff4e\uff44", "Brand\u200e", "\u00adbrand"]
+
+
+@pytest.mark.parametrize("name", LOOK_ALIKES)
+def test_a_name_that_reads_as_one_the_project_has_is_a_409(api, world, name):
+    before = stored_tags(world)
+    response = create(api, {"name": name, "color": "#000000"})
+    assert response.status_code == 409, response.text
+    assert response.json()["message"] == 'A tag named "brand" already exists in this project.'
+    assert stored_tags(world) == before
+
+
+def test_composed_and_decomposed_accents_are_one_name(api, world):
+    assert create(api, {"name": "caf\u00e9"}).status_code == 201
+    again = create(api, {"name": "Cafe\u0301"})
+    assert again.status_code == 409
+    assert again.json()["message"] == 'A tag named "caf\u00e9" already exists in this project.'
+
+
+@pytest.mark.parametrize("name", LOOK_ALIKES + ["Cafe\u0301"])
+def test_the_tag_filter_finds_a_tag_by_a_name_that_reads_the_same(api, world, name):
+    cafe = create(api, {"name": "caf\u00e9"}).json()["id"]
+    world.add_queries([("latte", "en", "US", ["brand"]), ("mocha", "en", "US", [])])
+    tagged = api.set_tags([{"query": "mocha", "language": "en", "country": "US",
+                            "tagIds": [cafe]}])
+    assert tagged.status_code == 200, tagged.text
+    found = api.queries(tagNames=[name]).json()["results"]
+    assert [q["query"] for q in found] == ["mocha" if "af" in name else "latte"]
+
+
+@pytest.mark.parametrize("name", ["brand\u202e", "\u202ednarb", "a\u202ab", "a\u202db",
+                                  "x\u2066y", "x\u2067y", "x\u2068y", "x\u2069y"])
+def test_a_name_with_a_bidi_control_is_a_400_sentence(api, world, name):
+    before = stored_tags(world)
+    response = create(api, {"name": name})
+    assert response.status_code == 400
+    assert response.json()["message"] == [
+        "'name': must not contain characters that change the direction of the text "
+        "(U+202A–U+202E, U+2066–U+2069)."]
+    assert stored_tags(world) == before
+
+
+def test_a_name_of_only_invisible_characters_is_a_400(api):
+    response = create(api, {"name": "\u200b\u200c\ufeff"})
+    assert response.status_code == 400
+    assert response.json()["message"] == ["'name': must contain a visible character."]
+
+
 def test_the_same_name_in_another_project_is_another_tag(api, world):
     other = Api(api.base_url, world.key, world.other_project_id)
     response = create(other, {"name": "brand"})
@@ -166,7 +217,7 @@ HOSTILE = [
     "100% _off_ \\ %",
     "\" OR 1=1 --",
     "{{ 7*7 }} ${7*7}",
-    "emoji 🏷️ and RTL \u202eevil",
+    "emoji 🏷️ and right-to-left עברית",
 ]
 
 

@@ -292,15 +292,17 @@ def test_the_new_tag_form_suggests_a_colour_from_the_palette(signed_in):
     assert suggested == palette.PALETTE[0]  # the world's tags use none of the palette
 
 
-@pytest.mark.parametrize("name", ["brand", "BRAND", " Brand ", "bRaNd"])
+@pytest.mark.parametrize("name", ["brand", "BRAND", " Brand ", "bRaNd", "brand\u200b",
+                                  "b\u200crand", "\ufeffBrand", "\uff42\uff52\uff41\uff4e\uff44"])
 def test_a_tag_name_the_project_has_is_refused_without_regard_to_case(signed_in, name):
     world = signed_in.world
     response = signed_in.create_tag(world.project_id, name, "#123456")
     assert response.status_code == 400
     page = response.get_data(as_text=True)
     assert field_error(page) == (
-        "This project already has a tag named “brand” (names are compared without regard to "
-        "capital letters). Please choose a different name.")
+        "This project already has a tag named “brand” (names are compared as they read: "
+        "capital letters and invisible characters make no difference). Please choose a "
+        "different name.")
     assert 'value="#123456"' in page  # what was typed stays
     assert changes(world) == []
     # The same name in another project is a different tag.
@@ -341,6 +343,9 @@ def test_colours_that_are_not_rrggbb_are_refused_before_any_style(signed_in, col
     ("x" * 201, "The name can be at most 200 characters long."),
     ("ß" * 150, "The name can be at most 200 characters long (some letters count twice, as "
                 "“ß” does)."),
+    ("brand\u202e", "The name must not contain characters that change the direction of the "
+                    "text (U+202A–U+202E, U+2066–U+2069)."),
+    ("\u200b\u2060", "The name must contain a visible character."),
 ])
 def test_unusable_tag_names_are_refused_with_a_sentence(signed_in, name, sentence):
     response = signed_in.create_tag(signed_in.world.project_id, name, "#123456")
