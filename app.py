@@ -37,6 +37,7 @@ from jobs.runner import InlineRunner, ThreadRunner
 from jobs.store import Store
 from weblib import assets
 from weblib.private_files import instance_secret
+from weblib.request_bodies import guard_request_bodies
 from weblib.static_urls import static_url_function
 
 SECRET_KEY_FILE = "secret-key"  # noqa: S105 (a file name, not a secret)
@@ -363,6 +364,8 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.register_blueprint(activity.bp)
     app.register_blueprint(export.bp)
     assets.init_app(app)  # the stylesheet shared with the settings area
+    # A body gunicorn cannot decode is a 400, here and (embedded) under /api and /settings.
+    guard_request_bodies(app)
     app.cli.add_command(worker_command)
 
     app.jinja_env.globals.update(

@@ -6,6 +6,8 @@ import logging
 
 from flask import Flask
 
+from weblib.request_bodies import guard_request_bodies
+
 from . import cli, db, errors, guard, match_counts, protocol, routes, settings
 from .config import load_config
 
@@ -28,6 +30,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     guard.init_app(app, app.config["REDIS_URL"] or "memory://")
     errors.register(app)
     protocol.init_app(app)
+    guard_request_bodies(app)  # a body gunicorn cannot decode: 400, not 500
     app.register_blueprint(routes.bp)
     settings.init_app(app, routes.bp)
     cli.register(app)
