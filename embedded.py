@@ -6,7 +6,9 @@ The only module of the dashboard that imports `service`. It
 - on first start, when the database has no organization yet, creates the schema and seeds the
   demo organization, keeping the demo key in `instance/demo-key` and the email and password
   of the demo's settings administrator in `instance/demo-admin` (both mode 600) so that later
-  starts can print them and the sign-in page can offer the key;
+  starts can print them and the sign-in page can offer the key. Each database has files of its
+  own (their names end in a digest of its address, but the default database's), and a kept
+  key is printed and offered only while it answers in the database served;
 - routes requests whose path starts with /api/ to the service (`ApiDispatcher`), so browsers,
   curl and other tools reach the API at the dashboard's address;
 - gives the dashboard's own client an address that can never deadlock: not the public port
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import logging
 import os
 import threading
@@ -30,8 +33,9 @@ from sqlalchemy.orm import Session
 from werkzeug.serving import WSGIRequestHandler, make_server
 
 import service
-from service import demo, schema
-from service.models import Organization, User
+from service import demo, keys, schema
+from service.config import default_database_url
+from service.models import ApiKey, Organization, User
 from weblib.private_files import write_private
 
 log = logging.getLogger(__name__)
@@ -65,21 +69,31 @@ class ApiDispatcher:
         return self.dashboard_wsgi(environ, start_response)
 
 
-def read_demo_key(instance_path: str) -> str | None:
+def read_demo_key(path: Path) -> str | None:
     try:
-        key = (Path(instance_path) / DEMO_KEY_FILE).read_text(encoding="utf-8").strip()
+        key = path.read_text(encoding="utf-8").strip()
     except OSError:
         return None
     return key or None
 
 
-def read_demo_admin(instance_path: str) -> tuple[str, str] | None:
+def read_demo_admin(path: Path) -> tuple[str, str] | None:
     """(email, password) of the demo's administrator, as kept in the instance folder."""
     try:
-        lines = (Path(instance_path) / DEMO_ADMIN_FILE).read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8").splitlines()
     except OSError:
         return None
     return (lines[0], lines[1]) if len(lines) >= 2 and lines[0] and lines[1] else None
+
+
+def demo_file(instance_path: str, name: str, database: str, default_database: str) -> Path:
+    """Where the demo's `name` ("demo-key", "demo-admin") of `database` (its address) is kept:
+    `name` itself for the default database, else `name` and a digest of the address, so that
+    a start against another database never overwrites what the first one printed."""
+    if database == default_database:
+        return Path(instance_path) / name
+    digest = hashlib.sha256(database.encode("utf-8")).hexdigest()[:16]
+    return Path(instance_path) / f"{name}.{digest}"
 
 
 @contextlib.contextmanager
@@ -110,6 +124,18 @@ class Embedded:
     def engine(self):
         return self.service_app.extensions["tagdesk_engine"]
 
+    def kept_file(self, name: str) -> Path:
+        """Where this database's demo key or administrator ("demo-key", "demo-admin") is kept."""
+        database = self.engine.url.render_as_string(hide_password=True)
+        default = default_database_url(self.instance_path)
+        return demo_file(self.instance_path, name, database, default)
+
+    def _answers(self, key: str) -> bool:
+        """Whether `key` is a key of this database that has not been revoked."""
+        with Session(self.engine) as session:
+            return session.scalar(select(ApiKey.id).where(
+                ApiKey.key_hash == keys.digest(key), ApiKey.revoked_at.is_(None))) is not None
+
     def prepare(self, demo_queries: int) -> str | None:
         """Create or upgrade the schema; seed the demo on an empty database, with an
         administrator for its settings (also for a demo seeded before there was one). Returns
@@ -123,12 +149,16 @@ class Embedded:
                 log.warning("Empty database: creating the demo organization (%d queries)…",
                             demo_queries)
                 key = demo.seed(self.service_app, demo_queries)
-                write_private(Path(self.instance_path) / DEMO_KEY_FILE, key + "\n")
-            key = read_demo_key(self.instance_path)
-            if key and not (Path(self.instance_path) / DEMO_ADMIN_FILE).exists():
+                write_private(self.kept_file(DEMO_KEY_FILE), key + "\n")
+            key = read_demo_key(self.kept_file(DEMO_KEY_FILE))
+            if key and not self._answers(key):
+                log.warning("The kept demo key does not answer in this database (revoked, or "
+                            "made for another one): it is not offered.")
+                key = None
+            if key and not self.kept_file(DEMO_ADMIN_FILE).exists():
                 administrator = demo.seed_administrator(self.service_app, key)
                 if administrator:
-                    write_private(Path(self.instance_path) / DEMO_ADMIN_FILE,
+                    write_private(self.kept_file(DEMO_ADMIN_FILE),
                                   "\n".join(administrator) + "\n")
         return key
 
@@ -139,7 +169,7 @@ class Embedded:
 
     def demo_admin(self) -> tuple[str, str] | None:
         """(email, password) of the demo's administrator, while that account exists."""
-        administrator = read_demo_admin(self.instance_path)
+        administrator = read_demo_admin(self.kept_file(DEMO_ADMIN_FILE))
         if administrator is None:
             return None
         with Session(self.engine) as session:

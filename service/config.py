@@ -8,10 +8,16 @@ MAX_BODY_BYTES = 1024 * 1024
 IMPORT_MAX_BYTES = 512 * 1024 * 1024  # the settings area's CSV upload alone
 
 
+def default_database_url(instance_path: str) -> str:
+    """The database used when TAGDESK_DATABASE_URL is not set: a SQLite file in the instance
+    folder."""
+    return "sqlite:///" + str(Path(instance_path) / "tagdesk.sqlite3")
+
+
 def load_config(instance_path: str, overrides: dict | None = None) -> dict:
     config = {
         "DATABASE_URL": os.environ.get("TAGDESK_DATABASE_URL")
-        or "sqlite:///" + str(Path(instance_path) / "tagdesk.sqlite3"),
+        or default_database_url(instance_path),
         "REDIS_URL": os.environ.get("TAGDESK_REDIS_URL") or None,
         "KEY_PREFIX": os.environ.get("TAGDESK_KEY_PREFIX") or "tdk",
         "DEFAULT_LIMITS": DEFAULT_LIMITS,

@@ -232,7 +232,7 @@ def demo_app(dashboard_config):
 def test_first_start_seeds_the_demo_and_offers_its_key_without_showing_it(demo_app):
     key = demo_app.config["DEMO_KEY"]
     assert key and key.startswith("tdk_live_")
-    path = os.path.join(demo_app.instance_path, "demo-key")
+    path = demo_app.extensions["tagdesk_embedded"].kept_file("demo-key")
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     secret = os.path.join(demo_app.instance_path, "secret-key")
     assert not os.path.exists(secret)  # the test configuration brings its own secret

@@ -56,7 +56,7 @@ def banner(config, monkeypatch, capsys) -> str:
 def test_the_first_start_makes_the_demos_administrator(demo_app):
     email, password = demo_app.config["DEMO_ADMIN"]
     assert email == "admin@demo.example" and len(password) >= 12
-    path = os.path.join(demo_app.instance_path, "demo-admin")
+    path = demo_app.extensions["tagdesk_embedded"].kept_file("demo-admin")
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     with open(path, encoding="utf-8") as kept:
         assert kept.read() == f"{email}\n{password}\n"
@@ -78,7 +78,7 @@ def test_a_second_start_keeps_the_same_administrator(dashboard_config, demo_app)
 
 def test_a_demo_made_before_there_was_an_administrator_gets_one(dashboard_config, demo_app):
     service_run(demo_app, lambda s: s.execute(delete(User)))
-    os.remove(os.path.join(demo_app.instance_path, "demo-admin"))
+    os.remove(demo_app.extensions["tagdesk_embedded"].kept_file("demo-admin"))
     again = create_app(dashboard_config)
     try:
         email, password = again.config["DEMO_ADMIN"]
