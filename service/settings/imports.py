@@ -27,7 +27,6 @@ from flask import (
     redirect,
     render_template,
     request,
-    session,
     url_for,
 )
 from flask_wtf import FlaskForm
@@ -41,7 +40,7 @@ from ..import_jobs import ImportJob
 from ..models import Project, new_uuid
 from . import audit, web
 from .projects import signed_in_project
-from .views import SESSION_USER, bp, load_user, signin_required
+from .views import bp, holds_a_session, load_user, signin_required
 
 log = logging.getLogger(__name__)
 
@@ -75,15 +74,17 @@ def runner() -> import_jobs.Runner:
                 found = app.extensions["tagdesk_imports"] = import_jobs.Runner(
                     app.extensions["tagdesk_sessionmaker"], _folder(), record_end,
                     int(app.config.get("IMPORT_WORKERS") or 2),
-                    int(app.config.get("IMPORT_BATCH_ROWS") or imports.BATCH_ROWS))
+                    int(app.config.get("IMPORT_BATCH_ROWS") or imports.BATCH_ROWS),
+                    _stale_seconds())
     return found
 
 
 def record_end(db, job: ImportJob, project_name: str) -> None:
     """The activity log's entry for an import that ended, in the transaction that ends it."""
     if job.state == import_jobs.FINISHED:
+        note = f" {job.message}" if job.message else ""  # tags deleted meanwhile
         audit.record_change(db, job.org_id, "import.finished", project_name,
-                            f"{job.file_name}: {job.summary}.", job.user_id)
+                            f"{job.file_name}: {job.summary}.{note}", job.user_id)
     else:
         audit.record_change(db, job.org_id, "import.failed", project_name,
                             f"{job.file_name}: {job.message}", job.user_id)
@@ -109,7 +110,7 @@ def _allow_a_large_upload(endpoint, _values) -> None:
     """The upload route alone takes a large body, and only from a signed-in session. This runs
     before every before_request function — the CSRF check, which reads the form, included."""
     if (endpoint == UPLOAD_ENDPOINT and request.method == "POST"
-            and isinstance(session.get(SESSION_USER), int)):
+            and holds_a_session()):
         request.max_content_length = current_app.config["IMPORT_MAX_BYTES"]
 
 

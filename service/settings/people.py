@@ -14,15 +14,17 @@ import secrets
 
 from flask import abort, g, redirect, render_template, request, session, url_for
 from sqlalchemy import delete, func, select, update
+from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from .. import admin
 from ..db import begin_write, get_session
 from ..models import KeyEvent, Organization, OrgEvent, PasswordLink, User, utcnow
-from . import audit, password_links
+from . import audit, password_links, sessions
 from .accounts import create_user, fold_email, hash_password
 from .forms import LINK, METHODS, AddPersonForm, ConfirmForm, SetPasswordForm
-from .views import SESSION_USER, bp, signin_required
+from .views import bp, signin_required, start_session
 
 LAST_ONE = ("{email} is the only administrator of {org}, so they cannot be removed: an "
             "organization always keeps at least one. Add another administrator first.")
@@ -95,11 +97,39 @@ def people():
 # --- adding -----------------------------------------------------------------------------------
 
 
-def _lock_organization(db, org_id: str) -> Organization:
+class RemovedMeanwhile(Exception):
+    """The signed-in person was removed by someone else while their request waited."""
+
+
+REMOVED_MEANWHILE = (
+    "You are no longer an administrator",
+    "Another administrator removed you from {org} a moment ago, while your change was on "
+    "its way, so your change was not made. If you need to be an administrator again, ask "
+    "one of them to add you.")
+
+
+def _lock_organization(db: Session, org_id: str) -> Organization:
     """Inside a write transaction: changes to one organization's people, one at a time
-    (SQLite's write lock already does this; PostgreSQL locks the organization's row)."""
+    (SQLite's write lock already does this; PostgreSQL locks the organization's row). The
+    signed-in person must still be one of them (RemovedMeanwhile): two administrators who
+    remove each other at the same moment are taken one after the other, and the second finds
+    themselves gone."""
+    me = sa_inspect(g.user).identity[0]  # known without reading the row, which may be gone
     db.expire_all()  # what was read before this transaction may have changed
-    return db.scalar(select(Organization).where(Organization.id == org_id).with_for_update())
+    org = db.scalar(select(Organization).where(Organization.id == org_id).with_for_update())
+    if db.scalar(select(User.id).where(User.id == me, User.org_id == org_id)) is None:
+        raise RemovedMeanwhile(org.name if org is not None else "your organization")
+    return org
+
+
+@bp.errorhandler(RemovedMeanwhile)
+def _removed_meanwhile(error: RemovedMeanwhile):
+    get_session().rollback()
+    session.clear()  # their sessions went with them
+    g.user = None
+    heading, sentence = REMOVED_MEANWHILE
+    return render_template("settings/error.html", heading=heading, status=409,
+                           sentence=sentence.format(org=error.args[0])), 409
 
 
 def _taken(db, email: str) -> str | None:
@@ -165,7 +195,7 @@ def _link_page(email: str, token: str, link: PasswordLink, renewed: bool = False
                            renewed=renewed)
 
 
-@bp.post("/people/<int:user_id>/link")
+@bp.post("/people/<id:user_id>/link")
 @signin_required
 def renew_link(user_id: int):
     """A new one-time link for someone who has not chosen their password yet (theirs expired,
@@ -207,7 +237,7 @@ def _remove_page(person: User, form, refusal: str | None = None, status: int = 2
                            form=form, refusal=refusal, myself=person.id == g.user.id), status
 
 
-@bp.route("/people/<int:user_id>/remove", methods=["GET", "POST"])
+@bp.route("/people/<id:user_id>/remove", methods=["GET", "POST"])
 @signin_required
 def remove_person(user_id: int):
     db = get_session()
@@ -236,6 +266,7 @@ def remove_person(user_id: int):
     db.execute(update(KeyEvent).where(KeyEvent.user_id == person.id).values(user_id=None))
     db.execute(update(OrgEvent).where(OrgEvent.user_id == person.id).values(user_id=None))
     db.execute(delete(PasswordLink).where(PasswordLink.user_id == person.id))
+    sessions.end_all(db, person.id)  # signed out everywhere, at once (the cascade would too)
     db.execute(delete(User).where(User.id == person.id))
     db.commit()
     if myself:
@@ -278,9 +309,8 @@ def set_password(token: str):
     link.used_at = utcnow()
     audit.record_change(db, person.org_id, "person.password_set", person.email,
                         "With their one-time link.", user_id=person.id)
-    db.commit()
-    # Signed in as who they now are: a fresh session, whoever was signed in here before.
-    session.clear()
-    session[SESSION_USER] = person.id
-    session.permanent = True
+    # A new password ends every session of its person; they are signed in with a fresh one
+    # (and whoever was signed in in this browser before is signed out).
+    sessions.end_all(db, person.id)
+    start_session(db, person.id)
     return redirect(url_for("settings.people", welcome=1), 303)

@@ -171,7 +171,7 @@ def _edit_again(project_id: str, tag_id: int, form: TagForm):
     return _edit_page(project, _tag(project, tag_id), form, 400)
 
 
-@bp.route("/projects/<project_id>/tags/<int:tag_id>/edit", methods=["GET", "POST"])
+@bp.route("/projects/<project_id>/tags/<id:tag_id>/edit", methods=["GET", "POST"])
 @signin_required
 def edit_tag(project_id: str, tag_id: int):
     project = signed_in_project(project_id)
@@ -187,7 +187,7 @@ def edit_tag(project_id: str, tag_id: int):
                             done=event.id if event else None, _anchor="tags"), 303)
 
 
-@bp.route("/projects/<project_id>/tags/<int:tag_id>/delete", methods=["GET", "POST"])
+@bp.route("/projects/<project_id>/tags/<id:tag_id>/delete", methods=["GET", "POST"])
 @signin_required
 def delete_tag(project_id: str, tag_id: int):
     project = signed_in_project(project_id)

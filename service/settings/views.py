@@ -1,9 +1,10 @@
 """Organization settings → API: sign in, the organization's keys, generate (shown once),
 revoke (after a confirmation), and the record of every key action.
 
-The session (a signed cookie) holds the signed-in person's user id and the CSRF token, and
-nothing else: notices travel as query parameters naming a key id, never a key. A new key is
-shown in the body of the POST that generated it and nowhere else, ever.
+The session (a signed cookie) holds the secret of a session the server keeps (sessions.py)
+and the CSRF token, and nothing else: notices travel as query parameters naming a key id,
+never a key. A new key is shown in the body of the POST that generated it and nowhere else,
+ever.
 """
 
 from __future__ import annotations
@@ -29,14 +30,15 @@ from sqlalchemy.exc import IntegrityError
 
 from .. import admin, keys
 from ..db import begin_write, get_session
-from ..models import ApiKey, Project, User, utcnow
-from . import audit
+from ..models import ApiKey, Project, utcnow
+from . import audit, sessions
 from .accounts import check_credentials, fold_email
 from .forms import ConfirmForm, GenerateKeyForm, SignInForm
 
 bp = Blueprint("settings", __name__, url_prefix="/settings")
 
-SESSION_USER = "user_id"
+# The cookie's one value besides the CSRF token: the secret of the server's session row.
+SESSION_KEY = "session"
 RECENT_EVENTS = 8
 EVENTS_PER_PAGE = 50
 
@@ -47,14 +49,34 @@ EVENTS_PER_PAGE = 50
 @bp.before_request
 def load_user() -> None:
     g.user = None
-    user_id = session.get(SESSION_USER)
-    if user_id is None:
+    secret = session.get(SESSION_KEY)
+    if secret is None:
+        if session.get("user_id") is not None:  # a cookie from before 0024: it names no one
+            session.clear()
         return
-    user = get_session().get(User, user_id) if isinstance(user_id, int) else None
-    if user is None:
+    user = sessions.user_of(get_session(), secret)
+    if user is None:  # signed out, removed, a new password, or past its time
         session.clear()
     else:
         g.user = user
+
+
+def holds_a_session() -> bool:
+    """Whether the cookie carries a session's secret (not whether it still works: load_user
+    looks that up)."""
+    return isinstance(session.get(SESSION_KEY), str)
+
+
+def start_session(db, user_id: int) -> None:
+    """Inside a write transaction: the browser is signed in as this person with a fresh
+    session (whatever was in its cookie before, a planted CSRF token included, is discarded,
+    and the session it held, if any, ended). Commits."""
+    sessions.end(db, session.get(SESSION_KEY))
+    secret = sessions.start(db, user_id, current_app.permanent_session_lifetime)
+    db.commit()
+    session.clear()
+    session[SESSION_KEY] = secret
+    session.permanent = True
 
 
 def signin_required(view):
@@ -127,16 +149,21 @@ def signin():
     if user is None:
         return _signin_page(form, "That email and password do not match an account. Check "
                                   "both and try again.", 401)
-    # A fresh session for a fresh sign-in: whatever was there before (a planted CSRF token
-    # included) is discarded.
-    session.clear()
-    session[SESSION_USER] = user.id
-    session.permanent = True
+    # A fresh session for a fresh sign-in.
+    db = get_session()
+    user_id = user.id
+    begin_write(db)
+    start_session(db, user_id)
     return redirect(next_url or url_for("settings.api_keys"), 303)
 
 
 @bp.post("/signout")
 def signout():
+    if holds_a_session():
+        db = get_session()
+        begin_write(db)
+        sessions.end(db, session[SESSION_KEY])  # a copy of the cookie is worth nothing now
+        db.commit()
     session.clear()
     return redirect(url_for("settings.signin", signed_out=1), 303)
 
@@ -235,7 +262,7 @@ def _already_generated(token: str):
     return render_template("settings/already.html", section="api", event=event)
 
 
-@bp.route("/api/<int:key_id>/revoke", methods=["GET", "POST"])
+@bp.route("/api/<id:key_id>/revoke", methods=["GET", "POST"])
 @signin_required
 def revoke(key_id: int):
     api_key = org_row(ApiKey, key_id)

@@ -13,6 +13,7 @@ import threading
 from flask import Flask, current_app, g, render_template, request
 from flask.sessions import SecureCookieSessionInterface
 from flask_wtf.csrf import CSRFError
+from werkzeug.routing import IntegerConverter
 
 from weblib import assets, error_pages, security_headers
 from weblib.static_urls import static_url_function
@@ -59,6 +60,20 @@ def ensure_secret_key(app: Flask) -> None:
         if not app.config.get("SECRET_KEY"):
             app.config["SECRET_KEY"] = (secrets.token_hex(32) if app.testing
                                         else instance_secret_key(app.instance_path))
+
+
+# The largest id a row can have: PostgreSQL's `integer` (SQLite's ids are given from 1 up, one
+# at a time, and never reach it).
+MAX_ROW_ID = 2**31 - 1
+
+
+class RowId(IntegerConverter):
+    """`<id:…>` in a route: a row's integer id, 1 to MAX_ROW_ID. Any other number (0, one too
+    large for the database's integer, a negative one) matches no route, so it is 404 like an
+    id nobody has, before any view or database sees it."""
+
+    def __init__(self, url_map):
+        super().__init__(url_map, min=1, max=MAX_ROW_ID)
 
 
 def has_session(path: str) -> bool:
@@ -115,6 +130,8 @@ def error_page(status: int, error: Exception | None = None, headers: dict | None
 
 
 def init_app(app: Flask) -> None:
+    """Before the settings blueprint is registered: its routes use the `id` converter."""
+    app.url_map.converters["id"] = RowId
     app.session_interface = SettingsSessionInterface()
     # Pages show an organization's keys (and once, a whole key): never stored or shared.
     security_headers.init_app(app, CONTENT_SECURITY_POLICY, applies=is_settings_path)

@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import inspect, select, text
 
 from service import keys
-from service.models import ApiKey, KeyEvent, User
+from service.models import ApiKey, KeyEvent, SettingsSession, User
 from service.settings import accounts, audit
 from service.settings.throttle import SignInThrottle
 from tests.support.api import Api
@@ -157,12 +157,12 @@ def test_wrong_credentials_are_one_sentence_and_nothing_more(settings, email, pa
     assert 'role="alert"' in page
     if response.status_code == 401:
         assert "That email and password do not match an account." in page
-    assert settings.session_data().get("user_id") is None
+    assert settings.session_data().get("session") is None
     assert password not in page or not password
     assert settings.page("/settings/api").status_code == 303
 
 
-def test_the_session_cookie_holds_only_the_user_id_and_the_csrf_token(settings):
+def test_the_session_cookie_holds_only_a_session_secret_and_the_csrf_token(settings):
     settings.page("/settings/signin")
     assert set(settings.session_data()) == {"csrf_token"}
     before = settings.session_data()["csrf_token"]
@@ -173,8 +173,13 @@ def test_the_session_cookie_holds_only_the_user_id_and_the_csrf_token(settings):
     assert "Secure" not in cookie  # plain HTTP here; see the HTTPS test below
     key = settings.generated_key()
     data = settings.session_data()
-    assert set(data) <= {"user_id", "csrf_token", "_permanent"}
-    assert data["user_id"] == settings.world.user_id
+    assert set(data) <= {"session", "csrf_token", "_permanent"}
+    # The secret of a session the server keeps, stored there only as its SHA-256.
+    stored = settings.world.run(lambda s: s.scalars(select(SettingsSession)).all())
+    assert [(row.token_hash, row.user_id) for row in stored] == [
+        (hashlib.sha256(data["session"].encode()).hexdigest(), settings.world.user_id)]
+    assert len(data["session"]) >= 43 and data["session"] not in repr(
+        [vars(row) for row in stored])
     assert data["csrf_token"] != before  # a new session at sign-in
     assert key not in str(data)
 
@@ -258,7 +263,7 @@ def test_forms_without_the_csrf_token_are_rejected(signed_in):
     other.page("/settings/signin")
     response = other.client.post("/settings/signin", data={"email": EMAIL, "password": PASSWORD})
     assert response.status_code == 400
-    assert other.session_data().get("user_id") is None
+    assert other.session_data().get("session") is None
 
 
 def test_a_token_from_before_sign_in_no_longer_works_after_it(settings):
@@ -553,7 +558,7 @@ def test_a_deleted_account_is_signed_out(signed_in):
     world = signed_in.world
     world.run(lambda s: s.delete(s.get(User, world.user_id)))
     assert signed_in.page("/settings/api").status_code == 303
-    assert signed_in.session_data().get("user_id") is None
+    assert signed_in.session_data().get("session") is None
 
 
 def test_names_are_shown_as_text_never_as_markup(signed_in):
