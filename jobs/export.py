@@ -9,22 +9,23 @@ changes, so no row moves between pages while the export runs; a view sorted by "
 exported by query text instead (tag edits during a long export would otherwise move rows from
 page to page, giving duplicates and gaps).
 
-Spreadsheet safety: a cell that starts with =, +, -, @, a tab or a carriage return would be
-read as a formula by spreadsheet programs; such a cell gets a leading apostrophe.
+Spreadsheet safety (weblib/spreadsheet_cells.py, the rule the settings area's file of rejected
+rows follows too): every cell is guarded with `guard_cell` — an apostrophe before a formula at
+its start and after every comma, semicolon, tab or line break in it (a spreadsheet whose list
+separator is ";" reads `semi;=1+1;` as three cells) — and written by `csv_line`, which quotes
+every cell holding any of those separators.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Callable, Iterator
 
 from queryapi import Client, QueryFilters
+from weblib.spreadsheet_cells import csv_line, guard_cell
 
 HEADER = ("query", "language", "country", "tags", "updated")
 PAGE = 1000
 STABLE_FIELDS = {"query", "language", "country"}
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def export_sort(sort: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -34,44 +35,29 @@ def export_sort(sort: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return [("query", "ASC")]
 
 
-def safe_cell(value: str) -> str:
-    return "'" + value if value.startswith(FORMULA_STARTS) else value
-
-
-def _line(writer, buffer: io.StringIO, values) -> str:
-    writer.writerow(values)
-    text = buffer.getvalue()
-    buffer.seek(0)
-    buffer.truncate()
-    return text
-
-
 def csv_pages(client: Client, project_id: str, filters: QueryFilters,
               sort: list[tuple[str, str]], tag_names: dict[int, str],
               on_page: Callable[[int, int], None] | None = None,
               should_stop: Callable[[], bool] | None = None) -> Iterator[str]:
     """The header, then one string of CSV lines per page of results. `on_page(done, total)`
     after each page; `should_stop()` is asked before each read."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
-    yield _line(writer, buffer, HEADER)
+    yield csv_line(HEADER)
     page_number: int | None = 1
     done = 0
     while page_number is not None:
         if should_stop is not None and should_stop():
             return
         page = client.list_queries(project_id, filters, sort, page_number, PAGE)
+        lines = []
         for record in page.results:
             names = "; ".join(tag_names.get(tag_id, f"Tag {tag_id}") for tag_id in record.tags)
             updated = record.updated_at.isoformat(timespec="milliseconds").replace(
                 "+00:00", "Z")
             # Codes are any text the service accepted ("=cmd|…" included), like query texts.
-            writer.writerow((safe_cell(record.query), safe_cell(record.language),
-                             safe_cell(record.country), safe_cell(names), updated))
+            lines.append(csv_line((guard_cell(record.query), guard_cell(record.language),
+                                   guard_cell(record.country), guard_cell(names), updated)))
         done += len(page.results)
-        chunk = buffer.getvalue()
-        buffer.seek(0)
-        buffer.truncate()
+        chunk = "".join(lines)
         if on_page is not None:
             on_page(done, max(page.page.total_records, done))
         if chunk:

@@ -40,6 +40,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from weblib.spreadsheet_cells import csv_line, guard_cell
 from weblib.sqlite import BEGIN_OPTION
 from weblib.tag_names import fold_tag_name
 
@@ -587,30 +588,20 @@ def read_ahead(batches: Iterator[Batch]) -> Iterator[Batch]:
 # --- the rejected rows as a CSV file -----------------------------------------------------------
 
 REJECTED_HEADER = ("line", "reason", *COLUMNS)
-# A cell starting with one of these would be read as a formula by spreadsheet programs; such a
-# cell gets a leading apostrophe (as the dashboard's CSV export does).
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def safe_cell(value: str) -> str:
-    return "'" + value if value.startswith(FORMULA_STARTS) else value
 
 
 def rejected_csv(rows: Iterable) -> Iterator[str]:
     """Rejected rows (Rejected, or the rows kept of an import job) as CSV text, a few hundred
     lines a piece: line, reason and the row's
-    own fields, safe to open in a spreadsheet. UTF-8 with a byte order mark, which spreadsheet
+    own fields, safe to open in a spreadsheet: guarded and quoted as the dashboard's export is
+    (weblib/spreadsheet_cells.py). UTF-8 with a byte order mark, which spreadsheet
     programs need to read it as UTF-8 (and which an import accepts: fixed, it can be imported
     again, its line and reason columns ignored)."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
-    buffer.write("\ufeff")
-    writer.writerow(REJECTED_HEADER)
+    lines = ["\ufeff" + csv_line(REJECTED_HEADER)]
     for count, row in enumerate(rows, start=1):
-        writer.writerow((row.line, *(safe_cell(value) for value in (
-            row.reason, row.query, row.language, row.country, row.tags))))
+        lines.append(csv_line((row.line, *(guard_cell(value) for value in (
+            row.reason, row.query, row.language, row.country, row.tags)))))
         if count % 500 == 0:
-            yield buffer.getvalue()
-            buffer.seek(0)
-            buffer.truncate()
-    yield buffer.getvalue()
+            yield "".join(lines)
+            lines = []
+    yield "".join(lines)

@@ -676,15 +676,18 @@ def test_a_large_export_runs_as_a_job_with_a_download(app, signed_in, shop):
     lines = download.get_data(as_text=True).splitlines()
     assert len(lines) == TOTAL + 1
     assert lines[1].startswith("chaussures de course,fr,FR,question,")
-    assert "cheap running shoes,en,GB,brand; sale," in download.get_data(as_text=True)
+    # A cell with a semicolon is quoted: a spreadsheet whose separator is ";" keeps it whole.
+    assert 'cheap running shoes,en,GB,"brand; sale",' in download.get_data(as_text=True)
 
 
 def test_csv_cells_that_look_like_formulas_are_neutralised():
-    from jobs.export import export_sort, safe_cell
+    from jobs.export import export_sort
+    from weblib.spreadsheet_cells import guard_cell
 
-    assert safe_cell("=HYPERLINK(1)") == "'=HYPERLINK(1)"
-    assert safe_cell("-shoes") == "'-shoes"
-    assert safe_cell("shoes") == "shoes"
+    assert guard_cell("=HYPERLINK(1)") == "'=HYPERLINK(1)"
+    assert guard_cell("-shoes") == "'-shoes"
+    assert guard_cell("shoes") == "shoes"
+    assert guard_cell("brand; =sale") == "brand;' =sale"
     assert export_sort([("updatedAt", "DESC")]) == [("query", "ASC")]
     assert export_sort([("country", "DESC")]) == [("country", "DESC")]
 

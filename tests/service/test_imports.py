@@ -442,8 +442,9 @@ def test_rejected_rows_as_csv_are_safe_to_open_in_a_spreadsheet():
     assert text.startswith("\ufeff")
     parsed = list(csv.reader(io.StringIO(text.removeprefix("\ufeff"))))
     assert parsed[0] == ["line", "reason", "query", "language", "country", "tags"]
+    # A formula after a separator inside a cell is guarded too (weblib/spreadsheet_cells.py).
     assert parsed[1] == ["2", "This project has no tag named “=x”.", "'=HYPERLINK(\"x\")",
-                         "'+de", "'-US", "'@sale;=x"]
+                         "'+de", "'-US", "'@sale;'=x"]
     assert parsed[2][3] == "'\tx"
     for row in parsed[1:]:
         assert not any(cell.startswith(FORMULA_STARTS) for cell in row)
