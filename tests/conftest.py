@@ -1,8 +1,8 @@
 """Shared fixtures, in the style of Flask's tutorial: an app on a fresh database per test, a
 live server on a free loopback port, and a small org/project/tag world to work in.
 
-The optional suites (PostgreSQL, Redis, the browser) are switched on by variables, in one hook
-below; PostgreSQL tests get a database of their own for the run, dropped at the end.
+The optional suites (PostgreSQL, Redis, the browser, nginx) are switched on by variables, in
+one hook below; PostgreSQL tests get a database of their own for the run, dropped at the end.
 
 Only fixtures live here; the helpers they use (World, Api, LiveServer, the databases) are in
 tests/support/, which test modules import instead of a conftest.
@@ -23,13 +23,14 @@ from tests.support.servers import LiveServer
 from tests.support.switches import wanted
 from tests.support.world import TAG_COLORS, UNLIMITED, World
 
-# The one place that decides which optional suites run. A test that needs PostgreSQL, Redis or
-# Chromium carries the marker; it runs only when its variable asks for it (CI sets all three),
+# The one place that decides which optional suites run. A test that needs PostgreSQL, Redis,
+# Chromium or nginx carries the marker; it runs only when its variable asks for it (CI sets all),
 # and once asked for, a missing server or browser fails the test instead of skipping it.
 OPT_IN = {
     "postgres": ("TAGDESK_TEST_POSTGRES", "PostgreSQL"),
     "redis": ("TAGDESK_TEST_REDIS", "Redis"),
     "browser": ("TAGDESK_TEST_BROWSER", "browser (Chromium)"),
+    "nginx": ("TAGDESK_TEST_PROXY", "reverse proxy (nginx)"),
 }
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SWITCHES = ("TAGDESK_TEST_POSTGRES", "TAGDESK_TEST_REDIS", "TAGDESK_TEST_BROWSER")
+SWITCHES = ("TAGDESK_TEST_POSTGRES", "TAGDESK_TEST_REDIS", "TAGDESK_TEST_BROWSER",
+            "TAGDESK_TEST_PROXY")
 
 
 def run_pytest(*args: str, **switches: str) -> str:
@@ -24,11 +25,13 @@ def run_pytest(*args: str, **switches: str) -> str:
 
 def test_without_switches_the_optional_suites_are_skipped_with_their_reason():
     output = run_pytest("tests/e2e/test_restart_browser.py", "tests/dashboard/test_redis.py",
-                        "tests/service/test_query_texts_migration.py")
+                        "tests/service/test_query_texts_migration.py",
+                        "tests/proxy/test_slow_clients.py")
     assert "failed" not in output and " passed" not in output, output
     assert "browser (Chromium) tests are off (set TAGDESK_TEST_BROWSER=1" in output
     assert "Redis tests are off (set TAGDESK_TEST_REDIS=1" in output
     assert "PostgreSQL tests are off (set TAGDESK_TEST_POSTGRES=1" in output
+    assert "reverse proxy (nginx) tests are off (set TAGDESK_TEST_PROXY=1" in output
 
 
 @pytest.mark.redis

@@ -1,11 +1,13 @@
 """The deployment as docs/deploy.md runs it: the dashboard (with the service embedded) or the
-service alone under gunicorn, on a SQLite file of the test's own with a small organization."""
+service alone under gunicorn, on a SQLite file of the test's own with a small organization —
+and, for the tests marked `nginx`, nginx with deploy/nginx.conf in front."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.faults.processes import Gunicorn
+from tests.support.proxy import Nginx
 
 
 @pytest.fixture
@@ -32,3 +34,25 @@ def start_gunicorn(database_url, tmp_path, world):
     for server in started:
         server.stop()
 
+
+@pytest.fixture
+def behind_nginx(start_gunicorn, tmp_path):
+    """Start the embedded dashboard as deployed (trusting one proxy) with nginx in front: both
+    upstreams of deploy/nginx.conf are the dashboard's address."""
+    started: list[Nginx] = []
+
+    def start(workers: int = 2) -> tuple[Gunicorn, Nginx]:
+        dashboard = start_gunicorn("dashboard", workers=workers, TAGDESK_TRUSTED_PROXIES="1")
+        nginx = Nginx(tmp_path / f"nginx{len(started)}", dashboard.port, dashboard.port)
+        started.append(nginx)
+        return dashboard, nginx.start()
+
+    yield start
+    for nginx in started:
+        nginx.stop()
+
+
+@pytest.fixture
+def embedded_behind_nginx(behind_nginx) -> tuple[Gunicorn, Nginx]:
+    """The dashboard as deployed (`--workers 2 --threads 4`) behind nginx."""
+    return behind_nginx()

@@ -46,3 +46,11 @@ def test_a_bad_chunk_size_is_400_under_gunicorn(start_gunicorn, world, which):
             assert b'"statusCode":400' in answer, answer[-500:]
     assert_no_traceback(server.output())
 
+
+@pytest.mark.nginx
+def test_a_bad_chunk_size_is_400_through_nginx(embedded_behind_nginx, world):
+    dashboard, nginx = embedded_behind_nginx
+    for path, request in routes(world):
+        answer = raw_request(nginx.port, request)
+        assert status_of(answer) == 400, (path, answer[:500], nginx.log())
+    assert_no_traceback(dashboard.output())

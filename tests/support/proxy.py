@@ -143,23 +143,30 @@ def status_of(answer: bytes) -> int | None:
 class SlowClients:
     """`count` connections to `port`, each having sent the start of a request and then one
     more header line every `interval` seconds, never the blank line that ends the headers (the
-    "slowloris" attack). A background thread keeps them going until `close()`, for at most
-    `limit` seconds."""
+    "slowloris" attack); with `body`, whole headers of a form sign-in and then its body, a byte
+    every `interval` seconds, never all of it. A background thread keeps them going until
+    `close()`, for at most `limit` seconds."""
 
-    def __init__(self, port: int, count: int, interval: float = 1.0, limit: float = 120.0):
+    def __init__(self, port: int, count: int, interval: float = 1.0, limit: float = 120.0,
+                 body: bool = False):
         self.port = port
         self.count = count
         self.interval = interval
         self.limit = limit
+        self.body = body
         self.sockets: list[socket.socket] = []
         self.dropped = 0  # connections the server closed meanwhile
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._trickle, name="slow-clients", daemon=True)
 
     def open(self) -> SlowClients:
+        start = (b"POST /signin HTTP/1.1\r\nHost: tagdesk.example.com\r\n"
+                 b"Content-Type: application/x-www-form-urlencoded\r\n"
+                 b"Content-Length: 100000\r\n\r\napi_key=" if self.body else
+                 b"GET /signin HTTP/1.1\r\nHost: tagdesk.example.com\r\n")
         for _ in range(self.count):
             connection = socket.create_connection(("127.0.0.1", self.port), timeout=5)
-            connection.sendall(b"GET /signin HTTP/1.1\r\nHost: tagdesk.example.com\r\n")
+            connection.sendall(start)
             self.sockets.append(connection)
         self._thread.start()
         return self
@@ -171,7 +178,7 @@ class SlowClients:
             line += 1
             for connection in list(self.sockets):
                 try:
-                    connection.sendall(b"X-Slow-%d: 1\r\n" % line)
+                    connection.sendall(b"x" if self.body else b"X-Slow-%d: 1\r\n" % line)
                 except OSError:
                     self.sockets.remove(connection)
                     connection.close()
