@@ -13,7 +13,8 @@ Spreadsheet safety (weblib/spreadsheet_cells.py, the rule the settings area's fi
 rows follows too): every cell is guarded with `guard_cell` — an apostrophe before a formula at
 its start and after every comma, semicolon, tab or line break in it (a spreadsheet whose list
 separator is ";" reads `semi;=1+1;` as three cells) — and written by `csv_line`, which quotes
-every cell holding any of those separators.
+every cell holding any of those separators. The import takes exactly those apostrophes off
+again (`unguard_cell`), so an export imported again adds nothing.
 """
 
 from __future__ import annotations

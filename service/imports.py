@@ -40,7 +40,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from weblib.spreadsheet_cells import csv_line, guard_cell
+from weblib.spreadsheet_cells import csv_line, guard_cell, unguard_cell
 from weblib.sqlite import BEGIN_OPTION
 from weblib.tag_names import fold_tag_name
 
@@ -318,8 +318,11 @@ def check_row(fields: list[str], header: Header, tags: dict[str, int],
     width = len(fields)
     if width < header.width:  # a short row: the columns it lacks are empty
         fields = fields + [""] * (header.width - width)
+    # A cell's text without the apostrophes Tagdesk's own CSV files put before formulas
+    # (weblib/spreadsheet_cells.py): the dashboard's export and the file of rejected rows
+    # import as the texts they were written from.
     query, language, country, tag_field = (
-        "" if index is None else fields[index] for index in header.positions)
+        "" if index is None else unguard_cell(fields[index]) for index in header.positions)
 
     def rejected(*reasons: str) -> Rejected:
         return Rejected(line, " ".join(reasons), query, language, country, tag_field)
@@ -596,7 +599,7 @@ def rejected_csv(rows: Iterable) -> Iterator[str]:
     own fields, safe to open in a spreadsheet: guarded and quoted as the dashboard's export is
     (weblib/spreadsheet_cells.py). UTF-8 with a byte order mark, which spreadsheet
     programs need to read it as UTF-8 (and which an import accepts: fixed, it can be imported
-    again, its line and reason columns ignored)."""
+    again, its line and reason columns ignored and the guard's apostrophes taken off)."""
     lines = ["\ufeff" + csv_line(REJECTED_HEADER)]
     for count, row in enumerate(rows, start=1):
         lines.append(csv_line((row.line, *(guard_cell(value) for value in (
