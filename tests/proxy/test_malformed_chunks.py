@@ -55,3 +55,24 @@ def test_a_bad_chunk_size_is_400_through_nginx(embedded_behind_nginx, world):
         answer = raw_request(nginx.port, request)
         assert status_of(answer) == 400, (path, answer[:500], nginx.log())
     assert_no_traceback(dashboard.output())
+
+
+class BrokenInput:
+    """A server's `wsgi.input` that raises an error of the server's own (no OSError)."""
+
+    class Undecodable(Exception):
+        pass
+
+    def read(self, *args):
+        raise self.Undecodable("the server could not decode the body")
+
+    readline = read
+
+
+@pytest.mark.parametrize("path", ["/settings/signin", "/api/queries/list"])
+def test_whatever_the_servers_input_raises_is_a_400(service_app, world, path):
+    answer = service_app.test_client().post(path, headers={
+        "Content-Type": JSON if path.startswith("/api/") else FORM,
+        "x-api-key": world.key, "x-project-id": world.project_id,
+    }, environ_overrides={"wsgi.input": BrokenInput(), "wsgi.input_terminated": True})
+    assert answer.status_code == 400, answer.get_data(as_text=True)[:300]
