@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pwd
+import re
 import shutil
 import socket
 import subprocess
@@ -60,13 +61,14 @@ def free_port() -> int:
 
 
 def site_config(port: int, dashboard_port: int, service_port: int) -> str:
-    """deploy/nginx.conf with this test's ports: each replaced text must occur exactly once."""
+    """deploy/nginx.conf with this test's ports: each replaced directive is a line of its own
+    (comments aside), and must occur exactly once."""
     text = SITE.read_text(encoding="utf-8")
     for old, new in ((LISTEN, f"listen 127.0.0.1:{port};"),
                      (DASHBOARD_UPSTREAM, f"server 127.0.0.1:{dashboard_port};"),
                      (SERVICE_UPSTREAM, f"server 127.0.0.1:{service_port};")):
-        assert text.count(old) == 1, f"deploy/nginx.conf should say {old!r} once"
-        text = text.replace(old, new)
+        text, count = re.subn(rf"(?m)^(\s*){re.escape(old)}$", rf"\g<1>{new}", text)
+        assert count == 1, f"deploy/nginx.conf should say {old!r} once"
     return text
 
 
