@@ -9,6 +9,10 @@ bar and its report, after a reload too.
 - Each batch of rows is one transaction with the job's counters, progress, heartbeat and the
   batch's rejected rows: what the page shows is always what was committed. A batch commits
   only while the job is still this process's and running.
+- While a job runs, a thread of its process beats its heartbeat every quarter of
+  STALE_SECONDS (`Heartbeat`), whatever step the job is in: a step may take longer than
+  STALE_SECONDS (a large batch of rows, adding a range on a loaded database), and a job was
+  declared interrupted while its process lived.
 - A job whose process is gone (on this host: its pid no longer runs; on any host: no
   heartbeat for STALE_SECONDS) is marked interrupted with a sentence by whoever looks at it
   next, never left "running". What its finished batches added stays; importing the same file
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import TimeoutError as FutureTimeout
 from datetime import datetime, timedelta
@@ -247,10 +252,13 @@ def interrupt_dead(session: Session, jobs: list[ImportJob], folder: Path | None 
     begin_write(session)
     marked = []
     for job in dead:
+        # Only as it was seen: a heartbeat since then means its process lives.
         result = session.execute(
             update(ImportJob).where(ImportJob.id == job.id, ImportJob.state.in_(ACTIVE),
                                     ImportJob.owner.is_(None) if job.owner is None
-                                    else ImportJob.owner == job.owner)
+                                    else ImportJob.owner == job.owner,
+                                    ImportJob.heartbeat_at.is_(None) if job.heartbeat_at is None
+                                    else ImportJob.heartbeat_at == job.heartbeat_at)
             .values(state=INTERRUPTED, message=STOPPED, finished_at=utcnow())
             .execution_options(synchronize_session=False))
         if result.rowcount == 1:
@@ -295,10 +303,58 @@ class JobSink(imports.Sink):
                 for row in batch.rejected])
 
 
+class Heartbeat:
+    """A thread that beats a running job's heartbeat every `interval` seconds, in a transaction
+    of its own, until `stop()` (or until the job is no longer this process's and running)."""
+
+    def __init__(self, sessions: sessionmaker, import_id: str, owner: str, interval: float):
+        self.sessions = sessions
+        self.import_id = import_id
+        self.owner = owner
+        self.interval = interval
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name=f"tagdesk-import-heartbeat-{import_id[:8]}")
+
+    def __enter__(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stopped.wait(self.interval):
+            try:
+                if not self.beat():
+                    return
+            except Exception:  # the next beat tries again; the job's own writes beat too
+                log.exception("import %s: heartbeat not written", self.import_id)
+
+    def beat(self) -> bool:
+        """Write the heartbeat now; whether the job is still this process's and running."""
+        session: Session = self.sessions()
+        try:
+            begin_write(session)
+            result = session.execute(
+                update(ImportJob).where(ImportJob.id == self.import_id,
+                                        ImportJob.state == RUNNING, ImportJob.owner == self.owner)
+                .values(heartbeat_at=utcnow()).execution_options(synchronize_session=False))
+            session.commit()
+            return result.rowcount == 1
+        finally:
+            session.close()
+
+
 def run(sessions: sessionmaker, import_id: str, folder: Path, on_end: OnEnd | None = None,
-        batch_rows: int = imports.BATCH_ROWS) -> str | None:
-    """Run a queued job to its end in this thread; its final state (None if it was not this
-    process's to run)."""
+        batch_rows: int = imports.BATCH_ROWS,
+        stale_seconds: float = STALE_SECONDS) -> str | None:
+    """Run a queued job to its end in this thread, its heartbeat beaten every quarter of
+    `stale_seconds` by another; its final state (None if it was not this process's to run)."""
     owner = process_owner()
     path = upload_path(folder, import_id)
     session: Session = sessions()
@@ -315,7 +371,8 @@ def run(sessions: sessionmaker, import_id: str, folder: Path, on_end: OnEnd | No
         job = session.get(ImportJob, import_id)
         project_id = job.project_id
         try:
-            with open(path, "rb") as binary:
+            with Heartbeat(sessions, import_id, owner, stale_seconds / 4), \
+                    open(path, "rb") as binary:
                 counts = imports.import_file(session, project_id, binary,
                                              JobSink(import_id, owner), batch_rows)
         except Stopped:
@@ -373,16 +430,19 @@ class Runner:
     in a forked worker)."""
 
     def __init__(self, sessions: sessionmaker, folder: Path, on_end: OnEnd | None = None,
-                 workers: int = 2, batch_rows: int = imports.BATCH_ROWS):
+                 workers: int = 2, batch_rows: int = imports.BATCH_ROWS,
+                 stale_seconds: float = STALE_SECONDS):
         self.sessions = sessions
         self.folder = folder
         self.on_end = on_end
         self.batch_rows = batch_rows
+        self.stale_seconds = stale_seconds
         self._threads = ThreadPool(workers, "tagdesk-import")
 
     def submit(self, import_id: str) -> None:
         future = self._threads.submit(import_id, lambda: run(
-            self.sessions, import_id, self.folder, self.on_end, self.batch_rows))
+            self.sessions, import_id, self.folder, self.on_end, self.batch_rows,
+            self.stale_seconds))
         future.add_done_callback(lambda _: self._threads.futures.pop(import_id, None))
 
     def wait(self, import_id: str, timeout: float | None = None) -> bool:
