@@ -2,8 +2,14 @@
 
 The file: UTF-8 (with or without a byte order mark), its first line the header
 `query,language,country,tags` (tag names joined by ";"), separated by commas or by semicolons
-as spreadsheets export it (the separator is detected from the header line by `csv.Sniffer`),
-fields in double quotes where needed.
+as spreadsheets export it, fields in double quotes where needed. The separator is decided from
+the header line in one pass (`_delimiter`): csv.Sniffer took time quadratic in the line's
+length, holding Python's lock (a 60 KB first line of `",` held every request of the process
+for 47 s).
+
+- Bounds: the first line is at most HEADER_BYTES (8 KiB), or the file is refused; a row (a
+  line, or the lines of a quoted field that spans several) is at most MAX_LINE characters
+  (64 Ki), or it is rejected by its line number, read a piece at a time and never held whole.
 
 - A file that is not such a CSV file — binary data, UTF-16, bytes that are not UTF-8, a first
   line that is not the header — raises `NotCsv` with a sentence, before anything is written.
@@ -28,6 +34,7 @@ import csv
 import io
 import re
 import threading
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager
@@ -61,10 +68,18 @@ TAG_SEPARATOR = ";"
 # per row; SQLite's write lock is held while a range is added, 1–2 s at this size (other
 # writers wait for it).
 BATCH_ROWS = 50_000
-# A batch is also cut when the fields of its rejected rows hold this many characters (a field
-# may be as long as the csv module's limit, 128 Ki characters).
+# A batch is also cut when the fields of its rejected rows hold this many characters (a row
+# holds at most MAX_LINE).
 BATCH_CHARACTERS = 4_000_000
-HEADER_BYTES = 64 * 1024
+# The longest first line (the header; its byte order mark not counted): a header of the six
+# columns an import knows, in quotes and with spaces, is a few dozen bytes.
+HEADER_BYTES = 8 * 1024
+# The most characters of a row (a line, or the lines of a quoted field that spans several):
+# a longer one is rejected by its line number, read a piece at a time and never held whole
+# (a 500 MiB line held took 1 GiB). A query holds at most 1,000 characters.
+MAX_LINE = 64 * 1024
+# The pieces a rejected long line is read and dropped in.
+DROP_PIECE = 256 * 1024
 SCAN_BYTES = 1024 * 1024
 ATTEMPTS = 3  # a batch that met another writer's same new query (PostgreSQL) is tried again
 
@@ -179,7 +194,9 @@ def check_file(binary: BinaryIO) -> Header:
         raise NotCsv("This is not a CSV file: it holds binary data, not text.")
     _check_utf8(binary)
     binary.seek(0)
-    header = _header(binary.read(HEADER_BYTES))
+    # A byte order mark, the line and its line end fit in this.
+    start = binary.read(HEADER_BYTES + 8)
+    header = _header(start, ended=len(start) < HEADER_BYTES + 8)
     binary.seek(0)
     return header
 
@@ -206,30 +223,53 @@ HEADER_SENTENCE = ("The first line must be the header query,language,country,tag
                    "(separated by commas or semicolons; tags may be left out)")
 
 
-def _header(start: bytes) -> Header:
+def _header(start: bytes, ended: bool) -> Header:
+    """The header from the file's first bytes (`ended`: they are the whole file). Every step is
+    linear in the line's length, which is at most HEADER_BYTES."""
     text = codecs.getincrementaldecoder("utf-8-sig")().decode(start, final=False)
     end = min((i for i in (text.find("\n"), text.find("\r")) if i >= 0), default=-1)
-    if end < 0 and len(start) == HEADER_BYTES:
+    first = text if end < 0 else text[:end]
+    if (end < 0 and not ended) or len(first.encode()) > HEADER_BYTES:
         raise NotCsv(HEADER_SENTENCE + f", but this file's first line is longer than "
                                        f"{HEADER_BYTES // 1024} KiB.")
-    first = text if end < 0 else text[:end]
     shown = first if len(first) <= 80 else first[:80] + "…"
     if not first.strip():
         raise NotCsv(HEADER_SENTENCE + ", but this file's first line is empty.")
-    try:
-        delimiter = csv.Sniffer().sniff(first, delimiters=DELIMITERS).delimiter
-    except csv.Error:
-        raise NotCsv(HEADER_SENTENCE + f". This file's first line is “{shown}”.") from None
-    header = parse_header(next(csv.reader([first], delimiter=delimiter)), delimiter, shown)
-    return header
+    delimiter, fields = _delimiter(first)
+    if len(fields) < 2:
+        raise NotCsv(HEADER_SENTENCE + f". This file's first line is “{shown}”.")
+    return parse_header(fields, delimiter, shown)
+
+
+def _delimiter(first: str) -> tuple[str, list[str]]:
+    """The separator of the header line among DELIMITERS, and its fields: the line read with
+    each (one pass each); the one whose fields name the required columns, else the one that
+    cuts it into more fields (a comma when they tie)."""
+    def fields(delimiter: str) -> list[str]:
+        try:
+            return next(csv.reader([first], delimiter=delimiter, quotechar='"',
+                                   doublequote=True, strict=False))
+        except (csv.Error, StopIteration):
+            return []
+
+    read = [(delimiter, fields(delimiter)) for delimiter in DELIMITERS]
+
+    def rank(choice: tuple[str, list[str]]) -> tuple[bool, int]:
+        names = {name.strip().lower() for name in choice[1]}
+        return all(name in names for name in REQUIRED), len(choice[1])
+
+    return max(read, key=rank)  # the first of the best: a comma before a semicolon
 
 
 def parse_header(fields: list[str], delimiter: str, shown: str = "") -> Header:
     names = tuple(name.strip().lower() for name in fields)
     shown = shown or delimiter.join(fields)
-    unknown = [name for name in names if name not in COLUMNS + IGNORED]
-    missing = [name for name in REQUIRED if name not in names]
-    repeated = sorted({name for name in names if names.count(name) > 1})
+    # Linear in the number of columns: a header is at most HEADER_BYTES, but a file that
+    # changed may bring a longer one.
+    counted = Counter(names)
+    unknown = [name for name in counted if name not in COLUMNS + IGNORED]
+    missing = [name for name in REQUIRED if name not in counted]
+    repeated = sorted(name for name, count in counted.items() if count > 1)
     if unknown or missing or repeated:
         problems = []
         if missing:
@@ -243,8 +283,10 @@ def parse_header(fields: list[str], delimiter: str, shown: str = "") -> Header:
     return Header(delimiter, names)
 
 
-def _either(names: list[str]) -> str:
-    quoted = [f"“{name}”" for name in names]
+def _either(names: list[str], most: int = 5) -> str:
+    quoted = [f"“{name[:40]}”" + ("…" if len(name) > 40 else "") for name in names[:most]]
+    if len(names) > most:
+        return ", ".join(quoted) + f" or {len(names) - most:,} more"
     return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
 
 
@@ -257,6 +299,51 @@ def project_tags(session: Session, project_id: str) -> dict[str, int]:
         select(Tag.id, Tag.name_folded).where(Tag.project_id == project_id))}
 
 
+class _TooLong(Exception):  # noqa: N818 — a row's fate, not a program's error
+    """The row being read is longer than MAX_LINE characters (the rest of its line dropped)."""
+
+
+TOO_LONG = f"This line is longer than {MAX_LINE:,} characters, the most a row may have."
+
+
+class _Lines:
+    """The file's lines for csv.reader, each row at most `limit` characters: a longer one is
+    read to its end a piece at a time and dropped, and the reader's next() raises _TooLong
+    (csv.reader starts its next row afresh). `number`: the lines read so far; `row` is set to
+    0 before each row."""
+
+    def __init__(self, text: io.TextIOBase, limit: int = MAX_LINE) -> None:
+        self.readline = text.readline
+        self.limit = limit
+        self.number = 0
+        self.row = 0              # characters of the row being read so far
+        self.after_cr = False     # a dropped line ended with "\r": a "\n" next ends it too
+
+    def __iter__(self) -> _Lines:
+        return self
+
+    def __next__(self) -> str:
+        room = self.limit - self.row
+        # Up to two characters more: the line's end ("\r\n" at most).
+        line = self.readline(room + 2)
+        if self.after_cr:
+            self.after_cr = False
+            if line == "\n":
+                line = self.readline(room + 2)
+        if not line:
+            raise StopIteration
+        self.number += 1
+        if len(line) > room:  # perhaps too long: its end not counted
+            ended = 2 if line.endswith("\r\n") else 1 if line.endswith(("\n", "\r")) else 0
+            if len(line) - ended > room:
+                while line and not line.endswith(("\n", "\r")):
+                    line = self.readline(DROP_PIECE)
+                self.after_cr = line.endswith("\r")
+                raise _TooLong()
+        self.row += len(line)
+        return line
+
+
 def read_batches(binary: BinaryIO, header: Header, tags: dict[str, int],
                  batch_rows: int = BATCH_ROWS) -> Iterator[Batch]:
     """The file's data rows, checked, in batches; the last batch (perhaps empty) ends at the
@@ -265,17 +352,26 @@ def read_batches(binary: BinaryIO, header: Header, tags: dict[str, int],
     binary.seek(0)
     text = io.TextIOWrapper(binary, encoding="utf-8-sig", newline="")
     try:
-        reader = csv.reader(text, delimiter=header.delimiter, quotechar='"', doublequote=True,
+        lines = _Lines(text)
+        reader = csv.reader(lines, delimiter=header.delimiter, quotechar='"', doublequote=True,
                             strict=False)
-        if parse_header(next(reader), header.delimiter) != header:
+        try:
+            first = next(reader)
+        except (_TooLong, csv.Error, StopIteration):
+            first = []
+        if parse_header(first, header.delimiter) != header:
             raise NotCsv("The file changed while it was being imported.")
         batch = Batch()
         while True:
-            line = reader.line_num + 1
+            line = lines.number + 1
+            lines.row = 0
             try:
                 fields = next(reader)
             except StopIteration:
                 break
+            except _TooLong:
+                batch.read += 1
+                batch.rejected.append(Rejected(line, TOO_LONG))
             except csv.Error as error:
                 batch.read += 1
                 batch.rejected.append(Rejected(line, _unreadable(error)))
@@ -291,10 +387,10 @@ def read_batches(binary: BinaryIO, header: Header, tags: dict[str, int],
                     batch.rows.append(checked)
             if (len(batch.rows) + len(batch.rejected) >= batch_rows
                     or batch.characters >= BATCH_CHARACTERS):
-                batch.last_line, batch.bytes_read = reader.line_num, min(binary.tell(), size)
+                batch.last_line, batch.bytes_read = lines.number, min(binary.tell(), size)
                 yield batch
                 batch = Batch()
-        batch.last_line, batch.bytes_read = reader.line_num, size
+        batch.last_line, batch.bytes_read = lines.number, size
         yield batch
     finally:
         text.detach()

@@ -177,12 +177,31 @@ def test_every_rejection_says_its_line_and_why_in_words_and_the_good_rows_go_in(
     assert by_line[11].query == "line\nbreak"
 
 
-def test_a_field_longer_than_the_csv_limit_rejects_its_line_only(world):
+def test_a_line_longer_than_the_limit_rejects_its_line_only(world):
+    """Longer than a row may be (and than the csv module's field limit): rejected by its
+    number, read a piece at a time, and the next line is read as a row again."""
     huge = "x" * (csv.field_size_limit() + 1)
-    counts, rejected = run_import(world, HEADER + f"before,en,US,\n{huge},en,US,\nafter,en,US,\n")
-    assert (counts.added, counts.rejected) == (2, 1)
+    counts, rejected = run_import(world, HEADER + f"before,en,US,\n{huge},en,US,\r\n"
+                                                  "after,en,US,\n")
+    assert (counts.added, counts.rejected, counts.last_line) == (2, 1, 4)
+    assert reasons(rejected) == {3: imports.TOO_LONG}
+    assert rejected[0].fields == ("", "", "", "")  # not held
+    assert imports.TOO_LONG == ("This line is longer than 65,536 characters, the most a row "
+                                "may have.")
+
+
+def test_a_row_over_the_limit_across_lines_is_rejected_by_its_first_line(world):
+    """A quoted field that spans lines counts all of them; a line of exactly the limit is
+    fine."""
+    limit = imports.MAX_LINE
+    fits = "f" * (limit - len(",en,US,"))
+    counts, rejected = run_import(world, HEADER + f"{fits},en,US,\n"
+                                                  + '"two\nlines' + "y" * limit + '",en,US,\n'
+                                                  + "after,en,US,\n", batch_rows=1)
     assert reasons(rejected) == {
-        3: f"A field on this line is longer than {csv.field_size_limit():,} characters."}
+        2: f"The query is {len(fits):,} characters long; at most 1,000 are allowed.",
+        3: imports.TOO_LONG}
+    assert (counts.added, counts.rejected) == (1, 2)
 
 
 def test_codes_are_checked_as_the_api_checks_them_and_not_against_a_list(world):
