@@ -36,6 +36,7 @@ keep brought up to date once per range with a few set-based statements (docs/dec
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from collections import Counter
@@ -167,6 +168,18 @@ class Load:
 
     def committed(self) -> None:
         """After each transaction of a load that spans several, before the next."""
+
+    def used_tags(self) -> set[int]:
+        """The tags the staged rows name."""
+        return set(self.connection.exec_driver_sql(
+            "SELECT DISTINCT tag_id FROM bulk_load_tags").scalars())
+
+    def present_tags(self, tag_ids: set[int]) -> set[int]:
+        """Which of these tags exist now. An insert adds links to tags that exist only: a tag
+        deleted since its rows were staged is left out of them (an import reports it)."""
+        return set(self.connection.exec_driver_sql(
+            "SELECT id FROM tags WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps(sorted(tag_ids)),)).scalars())
 
     def close(self) -> None:
         raise NotImplementedError
@@ -348,6 +361,7 @@ class _SqliteLoad(Load):
         run("INSERT INTO query_tags (query_pk, tag_id, updated_at) "
             "SELECT ? + o.rn, t.tag_id, q.updated_at "
             "FROM temp.bulk_load_order o JOIN temp.bulk_load_tags t ON t.seq = o.seq "
+            "JOIN tags g ON g.id = t.tag_id "  # a tag deleted since it was staged: left out
             "JOIN queries q ON q.pk = ? + o.rn WHERE o.rn BETWEEN ? AND ? "
             "ORDER BY o.rn, t.tag_id", (offset, offset, first, last))
         run("UPDATE tags SET query_count = query_count + n.c, "
@@ -537,7 +551,9 @@ class _PostgresLoad(Load):
             "  INSERT INTO query_tags (query_pk, tag_id, updated_at)"
             "  SELECT a.pk, t.tag_id, r.updated_at FROM added a"
             "  JOIN ranked r ON (r.query, r.language, r.country) = (a.query, a.language, a.country)"
-            "  JOIN bulk_load_tags t ON t.seq = r.seq ORDER BY 1, 2"
+            "  JOIN bulk_load_tags t ON t.seq = r.seq"
+            "  JOIN tags g ON g.id = t.tag_id"  # a tag deleted since it was staged: left out
+            "  ORDER BY 1, 2"
             "  RETURNING query_pk, tag_id), "
             "noted AS (INSERT INTO bulk_load_linked SELECT query_pk, tag_id FROM linked) "
             "INSERT INTO bulk_load_added (pk, language, country, folded) "
@@ -551,6 +567,13 @@ class _PostgresLoad(Load):
         run("SELECT set_config('tagdesk.defer_text_grams', 'off', true)")
         bitmap_index.follow(self.connection, False)
         return added
+
+    def present_tags(self, tag_ids: set[int]) -> set[int]:
+        """As Load.present_tags, and held (FOR KEY SHARE) until the transaction ends: a tag's
+        deletion waits for the range that links to it."""
+        return set(self.connection.exec_driver_sql(
+            "SELECT id FROM tags WHERE id = ANY(%(ids)s) ORDER BY id FOR KEY SHARE",
+            {"ids": sorted(tag_ids)}).scalars())
 
     def _read_back_grams(self) -> None:
         texts = self.connection.exec_driver_sql(

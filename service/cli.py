@@ -175,12 +175,16 @@ def import_queries(project_id, file):
                 raise admin.AdminError(f"Nothing was imported: {error}") from None
         project = admin.project_by_id(session, project_id)
         audit.record_change(session, project.org_id, "import.finished", project.name,
-                            f"{os.path.basename(file)}: {imports.summary(counts)}.")
+                            f"{os.path.basename(file)}: {imports.summary(counts)}."
+                            + (f" {imports.untagged_sentence(counts)}" if counts.untagged
+                               else ""))
         return counts
 
     counts = _run(import_file)
     schema.analyze(_engine())
     click.echo(imports.summary(counts) + ".", err=True)
+    if counts.untagged:
+        click.echo(imports.untagged_sentence(counts), err=True)
     click.echo(counts.added)
     if counts.rejected:
         sys.exit(1)

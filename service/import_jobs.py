@@ -386,7 +386,8 @@ def run(sessions: sessionmaker, import_id: str, folder: Path, on_end: OnEnd | No
             session.rollback()
             log.exception("import %s failed", import_id)
             return _end(session, import_id, owner, FAILED, on_end, message=BROKEN)
-        state = _end(session, import_id, owner, FINISHED, on_end, counts=counts)
+        state = _end(session, import_id, owner, FINISHED, on_end, counts=counts,
+                     message=imports.untagged_sentence(counts))
         if state == FINISHED and counts.added >= ANALYZE_AFTER_ROWS:
             _analyze(session)
         return state

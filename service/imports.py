@@ -21,6 +21,8 @@ for 47 s).
   upper-case) and matched on (query, language, country), as PATCH /api/queries/many/tags-only
   matches them: a row whose query the project has already, or that repeats an earlier row of
   the file, is "already present" and left as it is. Importing a file twice adds nothing.
+- A tag deleted while the import runs is left out of the rows that named it (they go in
+  without it), and the counts name it (`Counts.untagged`, `untagged_sentence`).
 - Memory stays flat: the file is read as a stream and its rows staged in temporary tables
   (service/bulk_load.py), then added in the order of their text a range at a time, one
   transaction each (`import_file`) — so an import that is stopped keeps the ranges it
@@ -156,6 +158,9 @@ class Counts:
     last_line: int = 0
     bytes_read: int = 0
 
+    # The tags deleted while the import ran, left out of the rows that named them.
+    untagged: tuple[str, ...] = ()
+
     def read(self, batch: Batch) -> Counts:
         return replace(self, rows=self.rows + batch.read,
                        rejected=self.rejected + len(batch.rejected),
@@ -169,6 +174,19 @@ def summary(counts: Counts) -> str:
     """"1,204 added, 3 already present, 2 rejected" — the report's line, everywhere."""
     return (f"{counts.added:,} added, {counts.present:,} already present, "
             f"{counts.rejected:,} rejected")
+
+
+def untagged_sentence(counts: Counts) -> str:
+    """What the report says of tags deleted while the import ran ("" if none was)."""
+    if not counts.untagged:
+        return ""
+    names = [f"“{name}”" for name in counts.untagged]
+    quoted = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    if len(counts.untagged) == 1:
+        return (f"The tag {quoted} was deleted during the import: its rows were added "
+                "without it.")
+    return (f"The tags {quoted} were deleted during the import: their rows were added "
+            "without them.")
 
 
 def rejected_line(rejected: Rejected) -> str:
@@ -297,6 +315,12 @@ def project_tags(session: Session, project_id: str) -> dict[str, int]:
     """The project's tags by folded name (names are compared without regard to case)."""
     return {folded: tag_id for tag_id, folded in session.execute(
         select(Tag.id, Tag.name_folded).where(Tag.project_id == project_id))}
+
+
+def tag_names(session: Session, project_id: str) -> dict[int, str]:
+    """The project's tags' names by id, as they are when the import starts."""
+    return {tag_id: name for tag_id, name in session.execute(
+        select(Tag.id, Tag.name).where(Tag.project_id == project_id))}
 
 
 class _TooLong(Exception):  # noqa: N818 — a row's fate, not a program's error
@@ -515,10 +539,11 @@ def import_file(session: Session, project_id: str, binary: BinaryIO, sink: Sink 
         raise admin.AdminError(f"No project {project_id}.")
     header = check_file(binary)
     tags = project_tags(session, project_id)
+    names = tag_names(session, project_id)
     session.commit()
     with _held(session, project_id) as (held, load):
         counts = _read(held, load, binary, header, tags, sink, batch_rows)
-        return _add(held, load, counts, sink, batch_rows)
+        return _add(held, load, counts, sink, batch_rows, names)
 
 
 def add_rows(session: Session, project_id: str, batches: Iterable[list[admin.NewQuery]],
@@ -572,13 +597,15 @@ def _read(held: Session, load: bulk_load.Load, binary: BinaryIO, header: Header,
 
 
 def _add(held: Session, load: bulk_load.Load, counts: Counts, sink: Sink,
-         batch_rows: int) -> Counts:
+         batch_rows: int, names: dict[int, str] | None = None) -> Counts:
     # Numbering the rows writes temporary tables only: SQLite's write lock is not needed.
     held.connection(execution_options={BEGIN_OPTION: "DEFERRED"})
     placed = load.order()
     ranges = load.ranges(placed, batch_rows)
+    used = load.used_tags() if names is not None else set()
     held.commit()
-    adding = Adding(counts, sink, Batch(last_line=counts.last_line, bytes_read=counts.bytes_read))
+    adding = Adding(counts, sink, Batch(last_line=counts.last_line, bytes_read=counts.bytes_read),
+                    used, names or {})
     # Round robin: each writer's ranges spread over the whole key, so they end together.
     shares = [ranges[n::load.writers] for n in range(min(load.writers, len(ranges)))]
     if len(shares) > 1:
@@ -620,12 +647,20 @@ def _add_at_once(held: Session, load: bulk_load.Load, shares: list[list[tuple[in
 class Adding:
     """The ranges' rows added, each range in a transaction of its own, by one connection or
     several at once: each range's counts written by the sink and committed one range at a time,
-    so the counts only grow. A failure stops the other writers after their current range."""
+    so the counts only grow. A failure stops the other writers after their current range.
 
-    def __init__(self, counts: Counts, sink: Sink, end: Batch) -> None:
+    The tags the staged rows name (`used`) are looked up in each range's transaction (held
+    there on PostgreSQL, so that none goes before the range is committed): a tag deleted
+    since the file was read is left out of the range's rows (bulk_load adds links to tags
+    that exist only), and its name (`names`) is added to the counts' `untagged`."""
+
+    def __init__(self, counts: Counts, sink: Sink, end: Batch, used: set[int] | None = None,
+                 names: dict[int, str] | None = None) -> None:
         self.counts = counts
         self.sink = sink
         self.end = end
+        self.used = used or set()
+        self.names = names or {}
         self.lock = threading.Lock()
         self.failed = threading.Event()
 
@@ -645,10 +680,15 @@ class Adding:
         for attempt in range(ATTEMPTS):
             try:
                 begin_write(session)
+                gone = self.used - load.present_tags(self.used) if self.used else set()
                 added = load.insert(first, last)
                 # The insert ran beside the other writers'; what follows is one at a time.
                 with self.lock:
                     after = self.counts.inserted(last - first + 1, added)
+                    untagged = [self.names.get(tag_id, str(tag_id)) for tag_id in sorted(gone)]
+                    if set(untagged) - set(after.untagged):
+                        after = replace(after, untagged=tuple(dict.fromkeys(
+                            (*after.untagged, *untagged))))
                     self.sink.write(session, self.end, after)
                     session.commit()
                     self.counts = after
