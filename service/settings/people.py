@@ -3,8 +3,9 @@ one-time link to choose their own password, or a password typed now) and removin
 a confirmation; never the last; removing yourself signs you out).
 
 A one-time link is shown once, in the body of the POST that made it, like a new API key; the
-database keeps only its hash (password_links.py). Its page, /settings/password/<token>, needs
-no sign-in: the link is the credential, and it works once. Every change is recorded in the
+database keeps only its hash (password_links.py). Its page, /settings/password#<token>, needs
+no sign-in: the link is the credential, and it works once. The token is in the fragment, which
+no request line carries: the page sends it in the body of a POST. Every change is recorded in the
 activity log, in the same transaction as the change.
 """
 
@@ -190,7 +191,7 @@ def add_person():
 def _link_page(email: str, token: str, link: PasswordLink, renewed: bool = False):
     # The only time the link is ever shown: in this response's body (Cache-Control: no-store).
     return render_template("settings/person_link.html", section="people", email=email,
-                           link=url_for("settings.set_password", token=token, _external=True),
+                           link=url_for("settings.password_link", _external=True) + "#" + token,
                            expires_at=link.expires_at, days=password_links.LINK_DAYS,
                            renewed=renewed)
 
@@ -287,17 +288,54 @@ def _link_problem(link: PasswordLink | None):
                            form=None, link=None), status
 
 
+@bp.get("/password")
+def password_link():
+    """The page a one-time link opens: /settings/password#<token>. Browsers never send the
+    fragment, so the token is in no request line and no access log; password-link.js puts it
+    in this page's form and sends it (or, without JavaScript, the person pastes the link).
+    The form goes to an address of its own, so that another link opened in the same tab
+    loads this page again rather than only moving to another fragment of the one shown."""
+    return render_template("settings/password_open.html")
+
+
+def _token_in(value: str) -> str:
+    """The token of a one-time link pasted whole (either form of it), or the token itself."""
+    value = value.strip()
+    if "#" in value:
+        return value.rsplit("#", 1)[1]
+    if "/password/" in value:
+        return value.rsplit("/password/", 1)[1]
+    return value
+
+
+@bp.post("/password/choose")
+def choose_password():
+    """The link's token in the body: first from the page the link opened (the form to choose
+    a password comes back), then with the password typed twice."""
+    token = request.form.get("token") or _token_in(request.form.get("link", "")[:2000])
+    return _choose_password(token)
+
+
 @bp.route("/password/<token>", methods=["GET", "POST"])
 def set_password(token: str):
+    """A link made before its token moved to the fragment (they work for LINK_DAYS): the
+    token goes on to the fragment of the page links open now, and a form sent from the old
+    page still works."""
+    if request.method == "GET":
+        return redirect(url_for("settings.password_link") + "#" + token[:200], 303)
+    return _choose_password(token)
+
+
+def _choose_password(token: str):
     db = get_session()
     link = password_links.find(db, token)
     if (problem := _link_problem(link)) is not None:
         return problem
     form = SetPasswordForm()
-    if request.method == "GET" or not form.validate():
-        status = 400 if request.method == "POST" else 200
-        return render_template("settings/password.html", form=form, link=link,
-                               heading="Choose your password"), status
+    chosen = "password" in request.form  # else the link was just opened: its form
+    if not chosen or not form.validate():
+        return render_template("settings/password.html", form=form, link=link, token=token,
+                               heading="Choose your password"), 400 if chosen else 200
     begin_write(db)
     db.expire_all()
     link = password_links.find(db, token, for_update=True)

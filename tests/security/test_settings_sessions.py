@@ -11,6 +11,7 @@ PostgreSQL with Redis for the service's counters.
 from __future__ import annotations
 
 import html
+import logging
 import re
 import threading
 from datetime import timedelta
@@ -376,8 +377,43 @@ def link_in(page: str) -> str:
 
 
 def open_link_and_set_password(browser: Visitor, link: str, password: str) -> requests.Response:
-    path = link.removeprefix(browser.base_url)
-    form = browser.get(path)
+    """What a browser does with a one-time link: it asks for the page without the fragment
+    (/settings/password#<token>: the token stays in the browser), whose script sends the token
+    in the body of a POST; then the password, typed twice. (A link of the old form,
+    /settings/password/<token>, is opened as it was: its page, then its form.)"""
+    if "#" not in link:
+        path = link.removeprefix(browser.base_url)
+        form = browser.get(path)
+        assert form.status_code == 200, form.text[:300]
+        return browser.post(path, data={"csrf_token": csrf_token(form.text),
+                                        "password": password, "repeat": password})
+    address, token = link.split("#", 1)
+    page = browser.get(address.removeprefix(browser.base_url))
+    assert page.status_code == 200, page.text[:300]
+    assert 'id="open-link"' in page.text and "password-link.js" in page.text
+    form = browser.post("/settings/password/choose", data={"csrf_token": csrf_token(page.text),
+                                                    "link": token})
     assert form.status_code == 200, form.text[:300]
-    return browser.post(path, data={"csrf_token": csrf_token(form.text),
-                                    "password": password, "repeat": password})
+    return browser.post("/settings/password/choose", data={
+        "csrf_token": csrf_token(form.text), "token": token, "password": password,
+        "repeat": password})
+
+
+def test_a_one_time_links_token_is_in_no_request_line_the_server_logs(live_service, acme,
+                                                                       caplog):
+    """Werkzeug logs each request line, as a proxy in front would: the link is made, opened
+    and used, and its token is in none of them."""
+    caplog.set_level(logging.INFO, logger="werkzeug")
+    ann = person(live_service)
+    ann.sign_in(ANN)
+    page = ann.send("/settings/people/add", "/settings/people/add", email=SECOND,
+                    method="link", password="", repeat="")
+    link = link_in(page.text)
+    token = re.search(r"[A-Za-z0-9_-]{43}$", link).group(0)
+    ben = person(live_service)
+    done = open_link_and_set_password(ben, link, "Ben's own long password")
+    assert done.status_code == 303
+    assert ben.signed_in_as() == SECOND
+    lines = [record.getMessage() for record in caplog.records if record.name == "werkzeug"]
+    assert any("POST /settings/password" in line for line in lines), lines
+    assert [line for line in lines if token in line] == []

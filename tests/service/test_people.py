@@ -187,9 +187,32 @@ def added_with_link(browser: Browser, email=BEN) -> str:
     return unescape(LINK_IN_PAGE.search(response.get_data(as_text=True)).group(1))
 
 
+def token_of(link: str) -> str:
+    return link.rsplit("#", 1)[1]
+
+
+def opened(browser: Browser, link: str):
+    """The link opened as its page does it: the token, read from the link's fragment, sent
+    in the body of a POST (the form to choose a password, or a sentence)."""
+    token = csrf_token(browser.text("/settings/password"))
+    return browser.client.post("/settings/password/choose",
+                               data={"csrf_token": token, "link": link})
+
+
+def choose(browser: Browser, link: str, password: str, repeat: str | None = None):
+    """The link opened, then the password typed twice and sent."""
+    form = opened(browser, link)
+    if form.status_code != 200:
+        return form
+    return browser.client.post("/settings/password/choose", data={
+        "csrf_token": csrf_token(form.get_data(as_text=True)), "token": token_of(link),
+        "password": password, "repeat": password if repeat is None else repeat})
+
+
 def test_a_one_time_link_is_shown_once_and_kept_only_as_its_hash(ann, people):
     link = added_with_link(ann)
-    match = re.fullmatch(r"http://localhost/settings/password/([A-Za-z0-9_-]{43})", link)
+    # The token is in the fragment: no request line (nor access log) ever carries it.
+    match = re.fullmatch(r"http://localhost/settings/password#([A-Za-z0-9_-]{43})", link)
     assert match, link
     token = match.group(1)
     stored = world_links(people)
@@ -210,19 +233,21 @@ def test_a_one_time_link_is_shown_once_and_kept_only_as_its_hash(ann, people):
 
 
 def test_the_link_sets_a_password_once_and_signs_its_person_in(ann, people, service_app):
-    path = added_with_link(ann).removeprefix("http://localhost")
+    link = added_with_link(ann)
     ben = Browser(service_app)
-    form = ben.text(path)
+    form = opened(ben, link)
+    assert form.status_code == 200
+    form = form.get_data(as_text=True)
     assert "Choose your password" in form and BEN in form and "Acme" in form
     assert "Set password" in form and "Repeat password" in form
 
-    different = ben.post(path, password=NEW_PASSWORD, repeat=NEW_PASSWORD + "x")
+    different = choose(ben, link, NEW_PASSWORD, NEW_PASSWORD + "x")
     assert different.status_code == 400
     assert "The two passwords are not the same." in different.get_data(as_text=True)
-    short = ben.post(path, password="short", repeat="short")
+    short = choose(ben, link, "short")
     assert short.status_code == 400 and "at least 12 characters" in short.get_data(as_text=True)
 
-    done = ben.post(path, password=NEW_PASSWORD, repeat=NEW_PASSWORD)
+    done = choose(ben, link, NEW_PASSWORD)
     assert (done.status_code, done.headers["Location"]) == (303, "/settings/people?welcome=1")
     assert "Your password is set, and you are signed in." in ben.text(done.headers["Location"])
     assert ben.signed_in_as() == BEN
@@ -234,7 +259,7 @@ def test_the_link_sets_a_password_once_and_signs_its_person_in(ann, people, serv
 
     # Used: refused with a sentence, whether looked at or sent again.
     again = Browser(service_app)
-    used = again.get(path)
+    used = opened(again, link)
     assert used.status_code == 410
     assert "This link has already been used" in used.get_data(as_text=True)
     assert again.sign_in(BEN, NEW_PASSWORD).status_code == 303
@@ -242,15 +267,17 @@ def test_the_link_sets_a_password_once_and_signs_its_person_in(ann, people, serv
 
 
 def test_a_link_opened_twice_sets_the_password_once(ann, people, service_app):
-    path = added_with_link(ann).removeprefix("http://localhost")
+    link = added_with_link(ann)
     first, second = Browser(service_app), Browser(service_app)
     # Both forms open at once.
-    tokens = [csrf_token(first.text(path)), csrf_token(second.text(path))]
-    done = first.client.post(path, data={"csrf_token": tokens[0], "password": NEW_PASSWORD,
-                                         "repeat": NEW_PASSWORD})
-    late = second.client.post(path, data={"csrf_token": tokens[1],
-                                          "password": "another password!",
-                                          "repeat": "another password!"})
+    tokens = [csrf_token(opened(first, link).get_data(as_text=True)),
+              csrf_token(opened(second, link).get_data(as_text=True))]
+    done = first.client.post("/settings/password/choose", data={
+        "csrf_token": tokens[0], "token": token_of(link), "password": NEW_PASSWORD,
+        "repeat": NEW_PASSWORD})
+    late = second.client.post("/settings/password/choose", data={
+        "csrf_token": tokens[1], "token": token_of(link), "password": "another password!",
+        "repeat": "another password!"})
     assert done.status_code == 303
     assert late.status_code == 410
     assert "This link has already been used" in late.get_data(as_text=True)
@@ -260,39 +287,57 @@ def test_a_link_opened_twice_sets_the_password_once(ann, people, service_app):
 
 
 def test_an_expired_link_is_refused_with_a_sentence(ann, people, service_app):
-    path = added_with_link(ann).removeprefix("http://localhost")
+    link = added_with_link(ann)
     ben = Browser(service_app)
-    token = csrf_token(ben.text(path))
+    token = csrf_token(opened(ben, link).get_data(as_text=True))
     people.run(lambda s: s.execute(update(PasswordLink).values(
         expires_at=utcnow() - timedelta(seconds=1))))
-    expired = ben.get(path)
+    expired = opened(ben, link)
     assert expired.status_code == 410
     page = expired.get_data(as_text=True)
     assert "This link has expired" in page
     assert "works for 7 days" in page and "Ask an administrator" in page
-    sent = ben.client.post(path, data={"csrf_token": token, "password": NEW_PASSWORD,
-                                       "repeat": NEW_PASSWORD})
+    sent = ben.client.post("/settings/password/choose", data={
+        "csrf_token": token, "token": token_of(link), "password": NEW_PASSWORD,
+        "repeat": NEW_PASSWORD})
     assert sent.status_code == 410
     assert Browser(service_app).sign_in(BEN, NEW_PASSWORD).status_code == 401
     assert "Link expired" in ann.text("/settings/people")
 
 
-@pytest.mark.parametrize("token", ["nope", "x" * 43, "y" * 500])
+@pytest.mark.parametrize("token", ["nope", "x" * 43, "y" * 500, ""])
 def test_a_link_that_is_not_ours_is_a_sentence(service_app, people, token):
-    response = Browser(service_app).get(f"/settings/password/{token}")
+    response = opened(Browser(service_app), f"http://localhost/settings/password#{token}")
     assert response.status_code == 404
     assert "This link does not work" in response.get_data(as_text=True)
 
 
+def test_a_link_made_before_the_token_moved_to_the_fragment_still_works(ann, people,
+                                                                        service_app):
+    """Links are good for 7 days: one of the old form (/settings/password/<token>) goes on to
+    the page links open now, with its token in the fragment; a form sent from the old page
+    still sets the password."""
+    link = added_with_link(ann)
+    old = f"/settings/password/{token_of(link)}"
+    ben = Browser(service_app)
+    moved = ben.get(old)
+    assert (moved.status_code, moved.headers["Location"]) == (
+        303, f"/settings/password#{token_of(link)}")
+    form = csrf_token(ben.text("/settings/password"))
+    done = ben.client.post(old, data={"csrf_token": form, "password": NEW_PASSWORD,
+                                      "repeat": NEW_PASSWORD})
+    assert done.status_code == 303 and ben.signed_in_as() == BEN
+
+
 def test_the_link_of_a_removed_person_no_longer_works(ann, people, service_app):
-    path = added_with_link(ann).removeprefix("http://localhost")
+    link = added_with_link(ann)
     assert ann.remove(user(people, BEN).id).status_code == 303
-    assert Browser(service_app).get(path).status_code == 404
+    assert opened(Browser(service_app), link).status_code == 404
     assert world_links(people) == []
 
 
 def test_a_new_link_replaces_an_expired_one(ann, people, service_app):
-    old_path = added_with_link(ann).removeprefix("http://localhost")
+    old_link = added_with_link(ann)
     people.run(lambda s: s.execute(update(PasswordLink).values(
         expires_at=utcnow() - timedelta(seconds=1))))
     ben_id = user(people, BEN).id
@@ -305,25 +350,25 @@ def test_a_new_link_replaces_an_expired_one(ann, people, service_app):
     assert response.headers["Cache-Control"] == "no-store"
     page = response.get_data(as_text=True)
     assert f"A new link for {BEN}" in page
-    new_path = unescape(LINK_IN_PAGE.search(page).group(1)).removeprefix("http://localhost")
-    assert new_path != old_path and len(world_links(people)) == 1
+    new_link = unescape(LINK_IN_PAGE.search(page).group(1))
+    assert new_link != old_link and len(world_links(people)) == 1
     assert changes(people)[-1] == (
         "person.link_renewed", BEN, "A new one-time link; the ones before it no longer work.",
         people.user_id, ANN)
     # The old link no longer works; the new one sets the password.
-    assert Browser(service_app).get(old_path).status_code == 404
+    assert opened(Browser(service_app), old_link).status_code == 404
     ben = Browser(service_app)
-    done = ben.post(new_path, password=NEW_PASSWORD, repeat=NEW_PASSWORD)
+    done = choose(ben, new_link, NEW_PASSWORD)
     assert done.status_code == 303 and ben.signed_in_as() == BEN
 
 
 def test_a_new_link_while_the_first_still_works_replaces_it(ann, people, service_app):
-    old_path = added_with_link(ann).removeprefix("http://localhost")
+    old_link = added_with_link(ann)
     ben_id = user(people, BEN).id
     assert "New link" in [row for row in rows(ann.text("/settings/people")) if BEN in row][0]
     assert ann.post(f"/settings/people/{ben_id}/link",
                     form_page="/settings/people").status_code == 200
-    assert Browser(service_app).get(old_path).status_code == 404
+    assert opened(Browser(service_app), old_link).status_code == 404
 
 
 def test_no_new_link_for_someone_who_chose_their_password(ann, people, service_app):
