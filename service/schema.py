@@ -29,7 +29,7 @@ def migrating(engine: Engine) -> Iterator[Connection]:
     """A connection in a transaction, for migrations to run in. On SQLite its foreign keys are
     off meanwhile (they cannot be switched inside a transaction), so that a migration that
     rebuilds a table (0024) does not delete, by cascade, what refers to the rows of the table
-    it drops; before the commit, every foreign key must name a row, or nothing is kept."""
+    it drops; such a migration checks the foreign keys of what it rebuilt before it ends."""
     if engine.dialect.name != "sqlite":
         with engine.begin() as connection:
             yield connection
@@ -40,9 +40,6 @@ def migrating(engine: Engine) -> Iterator[Connection]:
         try:
             with connection.begin():
                 yield connection
-                problems = connection.exec_driver_sql("PRAGMA foreign_key_check").all()
-                if problems:
-                    raise RuntimeError(f"Foreign keys that name no row: {problems[:10]}")
         finally:
             driver.execute("PRAGMA foreign_keys = ON")
 
