@@ -11,6 +11,7 @@ activity log, in the same transaction as the change.
 
 from __future__ import annotations
 
+import re
 import secrets
 
 from flask import abort, g, redirect, render_template, request, session, url_for
@@ -298,6 +299,9 @@ def password_link():
     return render_template("settings/password_open.html")
 
 
+TOKEN = re.compile(r"[A-Za-z0-9_-]{1,100}")  # what secrets.token_urlsafe makes
+
+
 def _token_in(value: str) -> str:
     """The token of a one-time link pasted whole (either form of it), or the token itself."""
     value = value.strip()
@@ -322,7 +326,9 @@ def set_password(token: str):
     token goes on to the fragment of the page links open now, and a form sent from the old
     page still works."""
     if request.method == "GET":
-        return redirect(url_for("settings.password_link") + "#" + token[:200], 303)
+        if TOKEN.fullmatch(token) is None:  # not one of ours: never echoed into a header
+            return _link_problem(None)
+        return redirect(url_for("settings.password_link") + "#" + token, 303)
     return _choose_password(token)
 
 

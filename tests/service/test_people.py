@@ -327,6 +327,11 @@ def test_a_link_made_before_the_token_moved_to_the_fragment_still_works(ann, peo
     done = ben.client.post(old, data={"csrf_token": form, "password": NEW_PASSWORD,
                                       "repeat": NEW_PASSWORD})
     assert done.status_code == 303 and ben.signed_in_as() == BEN
+    # A path that is no token of ours is not sent on (nor echoed into a header).
+    for path in ("x%0D%0ALocation:%20evil.example", "%E2%98%83", "a" * 101):
+        refused = Browser(service_app).get(f"/settings/password/{path}")
+        assert refused.status_code == 404 and "Location" not in refused.headers
+        assert "This link does not work" in refused.get_data(as_text=True)
 
 
 def test_the_link_of_a_removed_person_no_longer_works(ann, people, service_app):
