@@ -118,6 +118,9 @@ class Load:
     def __init__(self, connection: Connection, project_id: str) -> None:
         self.connection = connection
         self.project_id = project_id
+        # Links to tags that no longer exist are left out instead of failing the insert (an
+        # import's tags may be deleted while it runs; it reports them: present_tags).
+        self.existing_tags_only = False
         self.staged = 0
         self.grams: Counter[str] = Counter()
         self.prefix: str | None = None
@@ -175,8 +178,8 @@ class Load:
             "SELECT DISTINCT tag_id FROM bulk_load_tags").scalars())
 
     def present_tags(self, tag_ids: set[int]) -> set[int]:
-        """Which of these tags exist now. An insert adds links to tags that exist only: a tag
-        deleted since its rows were staged is left out of them (an import reports it)."""
+        """Which of these tags exist now. With `existing_tags_only`, an insert adds links to
+        tags that exist only: a tag deleted since its rows were staged is left out of them."""
         return set(self.connection.exec_driver_sql(
             "SELECT id FROM tags WHERE id IN (SELECT value FROM json_each(?))",
             (json.dumps(sorted(tag_ids)),)).scalars())
@@ -361,9 +364,11 @@ class _SqliteLoad(Load):
         run("INSERT INTO query_tags (query_pk, tag_id, updated_at) "
             "SELECT ? + o.rn, t.tag_id, q.updated_at "
             "FROM temp.bulk_load_order o JOIN temp.bulk_load_tags t ON t.seq = o.seq "
-            "JOIN tags g ON g.id = t.tag_id "  # a tag deleted since it was staged: left out
             "JOIN queries q ON q.pk = ? + o.rn WHERE o.rn BETWEEN ? AND ? "
-            "ORDER BY o.rn, t.tag_id", (offset, offset, first, last))
+            # A tag deleted since it was staged: left out, if asked (existing_tags_only).
+            "AND (? = 0 OR EXISTS (SELECT 1 FROM tags g WHERE g.id = t.tag_id)) "
+            "ORDER BY o.rn, t.tag_id",
+            (offset, offset, first, last, int(self.existing_tags_only)))
         run("UPDATE tags SET query_count = query_count + n.c, "
             "links_version = links_version + 1 FROM ("
             "SELECT tag_id, count(*) AS c FROM query_tags WHERE query_pk > ? GROUP BY tag_id"
@@ -552,14 +557,15 @@ class _PostgresLoad(Load):
             "  SELECT a.pk, t.tag_id, r.updated_at FROM added a"
             "  JOIN ranked r ON (r.query, r.language, r.country) = (a.query, a.language, a.country)"
             "  JOIN bulk_load_tags t ON t.seq = r.seq"
-            "  JOIN tags g ON g.id = t.tag_id"  # a tag deleted since it was staged: left out
+            # A tag deleted since it was staged: left out, if asked (existing_tags_only).
+            "  WHERE NOT %(existing_only)s OR EXISTS (SELECT FROM tags g WHERE g.id = t.tag_id)"
             "  ORDER BY 1, 2"
             "  RETURNING query_pk, tag_id), "
             "noted AS (INSERT INTO bulk_load_linked SELECT query_pk, tag_id FROM linked) "
             "INSERT INTO bulk_load_added (pk, language, country, folded) "
             "SELECT pk, language, country, lower(query) FROM added",
             {"prefix": self.id_prefix(), "project": self.project_id, "first": first,
-             "last": last}).rowcount
+             "last": last, "existing_only": self.existing_tags_only}).rowcount
         if added:
             self.add_grams(counting if added == last - first + 1 else None, self._read_back_grams)
             bitmap_index.add_loaded(self.connection, self.project_id)

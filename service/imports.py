@@ -572,6 +572,7 @@ def _held(session: Session, project_id: str) -> Iterator[tuple[Session, bulk_loa
     with session.get_bind().connect() as connection, \
             Session(connection, expire_on_commit=False) as held:
         load = bulk_load.Load.on(connection, project_id)
+        load.existing_tags_only = True  # a tag deleted meanwhile: left out, and reported
         load.prepare()
         try:
             yield held, load
@@ -623,7 +624,9 @@ def _add_at_once(held: Session, load: bulk_load.Load, shares: list[list[tuple[in
     try:
         for share in shares[1:]:
             session = Session(held.get_bind().engine.connect(), expire_on_commit=False)
-            helpers.append((session, bulk_load.Load.on(session.connection(), load.project_id)))
+            helper = bulk_load.Load.on(session.connection(), load.project_id)
+            helper.existing_tags_only = load.existing_tags_only
+            helpers.append((session, helper))
             held.connection(execution_options={BEGIN_OPTION: "DEFERRED"})
             load.hand_over(helpers[-1][1], share)
             session.commit()
