@@ -18,6 +18,7 @@ from werkzeug.routing import IntegerConverter
 from weblib import assets, error_pages, security_headers
 from weblib.static_urls import static_url_function
 
+from ..validation import MAX_ID
 from .secret import instance_secret_key
 
 PREFIX = "/settings"
@@ -62,18 +63,14 @@ def ensure_secret_key(app: Flask) -> None:
                                         else instance_secret_key(app.instance_path))
 
 
-# The largest id a row can have: PostgreSQL's `integer` (SQLite's ids are given from 1 up, one
-# at a time, and never reach it).
-MAX_ROW_ID = 2**31 - 1
-
-
 class RowId(IntegerConverter):
-    """`<id:…>` in a route: a row's integer id, 1 to MAX_ROW_ID. Any other number (0, one too
-    large for the database's integer, a negative one) matches no route, so it is 404 like an
-    id nobody has, before any view or database sees it."""
+    """`<id:…>` in a route: a row's integer id, 1 to MAX_ID (PostgreSQL's `integer`, the same
+    bound as the API's ids). Any other number (0, one too large for the database's integer, a
+    negative one) matches no route, so it is 404 like an id nobody has, before any view or
+    database sees it."""
 
     def __init__(self, url_map):
-        super().__init__(url_map, min=1, max=MAX_ROW_ID)
+        super().__init__(url_map, min=1, max=MAX_ID)
 
 
 def has_session(path: str) -> bool:
