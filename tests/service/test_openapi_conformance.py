@@ -1,19 +1,30 @@
 """schemathesis against docs/openapi.yaml and the live service: no 5xx, every response valid.
 
-A bounded run (examples, coverage and fuzzing phases through the pytest integration). Most
-cases get a real project id so that they reach the handlers instead of stopping at a 404.
+A bounded run of schemathesis's three phases for every operation of the document: the
+document's examples, the coverage cases (boundary values, and negative data that must be
+rejected) and fuzzing, positive and negative, as its pytest integration runs them. Most cases
+get a real project id so that they reach the handlers instead of stopping at a 404.
+
+The cases are built inside the test, for one operation at a time, in the process that runs it:
+built at collection (``schema.parametrize()``), the coverage cases of the bulk operation alone
+cost every xdist worker over ten seconds of CPU before any test ran.
 """
 
 import pytest
 import requests
 import schemathesis
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
+from hypothesis import strategies as st
 from schemathesis import checks
 
 from tests.support.openapi import OPENAPI_DOCUMENT, RESPONSE_CHECKS
 
 CHECKS = [*RESPONSE_CHECKS, checks.negative_data_rejection]
 schema = schemathesis.openapi.from_path(OPENAPI_DOCUMENT)
+# Reading the document's operations is cheap; generating their cases is not.
+OPERATIONS = {result.ok().label: result.ok() for result in schema.get_all_operations()}
+FUZZING = settings(max_examples=25, deadline=None, derandomize=True, database=None,
+                   suppress_health_check=list(HealthCheck))
 
 
 @pytest.fixture
@@ -23,16 +34,53 @@ def seeded(world):
     return world
 
 
-@schema.parametrize()
-@settings(max_examples=25, deadline=None, derandomize=True,
-          suppress_health_check=list(HealthCheck))
-def test_service_conforms_to_its_openapi_document(case, live_service, seeded):
-    headers = dict(case.headers or {})
-    if "x-project-id" in headers and hash(str(case.body)) % 5:
-        headers["x-project-id"] = seeded.project_id
-    case.headers = headers
-    response = case.call(base_url=live_service.url, headers={"x-api-key": seeded.key})
-    case.validate_response(response, checks=CHECKS)
+def first_case(strategy):
+    """The first case a strategy gives, drawn by Hypothesis as the pytest integration does."""
+    cases = []
+
+    @given(case=strategy)
+    @settings(max_examples=1, derandomize=True, database=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    def draw(case):
+        cases.append(case)
+
+    draw()
+    return cases[0]
+
+
+def document_examples(operation) -> list:
+    """A case from each of the operation's examples in the document."""
+    return [first_case(strategy) for strategy in operation.get_strategies_from_examples()]
+
+
+def coverage_cases(operation) -> list:
+    generation = schema.config.generation_for(operation=operation, phase="coverage")
+    return list(schema.iter_coverage_cases(operation, generation_modes=list(generation.modes),
+                                           generation_config=generation))
+
+
+def fuzzing_strategy(operation):
+    generation = schema.config.generation_for(operation=operation, phase="fuzzing")
+    return st.one_of([operation.as_strategy(generation_mode=mode) for mode in generation.modes])
+
+
+@pytest.mark.parametrize("label", list(OPERATIONS))
+def test_service_conforms_to_its_openapi_document(label, live_service, seeded):
+    operation = OPERATIONS[label]
+
+    def check(case):
+        headers = dict(case.headers or {})
+        if "x-project-id" in headers and hash(str(case.body)) % 5:
+            headers["x-project-id"] = seeded.project_id
+        case.headers = headers
+        response = case.call(base_url=live_service.url, headers={"x-api-key": seeded.key})
+        case.validate_response(response, checks=CHECKS)
+
+    run = given(case=fuzzing_strategy(operation))(check)
+    # Explicit examples run before any fuzzing: the document's first, then the coverage cases.
+    for case in reversed([*document_examples(operation), *coverage_cases(operation)]):
+        run = example(case=case)(run)
+    FUZZING(run)()
 
 
 def test_openapi_document_is_served(live_service):
