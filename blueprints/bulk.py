@@ -26,7 +26,6 @@ against the project's own tags.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -72,6 +71,7 @@ from queryapi import (
     Unavailable,
 )
 from weblib.tag_names import fold_tag_name
+from weblib.text_rules import has_forbidden_character
 
 bp = Blueprint("bulk", __name__)
 
@@ -85,7 +85,6 @@ VERBS = {ADD: "Add tags", REMOVE: "Remove tags", REPLACE: "Replace tags", EDIT: 
 CREATING = {ADD, REPLACE, EDIT}
 # A new tag's name, as the extension takes it (docs/api.md, "Create a tag").
 MAX_TAG_NAME = 200
-CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class Refusal(Exception):
@@ -233,7 +232,7 @@ def new_tag_name(value: str) -> str:
     if len(name) > MAX_TAG_NAME:
         raise Refusal(f"A tag's name can have at most {MAX_TAG_NAME} characters; this one has "
                       f"{len(name):,}. Nothing was created.")
-    if CONTROL_CHARACTERS.search(name):
+    if has_forbidden_character(name):
         raise Refusal("A tag's name cannot contain tabs, line breaks or other control "
                       "characters. Nothing was created.")
     return name

@@ -14,6 +14,7 @@ from flask import current_app, flash, redirect, render_template, request, sessio
 from flask_login import LoginManager, UserMixin, current_user, logout_user
 from werkzeug.exceptions import HTTPException
 
+from weblib.text_rules import has_forbidden_character
 from weblib.throttle import Throttle
 
 from . import apiclient
@@ -84,7 +85,7 @@ def safe_next(value: str | None) -> str | None:
         return None
     if value.startswith(("//", "/\\")) or "\\" in value:
         return None
-    if any(ord(character) < 32 or ord(character) == 127 for character in value):
+    if has_forbidden_character(value):
         return None
     parts = urlsplit(value)
     if parts.scheme or parts.netloc:

@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
+from weblib.text_rules import blank_forbidden
+
 # GET parameter names (short: people read and share these URLs).
 TEXT, LANGUAGE, COUNTRY, TAG = "q", "lang", "country", "tag"
 SORT, PAGE, SIZE = "sort", "page", "size"
@@ -37,7 +39,6 @@ MAX_TAG_NAME = 200
 MAX_VALUES = 50  # per multi-valued filter
 
 CODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,34}")
-UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 DIGITS = re.compile(r"[0-9]{1,9}")
 
 
@@ -58,8 +59,9 @@ def form_quote(value: str) -> str:
 
 
 def clean_text(value: str, limit: int) -> str:
-    """Control characters become spaces; surrounding space goes; at most `limit` characters."""
-    return UNPRINTABLE.sub(" ", value).strip()[:limit].strip()
+    """Characters no text may hold (weblib.text_rules) become spaces; surrounding space goes;
+    at most `limit` characters."""
+    return blank_forbidden(value).strip()[:limit].strip()
 
 
 def _unique(values, key=lambda v: v) -> tuple[str, ...]:

@@ -12,6 +12,7 @@ from sqlalchemy import insert, select, text
 from sqlalchemy.orm import Session
 
 from weblib.tag_names import fold_tag_name, tag_name_problem
+from weblib.text_rules import has_forbidden_character
 
 from . import bitmap_index, bulk_load, keys
 from .models import (
@@ -28,7 +29,6 @@ from .models import (
 from .validation import MAX_CODE, MAX_STRING
 
 COLOR = re.compile(r"#[0-9a-fA-F]{6}")
-CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class AdminError(ValueError):
@@ -260,6 +260,6 @@ def _text(value: str, what: str, max_length: int = 200) -> str:
         raise AdminError(f"The {what} is empty.")
     if len(value) > max_length:
         raise AdminError(f"The {what} is longer than {max_length} characters.")
-    if CONTROL.search(value):
+    if has_forbidden_character(value):
         raise AdminError(f"The {what} contains control characters.")
     return value

@@ -52,6 +52,7 @@ from sqlalchemy.orm import Session
 from weblib.spreadsheet_cells import csv_line, guard_cell, unguard_cell
 from weblib.sqlite import BEGIN_OPTION
 from weblib.tag_names import fold_tag_name
+from weblib.text_rules import forbidden_character
 
 from . import admin, bulk_load
 from .db import begin_write
@@ -87,8 +88,6 @@ ATTEMPTS = 3  # a batch that met another writer's same new query (PostgreSQL) is
 
 SAVE_AS = "Save it as “CSV UTF-8” in your spreadsheet program and import that file."
 
-# The API's characters rule (validation._printable), to say which character broke it.
-_FORBIDDEN = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
 _CHARACTER_NAMES = {"\t": "a tab", "\n": "a line break", "\r": "a carriage return",
                     "\x00": "a NUL character"}
 _TEXT = TypeAdapter(Text)
@@ -496,8 +495,7 @@ def _problem(value: str, what: str, adapter: TypeAdapter, maximum: int) -> str |
         if len(value) > maximum:
             return (f"The {what} is {len(value):,} characters long; at most {maximum:,} are "
                     "allowed.")
-        found = _FORBIDDEN.search(value)
-        character = found.group() if found else ""
+        character = forbidden_character(value) or ""
         name = _CHARACTER_NAMES.get(character, "a control character")
         return (f"The {what} contains {name} (U+{ord(character or '?'):04X}), which is not "
                 "allowed.")

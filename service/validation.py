@@ -19,6 +19,7 @@ from pydantic import (
 )
 
 from weblib.tag_names import fold_tag_name, tag_name_problem
+from weblib.text_rules import has_forbidden_character
 
 from .errors import ApiError, BadRequest
 
@@ -32,12 +33,10 @@ MAX_ID = 2**31 - 1  # ids are 32-bit integers (PostgreSQL `integer`); larger one
 MAX_TAG_NAME = 200  # as the command line's create-tag (admin.create_tag) and the tags table
 HEX_COLOR = re.compile(r"#[0-9a-fA-F]{6}")
 
-# C0 controls and DEL; unpaired surrogates cannot be stored by every database.
-_FORBIDDEN_CHARACTERS = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
-
 
 def _printable(value: str) -> str:
-    if _FORBIDDEN_CHARACTERS.search(value):
+    """The API's rule of characters for every string: weblib.text_rules."""
+    if has_forbidden_character(value):
         raise ValueError("must not contain control characters or unpaired surrogates")
     return value
 

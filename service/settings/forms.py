@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import re
-
 from flask_wtf import FlaskForm
 from wtforms import HiddenField, PasswordField, SelectField, StringField
 from wtforms.validators import DataRequired, Length, ValidationError
 
+from weblib.text_rules import has_forbidden_character
+
 from .accounts import MAX_EMAIL, MAX_PASSWORD, fold_email, password_problem, valid_email
 
 MAX_KEY_NAME = 200
-CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def _strip(value):
@@ -37,7 +36,7 @@ class GenerateKeyForm(FlaskForm):
     form_token = HiddenField(validators=[DataRequired(), Length(min=16, max=64)])
 
     def validate_name(self, field):
-        if CONTROL.search(field.data or ""):
+        if has_forbidden_character(field.data or ""):
             raise ValidationError("The name cannot contain control characters.")
 
     def validate_project(self, field):

@@ -16,11 +16,10 @@ from wtforms import StringField
 from wtforms.validators import DataRequired, Length, ValidationError
 
 from weblib.tag_names import fold_tag_name, tag_name_problem
+from weblib.text_rules import has_forbidden_character
 
 MAX_NAME = 200  # projects.name and tags.name are VARCHAR(200)
 HEX_COLOUR = re.compile(r"#[0-9a-f]{6}")
-# C0 controls, DEL and unpaired surrogates: not storable everywhere, never part of a name.
-FORBIDDEN = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
 
 
 def _strip(value):
@@ -42,7 +41,7 @@ def _colour(value):
 
 
 def _printable(field) -> None:
-    if FORBIDDEN.search(field.data or ""):
+    if has_forbidden_character(field.data or ""):
         raise ValidationError("The name cannot contain control characters, such as line "
                               "breaks or tabs.")
 

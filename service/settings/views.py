@@ -28,6 +28,8 @@ from flask import (
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
+from weblib.text_rules import has_forbidden_character
+
 from .. import admin, keys
 from ..db import begin_write, get_session
 from ..models import ApiKey, Project, utcnow
@@ -95,7 +97,7 @@ def safe_next(value: str | None) -> str | None:
     """A page of the settings area to return to after signing in, or None."""
     if not value or len(value) > 2000 or "\\" in value:
         return None
-    if any(ord(character) < 32 or ord(character) == 127 for character in value):
+    if has_forbidden_character(value):
         return None
     parts = urlsplit(value)
     if parts.scheme or parts.netloc or not parts.path.startswith("/settings/"):

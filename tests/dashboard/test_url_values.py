@@ -79,6 +79,20 @@ def test_a_tag_created_since_the_list_was_read_is_not_called_unknown(signed_in, 
     assert "No queries match" in html
 
 
+def test_a_tag_and_a_text_holding_a_c1_control_are_found_from_the_address(signed_in, shop):
+    """The API stores C1 controls (U+0080–U+009F) in names and texts; the address keeps them
+    too (weblib.text_rules), so the view finds what they name."""
+    from service import admin
+
+    shop.tags["c1\x9btag"] = shop.run(
+        lambda s: admin.create_tag(s, shop.project_id, "c1\x9btag", "#123456"))
+    shop.add_queries([("c1\x80 query", "en", "US", ["c1\x9btag"])])
+    for query in ("tag=c1%C2%9Btag", "q=c1%C2%80"):
+        html = page_of(signed_in, shop, query)
+        assert ignored(html) == ""
+        assert row_queries(html) == ["c1\x80 query"], query
+
+
 def test_the_sentence_quotes_values_short_and_escaped(signed_in, shop):
     html = page_of(signed_in, shop, "tag=%3Cimg%20src=x%3E" + "y" * 100)
     assert "<img src=x>" not in html
