@@ -14,7 +14,7 @@ from flask import current_app, flash, redirect, render_template, request, sessio
 from flask_login import LoginManager, UserMixin, current_user, logout_user
 from werkzeug.exceptions import HTTPException
 
-from weblib.text_rules import has_forbidden_character
+from weblib import redirects
 from weblib.throttle import Throttle
 
 from . import apiclient
@@ -79,21 +79,10 @@ def _unauthorized():
 
 
 def safe_next(value: str | None) -> str | None:
-    """A path on this site, or None. Refuses other sites, scheme-relative and backslash
-    tricks, control characters, and pages that make no sense to return to."""
-    if not value or len(value) > 4000 or not value.startswith("/"):
-        return None
-    if value.startswith(("//", "/\\")) or "\\" in value:
-        return None
-    if has_forbidden_character(value):
-        return None
-    parts = urlsplit(value)
-    if parts.scheme or parts.netloc:
-        return None
-    if parts.path in (url_for("auth.signin"), url_for("auth.signout")) \
-            or parts.path.startswith("/api/") or parts.path.startswith("/static/"):
-        return None
-    return value
+    """A page of the dashboard to return to after signing in, or None: weblib's rule
+    (weblib.redirects), without the sign-in and sign-out pages, the API and static files."""
+    return redirects.safe_next(value, refused=(
+        url_for("auth.signin"), url_for("auth.signout"), "/api/", "/static/"))
 
 
 def next_for(next_url: str | None, project_ids: set[str]) -> str | None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import math
 import secrets
-from urllib.parse import urlsplit
 
 from flask import (
     Blueprint,
@@ -28,7 +27,7 @@ from flask import (
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from weblib.text_rules import has_forbidden_character
+from weblib import redirects
 
 from .. import admin, keys
 from ..db import begin_write, get_session
@@ -94,18 +93,11 @@ def signin_required(view):
 
 
 def safe_next(value: str | None) -> str | None:
-    """A page of the settings area to return to after signing in, or None."""
-    if not value or len(value) > 2000 or "\\" in value:
-        return None
-    if has_forbidden_character(value):
-        return None
-    parts = urlsplit(value)
-    if parts.scheme or parts.netloc or not parts.path.startswith("/settings/"):
-        return None
-    if parts.path in ("/settings/signin", "/settings/signout") \
-            or parts.path.startswith("/settings/static/"):
-        return None
-    return value
+    """A page of the settings area to return to after signing in, or None: weblib's rule
+    (weblib.redirects), within /settings/ and without the sign-in and sign-out pages and
+    static files."""
+    return redirects.safe_next(value, within="/settings/", refused=(
+        "/settings/signin", "/settings/signout", "/settings/static/"))
 
 
 # --- signing in and out -----------------------------------------------------------------------
