@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import csv
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from contextlib import contextmanager
 from itertools import chain, islice
 
@@ -202,33 +201,6 @@ def _insert_rows(session: Session, table, rows: list[dict], per_statement: int =
         return
     for start in range(0, len(rows), per_statement):
         session.execute(insert(table).values(rows[start:start + per_statement]))
-
-
-def import_csv(session: Session, project_id: str, lines: Iterable[str]) -> int:
-    """CSV with header query,language,country,tags (tag names joined by ';')."""
-    if project_by_id(session, project_id) is None:
-        raise AdminError(f"No project {project_id}.")
-    reader = csv.DictReader(lines)
-    if reader.fieldnames is None or not {"query", "language", "country"} <= set(
-            reader.fieldnames):
-        raise AdminError("The CSV header must be query,language,country,tags.")
-    tag_ids = {folded: tag_id for tag_id, folded in session.execute(
-        select(Tag.id, Tag.name_folded).where(Tag.project_id == project_id))}
-
-    def rows() -> Iterator[NewQuery]:
-        for line_number, record in enumerate(reader, start=2):
-            try:
-                query, language, country = normalize_query(
-                    record["query"] or "", record["language"] or "", record["country"] or "")
-            except AdminError as error:
-                raise AdminError(f"Line {line_number}: {error}") from None
-            names = [n.strip() for n in (record.get("tags") or "").split(";") if n.strip()]
-            unknown = [n for n in names if fold_tag_name(n) not in tag_ids]
-            if unknown:
-                raise AdminError(f"Line {line_number}: unknown tag {unknown[0]!r}.")
-            yield query, language, country, [tag_ids[fold_tag_name(n)] for n in names], None
-
-    return insert_queries(session, project_id, rows())
 
 
 def find_org(session: Session, name_or_id: str) -> str:
