@@ -42,22 +42,6 @@ CODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,34}")
 DIGITS = re.compile(r"[0-9]{1,9}")
 
 
-_FORM_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~")
-# The form encoding of every byte, as a str.translate table over characters 0-255.
-_FORM_ESCAPES = {code: chr(code) if chr(code) in _FORM_SAFE else "+" if code == 32
-                 else f"%{code:02X}" for code in range(256)}
-
-
-def form_quote(value: str) -> str:
-    """Exactly `urllib.parse.quote_plus(value)`, in one C loop: a page of 200 rows encodes
-    every row's identity into its quick-edit link, and quote_plus's Python loop over the bytes
-    was a fifth of the page's rendering. Other text goes through its UTF-8 bytes, one
-    character per byte (Latin-1), so that the same table encodes them."""
-    if not value.isascii():
-        value = value.encode("utf-8").decode("latin-1")
-    return value.translate(_FORM_ESCAPES)
-
-
 def clean_text(value: str, limit: int) -> str:
     """Characters no text may hold (weblib.text_rules) become spaces; surrounding space goes;
     at most `limit` characters."""

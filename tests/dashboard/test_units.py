@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from urllib.parse import quote_plus
 
 import pytest
 from hypothesis import given, settings
@@ -13,7 +12,7 @@ from werkzeug.datastructures import MultiDict
 from dashboard import names
 from dashboard.chips import AA_NORMAL_TEXT, NEUTRAL, chip_style, contrast_ratio
 from dashboard.rows import chip_html, exact_time, relative_time
-from dashboard.viewstate import PAGE_SIZES, SORT_COLUMNS, QueryView, form_quote
+from dashboard.viewstate import PAGE_SIZES, SORT_COLUMNS, QueryView
 
 # --- the URL is the view -------------------------------------------------------------------------
 
@@ -65,13 +64,6 @@ def test_column_clicks_toggle_the_direction():
     assert view.sorted_by("updated").sort == "updated"  # default is newest first
     assert QueryView(sort="query").sorted_by("updated").sort == "-updated"
     assert view.api_sort() == [("updatedAt", "DESC")]
-
-
-@given(st.text(st.characters(blacklist_categories=("Cs",)), max_size=60)
-       | st.text(st.characters(max_codepoint=127), max_size=60))
-@settings(max_examples=500, deadline=None)
-def test_form_quote_is_quote_plus(text):
-    assert form_quote(text) == quote_plus(text)
 
 
 # --- chips ---------------------------------------------------------------------------------------
