@@ -312,11 +312,6 @@ class Store:
                 edit_changes.c.edit_id == edit_id, edit_changes.c.batch == batch))
             return {row.query_id: _change(row) for row in rows}
 
-    def count_changes(self, edit_id: str) -> int:
-        with self.engine.connect() as connection:
-            return connection.scalar(select(func.count()).select_from(edit_changes).where(
-                edit_changes.c.edit_id == edit_id)) or 0
-
     # --- writing -------------------------------------------------------------------------
 
     def create(self, **values) -> Edit:

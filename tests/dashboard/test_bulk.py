@@ -440,7 +440,7 @@ def test_cancel_stops_at_the_next_batch_and_reports_exactly_what_was_done(app, s
     tagged = [k for k, v in tag_names_by_query(app, shop).items()
               if k[0].startswith("filler") and "question" in v]
     assert len(tagged) == done
-    assert store.count_changes(edit.id) == done
+    assert len(store.changes(edit.id)) == done
     panel = signed_in.get(f"/projects/{shop.project_id}/jobs/{edit.id}").get_data(as_text=True)
     assert (f"Cancelled after {done} of 60 queries done. Added ‘question’ to {done} queries; "
             f"{60 - done} queries were not reached.") in text_of(panel)
@@ -498,7 +498,7 @@ def test_an_interrupted_job_resumes_and_applies_nothing_twice(app, signed_in, sh
     edit = wait_for(app, edit_id)
     assert edit.state == "done"
     assert (edit.processed, edit.changed, edit.untouched) == (60, 60, 0)
-    assert store.count_changes(edit_id) == 60
+    assert len(store.changes(edit_id)) == 60
     after = {r.query: r.updated_at for r in api_of(app, shop).iter_queries(shop.project_id)}
     for query, moment in updated_at.items():
         if query.startswith("filler") and query in {k[0] for k in written}:
@@ -698,7 +698,7 @@ def test_a_pipelined_job_reads_ahead_and_gives_the_same_result(app, signed_in, s
     confirm_all(signed_in, shop, html, action="add", apply_tag=tag(shop, "local"), q="filler")
     edit = wait_for(app, latest(app, shop).id)
     assert (edit.state, edit.processed, edit.changed) == ("done", 60, 60)
-    assert store_of(app).count_changes(edit.id) == 60
+    assert len(store_of(app).changes(edit.id)) == 60
     names = tag_names_by_query(app, shop)
     assert all(v == {"local"} for k, v in names.items() if k[0].startswith("filler"))
 

@@ -181,5 +181,5 @@ def test_a_job_interrupted_by_a_restart_is_reported_and_resumed(browser, setup, 
     assert final.state == "done"
     assert (final.processed, final.changed, final.untouched) == (QUERIES, QUERIES - ALREADY,
                                                                  ALREADY)
-    assert jobs.count_changes(edit.id) == QUERIES - ALREADY
+    assert len(jobs.changes(edit.id)) == QUERIES - ALREADY
     jobs.engine.dispose()
