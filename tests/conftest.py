@@ -14,6 +14,7 @@ import os
 import sys
 from pathlib import Path
 
+import flask
 import pytest
 from sqlalchemy import create_engine
 
@@ -23,6 +24,7 @@ from tests.support.api import Api
 from tests.support.databases import database_for, postgres_database_of_its_own
 from tests.support.servers import LiveServer
 from tests.support.switches import wanted
+from tests.support.templates import CompiledTemplates
 from tests.support.world import TAG_COLORS, UNLIMITED, World
 
 # The one place that decides which optional suites run. A test that needs PostgreSQL, Redis,
@@ -63,6 +65,15 @@ def pytest_collection_modifyitems(config, items):
             if marker in item.keywords:
                 item.add_marker(skip)
                 break
+
+
+@pytest.fixture(scope="session", autouse=True)
+def compiled_templates():
+    """Every app of the process compiles each template once (tests/support/templates.py)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(flask.Flask, "jinja_options",
+                      {**flask.Flask.jinja_options, "bytecode_cache": CompiledTemplates()})
+        yield
 
 
 # --- databases ---------------------------------------------------------------------------
