@@ -7,8 +7,11 @@ get a real project id so that they reach the handlers instead of stopping at a 4
 
 The cases are built inside the test, for one operation at a time, in the process that runs it:
 built at collection (``schema.parametrize()``), the coverage cases of the bulk operation alone
-cost every xdist worker over ten seconds of CPU before any test ran.
+cost every xdist worker over ten seconds of CPU before any test ran. Each operation's explicit
+cases are built once and run on each database, as the pytest integration did.
 """
+
+from functools import cache
 
 import pytest
 import requests
@@ -48,11 +51,13 @@ def first_case(strategy):
     return cases[0]
 
 
+@cache
 def document_examples(operation) -> list:
     """A case from each of the operation's examples in the document."""
     return [first_case(strategy) for strategy in operation.get_strategies_from_examples()]
 
 
+@cache
 def coverage_cases(operation) -> list:
     generation = schema.config.generation_for(operation=operation, phase="coverage")
     return list(schema.iter_coverage_cases(operation, generation_modes=list(generation.modes),
