@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from alembic import command
-from sqlalchemy import text
+from sqlalchemy import Engine, create_engine, text
 
 from service import schema
 from service.search import COUNTED_GRAM_LENGTH
@@ -31,6 +31,17 @@ def database_of_its_own(kind: str, tmp_path: Path, prefix: str) -> Iterator[str]
 # them (PostgreSQL stores them as `uuid` from migration 0022).
 P1 = "00000000-0000-4000-8000-0000000000f1"
 P2 = "00000000-0000-4000-8000-0000000000f2"
+
+
+@contextmanager
+def engine_of_its_own(kind: str, tmp_path: Path, prefix: str) -> Iterator[Engine]:
+    """An engine on an empty database of its own (database_of_its_own), disposed of after."""
+    with database_of_its_own(kind, tmp_path, prefix) as url:
+        engine = create_engine(url)
+        try:
+            yield engine
+        finally:
+            engine.dispose()
 
 
 def query_id(index: int) -> str:

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 from alembic import command
-from sqlalchemy import create_engine, text
+from sqlalchemy import text
 
 from service import schema
 from service.db import make_engine
-from tests.service.migrating import P1, database_of_its_own, migrate, migrated_with_rows
+from tests.service.migrating import P1, engine_of_its_own, migrate, migrated_with_rows
 
 ROWS = [("Laufschuhe Damen", "de", "DE"), ("running shoes", "en", "US"),
         ("Chaussures", "fr", "FR"), ("zapatos", "es", "ES")]
@@ -69,82 +69,78 @@ def tag_counts(connection) -> list[tuple]:
 
 @pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def test_ids_are_never_given_twice_and_everything_else_stays(kind, tmp_path):
-    with database_of_its_own(kind, tmp_path, "tagdesk_test_ids_") as url:
-        engine = create_engine(url)
-        try:
-            migrated_with_rows(engine, "0023", ROWS)
-            with engine.begin() as connection:
-                fill(connection)
-                before = contents(connection)
-                counts = tag_counts(connection)
-                shape = sqlite_schema(connection) if kind == "sqlite" else None
-            assert counts == [(7, 2), (9, 1)]  # the triggers of 0005 counted the links
+    with engine_of_its_own(kind, tmp_path, "tagdesk_test_ids_") as engine:
+        migrated_with_rows(engine, "0023", ROWS)
+        with engine.begin() as connection:
+            fill(connection)
+            before = contents(connection)
+            counts = tag_counts(connection)
+            shape = sqlite_schema(connection) if kind == "sqlite" else None
+        assert counts == [(7, 2), (9, 1)]  # the triggers of 0005 counted the links
 
-            migrate(engine, "0024")
-            with engine.begin() as connection:
-                assert contents(connection) == before  # every row, with its id
-                if kind == "sqlite":
-                    after = sqlite_schema(connection)
-                    changed = {name for name in shape if after.get(name) != shape[name]}
-                    assert changed == {f"table {table}" for table in TABLES}
-                    for table in TABLES:  # the key alone changed
-                        assert after[f"table {table}"] == shape[f"table {table}"].replace(
-                            "\n\tid INTEGER NOT NULL, \n",
-                            "\n\tid INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT, \n",
-                        ).replace("\n\tPRIMARY KEY (id), \n", "\n")
-                    assert set(after) - set(shape) == {"table settings_sessions",
-                                                       "index ix_settings_sessions_user_id"}
-                    assert connection.execute(text("PRAGMA foreign_key_check")).all() == []
-                    sequence = dict(connection.execute(text(
-                        "SELECT name, seq FROM sqlite_sequence")).all())
-                    assert sequence == {"users": 5, "api_keys": 4, "tags": 9, "key_events": 11,
-                                        "org_events": 13, "password_links": 17}
-                # The triggers that count a tag's links still do.
-                connection.execute(text("DELETE FROM query_tags WHERE tag_id = 9"))
-                assert tag_counts(connection) == [(7, 2), (9, 0)]
-                # The newest ones deleted, the next ones get new ids.
-                connection.execute(text("DELETE FROM password_links"))
-                connection.execute(text("DELETE FROM users WHERE id = 5"))
-                connection.execute(text("DELETE FROM tags WHERE id = 9"))
-                connection.execute(text(
-                    "INSERT INTO users (org_id, email, password_hash, created_at) "
-                    "VALUES ('o', 'newb@x.example', 'scrypt:x', '2026-01-01')"))
-                connection.execute(text(
-                    "INSERT INTO tags (project_id, name, name_folded, color) "
-                    f"VALUES ('{P1}', 'new', 'new', '#123456')"))
-                new_user = connection.execute(text(
-                    "SELECT id FROM users WHERE email = 'newb@x.example'")).scalar_one()
-                new_tag = connection.execute(text(
-                    "SELECT id FROM tags WHERE name = 'new'")).scalar_one()
-                assert new_user > 5 and new_tag > 9
-                connection.execute(text("DELETE FROM users WHERE id = :id"), {"id": new_user})
-                connection.execute(text("DELETE FROM tags WHERE id = :id"), {"id": new_tag})
-                connection.execute(text(
-                    "INSERT INTO users (id, org_id, email, password_hash, created_at) "
-                    "VALUES (5, 'o', 'eve@x.example', 'scrypt:x', '2026-01-01')"))
-                connection.execute(text(
-                    f"INSERT INTO tags (id, project_id, name, name_folded, color) "
-                    f"VALUES (9, '{P1}', 'sale', 'sale', '#123456')"))
-                connection.execute(text(
-                    "INSERT INTO query_tags (query_pk, tag_id, updated_at) SELECT pk, 9, "
-                    f"'2026-01-01' FROM queries WHERE project_id = '{P1}' ORDER BY pk LIMIT 1"))
-                connection.execute(text(
-                    "INSERT INTO password_links (id, user_id, token_hash, created_at, "
-                    "expires_at) VALUES (17, 5, 'digest', '2026-01-01', '2026-01-08')"))
-                assert contents(connection) == before
+        migrate(engine, "0024")
+        with engine.begin() as connection:
+            assert contents(connection) == before  # every row, with its id
+            if kind == "sqlite":
+                after = sqlite_schema(connection)
+                changed = {name for name in shape if after.get(name) != shape[name]}
+                assert changed == {f"table {table}" for table in TABLES}
+                for table in TABLES:  # the key alone changed
+                    assert after[f"table {table}"] == shape[f"table {table}"].replace(
+                        "\n\tid INTEGER NOT NULL, \n",
+                        "\n\tid INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT, \n",
+                    ).replace("\n\tPRIMARY KEY (id), \n", "\n")
+                assert set(after) - set(shape) == {"table settings_sessions",
+                                                   "index ix_settings_sessions_user_id"}
+                assert connection.execute(text("PRAGMA foreign_key_check")).all() == []
+                sequence = dict(connection.execute(text(
+                    "SELECT name, seq FROM sqlite_sequence")).all())
+                assert sequence == {"users": 5, "api_keys": 4, "tags": 9, "key_events": 11,
+                                    "org_events": 13, "password_links": 17}
+            # The triggers that count a tag's links still do.
+            connection.execute(text("DELETE FROM query_tags WHERE tag_id = 9"))
+            assert tag_counts(connection) == [(7, 2), (9, 0)]
+            # The newest ones deleted, the next ones get new ids.
+            connection.execute(text("DELETE FROM password_links"))
+            connection.execute(text("DELETE FROM users WHERE id = 5"))
+            connection.execute(text("DELETE FROM tags WHERE id = 9"))
+            connection.execute(text(
+                "INSERT INTO users (org_id, email, password_hash, created_at) "
+                "VALUES ('o', 'newb@x.example', 'scrypt:x', '2026-01-01')"))
+            connection.execute(text(
+                "INSERT INTO tags (project_id, name, name_folded, color) "
+                f"VALUES ('{P1}', 'new', 'new', '#123456')"))
+            new_user = connection.execute(text(
+                "SELECT id FROM users WHERE email = 'newb@x.example'")).scalar_one()
+            new_tag = connection.execute(text(
+                "SELECT id FROM tags WHERE name = 'new'")).scalar_one()
+            assert new_user > 5 and new_tag > 9
+            connection.execute(text("DELETE FROM users WHERE id = :id"), {"id": new_user})
+            connection.execute(text("DELETE FROM tags WHERE id = :id"), {"id": new_tag})
+            connection.execute(text(
+                "INSERT INTO users (id, org_id, email, password_hash, created_at) "
+                "VALUES (5, 'o', 'eve@x.example', 'scrypt:x', '2026-01-01')"))
+            connection.execute(text(
+                f"INSERT INTO tags (id, project_id, name, name_folded, color) "
+                f"VALUES (9, '{P1}', 'sale', 'sale', '#123456')"))
+            connection.execute(text(
+                "INSERT INTO query_tags (query_pk, tag_id, updated_at) SELECT pk, 9, "
+                f"'2026-01-01' FROM queries WHERE project_id = '{P1}' ORDER BY pk LIMIT 1"))
+            connection.execute(text(
+                "INSERT INTO password_links (id, user_id, token_hash, created_at, "
+                "expires_at) VALUES (17, 5, 'digest', '2026-01-01', '2026-01-08')"))
+            assert contents(connection) == before
 
-            migrate(engine, "0023", down=True)
-            with engine.begin() as connection:
-                assert contents(connection) == before
-                assert tag_counts(connection) == counts
-                if kind == "sqlite":
-                    assert sqlite_schema(connection) == shape  # as 0023 had it, exactly
-                    assert connection.execute(text("PRAGMA foreign_key_check")).all() == []
-                connection.execute(text("DELETE FROM query_tags WHERE tag_id = 9"))
-                assert tag_counts(connection) == [(7, 2), (9, 0)]
-            migrate(engine, "head")
-        finally:
-            engine.dispose()
+        migrate(engine, "0023", down=True)
+        with engine.begin() as connection:
+            assert contents(connection) == before
+            assert tag_counts(connection) == counts
+            if kind == "sqlite":
+                assert sqlite_schema(connection) == shape  # as 0023 had it, exactly
+                assert connection.execute(text("PRAGMA foreign_key_check")).all() == []
+            connection.execute(text("DELETE FROM query_tags WHERE tag_id = 9"))
+            assert tag_counts(connection) == [(7, 2), (9, 0)]
+        migrate(engine, "head")
 
 
 def test_the_rebuild_refuses_to_run_with_foreign_keys_on(tmp_path):

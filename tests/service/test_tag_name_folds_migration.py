@@ -5,9 +5,9 @@ back restores the case-folded names."""
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import text
 
-from tests.service.migrating import P1, P2, database_of_its_own, migrate, migrated_with_rows
+from tests.service.migrating import P1, P2, engine_of_its_own, migrate, migrated_with_rows
 
 TAGS = [
     (P1, "Brand"),            # the fold "brand" is already this tag's
@@ -22,24 +22,20 @@ FOLDS = "SELECT name, name_folded FROM tags ORDER BY id"
 
 @pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def test_folds_are_computed_again_and_look_alikes_keep_their_own(kind, tmp_path):
-    with database_of_its_own(kind, tmp_path, "tagdesk_test_tag_folds_") as url:
-        engine = create_engine(url)
-        try:
-            migrated_with_rows(engine, "0024", [("shoes", "en", "US")])
-            with engine.begin() as connection:
-                for project, name in TAGS:
-                    connection.execute(text(
-                        "INSERT INTO tags (project_id, name, name_folded, color) "
-                        "VALUES (:project, :name, :folded, '#123456')"),
-                        {"project": project, "name": name, "folded": name.casefold()})
-            migrate(engine, "0025")
-            with engine.connect() as connection:
-                assert connection.execute(text(FOLDS)).all() == [
-                    ("Brand", "brand"), ("brand\u200b", "brand\u200b"), ("Cafe\u0301", "café"),
-                    ("\uff33ale", "sale"), ("x\u200by", "xy"), ("Straße", "strasse")]
-            migrate(engine, "0024", down=True)
-            with engine.connect() as connection:
-                assert connection.execute(text(FOLDS)).all() == [
-                    (name, name.casefold()) for _project, name in TAGS]
-        finally:
-            engine.dispose()
+    with engine_of_its_own(kind, tmp_path, "tagdesk_test_tag_folds_") as engine:
+        migrated_with_rows(engine, "0024", [("shoes", "en", "US")])
+        with engine.begin() as connection:
+            for project, name in TAGS:
+                connection.execute(text(
+                    "INSERT INTO tags (project_id, name, name_folded, color) "
+                    "VALUES (:project, :name, :folded, '#123456')"),
+                    {"project": project, "name": name, "folded": name.casefold()})
+        migrate(engine, "0025")
+        with engine.connect() as connection:
+            assert connection.execute(text(FOLDS)).all() == [
+                ("Brand", "brand"), ("brand\u200b", "brand\u200b"), ("Cafe\u0301", "café"),
+                ("\uff33ale", "sale"), ("x\u200by", "xy"), ("Straße", "strasse")]
+        migrate(engine, "0024", down=True)
+        with engine.connect() as connection:
+            assert connection.execute(text(FOLDS)).all() == [
+                (name, name.casefold()) for _project, name in TAGS]
