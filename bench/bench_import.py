@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy import create_engine, text
+from sqlalchemy.orm import Session
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -50,6 +51,7 @@ sys.path.insert(0, str(ROOT))
 from service import admin, create_app  # noqa: E402
 from service.db import session_scope  # noqa: E402
 from service.demo_data import TAGS, assign_tags, generate_queries  # noqa: E402
+from service.engine import sizes  # noqa: E402
 
 POSTGRES_ADMIN_URL = os.environ.get("TAGDESK_BENCH_POSTGRES_URL",
                                     "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
@@ -144,21 +146,25 @@ def prepared(url: str) -> str:
 
 
 def check(url: str, project_id: str | None, rows: int, links: int | None) -> None:
-    """The project's counters agree with its rows and with the file (every row is new)."""
+    """The project's counts (the count engine's bitmaps) agree with its rows and with the file
+    (every row is new)."""
     engine = create_engine(url)
     try:
-        with engine.connect() as connection:
+        with Session(engine) as session:
             if project_id is None:  # seed-demo: its largest project
-                project_id = connection.execute(text(
-                    "SELECT id FROM projects ORDER BY query_count DESC LIMIT 1")).scalar_one()
-            counted, stored, tagged, tag_total = connection.execute(text(
-                "SELECT p.query_count, (SELECT count(*) FROM queries q "
-                "WHERE q.project_id = p.id), (SELECT count(*) FROM query_tags l "
-                "JOIN tags t ON t.id = l.tag_id WHERE t.project_id = p.id), "
-                "(SELECT sum(query_count) FROM tags t WHERE t.project_id = p.id) "
-                "FROM projects p WHERE p.id = :p"), {"p": project_id}).one()
-            codes = connection.execute(text(
-                "SELECT sum(query_count) FROM language_country_counts WHERE project_id = :p"),
+                project_id = session.execute(text(
+                    "SELECT project_id FROM queries GROUP BY project_id "
+                    "ORDER BY count(*) DESC LIMIT 1")).scalar_one()
+            project_id = str(project_id)
+            counted = sizes.query_counts(session, [project_id])[project_id]
+            tag_total = sum(sizes.tag_counts(session, project_id).values())
+            stored, tagged = session.execute(text(
+                "SELECT (SELECT count(*) FROM queries q WHERE q.project_id = p.id), "
+                "(SELECT count(*) FROM query_tags l JOIN tags t ON t.id = l.tag_id "
+                "WHERE t.project_id = p.id) FROM projects p WHERE p.id = :p"),
+                {"p": project_id}).one()
+            codes = session.execute(text(
+                "SELECT sum(size) FROM engine_pieces WHERE project_id = :p AND kind = 3"),
                 {"p": project_id}).scalar_one()
     finally:
         engine.dispose()

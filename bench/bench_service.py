@@ -38,9 +38,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.loadkit import free_port, percentile, serve  # noqa: E402
-from service import admin, create_app, demo, schema, search, tagging  # noqa: E402
+from service import admin, create_app, demo, schema  # noqa: E402
+from service import engine as count_engine  # noqa: E402
 from service.db import session_scope  # noqa: E402
-from service.models import Organization, Query, Tag, query_tags  # noqa: E402
+from service.engine import listing, tagging  # noqa: E402
+from service.engine.tables import Query, query_tags  # noqa: E402
+from service.models import Organization, Tag  # noqa: E402
 from service.validation import QueryListBody, SetTagsItem  # noqa: E402
 from tests.faults.stores import PrivatePostgres  # noqa: E402
 
@@ -50,9 +53,9 @@ TUNED_FOLDER = Path("/tmp/tagdesk-bench-pg")
 TUNED_SETTINGS = {"shared_buffers": "2GB"}
 
 # Substrings of the demo data, each asked for once ("first request"): what a person types.
-# Terms of up to four characters are counted from text_gram_counts on PostgreSQL (up to two on
-# SQLite; migration 0009); longer ones from the bitmap index on PostgreSQL (migration 0023), by
-# the trigram index on SQLite. Matches at a million queries in brackets.
+# Terms of up to two characters are counted from the count engine's bitmaps of the texts' short
+# strings, longer ones from those of their words (service/engine), on both databases. Matches
+# at a million queries in brackets.
 FIRST_TIME_TERMS = {
     # 1–2 characters: 86,000–941,000 matches.
     "1–2 letters": ["a", "e", "s", "o", "i", "er", "en", "in", "sh", "ch", "ma", "st", "ll",
@@ -243,7 +246,8 @@ def explain_view(app, log: StatementLog, project_id: str, body: dict) -> None:
     engine = app.extensions["tagdesk_engine"]
     postgres = engine.dialect.name == "postgresql"
     with app.app_context(), session_scope(app) as session, log.record():
-        search.list_queries(session, project_id, QueryListBody(**{"limit": 50, **body}))
+        listing.list_queries(session, project_id, QueryListBody(**{"limit": 50, **body}),
+                             count_engine.held())
     for statement, parameters, _elapsed in log.entries:
         if statement.startswith("BEGIN"):  # SQLite's sessions begin their transaction so
             continue
@@ -453,7 +457,7 @@ def run(args, url: str, size: int) -> dict[str, tuple]:
         memory.append(sum(p[1] for p in resident_mib(service.pid)))
 
         # The views above repeat one request, so a text filter's count is remembered after
-        # the first (service/match_counts.py). Here each request is a term's first.
+        # the first (service/engine/held.py). Here each request is a term's first.
         first_times = {label: ({}, terms) for label, terms in FIRST_TIME_TERMS.items()}
         first_times["text + codes + tag"] = (
             {"languages": ["de"], "countries": ["DE"], "tagIds": [common_tag[0]]},

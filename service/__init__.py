@@ -8,7 +8,7 @@ from flask import Flask
 
 from weblib.request_bodies import guard_request_bodies
 
-from . import cli, db, errors, guard, match_counts, protocol, routes, settings
+from . import cli, db, engine, errors, guard, protocol, routes, settings
 from .config import load_config
 
 
@@ -26,7 +26,7 @@ def create_app(test_config: dict | None = None) -> Flask:
         os.makedirs(app.instance_path, exist_ok=True)
 
     db.init_app(app)
-    match_counts.init_app(app)
+    engine.init_app(app)
     guard.init_app(app, app.config["REDIS_URL"] or "memory://")
     errors.register(app)
     protocol.init_app(app)

@@ -3,28 +3,16 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from contextlib import contextmanager
-from itertools import chain, islice
 
-from sqlalchemy import insert, select, text
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from weblib.tag_names import fold_tag_name, tag_name_problem
 from weblib.text_rules import has_forbidden_character
 
-from . import bitmap_index, bulk_load, keys
-from .models import (
-    ApiKey,
-    Organization,
-    Project,
-    Query,
-    Tag,
-    is_uuid,
-    new_uuid,
-    query_tags,
-    utcnow,
-)
+from . import keys
+from .engine import bulk_load, inserting
+from .models import ApiKey, Organization, Project, Tag, is_uuid, utcnow
 from .validation import MAX_CODE, MAX_STRING
 
 COLOR = re.compile(r"#[0-9a-fA-F]{6}")
@@ -119,88 +107,7 @@ def query_key(query: str, language: str, country: str) -> tuple[str, str, str]:
 
 
 NewQuery = bulk_load.NewQuery  # query, language, country, tags, time
-
-
-# From this many rows a call is a bulk load (service/bulk_load.py); fewer go row by row, through
-# the triggers.
-BULK_ROWS = 500
-
-
-def insert_queries(session: Session, project_id: str, rows: Iterable[NewQuery],
-                   batch_size: int = 5000) -> int:
-    """Insert normalized rows in batches (at most `batch_size` rows held at a time); a key the
-    project already has, or that an earlier row repeats, is skipped. Returns how many were
-    added."""
-    iterator = iter(rows)
-    batches = iter(lambda: list(islice(iterator, batch_size)), [])
-    first = next(batches, [])
-    if len(first) >= min(BULK_ROWS, batch_size):
-        return bulk_load.insert(session, project_id, chain([first], batches))
-    count = 0
-    with _derived_once(session) as inserted_pks:
-        for batch in chain([first], batches):
-            count += _insert_batch(session, project_id, batch, inserted_pks)
-    return count
-
-
-@contextmanager
-def _derived_once(session: Session):
-    """PostgreSQL: the short-term counters of every query inserted here are updated once, at
-    the end, in this transaction, instead of once per INSERT statement (migration 0009 says
-    why), and they and their links added to the bitmap index (service/bitmap_index.py).
-    Yields the list to put the inserted row keys in."""
-    if session.get_bind().dialect.name != "postgresql":
-        yield []
-        return
-    session.execute(text("SELECT set_config('tagdesk.defer_text_grams', 'on', true)"))
-    bitmap_index.follow(session.connection())
-    inserted_pks: list[int] = []
-    yield inserted_pks
-    session.execute(text("SELECT set_config('tagdesk.defer_text_grams', 'off', true)"))
-    bitmap_index.follow(session.connection(), False)
-    if inserted_pks:
-        session.execute(text("SELECT tagdesk_count_text_grams_of(CAST(:pks AS integer[]))"),
-                        {"pks": inserted_pks})
-        bitmap_index.add_inserted(session.connection(), inserted_pks)
-
-
-def _insert_batch(session: Session, project_id: str, batch: list[NewQuery],
-                  inserted_pks: list[int]) -> int:
-    unique: dict[tuple[str, str, str], NewQuery] = {}
-    for row in batch:
-        unique.setdefault(row[:3], row)
-    existing = {tuple(row) for row in session.execute(
-        select(Query.query, Query.language, Query.country).where(
-            Query.project_id == project_id, Query.query.in_({key[0] for key in unique})))}
-    fresh = [row for key, row in unique.items() if key not in existing]
-    if not fresh:
-        return 0
-    ids = [new_uuid() for _ in fresh]
-    now = utcnow()
-    _insert_rows(session, Query.__table__, [
-        {"id": query_id, "project_id": project_id, "query": q, "language": lang,
-         "country": country, "updated_at": updated_at or now}
-        for query_id, (q, lang, country, _, updated_at) in zip(ids, fresh, strict=True)
-    ])
-    pk_by_id = {query_id: pk for query_id, pk in session.execute(
-        select(Query.id, Query.pk).where(Query.id.in_(ids)))}
-    inserted_pks.extend(pk_by_id.values())
-    links = [{"query_pk": pk_by_id[query_id], "tag_id": tag_id, "updated_at": row[4] or now}
-             for query_id, row in zip(ids, fresh, strict=True) for tag_id in set(row[3])]
-    if links:
-        _insert_rows(session, query_tags, links)
-    return len(fresh)
-
-
-def _insert_rows(session: Session, table, rows: list[dict], per_statement: int = 1000) -> None:
-    """On PostgreSQL, multi-row INSERT statements: the driver would otherwise send one
-    statement per row, and the statement-level trigger keeping the project's query counter
-    would run once per row. SQLite's executemany is already the fast path there."""
-    if session.get_bind().dialect.name == "sqlite":
-        session.execute(insert(table), rows)
-        return
-    for start in range(0, len(rows), per_statement):
-        session.execute(insert(table).values(rows[start:start + per_statement]))
+insert_queries = inserting.insert_queries
 
 
 def find_org(session: Session, name_or_id: str) -> str:

@@ -15,7 +15,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from weblib.sqlite import BEGIN_OPTION, sqlite_engine
 
-from .bulk_load import RESTORE_PRAGMAS
+# SQLite: the settings a bulk load changed on its connection (service/engine/bulk_load.py),
+# with the values set again when the connection returns to the pool.
+RESTORE_PRAGMAS = "tagdesk_bulk_load_pragmas"
 
 
 def make_engine(url: str) -> Engine:
@@ -27,7 +29,7 @@ def make_engine(url: str) -> Engine:
         @event.listens_for(engine, "checkin")
         def _temp_store_back(dbapi_connection, record):
             # A bulk load kept its temporary tables and sorts in files and a larger page cache
-            # (service/bulk_load.py): the usual settings again once its transaction is over.
+            # (service/engine/bulk_load.py): the usual settings again once its transaction is over.
             for name, value in record.info.pop(RESTORE_PRAGMAS, {}).items():
                 dbapi_connection.execute(f"PRAGMA {name} = {value}")
 

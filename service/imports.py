@@ -54,8 +54,9 @@ from weblib.sqlite import BEGIN_OPTION
 from weblib.tag_names import fold_tag_name
 from weblib.text_rules import forbidden_character
 
-from . import admin, bulk_load
+from . import admin
 from .db import begin_write
+from .engine import bulk_load
 from .models import Tag
 from .validation import MAX_CODE, MAX_STRING, Code, Text
 
@@ -554,7 +555,6 @@ def add_rows(session: Session, project_id: str, batches: Iterable[list[admin.New
         # Staging writes temporary tables only: SQLite's write lock is not needed.
         held.connection(execution_options={BEGIN_OPTION: "DEFERRED"})
         load.open()
-        load.count_while_staging(batch_rows)
         rows = 0
         for batch in batches:
             load.stage(batch)

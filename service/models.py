@@ -7,14 +7,11 @@ import uuid
 from datetime import UTC, datetime
 
 from sqlalchemy import (
-    Column,
     DateTime,
     ForeignKey,
     Index,
     Integer,
     String,
-    Table,
-    Text,
     UniqueConstraint,
     Uuid,
 )
@@ -95,11 +92,18 @@ class Project(Base):
     )
     name: Mapped[str] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
-    # Kept by database triggers (migration 0002); never written by the application.
-    query_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
-    # Changes whenever the project's queries change other than by their tags. Kept by
-    # database triggers (migration 0008); never written by the application.
-    texts_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # The count engine's state (service/engine, migration 0026). `changes_outside` moves, by
+    # triggers, with every write to the project's queries and links that went around the
+    # engine (hand-written SQL); `changes_indexed` is its value when the bitmaps were last
+    # built from the rows: they are current while the two are equal.
+    changes_outside: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    changes_indexed: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # The engine's writes: each one's number is the stamp of the pieces it wrote; the
+    # number of the last one that added queries; and the epoch, which moves when pieces are
+    # dropped (a rebuild, a tag's deletion), so that what a process holds is read again.
+    engine_stamp: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    texts_stamp: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    engine_epoch: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class Tag(Base):
@@ -112,75 +116,6 @@ class Tag(Base):
     # casefold(name): names are unique and matched without regard to case.
     name_folded: Mapped[str] = mapped_column(String(200))
     color: Mapped[str] = mapped_column(String(7))
-    # How many queries carry the tag. Kept by database triggers (migration 0005).
-    query_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
-    # Moves whenever a link of the tag is added or removed (migration 0021): the remembered
-    # count of a filter with this tag is current while it stays.
-    links_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
-
-
-# How many queries a project has per language and country. Kept by database triggers
-# (migration 0005); the total of a language or country filter is a sum over a few rows.
-language_country_counts = Table(
-    "language_country_counts",
-    Base.metadata,
-    Column("project_id", ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True),
-    Column("language", String(35), primary_key=True),
-    Column("country", String(35), primary_key=True),
-    Column("query_count", Integer, nullable=False),
-)
-
-
-# How many of a project's queries contain each string of 1 to 4 characters (PostgreSQL) or 1 to
-# 2 (SQLite) of their lower-cased text. Kept by database triggers (migration 0009); the total
-# of a short text filter is one row.
-text_gram_counts = Table(
-    "text_gram_counts",
-    Base.metadata,
-    Column("project_id", ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True),
-    Column("gram", Text, primary_key=True),
-    Column("query_count", Integer, nullable=False),
-)
-
-
-query_tags = Table(
-    "query_tags",
-    Base.metadata,
-    Column("query_pk", ForeignKey("queries.pk", ondelete="CASCADE"), primary_key=True),
-    Column("tag_id", ForeignKey("tags.id", ondelete="CASCADE"), primary_key=True),
-    # The query's updated_at, copied: whoever adds a link gives it, and a trigger on queries
-    # keeps it (migration 0018). A tag's page in time order is a walk of the index below.
-    Column("updated_at", DateTime, nullable=False),
-    Index("ix_query_tags_tag_time", "tag_id", "updated_at", "query_pk"),
-)
-
-
-class Query(Base):
-    """A search query. `pk` is an internal integer key (small joins, FTS rowid); `id` is public."""
-
-    __tablename__ = "queries"
-    __table_args__ = (
-        UniqueConstraint("project_id", "query", "language", "country", name="uq_queries_key"),
-        # On SQLite the two update-time indexes hold updated_at DESC (migration 0007).
-        Index("ix_queries_updated", "project_id", "updated_at", "id"),
-        Index("ix_queries_project_id", "project_id", "id"),
-        Index("ix_queries_project_pk", "project_id", "pk"),
-        Index("ix_queries_language_id", "project_id", "language", "id"),
-        Index("ix_queries_country_id", "project_id", "country", "id"),
-        Index("ix_queries_query_id", "project_id", "query", "id"),
-        # Z-to-A sorts walk ix_queries_language_desc_id and ix_queries_country_desc_id
-        # (project_id, code DESC, id), made by migration 0010.
-        Index("ix_queries_language_country_updated",
-              "project_id", "language", "country", "updated_at", "id"),
-    )
-
-    pk: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    id: Mapped[str] = mapped_column(Id, unique=True, default=new_uuid)
-    project_id: Mapped[str] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
-    query: Mapped[str] = mapped_column(Text)
-    language: Mapped[str] = mapped_column(String(35))  # stored lower-case
-    country: Mapped[str] = mapped_column(String(35))  # stored upper-case
-    updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
 
 
 class User(Base):

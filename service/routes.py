@@ -1,17 +1,19 @@
-"""The four endpoints of the reference, the public OpenAPI document, and one extension of
-the reference: creating a tag (marked `x-tagdesk-extension` in docs/openapi.yaml)."""
+"""The four endpoints of the reference, the public OpenAPI document, and the extensions of
+the reference (marked `x-tagdesk-extension` in docs/openapi.yaml): creating a tag, the
+facets of a filter (and the filter's own extensions, service/validation.py)."""
 
 from __future__ import annotations
 
 from typing import TypeVar
 
-from flask import Blueprint, Response, current_app, g, jsonify
+from flask import Blueprint, Response, g, jsonify
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from . import search, tag_creation, tagging
+from . import engine, search, tag_creation
 from .auth import resolve_project
 from .db import get_session
+from .engine import listing, tagging
 from .models import Project
 from .openapi import openapi_document
 from .protocol import json_response
@@ -20,6 +22,7 @@ from .validation import (
     CreateTagBody,
     Paged,
     PageParams,
+    QueryFilterBody,
     QueryListBody,
     SetTagsBody,
     Strict,
@@ -41,7 +44,7 @@ def project_call(body_model: type[Body]) -> tuple[Session, str, Body]:
     return session, resolve_project(session, g.caller), parse(body_model, read_json())
 
 
-def listing(total: int, params: PageParams | Paged, results: list[dict]) -> Response:
+def page_of(total: int, params: PageParams | Paged, results: list[dict]) -> Response:
     """The answer of a list endpoint: its page of `results` and where the page stands."""
     return json_response({"page": page_object(total, params.page, params.limit),
                           "results": results})
@@ -64,15 +67,22 @@ def list_projects():
         select(Project).where(*where).order_by(Project.name, Project.id)
         .limit(params.limit).offset((params.page - 1) * params.limit)
     ).all()
-    return listing(total, params, [project_record(row) for row in rows])
+    return page_of(total, params, [project_record(row) for row in rows])
 
 
 @bp.post("/queries/list")
 def list_queries():
     session, project_id, body = project_call(QueryListBody)
-    total, rows, tags = search.list_queries(
-        session, project_id, body, current_app.extensions["tagdesk_match_counts"])
-    return listing(total, body, query_records(rows, tags))
+    total, rows, tags = listing.list_queries(session, project_id, body, engine.held())
+    return page_of(total, body, query_records(rows, tags))
+
+
+@bp.post("/queries/facets")
+def facets():
+    """An extension: how many queries the filter matches, and how many it would match with
+    each language, country or tag chosen instead (docs/api.md)."""
+    session, project_id, body = project_call(QueryFilterBody)
+    return json_response(listing.facets(session, project_id, body, engine.held()))
 
 
 @bp.patch("/queries/many/tags-only")
@@ -85,7 +95,7 @@ def set_tags_on_many():
 def list_tags():
     session, project_id, body = project_call(TagListBody)
     total, rows = search.list_tags(session, project_id, body)
-    return listing(total, body, [tag_record(row) for row in rows])
+    return page_of(total, body, [tag_record(row) for row in rows])
 
 
 @bp.post("/tags/create")

@@ -45,11 +45,24 @@ def migrating(engine: Engine) -> Iterator[Connection]:
 
 
 def upgrade(engine: Engine) -> bool:
-    """Migrate to the newest revision; True when a migration ran."""
+    """Migrate to the newest revision, then build the bitmaps of every project that needs
+    them (service/engine/rebuild.py); True when a migration ran."""
     before = revision(engine)
     with migrating(engine) as connection:
         command.upgrade(alembic_config(connection), "head")
+    rebuild_behind(engine)
     return revision(engine) != before
+
+
+def rebuild_behind(engine: Engine) -> None:
+    """Each project whose bitmaps are behind its rows built again, a transaction each."""
+    from .engine.rebuild import projects_behind, rebuild
+
+    with engine.connect() as connection:
+        behind = projects_behind(connection)
+    for project_id in behind:
+        with engine.begin() as connection:
+            rebuild(connection, project_id)
 
 
 def analyze(engine: Engine) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Annotated
+from typing import Annotated, Literal
 
 from flask import request
 from pydantic import (
@@ -13,6 +13,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    StrictBool,
     StrictInt,
     StrictStr,
     ValidationError,
@@ -96,12 +97,24 @@ class Paged(Strict):
     sort: Annotated[list[SortItem], Field(max_length=5)] = []
 
 
-class QueryListBody(Paged):
+class QueryFilterBody(Strict):
+    """The filter of queries/list, and the whole body of queries/facets (an extension)."""
+
     query: Text | None = None
     languages: Annotated[list[Code], Field(max_length=MAX_ITEMS)] | None = None
     countries: Annotated[list[Code], Field(max_length=MAX_ITEMS)] | None = None
     tagIds: Annotated[list[TagRef], Field(max_length=MAX_ITEMS)] | None = None  # noqa: N815
     tagNames: Annotated[list[Text], Field(max_length=MAX_ITEMS)] | None = None  # noqa: N815
+    # Extensions (docs/api.md): how tagIds and tagNames combine, tags the queries must not
+    # carry, and queries with no tag at all.
+    tagMatch: Literal["any", "all"] = "any"  # noqa: N815
+    excludeTagIds: Annotated[list[Int], Field(max_length=MAX_ITEMS)] | None = None  # noqa: N815
+    excludeTagNames: Annotated[list[Text], Field(max_length=MAX_ITEMS)] | None = None  # noqa: N815
+    untagged: StrictBool = False
+
+
+class QueryListBody(Paged, QueryFilterBody):
+    pass
 
 
 class TagListBody(Paged):

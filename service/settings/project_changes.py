@@ -16,9 +16,7 @@ record.
 - Editing a tag keeps its id, so the queries that carry it keep it: their `updatedAt` stays.
 - Deleting a tag takes it off every query that carries it, and those queries' `updatedAt`
   becomes the time of the deletion — the API's rule that a change of a query's tags is a
-  change of the query. The tag's counter (tags.query_count) goes with the tag; no other
-  counter is kept per tag (the project's, the language/country and short-term counters and
-  projects.texts_version count queries and their texts, which do not change).
+  change of the query (service/engine/deleting.py).
 """
 
 from __future__ import annotations
@@ -27,7 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
@@ -35,7 +33,8 @@ from weblib.tag_names import fold_tag_name
 
 from .. import palette
 from ..db import begin_write, retried, retryable
-from ..models import Organization, OrgEvent, Project, Query, Tag, is_uuid, query_tags, utcnow
+from ..engine import deleting, sizes
+from ..models import Organization, OrgEvent, Project, Tag, is_uuid
 from ..validation import MAX_ID
 from . import audit
 
@@ -76,10 +75,9 @@ def project_tag(session: Session, project: Project, tag_id: int) -> Tag | None:
     return session.scalar(select(Tag).where(Tag.id == tag_id, Tag.project_id == project.id))
 
 
-def projects_with_counts(session: Session, org_id: str) -> list[tuple[Project, int]]:
-    """The organization's projects by name, each with its number of tags. The number of
-    queries is the project's counter (projects.query_count, kept by triggers): no query row
-    is read, however many there are."""
+def projects_with_counts(session: Session, org_id: str) -> list[tuple[Project, int, int]]:
+    """The organization's projects by name, each with its number of tags and of queries (the
+    count engine's: no query row is read, however many there are)."""
     tag_counts = (select(Tag.project_id, func.count().label("tags"))
                   .group_by(Tag.project_id).subquery())
     rows = session.execute(
@@ -87,14 +85,26 @@ def projects_with_counts(session: Session, org_id: str) -> list[tuple[Project, i
         .outerjoin(tag_counts, tag_counts.c.project_id == Project.id)
         .where(Project.org_id == org_id)
         .order_by(func.lower(Project.name), Project.name, Project.id)).all()
-    return [(project, tags) for project, tags in rows]
+    queries = sizes.query_counts(session, [project.id for project, _tags in rows])
+    return [(project, tags, queries[project.id]) for project, tags in rows]
+
+
+def query_count(session: Session, project: Project) -> int:
+    return sizes.query_counts(session, [project.id])[project.id]
+
+
+def carriers(session: Session, project: Project, tag: Tag) -> int:
+    """How many of the project's queries carry the tag."""
+    return sizes.tag_counts(session, project.id).get(tag.id, 0)
 
 
 def project_tags(session: Session, project: Project) -> list[TagRow]:
-    """The project's tags by name, each with how many queries carry it (tags.query_count)."""
-    return [TagRow(*row) for row in session.execute(
-        select(Tag.id, Tag.name, Tag.color, Tag.query_count)
-        .where(Tag.project_id == project.id).order_by(Tag.name_folded, Tag.id))]
+    """The project's tags by name, each with how many queries carry it."""
+    counts = sizes.tag_counts(session, project.id)
+    return [TagRow(tag_id, name, color, counts.get(tag_id, 0)) for tag_id, name, color in
+            session.execute(select(Tag.id, Tag.name, Tag.color)
+                            .where(Tag.project_id == project.id)
+                            .order_by(Tag.name_folded, Tag.id))]
 
 
 def suggested_colour(session: Session, project: Project) -> str:
@@ -256,18 +266,6 @@ def edit_tag(session: Session, org_id: str, project_id: str, tag_id: int, user_i
     return event
 
 
-def _lock_tag_and_its_queries(session: Session, tag_id: int) -> None:
-    """PostgreSQL: take the rows in the order a set-tags call takes them — its queries'
-    rows first (in key order), then the tag's — so that the two rarely wait for each other
-    in a circle. Once the tag's row is held no link to it can be added (adding one reads the
-    tag's row FOR KEY SHARE), so every query that carries the tag is known."""
-    carriers = select(query_tags.c.query_pk).where(query_tags.c.tag_id == tag_id)
-    locked = (select(Query.pk).where(Query.pk.in_(carriers)).order_by(Query.pk)
-              .with_for_update(of=Query).subquery())
-    session.execute(select(func.count()).select_from(locked))
-    session.execute(select(Tag.id).where(Tag.id == tag_id).with_for_update(of=Tag))
-
-
 def _delete_tag_once(session: Session, org_id: str, project_id: str, tag_id: int,
                      user_id: int) -> OrgEvent | None:
     begin_write(session)
@@ -276,17 +274,7 @@ def _delete_tag_once(session: Session, org_id: str, project_id: str, tag_id: int
     if tag is None:
         session.rollback()
         return None
-    if session.get_bind().dialect.name == "postgresql":
-        _lock_tag_and_its_queries(session, tag.id)
-    carriers = select(query_tags.c.query_pk).where(query_tags.c.tag_id == tag.id)
-    # One statement each, so each counter trigger runs once (tags.query_count goes down as
-    # the links go; the tag's row goes last).
-    session.execute(update(Query).where(Query.pk.in_(carriers)).values(updated_at=utcnow())
-                    .execution_options(synchronize_session=False))
-    removed = session.execute(delete(query_tags).where(query_tags.c.tag_id == tag.id)
-                              .execution_options(synchronize_session=False)).rowcount
-    session.execute(delete(Tag).where(Tag.id == tag.id)
-                    .execution_options(synchronize_session=False))
+    removed = deleting.delete_tag(session, project.id, tag.id)
     session.expunge(tag)
     if removed == 0:
         detail = f"It was on no queries of “{project.name}”."

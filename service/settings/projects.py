@@ -112,7 +112,8 @@ def _project_page(project: Project, rename_form: ProjectForm | None = None,
                            data={"name": "", "color": changes.suggested_colour(db, project)})
     return render_template(
         "settings/project.html", section=SECTION, project=project,
-        tags=changes.project_tags(db, project), rename_form=rename_form, tag_form=tag_form,
+        tags=changes.project_tags(db, project), query_count=changes.query_count(db, project),
+        rename_form=rename_form, tag_form=tag_form,
         colour=_colour_view(tag_form), notice=notice), status
 
 
@@ -163,7 +164,8 @@ def create_tag(project_id: str):
 
 def _edit_page(project: Project, tag, form: TagForm, status: int = 200):
     return render_template("settings/tag_edit.html", section=SECTION, project=project,
-                           tag=tag, form=form, colour=_colour_view(form)), status
+                           tag=tag, form=form, colour=_colour_view(form),
+                           carriers=changes.carriers(get_session(), project, tag)), status
 
 
 def _edit_again(project_id: str, tag_id: int, form: TagForm):
@@ -195,14 +197,17 @@ def delete_tag(project_id: str, tag_id: int):
     form = ConfirmForm()
     if request.method == "GET":
         return render_template("settings/tag_delete.html", section=SECTION, project=project,
-                               tag=tag, form=form)
+                               tag=tag, form=form,
+                               carriers=changes.carriers(get_session(), project, tag))
     try:
         event = changes.delete_tag(get_session(), g.user.org_id, project.id, tag.id,
                                    g.user.id)
     except changes.Busy as busy:
         project = signed_in_project(project_id)
+        tag = _tag(project, tag_id)
         return render_template("settings/tag_delete.html", section=SECTION, project=project,
-                               tag=_tag(project, tag_id), form=form, error=str(busy)), 409
+                               tag=tag, form=form, error=str(busy),
+                               carriers=changes.carriers(get_session(), project, tag)), 409
     if event is None:  # deleted by someone else in the meantime
         abort(404)
     return redirect(url_for("settings.project", project_id=project.id, done=event.id,

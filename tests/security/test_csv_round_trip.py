@@ -20,7 +20,8 @@ from sqlalchemy import select
 
 from service import admin, cli
 from service.db import session_scope
-from service.models import Query, Tag, query_tags
+from service.engine.tables import Query, query_tags
+from service.models import Tag
 from tests.dashboard.test_queries import HOSTILE as HOSTILE_VIEW_PARAMETERS
 from tests.security import test_csv_injection, test_xss_browser
 from tests.security.test_signin import HOSTILE_NEXT

@@ -1,6 +1,8 @@
-"""Text folded as the long text filters fold it, to check the short ones against.
+"""Text folded as the long text filters folded it from migration 0013 to 0025, to check the
+short-string counters of those revisions against (tests of old migrations; at head the count
+engine folds by Unicode's simple case folding on both databases: tests/service/counters.py).
 
-Terms of three characters and more are matched by each database's own means: on SQLite the
+Terms of three characters and more were matched by each database's own means: on SQLite the
 FTS5 trigram index, which folds every character by a table of its own; on PostgreSQL `lower()`
 (both sides of ILIKE, and the lower-cased copy in `query_texts`). The folds here are asked of
 those means directly — of a trigram index made in memory, and of `lower()` — not of the

@@ -23,9 +23,11 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import create_engine, event, func, select
 
-from service import admin, bulk_load, import_jobs, imports
+from service import admin, import_jobs, imports
+from service.engine import bulk_load
+from service.engine.tables import Query
 from service.import_jobs import ImportJob, ImportRejection
-from service.models import Base, OrgEvent, Query, utcnow
+from service.models import Base, OrgEvent, utcnow
 from tests.support.waiting import wait_until
 
 EMAIL = "ann@example.com"

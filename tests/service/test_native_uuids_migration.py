@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import create_engine, text
 
-from service import admin, create_app, search
+from service import admin, create_app
 from service.db import session_scope
-from service.match_counts import MatchCounts
+from service.engine.held import Held
+from service.engine.listing import list_queries
 from service.validation import QueryListBody
 from tests.service.migrating import P1, P2, migrate, migrated_with_rows, query_id
 from tests.support.databases import postgres_database_of_its_own
@@ -114,8 +115,8 @@ def test_the_service_reads_uuids_as_strings_and_refuses_other_strings_quietly():
             with session_scope(app) as session:
                 raw = session.execute(text("SELECT id, project_id FROM queries ORDER BY pk"))
                 assert raw.first() == (query_id(0), P2)
-                total, rows, _tags = search.list_queries(
-                    session, P1, QueryListBody(limit=10), MatchCounts())
+                total, rows, _tags = list_queries(
+                    session, P1, QueryListBody(limit=10), Held())
                 assert total == 2 and {row.id for row in rows} == {query_id(1), query_id(2)}
                 assert {row.project_id for row in rows} == {P1}
                 assert admin.project_by_id(session, "Keyword research") is None

@@ -17,9 +17,13 @@ import pytest
 from sqlalchemy import select, text
 
 from service import admin, palette
-from service.models import OrgEvent, Project, Query, Tag, query_tags
+from service.engine.held import Held
+from service.engine.listing import list_queries
+from service.engine.tables import Query, query_tags
+from service.models import OrgEvent, Project, Tag
 from service.settings import accounts, project_changes
 from service.settings.project_forms import colour_code
+from service.validation import QueryListBody
 from tests.service.counters import assert_counters_exact
 from tests.support.api import Api
 
@@ -125,8 +129,11 @@ def api_queries(api, **body) -> dict[str, dict]:
 
 
 def age_queries(world):
-    """Every query last changed long ago, so that a change now is plain to see."""
+    """Every query last changed long ago, so that a change now is plain to see. Written around
+    the engine: each project is read once, which builds its bitmaps again."""
     world.run(lambda s: s.execute(text("UPDATE queries SET updated_at = :old"), {"old": OLD}))
+    for project_id in (world.project_id, world.other_project_id):
+        world.run(lambda s, p=project_id: list_queries(s, p, QueryListBody(), Held()))
 
 
 # --- signing in -------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
-"""Short text filters (1–2 characters on SQLite, up to 4 on PostgreSQL, counted ahead in
-`text_gram_counts`) fold case in every script, exactly as longer ones do on the same
-database: "ä" finds "Äpfel", "σο" finds "ΣΟΦΙΑ". Their totals stay exact through every kind
-of write, and a database migrated from before the folding (0013) is folded and counted."""
+"""Short text filters (1–2 characters, counted from the count engine's bitmaps of the texts'
+short strings) fold case in every script, exactly as longer ones do, by Unicode's simple case
+folding on both databases: "ä" finds "Äpfel", "σο" finds "ΣΟΦΙΑ" and "ςο". Their totals stay
+exact through every kind of write, and a database migrated from before the folding (0013) is
+folded and counted (by that revision's means), then found by the engine at head."""
 
 from __future__ import annotations
 
@@ -10,20 +11,22 @@ from datetime import datetime
 import pytest
 from sqlalchemy import create_engine, delete, insert, text, update
 
-from service import create_app, search
+from service import create_app
 from service.db import session_scope
-from service.match_counts import MatchCounts
-from service.models import Query
-from service.search import COUNTED_GRAM_LENGTH
+from service.engine.held import Held
+from service.engine.listing import list_queries
+from service.engine.tables import Query
 from service.validation import QueryListBody
-from tests.service.folding import (
-    dialect,
-    expected_gram_counts,
-    folded,
-    grams,
-    stored_gram_counts,
+from tests.service import counters
+from tests.service.counters import simple_fold
+from tests.service.folding import expected_gram_counts, grams, stored_gram_counts
+from tests.service.migrating import (
+    COUNTED_GRAM_LENGTH,
+    P1,
+    gram_counts_after,
+    migrate,
+    query_id,
 )
-from tests.service.migrating import P1, gram_counts_after, migrate, query_id
 from tests.support.databases import postgres_database_of_its_own
 
 ROWS = [
@@ -58,6 +61,9 @@ FOUND = [
     ("мо", "Кофе МОСКВА"),
     ("ǆ", "ǅemal ǄEMAL"),
 ]
+# Terms of at most this many characters are counted from the bitmaps of the texts' strings of
+# that length, on both databases; longer ones from their words.
+SHORT = 2
 
 
 def listed(api, term: str, **body) -> tuple[int, list[str]]:
@@ -69,13 +75,13 @@ def listed(api, term: str, **body) -> tuple[int, list[str]]:
 
 
 def expected_matches(world, terms) -> dict[str, list[str]]:
-    """The texts of the project each term matches, folded as the long filters fold, by the
-    database's own means (tests/service/folding.py)."""
+    """The texts of the project each term matches, both folded by Unicode's simple case
+    folding (tests/service/counters.py)."""
     def compute(session):
         texts = session.execute(text("SELECT query FROM queries WHERE project_id = :p"),
                                 {"p": world.project_id}).scalars().all()
-        folds = folded(session, [*texts, *terms])
-        return {term: sorted(t for t in texts if folds[term] in folds[t]) for term in terms}
+        return {term: sorted(t for t in texts if simple_fold(term) in simple_fold(t))
+                for term in terms}
     return world.run(compute)
 
 
@@ -91,8 +97,8 @@ def short_terms(texts, longest: int = 2) -> set[str]:
 
 
 def assert_short_terms_exact(api, world, terms) -> None:
-    """Each term finds exactly the project's texts that contain it folded as the long
-    filters fold, and counts them."""
+    """Each term finds exactly the project's texts that contain it, both folded, and counts
+    them."""
     terms = sorted(set(terms))
     wanted = expected_matches(world, terms)
     wrong = {}
@@ -104,12 +110,11 @@ def assert_short_terms_exact(api, world, terms) -> None:
 
 
 def assert_counters_exact(world) -> None:
-    longest = COUNTED_GRAM_LENGTH[world.run(dialect)]
-    world.run(lambda s: _compare(stored_gram_counts(s), expected_gram_counts(s, longest)))
-
-
-def _compare(stored, expected):
-    assert stored == expected
+    """Every project read once (a read builds again the bitmaps of a project written around
+    the engine), then its bitmaps checked against its rows."""
+    for project_id in (world.project_id, world.other_project_id):
+        world.run(lambda s, p=project_id: list_queries(s, p, QueryListBody(), Held()))
+    counters.assert_counters_exact(world)
 
 
 @pytest.fixture
@@ -126,9 +131,25 @@ def test_a_short_term_finds_its_text_in_any_case(api, seeded, term, text_):
     assert total == len(found)
 
 
+def test_simple_case_folding_on_both_databases(api, world):
+    """One character folds to one (Unicode's simple case folding), the same on both
+    databases: "Σ" and "ς" are "σ", "ẞ" is "ß", but "ß" is not "ss", and "İ" stays."""
+    world.add_queries([("ΣΟ", "el", "GR", []), ("ςο", "el", "GR", []), ("Äpfel", "de", "DE", []),
+                       ("größe", "de", "DE", []), ("chaussures", "fr", "FR", []),
+                       ("STRASSE", "de", "DE", []), ("İstanbul", "tr", "TR", [])])
+    assert listed(api, "σο") == (2, ["ΣΟ", "ςο"])
+    assert listed(api, "ΣΟ") == listed(api, "ςο") == (2, ["ΣΟ", "ςο"])
+    assert listed(api, "ä") == listed(api, "Ä") == (1, ["Äpfel"])
+    assert listed(api, "ß") == listed(api, "ẞ") == (1, ["größe"])
+    assert listed(api, "ss") == (2, ["STRASSE", "chaussures"])
+    assert listed(api, "İ") == (1, ["İstanbul"])
+    assert listed(api, "i") == (0, [])
+    assert listed(api, "größe") == listed(api, "GRÖẞE") == (1, ["größe"])
+
+
 def test_every_short_term_matches_and_counts_as_long_terms_fold(api, seeded):
     # Every counted length; terms that are in no text, and characters folded specially.
-    longest = COUNTED_GRAM_LENGTH[seeded.run(dialect)]
+    longest = SHORT
     terms = short_terms([value for value, *_rest in ROWS], longest)
     assert len(terms) > 350
     assert_short_terms_exact(api, seeded, terms | {
@@ -137,9 +158,8 @@ def test_every_short_term_matches_and_counts_as_long_terms_fold(api, seeded):
 
 def test_a_short_term_finds_whatever_its_longer_terms_find(api, seeded):
     """Typing a word: every text that its first letters find once they are too many to be
-    counted (3 on SQLite, 5 on PostgreSQL), as written or in swapped case, the counted first
-    letters find too."""
-    longest = COUNTED_GRAM_LENGTH[seeded.run(dialect)]
+    counted (3), as written or in swapped case, the counted first letters find too."""
+    longest = SHORT
     asked: dict[str, tuple[int, list[str]]] = {}
 
     def ask(term):
@@ -171,8 +191,8 @@ def test_a_short_term_with_codes_and_tags_is_matched_the_same(api, seeded):
 
 
 def test_short_totals_stay_exact_through_imports_inserts_edits_and_deletes(api, seeded):
-    """After each kind of write, the counters are the texts counted afresh (folded by the long
-    filters' means), and the terms of the texts written find and count exactly."""
+    """After each kind of write, the bitmaps are those of the texts (folded afresh), and the
+    terms of the texts written find and count exactly."""
     assert_counters_exact(seeded)
     assert listed(api, "ä")[0] == 2
 
@@ -230,8 +250,8 @@ def _listed_by_the_service(url: str) -> dict[str, tuple[int, list[str]]]:
         found = {}
         for term, _text in FOUND:
             with session_scope(app) as session:
-                total, rows, _tags = search.list_queries(
-                    session, P1, QueryListBody(query=term, limit=1000), MatchCounts())
+                total, rows, _tags = list_queries(
+                    session, P1, QueryListBody(query=term, limit=1000), Held())
                 found[term] = (total, sorted(row.query for row in rows))
         return found
     finally:
@@ -244,23 +264,13 @@ def _rows_before_and_after(url: str) -> None:
         stored, expected = gram_counts_after(engine, "0012", OLD_ROWS, "0013")
         assert stored == expected and len(stored) > 200
         longest = COUNTED_GRAM_LENGTH[engine.dialect.name]
-        with engine.connect() as connection:
-            texts = connection.execute(text(
-                "SELECT query FROM queries WHERE project_id = :p"), {"p": P1}).scalars().all()
-            folds = folded(connection, [*texts, *(term for term, _text in FOUND)])
-        migrate(engine, "head")  # the service runs on the whole schema
-        found = _listed_by_the_service(url)
-        for term, _text in FOUND:
-            expected = sorted(t for t in texts if folds[term] in folds[t])
-            assert found[term] == (len(expected), expected), term
-        assert found["ä"] == (1, ["äpfelmus"])  # "Äpfel" is in P2
 
         # Undone, the counters are those of 0012 again (each database's lower()), and kept.
         migrate(engine, "0012", down=True)
         with engine.begin() as connection:
             connection.execute(text(
                 "INSERT INTO queries (id, project_id, query, language, country, updated_at) "
-                f"VALUES ('late', '{P1}', 'Ökologie', 'de', 'DE', '2026-01-02')"))
+                f"VALUES ('{query_id(99)}', '{P1}', 'Ökologie', 'de', 'DE', '2026-01-02')"))
             recounted = {}
             for project_id, value in connection.execute(text(
                     "SELECT project_id, lower(query) FROM queries")):
@@ -270,6 +280,17 @@ def _rows_before_and_after(url: str) -> None:
         migrate(engine, "0013")
         with engine.connect() as connection:
             assert stored_gram_counts(connection) == expected_gram_counts(connection, longest)
+            texts = connection.execute(text(
+                "SELECT query FROM queries WHERE project_id = :p"), {"p": P1}).scalars().all()
+
+        # At head, the count engine finds them, folded by simple case folding.
+        migrate(engine, "head")
+        found = _listed_by_the_service(url)
+        for term, _text in FOUND:
+            expected = sorted(t for t in texts if simple_fold(term) in simple_fold(t))
+            assert found[term] == (len(expected), expected), term
+        assert found["ä"] == (1, ["äpfelmus"])  # "Äpfel" is in P2
+        assert "Ökologie" in found["Ö"][1]  # written at 0012
     finally:
         engine.dispose()
 

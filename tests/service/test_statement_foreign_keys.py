@@ -12,14 +12,24 @@ import pytest
 from sqlalchemy import create_engine, inspect, select, text
 from sqlalchemy.exc import IntegrityError
 
-from service.models import Project, Query, Tag
+from service.engine import sizes
+from service.engine.held import Held
+from service.engine.listing import list_queries
+from service.engine.tables import Query
+from service.models import Project, Tag
+from service.validation import QueryListBody
+from tests.service.counters import assert_counters_exact
 from tests.service.migrating import migrate, migrated_with_rows
 from tests.support.databases import postgres_database_of_its_own
 
 ROWS = [("red shoes", "en", "US", ["brand"]), ("blue shoes", "en", "GB", ["brand", "sale"]),
         ("boots", "de", "DE", [])]
+# Migrations 0019 and 0020 (PostgreSQL): the copies of the texts (query_texts, until 0026).
 COUNTS = ("SELECT (SELECT count(*) FROM queries), (SELECT count(*) FROM query_tags), "
           "(SELECT count(*) FROM query_texts)")
+# Since 0026: the count engine's bitmaps instead.
+ENGINE_COUNTS = ("SELECT (SELECT count(*) FROM queries), (SELECT count(*) FROM query_tags), "
+                 "(SELECT count(*) FROM engine_pieces)")
 ORPHANS = ("SELECT (SELECT count(*) FROM query_tags l WHERE NOT EXISTS "
            "(SELECT 1 FROM queries q WHERE q.pk = l.query_pk)), "
            "(SELECT count(*) FROM queries q WHERE NOT EXISTS "
@@ -32,8 +42,12 @@ def rows_and_links(world) -> tuple[int, int]:
 
 
 def tag_counts(world) -> dict[str, int]:
-    return dict(world.run(lambda s: s.execute(select(Tag.name, Tag.query_count)
-                                              .where(Tag.project_id == world.project_id)).all()))
+    """How many queries carry each tag of the world's project, as the service counts them."""
+    def counted(session):
+        counts = sizes.tag_counts(session, world.project_id)
+        return {name: counts.get(tag_id, 0) for tag_id, name in session.execute(
+            select(Tag.id, Tag.name).where(Tag.project_id == world.project_id))}
+    return world.run(counted)
 
 
 def insert_query(session, project_id: str, text_: str = "new") -> None:
@@ -76,12 +90,15 @@ def test_deleting_a_tag_a_query_or_a_project_takes_what_depends_on_it(world):
 
 @pytest.mark.postgres
 @pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
-def test_the_text_copies_go_with_their_queries(world):
+def test_the_bitmaps_follow_their_queries_and_go_with_their_project(world):
     world.add_queries(ROWS)
     world.run(lambda s: s.execute(Query.__table__.delete().where(Query.query == "boots")))
-    assert world.run(lambda s: s.execute(text(COUNTS)).one()) == (2, 3, 2)
+    assert rows_and_links(world) == (2, 3)
+    # Deleted around the engine: the next read builds the project's bitmaps again.
+    world.run(lambda s: list_queries(s, world.project_id, QueryListBody(), Held()))
+    assert_counters_exact(world)
     world.run(lambda s: s.execute(text("TRUNCATE projects CASCADE")))
-    assert world.run(lambda s: s.execute(text(COUNTS)).one()) == (0, 0, 0)
+    assert world.run(lambda s: s.execute(text(ENGINE_COUNTS)).one()) == (0, 0, 0)
 
 
 @pytest.mark.postgres

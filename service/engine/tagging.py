@@ -6,13 +6,14 @@ from sqlalchemy import bindparam, delete, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from . import bitmap_index
-from .db import begin_write, retried
-from .errors import BadRequest, NotFound
-from .models import Query, Tag, query_tags, utcnow
-from .records import query_record
-from .search import tags_by_query
-from .validation import MAX_ID, SetTagsItem
+from ..db import begin_write, retried
+from ..errors import BadRequest, NotFound
+from ..models import Tag, utcnow
+from ..records import query_record
+from ..validation import MAX_ID, SetTagsItem
+from .listing import tags_by_query
+from .tables import Query, query_tags
+from .writer import Writer
 
 NAMED_AT_MOST = 10  # an error names this many items; beyond that it counts them
 
@@ -84,8 +85,11 @@ MATCH_ROWS = text(
     "WHERE q.project_id = :project_id ORDER BY q.pk FOR UPDATE OF q")
 TOUCH_ROWS = text(
     "UPDATE queries SET updated_at = :now WHERE pk = ANY (CAST(:query_pks AS integer[]))")
-# All of a call's removed (or added) links in one statement, so the links' counter trigger
-# runs once per call; executemany would send, and trigger, one statement per link.
+TOUCH_LINKS = text(
+    "UPDATE query_tags SET updated_at = :now WHERE query_pk = ANY (CAST(:query_pks AS "
+    "integer[])) AND updated_at <> :now")
+# All of a call's removed (or added) links in one statement; executemany would send one
+# statement per link.
 DELETE_LINKS = text(
     "DELETE FROM query_tags USING unnest(CAST(:query_pks AS integer[]), "
     "CAST(:tag_ids AS integer[])) AS gone(query_pk, tag_id) "
@@ -100,17 +104,13 @@ def _write_links(session: Session, removals: list[tuple[int, int]],
                  additions: list[tuple[int, int]], now) -> None:
     """Added links carry `now`, the time their queries are about to be touched with."""
     if session.get_bind().dialect.name == "postgresql":
-        connection = session.connection()
-        bitmap_index.follow(connection)
         for statement, links in ((DELETE_LINKS, removals), (INSERT_LINKS, additions)):
             if links:
                 query_pks, tag_ids = zip(*links, strict=True)
                 session.execute(statement, {"query_pks": list(query_pks),
                                             "tag_ids": list(tag_ids), "now": now})
-        bitmap_index.change_links(connection, additions, removals)
-        bitmap_index.follow(connection, False)
         return
-    # SQLite: executemany reuses one prepared statement; its triggers are per row anyway.
+    # SQLite: executemany reuses one prepared statement.
     if removals:
         session.execute(
             delete(query_tags)
@@ -123,6 +123,20 @@ def _write_links(session: Session, removals: list[tuple[int, int]],
                         [{"query_pk": q, "tag_id": t, "updated_at": now} for q, t in additions])
 
 
+def touch(session: Session, query_pks: list[int], now) -> None:
+    """The queries' `updatedAt` becomes `now`, and so does their links' copy of it."""
+    if not query_pks:
+        return
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(TOUCH_ROWS, {"now": now, "query_pks": query_pks})
+        session.execute(TOUCH_LINKS, {"now": now, "query_pks": query_pks})
+        return
+    session.execute(update(Query).where(Query.pk.in_(query_pks)).values(updated_at=now))
+    session.execute(update(query_tags).where(query_tags.c.query_pk.in_(query_pks),
+                                             query_tags.c.updated_at != now)
+                    .values(updated_at=now))
+
+
 def set_tags(session: Session, project_id: str, items: list[SetTagsItem]) -> list[dict]:
     """Replace the tag sets of the items' queries in one transaction, run again when it lost a
     deadlock (two calls, or a call and a tag's deletion, taking rows the other holds): the
@@ -132,6 +146,7 @@ def set_tags(session: Session, project_id: str, items: list[SetTagsItem]) -> lis
 
 def _set_tags_once(session: Session, project_id: str, items: list[SetTagsItem]) -> list[dict]:
     begin_write(session)
+    writer = Writer(session.connection(), project_id).begin()
     _check_items(session, project_id, items)
     matched = _match(session, project_id, items)
     missing = [describe_item(item_key(i)) for i in items if item_key(i) not in matched]
@@ -152,16 +167,16 @@ def _set_tags_once(session: Session, project_id: str, items: list[SetTagsItem]) 
 
     try:
         _write_links(session, removals, additions, now)
+        writer.added_links(additions)
+        writer.removed_links(removals)
+        touch(session, sorted(changed), now)
+        writer.finish()
     except IntegrityError:
         # A tag was deleted (settings → Projects) after _check_items found it, and a link to
         # it can no longer be made: the call is answered as if the tag had never been there.
         session.rollback()
         _check_items(session, project_id, items)
         raise
-    if changed and session.get_bind().dialect.name == "postgresql":
-        session.execute(TOUCH_ROWS, {"now": now, "query_pks": sorted(changed)})
-    elif changed:
-        session.execute(update(Query).where(Query.pk.in_(changed)).values(updated_at=now))
     session.commit()
 
     records = []

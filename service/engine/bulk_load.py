@@ -1,7 +1,6 @@
 """Many queries inserted at once (imports, the demo): staged, then inserted with one set-based
-statement per range of rows in the order of the indexes, and everything the per-row triggers
-keep brought up to date once per range with a few set-based statements (docs/decisions.md,
-"Bulk loads").
+statement per range of rows in the order of the indexes, and the project's bitmaps brought up
+to date once per range, in its transaction (docs/decisions.md, "Bulk loads").
 
 1. **Staged.** The caller's rows go, a batch at a time (memory stays flat however long the
    input), into temporary tables of the connection: the rows with their position, and their
@@ -20,18 +19,9 @@ keep brought up to date once per range with a few set-based statements (docs/dec
    (project, code) ranges. Inserted in the file's order, each transaction's entries fell all
    over the text indexes, and each commit wrote nearly every page of them again (1M rows on
    SQLite: 52–57 s with ranges of the file's order, 38–41 s with ranges of the key's).
-3. **Derived once.** SQLite: the insert triggers of `queries` and `query_tags` stand aside
-   while the load's transaction holds a row in `bulk_load` (migration 0017; no other
-   connection sees it, and SQLite has one writer at a time), and the load does their work
-   itself for all its rows: the FTS5 trigram index (one INSERT … SELECT), the project's query
-   counter and texts version, the counters per language and country and per tag, and the
-   short-term counters (`text_gram_counts`), counted here from the texts folded exactly as
-   the triggers of migration 0013 fold them. PostgreSQL: its triggers fire once per
-   statement, so the one INSERT fires each once for all the rows (counters, texts version,
-   the `query_texts` copy, tag counters); only the short-term counters are counted here, from
-   the texts as the database's own `lower()` folds them (`tagdesk.defer_text_grams`, 0009):
-   counting them in SQL took most of an import's time. Each range's queries and links are added
-   to the bitmap index in its transaction (service/bitmap_index.py).
+3. **Indexed once.** Each range's new queries and links are read back (SQLite: the keys
+   above the range's first; PostgreSQL: what the statement returned) and added to the
+   project's bitmaps in its transaction (service/engine/writer.py).
 """
 
 from __future__ import annotations
@@ -39,7 +29,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
@@ -50,26 +39,15 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
-from . import bitmap_index, gram_count
-from .models import Query, utcnow
+from ..db import RESTORE_PRAGMAS
+from ..models import utcnow
+from .tables import Query
+from .writer import Writer, rows_changes_in_parts
 
 NewQuery = tuple[str, str, str, list[int], datetime | None]  # query, language, country, tags, time
 
-# Distinct short strings counted in memory before they are written (a bound for texts of
-# many scripts; a million demo queries hold ~27,000 on PostgreSQL, ~1,100 on SQLite).
-GRAM_FLUSH = 200_000
-# The longest strings text_gram_counts counts (COUNTED_GRAM_LENGTH in service/search.py).
-SQLITE_GRAMS = 2
-POSTGRES_GRAMS = 4
-# Texts read back at a time to count their short strings.
-READ_BACK = 10_000
-# The most rows of a range whose texts are held to be counted beside its insert; a larger
-# range (a load in one transaction: the demo's) is counted as read back, READ_BACK at a time,
-# so memory stays flat (10M texts held took 3 GB).
-COUNT_BESIDE_ROWS = 200_000
-# SQLite: the settings a load changed on its connection, with the values service/db.py sets
-# again when the connection returns to the pool.
-RESTORE_PRAGMAS = "tagdesk_bulk_load_pragmas"
+# New links read back at a time.
+READ_BACK = 50_000
 # SQLite's page cache during a load, in KiB: one batch dirties more pages of the indexes than
 # the usual 64 MiB hold, and SQLite writes the overflow to the WAL before the commit (1M rows:
 # 79 → 72 s).
@@ -87,19 +65,6 @@ def insert(session: Session, project_id: str, batches: Iterable[list[NewQuery]])
     added = load.insert(1, placed) if placed else 0
     load.close()  # on error, the rollback takes the temporary tables with it
     return added
-
-
-def counted(folded_texts: Iterable[str], longest: int) -> Counter[str] | None:
-    """How many of the texts hold each string of 1 to `longest` characters; None once more
-    than GRAM_FLUSH distinct strings are found (the load then counts the rows it read back,
-    writing as it goes). Each distinct text is cut once, however many rows share it (a text
-    in several countries), gram_count.AT_ONCE texts a call (service/gram_count.py)."""
-    found: Counter[str] = Counter()
-    for part in gram_count.counted_in_parts(Counter(folded_texts), longest):
-        found.update(part)
-        if len(found) > GRAM_FLUSH:
-            return None
-    return found
 
 
 def time_prefix() -> str:
@@ -122,10 +87,7 @@ class Load:
         # import's tags may be deleted while it runs; it reports them: present_tags).
         self.existing_tags_only = False
         self.staged = 0
-        self.grams: Counter[str] = Counter()
         self.prefix: str | None = None
-        # The staged rows' short strings, while they are counted as they come (SQLite).
-        self.staged_grams: Counter[str] | None = None
 
     @staticmethod
     def on(connection: Connection, project_id: str) -> Load:
@@ -136,12 +98,6 @@ class Load:
     def prepare(self) -> None:
         """The connection's settings for a load; called between transactions, before the
         load's first one, when the load spans several."""
-
-    def count_while_staging(self, rows: int) -> None:
-        """Count the rows' short strings as they are staged, for a load that will insert all
-        its rows with one range if there are at most `rows` of them: when every row goes in,
-        that count is the range's, and nothing is read back. SQLite only (PostgreSQL folds
-        with the server's lower())."""
 
     def open(self) -> None:
         raise NotImplementedError
@@ -199,31 +155,13 @@ class Load:
             self.staged += 1
             yield self.staged, row
 
-    def add_grams(self, counting: Callable[[], Counter[str] | None] | None,
-                  read_back: Callable[[], None]) -> None:
-        """Add the inserted rows' short strings to the counters: as counted beside the insert
-        or while staging when every row of the range was inserted (`counting`), else from the
-        rows read back."""
-        found = counting() if counting is not None else None
-        if found is None:
-            read_back()
-        elif found:
-            self.grams.update(found)
-            self.write_grams()
-
-    def count_grams(self, folded_texts: Iterable[str], longest: int) -> None:
-        """Count the texts' short strings READ_BACK texts at a time, writing the counters
-        whenever GRAM_FLUSH distinct strings are held."""
-        texts = iter(folded_texts)
-        while part := list(islice(texts, READ_BACK)):
-            self.grams.update(gram_count.counted(Counter(part), longest))
-            if len(self.grams) >= GRAM_FLUSH:
-                self.write_grams()
-        if self.grams:
-            self.write_grams()
-
-    def write_grams(self) -> None:
-        raise NotImplementedError
+    def indexed(self, writer: Writer, rows: Iterable[tuple], links: Iterable[tuple]) -> None:
+        """Add the range's new rows (pk, query, language, country) and links (pk, tag id)
+        to the bitmaps, READ_BACK at a time."""
+        writer.merge(rows_changes_in_parts(rows))
+        links = iter(links)
+        while part := list(islice(links, READ_BACK)):
+            writer.added_links(part)
 
 
 class _SqliteLoad(Load):
@@ -232,11 +170,6 @@ class _SqliteLoad(Load):
         self.stored_time = Query.__table__.c.updated_at.type.dialect_impl(
             connection.dialect).bind_processor(connection.dialect)
         self.now = self.stored_time(utcnow())
-        self.staged_grams_up_to = 0
-
-    def count_while_staging(self, rows: int) -> None:
-        self.staged_grams = Counter()
-        self.staged_grams_up_to = rows
 
     def prepare(self) -> None:
         # Outside a transaction the temporary storage can always move to files (inside one,
@@ -263,21 +196,6 @@ class _SqliteLoad(Load):
         links = [(seq, tag_id) for seq, row in enumerate(batch, start + 1) for tag_id in row[3]]
         if links:
             run("INSERT OR IGNORE INTO temp.bulk_load_tags VALUES (?, ?)", links)
-        if self.staged_grams is not None:
-            self._count_staged(batch)
-
-    def _count_staged(self, batch: list[NewQuery]) -> None:
-        """The batch's short strings added to the staged rows' count; the count is given up
-        once the rows will need more than one range, or hold too many distinct strings."""
-        if self.staged > self.staged_grams_up_to:
-            self.staged_grams = None
-            return
-        folds = _sqlite_folds(self.connection)
-        found = counted((_sqlite_fold(row[0], folds) for row in batch), SQLITE_GRAMS)
-        if found is not None:
-            self.staged_grams.update(found)
-        if found is None or len(self.staged_grams) > GRAM_FLUSH:
-            self.staged_grams = None
 
     def _settings(self, execute: Callable) -> None:
         """Temporary tables and sorts in files, not memory, and a larger page cache; the
@@ -314,118 +232,66 @@ class _SqliteLoad(Load):
 
     def insert(self, first: int, last: int) -> int:
         run = self.connection.exec_driver_sql
-        if self.staged_grams is not None and (first, last) == (1, self.staged):
-            staged = self.staged_grams
-            return self._insert(first, last, lambda: staged)
-        # The range's short strings are counted by a thread while the database inserts it
-        # (SQLite leaves Python's lock while it works): in this thread they took 9 of 42 s.
-        if last - first + 1 > COUNT_BESIDE_ROWS:
-            return self._insert(first, last, None)
-        folds = _sqlite_folds(self.connection)
-        texts = run("SELECT r.query FROM temp.bulk_load_order o JOIN temp.bulk_load_rows r "
-                    "ON r.seq = o.seq WHERE o.rn BETWEEN ? AND ?", (first, last)).scalars().all()
-        with ThreadPoolExecutor(1, thread_name_prefix="tagdesk-load-grams") as counter:
-            counting = counter.submit(counted, (_sqlite_fold(text, folds) for text in texts),
-                                      SQLITE_GRAMS)
-            return self._insert(first, last, counting.result)
-
-    def _insert(self, first: int, last: int,
-                counting: Callable[[], Counter[str] | None] | None) -> int:
-        run = self.connection.exec_driver_sql
-        # The write lock from here; the insert triggers stand aside until the row goes.
-        run("INSERT INTO bulk_load DEFAULT VALUES")
-        try:
-            before = run("SELECT coalesce(max(pk), 0) FROM queries").scalar_one()
-            offset = before - first + 1  # the row at place `rn` gets the key offset + rn
-            # Its new id: the load's time prefix, version 7, the place in 32 bits and 42
-            # random bits. (& | << >> bind alike in SQLite, left to right.)
-            added = run(
-                "INSERT INTO queries (pk, id, project_id, query, language, country, updated_at) "
-                "SELECT ? + o.rn, ? || '-7' || printf('%03x', o.rn >> 20 & 4095) || '-' "
-                "|| printf('%04x', 32768 | (o.rn >> 6 & 16383)) || '-' "
-                "|| printf('%012x', (o.rn & 63) << 42 | (random() & 4398046511103)), "
-                "?, r.query, r.language, r.country, r.updated_at "
-                "FROM temp.bulk_load_order o JOIN temp.bulk_load_rows r ON r.seq = o.seq "
-                "WHERE o.rn BETWEEN ? AND ? ORDER BY o.rn "
-                "ON CONFLICT (project_id, query, language, country) DO NOTHING",
-                (offset, self.id_prefix(), self.project_id, first, last)).rowcount
-            if added:
-                self._derive(offset, before, first, last, added)
-                self.add_grams(counting if added == last - first + 1 else None,
-                               lambda: self._read_back_grams(before))
-        finally:
-            run("DELETE FROM bulk_load")
+        # The write lock from here: the writer marks its transaction (engine_writing).
+        writer = Writer(self.connection, self.project_id).begin()
+        before = run("SELECT coalesce(max(pk), 0) FROM queries").scalar_one()
+        offset = before - first + 1  # the row at place `rn` gets the key offset + rn
+        # The range's rows are indexed by a thread while SQLite inserts them (it leaves
+        # Python's lock meanwhile), as if every one went in: the row at place `rn` gets the
+        # key offset + rn.
+        staged = run("SELECT ? + o.rn, r.query, r.language, r.country "
+                     "FROM temp.bulk_load_order o JOIN temp.bulk_load_rows r ON r.seq = o.seq "
+                     "WHERE o.rn BETWEEN ? AND ?", (offset, first, last)).all()
+        indexer = ThreadPoolExecutor(1, thread_name_prefix="tagdesk-load-index")
+        indexing = indexer.submit(rows_changes_in_parts, staged)
+        # Its new id: the load's time prefix, version 7, the place in 32 bits and 42
+        # random bits. (& | << >> bind alike in SQLite, left to right.)
+        added = run(
+            "INSERT INTO queries (pk, id, project_id, query, language, country, updated_at) "
+            "SELECT ? + o.rn, ? || '-7' || printf('%03x', o.rn >> 20 & 4095) || '-' "
+            "|| printf('%04x', 32768 | (o.rn >> 6 & 16383)) || '-' "
+            "|| printf('%012x', (o.rn & 63) << 42 | (random() & 4398046511103)), "
+            "?, r.query, r.language, r.country, r.updated_at "
+            "FROM temp.bulk_load_order o JOIN temp.bulk_load_rows r ON r.seq = o.seq "
+            "WHERE o.rn BETWEEN ? AND ? ORDER BY o.rn "
+            "ON CONFLICT (project_id, query, language, country) DO NOTHING",
+            (offset, self.id_prefix(), self.project_id, first, last)).rowcount
+        if added:
+            run("INSERT INTO query_tags (query_pk, tag_id, updated_at) "
+                "SELECT ? + o.rn, t.tag_id, q.updated_at "
+                "FROM temp.bulk_load_order o JOIN temp.bulk_load_tags t ON t.seq = o.seq "
+                "JOIN queries q ON q.pk = ? + o.rn WHERE o.rn BETWEEN ? AND ? "
+                # A tag deleted since it was staged: left out, if asked (existing_tags_only).
+                "AND (? = 0 OR EXISTS (SELECT 1 FROM tags g WHERE g.id = t.tag_id)) "
+                "ORDER BY o.rn, t.tag_id",
+                (offset, offset, first, last, int(self.existing_tags_only)))
+            changes = indexing.result()
+            if added == len(staged):
+                writer.merge(changes)
+                self.indexed(writer, (), run(
+                    "SELECT query_pk, tag_id FROM query_tags WHERE query_pk > ?", (before,)))
+            else:  # some rows' keys were the project's already: the rows that went in
+                self.indexed(
+                    writer,
+                    run("SELECT pk, query, language, country FROM queries WHERE pk > ?",
+                        (before,)),
+                    run("SELECT query_pk, tag_id FROM query_tags WHERE query_pk > ?",
+                        (before,)))
+        indexer.shutdown()
+        writer.finish()
         return added
-
-    def _derive(self, offset: int, base: int, first: int, last: int, added: int) -> None:
-        """What the insert triggers would have done for the rows just inserted: those whose
-        key is more than `base`."""
-        run = self.connection.exec_driver_sql
-        run("INSERT INTO query_tags (query_pk, tag_id, updated_at) "
-            "SELECT ? + o.rn, t.tag_id, q.updated_at "
-            "FROM temp.bulk_load_order o JOIN temp.bulk_load_tags t ON t.seq = o.seq "
-            "JOIN queries q ON q.pk = ? + o.rn WHERE o.rn BETWEEN ? AND ? "
-            # A tag deleted since it was staged: left out, if asked (existing_tags_only).
-            "AND (? = 0 OR EXISTS (SELECT 1 FROM tags g WHERE g.id = t.tag_id)) "
-            "ORDER BY o.rn, t.tag_id",
-            (offset, offset, first, last, int(self.existing_tags_only)))
-        run("UPDATE tags SET query_count = query_count + n.c, "
-            "links_version = links_version + 1 FROM ("
-            "SELECT tag_id, count(*) AS c FROM query_tags WHERE query_pk > ? GROUP BY tag_id"
-            ") AS n WHERE tags.id = n.tag_id", (base,))
-        run("INSERT INTO queries_fts (rowid, query) SELECT pk, query FROM queries WHERE pk > ?",
-            (base,))
-        run("INSERT INTO language_country_counts (project_id, language, country, query_count) "
-            "SELECT project_id, language, country, count(*) FROM queries WHERE pk > ? "
-            "GROUP BY language, country ON CONFLICT (project_id, language, country) "
-            "DO UPDATE SET query_count = query_count + excluded.query_count", (base,))
-        # The triggers add one to each for every row.
-        run("UPDATE projects SET query_count = query_count + ?, "
-            "texts_version = texts_version + ? WHERE id = ?", (added, added, self.project_id))
-
-    def _read_back_grams(self, base: int) -> None:
-        folds = _sqlite_folds(self.connection)
-        texts = self.connection.exec_driver_sql(
-            "SELECT query FROM queries WHERE pk > ?", (base,)).scalars()
-        self.count_grams((_sqlite_fold(text, folds) for text in texts), SQLITE_GRAMS)
-
-    def write_grams(self) -> None:
-        self.connection.exec_driver_sql(
-            "INSERT INTO text_gram_counts (project_id, gram, query_count) VALUES (?, ?, ?) "
-            "ON CONFLICT (project_id, gram) "
-            "DO UPDATE SET query_count = query_count + excluded.query_count",
-            [(self.project_id, gram, count) for gram, count in sorted(self.grams.items())])
-        self.grams.clear()
 
     def close(self) -> None:
         for table in ("bulk_load_rows", "bulk_load_tags", "bulk_load_order"):
             self.connection.exec_driver_sql(f"DROP TABLE IF EXISTS temp.{table}")
 
 
-def _sqlite_fold(text: str, folds: dict[int, str]) -> str:
-    return text.lower() if text.isascii() and text.isprintable() else text.translate(folds)
-
-
-def _sqlite_folds(connection: Connection) -> dict[int, str]:
-    """How migration 0013's triggers fold a text that is not printable ASCII alone, character
-    by character (`text_folds`), as a table for str.translate; read once per connection. (A
-    text of printable ASCII alone they fold with lower(), which folds ASCII only, as
-    str.lower() does such a text.)"""
-    info = connection.connection.info
-    if "tagdesk_bulk_folds" not in info:
-        info["tagdesk_bulk_folds"] = {
-            ord(character): folded for character, folded in
-            connection.exec_driver_sql("SELECT c, folded FROM text_folds")}
-    return info["tagdesk_bulk_folds"]
-
-
 class _PostgresLoad(Load):
     TABLES = "bulk_load_rows, bulk_load_tags, bulk_load_order, bulk_load_added, bulk_load_linked"
-    # What each range added: its queries (with their lower-cased text) and its links, for the
-    # short-term counters and the bitmap index (service/bitmap_index.py) to read without a
-    # join (50,000 probes of query_texts took 150–190 ms a range).
-    ADDED = ("CREATE TEMP TABLE bulk_load_added (pk integer, language text, country text, "
-             "folded text)",
+    # What each range added: its queries and its links, for the bitmaps to read back without
+    # a join.
+    ADDED = ("CREATE TEMP TABLE bulk_load_added (pk integer, query text, language text, "
+             "country text)",
              "CREATE TEMP TABLE bulk_load_linked (query_pk integer, tag_id integer)")
 
     def open(self) -> None:
@@ -518,24 +384,9 @@ class _PostgresLoad(Load):
 
     def insert(self, first: int, last: int) -> int:
         """One statement: the first row of each new key of the range, in index order, with
-        its tags; the statement's triggers count and copy them. The ids are made as on
-        SQLite."""
+        its tags. The ids are made as on SQLite."""
         run = self.connection.exec_driver_sql
-        # The range's short strings are counted by a thread while the server inserts it.
-        if last - first + 1 > COUNT_BESIDE_ROWS:
-            return self._insert(first, last, None)
-        texts = run("SELECT lower(query) FROM bulk_load_order WHERE rn BETWEEN %(first)s AND "
-                    "%(last)s", {"first": first, "last": last}).scalars().all()
-        with ThreadPoolExecutor(1, thread_name_prefix="tagdesk-load-grams") as counter:
-            counting = counter.submit(counted, texts, POSTGRES_GRAMS)
-            return self._insert(first, last, counting.result)
-
-    def _insert(self, first: int, last: int,
-                counting: Callable[[], Counter[str] | None] | None) -> int:
-        run = self.connection.exec_driver_sql
-        # The insert trigger of text_gram_counts leaves this transaction's rows to the load.
-        run("SELECT set_config('tagdesk.defer_text_grams', 'on', true)")
-        bitmap_index.follow(self.connection)
+        writer = Writer(self.connection, self.project_id).begin()
         run("TRUNCATE bulk_load_added, bulk_load_linked")
         added = run(
             "WITH ranked AS MATERIALIZED ("
@@ -562,16 +413,19 @@ class _PostgresLoad(Load):
             "  ORDER BY 1, 2"
             "  RETURNING query_pk, tag_id), "
             "noted AS (INSERT INTO bulk_load_linked SELECT query_pk, tag_id FROM linked) "
-            "INSERT INTO bulk_load_added (pk, language, country, folded) "
-            "SELECT pk, language, country, lower(query) FROM added",
+            "INSERT INTO bulk_load_added (pk, query, language, country) "
+            "SELECT pk, query, language, country FROM added",
             {"prefix": self.id_prefix(), "project": self.project_id, "first": first,
              "last": last, "existing_only": self.existing_tags_only}).rowcount
         if added:
-            self.add_grams(counting if added == last - first + 1 else None, self._read_back_grams)
-            bitmap_index.add_loaded(self.connection, self.project_id)
-        # Later inserts of this transaction count their own again.
-        run("SELECT set_config('tagdesk.defer_text_grams', 'off', true)")
-        bitmap_index.follow(self.connection, False)
+            streamed = {"stream_results": True, "max_row_buffer": READ_BACK}
+            self.indexed(
+                writer,
+                run("SELECT pk, query, language, country FROM bulk_load_added",
+                    execution_options=streamed),
+                run("SELECT query_pk, tag_id FROM bulk_load_linked",
+                    execution_options=streamed))
+        writer.finish()
         return added
 
     def present_tags(self, tag_ids: set[int]) -> set[int]:
@@ -580,32 +434,6 @@ class _PostgresLoad(Load):
         return set(self.connection.exec_driver_sql(
             "SELECT id FROM tags WHERE id = ANY(%(ids)s) ORDER BY id FOR KEY SHARE",
             {"ids": sorted(tag_ids)}).scalars())
-
-    def _read_back_grams(self) -> None:
-        texts = self.connection.exec_driver_sql(
-            "SELECT folded FROM bulk_load_added",
-            execution_options={"stream_results": True, "max_row_buffer": READ_BACK})
-        self.count_grams(texts.scalars(), POSTGRES_GRAMS)
-
-    def write_grams(self) -> None:
-        """As 0009's counting does: the project's row first (every counter writer of a project
-        holds it before any counter row), counters that exist updated, new strings inserted."""
-        grams = sorted(self.grams.items())
-        self.grams.clear()
-        run = self.connection.exec_driver_sql
-        run("SELECT 1 FROM projects WHERE id = %(project)s FOR NO KEY UPDATE",
-            {"project": self.project_id})
-        run("WITH n AS MATERIALIZED (SELECT gram, c FROM unnest(%(grams)s::text[], "
-            "%(counts)s::integer[]) AS n (gram, c)), "
-            "counted AS (UPDATE text_gram_counts t SET query_count = t.query_count + n.c "
-            "FROM n WHERE t.project_id = %(project)s AND t.gram = n.gram RETURNING t.gram) "
-            "INSERT INTO text_gram_counts AS t (project_id, gram, query_count) "
-            "SELECT %(project)s, gram, c FROM n "
-            "WHERE NOT EXISTS (SELECT FROM counted WHERE counted.gram = n.gram) ORDER BY gram "
-            "ON CONFLICT (project_id, gram) "
-            "DO UPDATE SET query_count = t.query_count + excluded.query_count",
-            {"project": self.project_id, "grams": [gram for gram, _count in grams],
-             "counts": [count for _gram, count in grams]})
 
     def close(self) -> None:
         self.connection.exec_driver_sql(f"DROP TABLE IF EXISTS {self.TABLES}")

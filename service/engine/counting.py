@@ -1,0 +1,150 @@
+"""Counting any filter is bitmap algebra on the bitmaps a process holds (service/engine/
+held.py) and those of its text: "any of" is a union, "all of" an intersection, "without" a
+difference, "untagged" all queries but the union of every tag.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyroaring import BitMap, FrozenBitMap
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from . import folding, pieces
+from .held import Header, Held, Project_, all_keys
+from .keys import keys_condition
+from .tables import Query
+
+# A term with a space: its candidates (texts holding each of its words and each of its
+# two-character strings) are checked against their texts this many at a time.
+CHECKED_AT_ONCE = 20_000
+
+
+@dataclass(frozen=True)
+class Filter:
+    """A filter of a project's queries, its tags resolved to the project's tag ids."""
+
+    text: str = ""
+    languages: frozenset[str] = frozenset()
+    countries: frozenset[str] = frozenset()
+    # The query carries at least one tag of each set ("all of" is one set per tag; an empty
+    # set matches nothing).
+    required: tuple[frozenset[int], ...] = ()
+    excluded: frozenset[int] = frozenset()
+    untagged: bool = False
+
+    @property
+    def empty(self) -> bool:
+        return not (self.text or self.languages or self.countries or self.required
+                    or self.excluded or self.untagged)
+
+    def without_tags(self) -> Filter:
+        return Filter(self.text, self.languages, self.countries)
+
+
+@dataclass
+class Counter:
+    """The bitmaps of one read of a project, as of `at`."""
+
+    session: Session
+    project_id: str
+    at: Header
+    held: Project_
+    store: Held
+    project_tags: list[int]  # every tag of the project
+
+    @property
+    def everything(self) -> BitMap:
+        return all_keys(self.held)
+
+    def text(self, term: str) -> BitMap:
+        folded = folding.fold(term)
+        key = (self.project_id, self.at.epoch, self.at.texts_stamp, folded)
+        return self.store.term(key, lambda: FrozenBitMap(self._text(folded))) & self.everything
+
+    def _text(self, folded: str) -> BitMap:
+        connection = self.session.connection()
+        if len(folded) <= folding.SHORT:
+            return pieces.read_union(connection, self.project_id, pieces.SHORT, [folded])
+        if " " not in folded:
+            return pieces.read_union(connection, self.project_id, pieces.WORD,
+                                     self.held.vocabulary.containing(folded))
+        candidates = BitMap(self.everything)
+        for part in folded.split(" "):
+            if part:
+                candidates &= self.text(part)
+        pairs = {folded[i:i + 2] for i in range(len(folded) - 1)}
+        for pair in sorted(pairs, key=lambda pair: " " not in pair):
+            candidates &= pieces.read_union(connection, self.project_id, pieces.SHORT, [pair])
+        return self._checked(folded, candidates)
+
+    def _checked(self, folded: str, candidates: BitMap) -> BitMap:
+        found = BitMap()
+        keys = list(candidates)
+        for start in range(0, len(keys), CHECKED_AT_ONCE):
+            part = keys[start:start + CHECKED_AT_ONCE]
+            rows = self.session.execute(select(Query.pk, Query.query).where(
+                keys_condition(self.session, Query.pk, part)))
+            found.update(pk for pk, text in rows if folding.matches(folded, text))
+        return found
+
+    def codes(self, kind: int, values: frozenset[str]) -> BitMap:
+        return BitMap.union(BitMap(), *(self.held.bitmap(kind, value) for value in values))
+
+    def tag(self, tag_id: int) -> BitMap:
+        return self.held.bitmap(pieces.TAG, str(tag_id))
+
+    def tagged(self, tag_ids) -> BitMap:
+        return BitMap.union(BitMap(), *(self.tag(tag_id) for tag_id in tag_ids))
+
+    def parts(self, wanted: Filter) -> dict[str, BitMap]:
+        """The filter's parts that narrow it, each the queries it lets through."""
+        found: dict[str, BitMap] = {}
+        if wanted.text:
+            found["text"] = self.text(wanted.text)
+        if wanted.languages:
+            found["languages"] = self.codes(pieces.LANGUAGE, wanted.languages)
+        if wanted.countries:
+            found["countries"] = self.codes(pieces.COUNTRY, wanted.countries)
+        if wanted.required or wanted.excluded or wanted.untagged:
+            tags = self.everything
+            for ids in wanted.required:
+                tags = tags & self.tagged(ids)
+            if wanted.excluded:
+                tags = tags - self.tagged(wanted.excluded)
+            if wanted.untagged:
+                tags = tags - self.tagged(self.project_tags)
+            found["tags"] = tags
+        return found
+
+    def combined(self, parts: dict[str, BitMap], leave_out: str | None = None) -> BitMap:
+        narrowing = sorted((keys for name, keys in parts.items() if name != leave_out), key=len)
+        if not narrowing:
+            return self.everything
+        return BitMap.intersection(*narrowing) if len(narrowing) > 1 else narrowing[0]
+
+    def matches(self, wanted: Filter) -> BitMap:
+        return self.combined(self.parts(wanted))
+
+    def facets(self, wanted: Filter) -> dict:
+        """Disjunctive counts: each field's counts apply every filter but that field's."""
+        parts = self.parts(wanted)
+
+        def counted(kind: int, base: BitMap) -> list[dict]:
+            values = [(value, base.intersection_cardinality(self.held.bitmap(kind, value)))
+                      for value in self.held.values(kind)]
+            values.sort(key=lambda item: (-item[1], item[0]))
+            return [{"value": value, "count": count} for value, count in values]
+
+        tag_base = self.combined(parts, "tags")
+        tags = [(tag_id, tag_base.intersection_cardinality(self.tag(tag_id)))
+                for tag_id in self.project_tags]
+        tags.sort(key=lambda item: (-item[1], item[0]))
+        return {
+            "totalRecords": len(self.combined(parts)),
+            "untagged": len(tag_base - self.tagged(self.project_tags)),
+            "languages": counted(pieces.LANGUAGE, self.combined(parts, "languages")),
+            "countries": counted(pieces.COUNTRY, self.combined(parts, "countries")),
+            "tags": [{"id": tag_id, "count": count} for tag_id, count in tags],
+        }

@@ -1,0 +1,152 @@
+"""What each process holds of a project: its bitmaps of all queries, of each language,
+country and tag, and the words of its texts, brought up to date on every read from the pieces
+written since (their stamps). A read then intersects bitmaps in memory; the pieces of words
+and short strings are read for a term when it is asked for, and the result kept while the
+project's texts stay as they are.
+
+Kept per process, keyed by the project's epoch (which moves when pieces are dropped) and
+stamp (which moves with every write of the engine): processes never disagree about what is
+current, since the stamps live in the database.
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from cachetools import LRUCache
+from pyroaring import BitMap, FrozenBitMap
+from sqlalchemy import select
+from sqlalchemy.engine import Connection
+
+from ..models import Project
+from .pieces import ALL, HELD_KINDS, WORD
+from .tables import pieces
+
+EMPTY = FrozenBitMap()
+# Projects held per process, and term results remembered.
+PROJECTS = 64
+TERMS = 512
+
+
+@dataclass(frozen=True)
+class Header:
+    epoch: int
+    stamp: int
+    texts_stamp: int
+    current: bool  # no write went around the engine since the bitmaps were built
+
+
+def header(connection: Connection, project_id: str) -> Header | None:
+    row = connection.execute(select(
+        Project.engine_epoch, Project.engine_stamp, Project.texts_stamp,
+        Project.changes_outside == Project.changes_indexed).where(
+        Project.id == project_id)).one_or_none()
+    return None if row is None else Header(row[0], row[1], row[2], bool(row[3]))
+
+
+class Vocabulary:
+    """The distinct words of a project's folded texts, searchable by substring: joined with
+    NUL between them (no text holds one), one `str.find` after another finds every word
+    holding a term at the speed of a memory scan."""
+
+    def __init__(self) -> None:
+        self.words: set[str] = set()
+        self.ordered: list[str] = []
+        self.starts: list[int] = []  # where each word of `ordered` starts in `joined`
+        self.joined = "\0"
+
+    def add(self, new_words) -> None:
+        new_words = sorted(set(new_words) - self.words)
+        if not new_words:
+            return
+        self.words.update(new_words)
+        at = len(self.joined)
+        for word in new_words:
+            self.starts.append(at)
+            at += len(word) + 1
+        self.ordered.extend(new_words)
+        self.joined += "\0".join(new_words) + "\0"
+
+    def containing(self, term: str) -> list[str]:
+        """Every word that holds `term` (not empty, no NUL)."""
+        found, joined, starts = [], self.joined, self.starts
+        at = joined.find(term)
+        while at != -1:
+            index = bisect.bisect_right(starts, at) - 1
+            found.append(self.ordered[index])
+            following = index + 1
+            at = joined.find(term, starts[following]) if following < len(starts) else -1
+        return found
+
+
+@dataclass
+class Project_:
+    epoch: int
+    stamp: int = -1
+    parts: dict[tuple[int, str], dict[int, BitMap]] = field(
+        default_factory=lambda: defaultdict(dict))
+    whole: dict[tuple[int, str], BitMap] = field(default_factory=dict)
+    vocabulary: Vocabulary = field(default_factory=lambda: Vocabulary())
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def bitmap(self, kind: int, value: str) -> FrozenBitMap:
+        return self.whole.get((kind, value)) or EMPTY
+
+    def values(self, kind: int) -> list[str]:
+        return [value for (k, value), keys in self.whole.items() if k == kind and keys]
+
+
+class Held:
+    def __init__(self) -> None:
+        self._projects: LRUCache = LRUCache(maxsize=PROJECTS)
+        self._terms: LRUCache = LRUCache(maxsize=TERMS)
+        self._lock = threading.Lock()
+
+    def project(self, connection: Connection, project_id: str, at: Header) -> Project_:
+        """The project's held bitmaps as of `at` (or a later write)."""
+        with self._lock:
+            held = self._projects.get(project_id)
+            if held is None or held.epoch != at.epoch:
+                held = self._projects[project_id] = Project_(epoch=at.epoch)
+        with held.lock:
+            if held.stamp < at.stamp:
+                self._refresh(connection, project_id, held, at)
+        return held
+
+    @staticmethod
+    def _refresh(connection: Connection, project_id: str, held: Project_, at: Header) -> None:
+        # Pieces written after `at` are left for the next read: what is held is as of `at`.
+        rows = connection.execute(
+            select(pieces.c.kind, pieces.c.value, pieces.c.chunk, pieces.c["keys"]).where(
+                pieces.c.project_id == project_id, pieces.c.stamp > held.stamp,
+                pieces.c.stamp <= at.stamp, pieces.c.kind.in_(HELD_KINDS)))
+        changed = set()
+        for kind, value, chunk, keys in rows:
+            held.parts[kind, value][chunk] = BitMap.deserialize(keys)
+            changed.add((kind, value))
+        for key in changed:
+            # Frozen: what every read shares can never be changed in place by one of them.
+            held.whole[key] = FrozenBitMap.union(FrozenBitMap(), *held.parts[key].values())
+        words = connection.execute(
+            select(pieces.c.value).where(
+                pieces.c.project_id == project_id, pieces.c.stamp > held.stamp,
+                pieces.c.stamp <= at.stamp, pieces.c.kind == WORD, pieces.c.size > 0)
+            .distinct()).scalars()
+        held.vocabulary.add(set(words))
+        held.stamp = at.stamp
+
+    def term(self, key: tuple, compute) -> BitMap:
+        with self._lock:
+            found = self._terms.get(key)
+        if found is None:
+            found = compute()
+            with self._lock:
+                self._terms[key] = found
+        return found
+
+
+def all_keys(held: Project_) -> BitMap:
+    return held.bitmap(ALL, "")

@@ -1,0 +1,298 @@
+"""queries/list and queries/facets: the filter counted by the engine (service/engine/
+counting.py), and a page of its matches read by their keys, or by walking an index in the
+page's order and keeping the keys among the matches."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from pyroaring import BitMap
+from sqlalchemy import Integer, bindparam, select
+from sqlalchemy.orm import Session
+
+from weblib.tag_names import fold_tag_name
+
+from ..db import begin_write
+from ..errors import BadRequest, NotFound
+from ..models import Tag
+from ..search import order_by
+from ..validation import MAX_ID, QueryFilterBody, QueryListBody, SortItem
+from . import pieces
+from .counting import Counter, Filter
+from .held import Held, header
+from .keys import keys_condition
+from .rebuild import rebuild
+from .tables import Query, query_tags
+
+QUERY_SORT_FIELDS = {
+    "query": Query.query,
+    "language": Query.language,
+    "country": Query.country,
+    "updatedAt": Query.updated_at,
+    "id": Query.id,
+}
+DEFAULT_QUERY_SORT = [SortItem(field="updatedAt", direction="DESC")]
+COLUMNS = (Query.pk, Query.id, Query.project_id, Query.query, Query.language, Query.country,
+           Query.updated_at)
+CODE_KINDS = {"language": pieces.LANGUAGE, "country": pieces.COUNTRY}
+# An unfiltered page from this offset on picks its keys from the sort order's index alone,
+# then reads those rows (a CSV export or a bulk edit reads pages that deep).
+DEFER_FROM_OFFSET = 2000
+# Matches read by their keys and sorted whenever there are at most this many; beyond, when
+# that costs less than walking the sort order's index (about WALK_COST a row walked against
+# one row read by its key) to the end of the page.
+COLLECT_ALWAYS = 2000
+WALK_COST = 0.25
+WALK_BATCH = 4096
+STREAMED = {"stream_results": True, "max_row_buffer": WALK_BATCH}
+
+SortKey = tuple[tuple[str, str], ...]
+
+
+@lru_cache(maxsize=256)
+def _ordering(sort: SortKey) -> tuple:
+    """The ORDER BY of a queries page, checked (BadRequest, never remembered) once per sort."""
+    items = [SortItem(field=name, direction=direction) for name, direction in sort]
+    return tuple(order_by(items, QUERY_SORT_FIELDS, DEFAULT_QUERY_SORT, Query.id))
+
+
+def _tag_ids(values: list) -> list[int]:
+    """The values that can name a tag; anything else names no tag."""
+    ids = []
+    for value in values:
+        if isinstance(value, str):
+            value = value.strip()
+            if not (value.isascii() and value.isdigit()):
+                continue
+            value = int(value)
+        if 1 <= value <= MAX_ID:
+            ids.append(value)
+    return ids
+
+
+def project_tags(session: Session, project_id: str) -> dict[int, str]:
+    """The project's tags: id → folded name."""
+    return dict(session.execute(select(Tag.id, Tag.name_folded).where(
+        Tag.project_id == project_id)).all())
+
+
+def resolve(body: QueryFilterBody, tags: dict[int, str]) -> Filter:
+    """The body's filter with its tags resolved to the project's tag ids. A tag that is not
+    the project's matches nothing where it is required, and is no matter where excluded."""
+    if body.untagged and (body.tagIds or body.tagNames):
+        raise BadRequest(["'untagged': queries with no tag cannot also have one of "
+                          "'tagIds' or 'tagNames'; send one or the other."])
+    by_name = {name: tag_id for tag_id, name in tags.items()}
+
+    def named(ids, names) -> tuple[list[frozenset[int]], bool]:
+        """The tags of the lists as sets (one per list), and whether every one exists."""
+        sets, every = [], True
+        if ids:
+            named_ids = [_tag_ids([ref]) for ref in ids]  # [] for a value that names no tag
+            every &= all(found and found[0] in tags for found in named_ids)
+            sets.append(frozenset(found[0] for found in named_ids if found and found[0] in tags))
+        if names:
+            wanted = {fold_tag_name(name) for name in names}
+            every &= wanted <= set(by_name)
+            sets.append(frozenset(by_name[name] for name in wanted if name in by_name))
+        return sets, every
+
+    sets, every = named(body.tagIds, body.tagNames)
+    if body.tagMatch == "all":
+        required = tuple(frozenset({tag_id}) for tag_id in sorted(set().union(*sets)))
+        if not every:
+            required = (frozenset(),)
+    else:
+        required = tuple(sets)
+    excluded, _every = named(body.excludeTagIds, body.excludeTagNames)
+    return Filter(
+        text=body.query or "",
+        languages=frozenset(code.lower() for code in body.languages or ()),
+        countries=frozenset(code.upper() for code in body.countries or ()),
+        required=required,
+        excluded=frozenset().union(*excluded),
+        untagged=bool(body.untagged),
+    )
+
+
+def counter(session: Session, project_id: str, store: Held,
+            tags: dict[int, str]) -> Counter:
+    """The project's bitmaps as of now; built again first when a write went around the
+    engine since they were."""
+    connection = session.connection()
+    at = header(connection, project_id)
+    if at is None:  # deleted since the key was checked
+        raise NotFound("Project not found.")
+    if not at.current:
+        begin_write(session)
+        rebuild(session.connection(), project_id)
+        session.commit()
+        connection = session.connection()
+        at = header(connection, project_id)
+    held = store.project(connection, project_id, at)
+    return Counter(session, project_id, at, held, store, sorted(tags))
+
+
+def facets(session: Session, project_id: str, body: QueryFilterBody, store: Held) -> dict:
+    tags = project_tags(session, project_id)
+    wanted = resolve(body, tags)
+    return counter(session, project_id, store, tags).facets(wanted)
+
+
+def list_queries(session: Session, project_id: str, body: QueryListBody, store: Held):
+    """(total, rows, tags by query pk) for one page."""
+    sort = tuple((item.field, item.direction.upper()) for item in body.sort)
+    ordering = _ordering(sort)
+    tags = project_tags(session, project_id)
+    wanted = resolve(body, tags)
+    counting = counter(session, project_id, store, tags)
+    matches = counting.matches(wanted)
+    total = len(matches)
+    offset = (body.page - 1) * body.limit
+    if offset >= total:
+        return total, [], {}
+    page = _Page(session, project_id, counting, wanted, matches, body.sort, ordering, offset,
+                 body.limit)
+    rows = page.rows()
+    return total, rows, tags_by_query(session, [row.pk for row in rows])
+
+
+class _Page:
+    def __init__(self, session: Session, project_id: str, counting: Counter, wanted: Filter,
+                 matches: BitMap, sort: list[SortItem], ordering, offset: int,
+                 limit: int) -> None:
+        self.session, self.project_id, self.counting = session, project_id, counting
+        self.wanted, self.matches, self.sort, self.ordering = wanted, matches, sort, ordering
+        self.offset, self.limit = offset, limit
+        self.size = max(1, len(counting.everything))
+
+    def rows(self):
+        if self.wanted.empty:
+            return self._unfiltered()
+        if len(self.sort) == 1 and self.sort[0].field in CODE_KINDS:
+            return self._by_code(self.sort[0])
+        reach = self.offset + self.limit
+        walks = [(reach * self.size / len(self.matches) * WALK_COST, self._walk_index)]
+        tag = self._required_tag()
+        direction = self._time_order()
+        if tag is not None and direction:
+            carriers = len(self.counting.tag(tag))
+            walks.append((reach * carriers / len(self.matches) * WALK_COST / 2,
+                          lambda: self._walk_links(tag, direction)))
+        cost, walk = min(walks, key=lambda pair: pair[0])
+        if len(self.matches) <= COLLECT_ALWAYS or len(self.matches) <= cost:
+            return self._by_keys(self.matches, self.offset, self.limit)
+        return walk()
+
+    def _unfiltered(self):
+        in_project = Query.project_id == self.project_id
+        if self.offset < DEFER_FROM_OFFSET:
+            return self.session.execute(select(*COLUMNS).where(in_project).order_by(
+                *self.ordering).limit(self.limit).offset(self.offset)).all()
+        # Every index of SQLite holds the row key; PostgreSQL's end with the id.
+        key = Query.id if self.session.get_bind().dialect.name == "postgresql" else Query.pk
+        page_keys = select(key).where(in_project).order_by(*self.ordering).limit(
+            self.limit).offset(self.offset)
+        return self.session.execute(select(*COLUMNS).where(
+            in_project, key.in_(page_keys.scalar_subquery())).order_by(*self.ordering)).all()
+
+    def _by_keys(self, keys: BitMap, offset: int, limit: int, ordering=None):
+        return self.session.execute(
+            select(*COLUMNS).where(keys_condition(self.session, Query.pk, list(keys)))
+            .order_by(*(ordering or self.ordering)).limit(limit).offset(offset)).all()
+
+    def _walked(self, statement, members: BitMap, reach: int) -> list[int]:
+        """The first `reach` keys of `statement` (keys in the page's order) among members."""
+        found: list[int] = []
+        result = self.session.connection().execute(statement, execution_options=STREAMED)
+        try:
+            for part in result.partitions(WALK_BATCH):
+                found.extend(pk for (pk,) in part if pk in members)
+                if len(found) >= reach:
+                    return found[:reach]
+        finally:
+            result.close()
+        return found
+
+    def _walk_index(self):
+        statement = select(Query.pk).where(Query.project_id == self.project_id).order_by(
+            *self.ordering)
+        keys = self._walked(statement, self.matches, self.offset + self.limit)[self.offset:]
+        return self._by_keys(BitMap(keys), 0, self.limit)
+
+    def _required_tag(self) -> int | None:
+        """The rarest tag every match carries, if any."""
+        single = [next(iter(ids)) for ids in self.wanted.required if len(ids) == 1]
+        return min(single, key=lambda tag: len(self.counting.tag(tag)), default=None)
+
+    def _time_order(self) -> str | None:
+        if not self.sort:
+            return "DESC"
+        if len(self.sort) == 1 and self.sort[0].field == "updatedAt":
+            return self.sort[0].direction.upper()
+        return None
+
+    def _walk_links(self, tag: int, direction: str):
+        """The matches found by walking the tag's links in time order (their copy of the
+        time; the index holds it all): the first `reach`, and every later one of the same
+        time as the last of them (ties, which the page breaks by id)."""
+        links = query_tags.c
+        descending = direction == "DESC"
+        order = ((links.updated_at.desc(), links.query_pk.desc()) if descending
+                 else (links.updated_at.asc(), links.query_pk.asc()))
+        statement = select(links.query_pk, links.updated_at).where(
+            links.tag_id == bindparam("tag", tag, type_=Integer)).order_by(*order)
+        reach = self.offset + self.limit
+        found, edge = BitMap(), None
+        result = self.session.connection().execute(statement, execution_options=STREAMED)
+        try:
+            for part in result.partitions(WALK_BATCH):
+                for pk, updated_at in part:
+                    if edge is not None and updated_at != edge:
+                        return self._by_keys(found, self.offset, self.limit)
+                    if pk in self.matches:
+                        found.add(pk)
+                        if edge is None and len(found) >= reach:
+                            edge = updated_at
+        finally:
+            result.close()
+        return self._by_keys(found, self.offset, self.limit)
+
+    def _by_code(self, item: SortItem):
+        """Sorted by language or country (ties by id): the matches of each code, counted from
+        its bitmap, say which codes the page falls in; each one's part is read by id."""
+        kind, field = CODE_KINDS[item.field], QUERY_SORT_FIELDS[item.field]
+        descending = item.direction.upper() == "DESC"
+        offset, limit, rows = self.offset, self.limit, []
+        by_id = (Query.id.asc(),)
+        for code in sorted(self.counting.held.values(kind), reverse=descending):
+            part = self.matches & self.counting.held.bitmap(kind, code)
+            if offset >= len(part):
+                offset -= len(part)
+                continue
+            take = min(limit, len(part) - offset)
+            code_size = len(self.counting.held.bitmap(kind, code))
+            walk_rows = (offset + take) * code_size / len(part) * WALK_COST
+            if len(part) <= COLLECT_ALWAYS or len(part) <= walk_rows:
+                rows += self._by_keys(part, offset, take, by_id)
+            else:
+                statement = select(Query.pk).where(
+                    Query.project_id == self.project_id, field == code).order_by(*by_id)
+                keys = self._walked(statement, part, offset + take)[offset:]
+                rows += self._by_keys(BitMap(keys), 0, take, by_id)
+            offset, limit = 0, limit - take
+            if not limit:
+                break
+        return rows
+
+
+def tags_by_query(session: Session, query_pks: list[int]) -> dict[int, list[int]]:
+    tags: dict[int, list[int]] = {}
+    if query_pks:
+        rows = session.execute(
+            select(query_tags.c.query_pk, query_tags.c.tag_id)
+            .where(keys_condition(session, query_tags.c.query_pk, query_pks))
+            .order_by(query_tags.c.query_pk, query_tags.c.tag_id))
+        for query_pk, tag_id in rows:
+            tags.setdefault(query_pk, []).append(tag_id)
+    return tags

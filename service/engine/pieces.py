@@ -1,0 +1,141 @@
+"""The bitmaps as stored: pieces of 2^18 row keys (service/engine/tables.py), read and
+written with the same statements on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+
+from pyroaring import BitMap
+from sqlalchemy import bindparam, select, tuple_
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
+
+from .tables import pieces
+
+ALL, WORD, SHORT, LANGUAGE, COUNTRY, TAG = range(6)
+# The kinds every read of a project may need whole, held in each process (service/engine/
+# held.py); words and short strings are read per term.
+HELD_KINDS = (ALL, LANGUAGE, COUNTRY, TAG)
+CHUNK_SHIFT = 18
+# Pieces named in one statement (three parameters each; SQLite allows 32,766).
+NAMED_AT_ONCE = 3000
+
+Piece = tuple[int, str, int]  # kind, value, chunk
+Bitmap = tuple[int, str]  # kind, value
+
+
+def chunked(keys: BitMap) -> dict[int, BitMap]:
+    """The keys by chunk."""
+    found: dict[int, BitMap] = {}
+    if not keys:
+        return found
+    low, high = keys.min() >> CHUNK_SHIFT, keys.max() >> CHUNK_SHIFT
+    if low == high:
+        return {low: keys}
+    for chunk in range(low, high + 1):
+        # The keys from the chunk's first to its last, by their ranks.
+        first = keys.rank((chunk << CHUNK_SHIFT) - 1) if chunk else 0
+        part = keys[first:keys.rank(((chunk + 1) << CHUNK_SHIFT) - 1)]
+        if part:
+            found[chunk] = part
+    return found
+
+
+class Changes:
+    """Keys to add to and remove from bitmaps, gathered over a write, then written at once."""
+
+    def __init__(self) -> None:
+        self.added: dict[Bitmap, BitMap] = defaultdict(BitMap)
+        self.removed: dict[Bitmap, BitMap] = defaultdict(BitMap)
+
+    def add(self, kind: int, value: str, keys: Iterable[int]) -> None:
+        if isinstance(keys, BitMap):
+            self.added[kind, value] |= keys
+        else:
+            self.added[kind, value].update(keys)
+
+    def remove(self, kind: int, value: str, keys: Iterable[int]) -> None:
+        self.removed[kind, value].update(keys)
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.removed)
+
+    def by_piece(self) -> tuple[dict[Piece, BitMap], dict[Piece, BitMap]]:
+        def split(bitmaps: dict[Bitmap, BitMap]) -> dict[Piece, BitMap]:
+            return {(kind, value, chunk): part for (kind, value), keys in bitmaps.items()
+                    for chunk, part in chunked(keys).items()}
+        return split(self.added), split(self.removed)
+
+
+def _named(project_id: str):
+    return select(pieces.c.kind, pieces.c.value, pieces.c.chunk, pieces.c["keys"]).where(
+        pieces.c.project_id == project_id,
+        tuple_(pieces.c.kind, pieces.c.value, pieces.c.chunk).in_(
+            bindparam("named", expanding=True)))
+
+
+def write(connection: Connection, project_id: str, changes: Changes, stamp: int) -> None:
+    """Apply the changes piece by piece: each piece touched is read, changed and written back
+    with the write's stamp (an emptied piece is kept, empty, so that a process holding it
+    learns it is empty)."""
+    added, removed = changes.by_piece()
+    touched = sorted(set(added) | set(removed))
+    if not touched:
+        return
+    postgres = connection.dialect.name == "postgresql"
+    current: dict[Piece, BitMap] = {}
+    for start in range(0, len(touched), NAMED_AT_ONCE):
+        statement = _named(project_id)
+        if postgres:
+            statement = statement.with_for_update()
+        for kind, value, chunk, keys in connection.execute(
+                statement, {"named": touched[start:start + NAMED_AT_ONCE]}):
+            current[kind, value, chunk] = BitMap.deserialize(keys)
+    rows = []
+    for piece in touched:
+        keys = current.get(piece, BitMap())
+        if piece in added:
+            keys |= added[piece]
+        if piece in removed:
+            keys -= removed[piece]
+        keys.run_optimize()
+        kind, value, chunk = piece
+        rows.append({"project_id": project_id, "kind": kind, "value": value, "chunk": chunk,
+                     "stamp": stamp, "size": len(keys), "keys": keys.serialize()})
+    upsert = (postgresql if postgres else sqlite).insert(pieces)
+    upsert = upsert.on_conflict_do_update(
+        index_elements=["project_id", "kind", "value", "chunk"],
+        set_={"stamp": upsert.excluded.stamp, "size": upsert.excluded.size,
+              "keys": upsert.excluded["keys"]})
+    for start in range(0, len(rows), NAMED_AT_ONCE):
+        connection.execute(upsert, rows[start:start + NAMED_AT_ONCE])
+
+
+def read(connection: Connection, project_id: str, kind: int,
+         values: Iterable[str]) -> dict[str, BitMap]:
+    """The whole bitmaps of these values of one kind (missing ones: empty)."""
+    values = sorted(set(values))
+    found: dict[str, BitMap] = {value: BitMap() for value in values}
+    for start in range(0, len(values), NAMED_AT_ONCE):
+        rows = connection.execute(
+            select(pieces.c.value, pieces.c["keys"]).where(
+                pieces.c.project_id == project_id, pieces.c.kind == kind,
+                pieces.c.value.in_(values[start:start + NAMED_AT_ONCE]), pieces.c.size > 0))
+        for value, keys in rows:
+            found[value] |= BitMap.deserialize(keys)
+    return found
+
+
+def read_union(connection: Connection, project_id: str, kind: int,
+               values: Iterable[str]) -> BitMap:
+    """The union of the bitmaps of these values of one kind."""
+    values = sorted(set(values))
+    found = BitMap()
+    for start in range(0, len(values), NAMED_AT_ONCE):
+        rows = connection.execute(
+            select(pieces.c["keys"]).where(
+                pieces.c.project_id == project_id, pieces.c.kind == kind,
+                pieces.c.value.in_(values[start:start + NAMED_AT_ONCE]), pieces.c.size > 0))
+        found = BitMap.union(found, *(BitMap.deserialize(keys) for (keys,) in rows))
+    return found

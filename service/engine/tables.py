@@ -1,0 +1,84 @@
+"""The tables of queries, of their tags and of the count engine's bitmaps. Only this package
+reads and writes them (an import-linter contract, pyproject.toml): every write keeps the
+bitmaps in the same transaction as the rows."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import (
+    Column,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    SmallInteger,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from ..models import Base, Id, new_uuid, utcnow
+
+query_tags = Table(
+    "query_tags",
+    Base.metadata,
+    Column("query_pk", ForeignKey("queries.pk", ondelete="CASCADE"), primary_key=True),
+    Column("tag_id", ForeignKey("tags.id", ondelete="CASCADE"), primary_key=True),
+    # The query's updated_at, copied by whoever writes either (this package): a tag's page
+    # in time order is a walk of the index below.
+    Column("updated_at", DateTime, nullable=False),
+    Index("ix_query_tags_tag_time", "tag_id", "updated_at", "query_pk"),
+)
+
+
+class Query(Base):
+    """A search query. `pk` is an internal integer key (small joins, the bitmaps' keys); `id`
+    is public."""
+
+    __tablename__ = "queries"
+    __table_args__ = (
+        UniqueConstraint("project_id", "query", "language", "country", name="uq_queries_key"),
+        # On SQLite the two update-time indexes hold updated_at DESC (migration 0007).
+        Index("ix_queries_updated", "project_id", "updated_at", "id"),
+        Index("ix_queries_project_id", "project_id", "id"),
+        Index("ix_queries_project_pk", "project_id", "pk"),
+        Index("ix_queries_language_id", "project_id", "language", "id"),
+        Index("ix_queries_country_id", "project_id", "country", "id"),
+        Index("ix_queries_query_id", "project_id", "query", "id"),
+        # Z-to-A sorts walk ix_queries_language_desc_id and ix_queries_country_desc_id
+        # (project_id, code DESC, id), made by migration 0010.
+        Index("ix_queries_language_country_updated",
+              "project_id", "language", "country", "updated_at", "id"),
+    )
+
+    pk: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    id: Mapped[str] = mapped_column(Id, unique=True, default=new_uuid)
+    project_id: Mapped[str] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    query: Mapped[str] = mapped_column(Text)
+    language: Mapped[str] = mapped_column(String(35))  # stored lower-case
+    country: Mapped[str] = mapped_column(String(35))  # stored upper-case
+    updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+# A piece of a bitmap (migration 0026): the row keys (`queries.pk`) in one chunk of 2^18
+# keys (`chunk`: a key's upper bits) of the project's queries of one kind and value — all of
+# them (kind 0, value ""), those whose folded text holds a word (1) or a string of one or
+# two characters (2), of a language (3), of a country (4), that carry a tag (5, its id).
+# `stamp` is the project's write that last wrote the piece (projects.engine_stamp), `size`
+# how many keys it holds.
+pieces = Table(
+    "engine_pieces",
+    Base.metadata,
+    Column("project_id", ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True),
+    Column("kind", SmallInteger, primary_key=True),
+    Column("value", Text, primary_key=True),
+    Column("chunk", Integer, primary_key=True),
+    Column("stamp", Integer, nullable=False),
+    Column("size", Integer, nullable=False),
+    Column("keys", LargeBinary, nullable=False),
+    Index("ix_engine_pieces_stamp", "project_id", "stamp"),
+)

@@ -1,0 +1,138 @@
+"""The one write path: every change to a project's queries and their tags is made inside a
+`Writer`, which brings the project's bitmaps up to date in the same transaction.
+
+A writer takes the project's row first (PostgreSQL: FOR NO KEY UPDATE; SQLite has one writer
+at a time), so the engine's writes to one project follow one another and each gets the next
+stamp. While it writes, the triggers that count writes going around the engine
+(`changes_outside`, migration 0026) stand aside: on SQLite a row in `engine_writing`, which
+only this transaction sees; on PostgreSQL the transaction's setting `tagdesk.engine_writing`.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from itertools import islice
+
+from pyroaring import BitMap
+from sqlalchemy import select, update
+from sqlalchemy.engine import Connection
+
+from ..models import Project
+from . import folding, pieces
+
+Row = tuple[int, str, str, str]  # pk, query, language, country
+
+
+def mark(connection: Connection, on: bool) -> None:
+    if connection.dialect.name == "postgresql":
+        connection.exec_driver_sql("SELECT set_config('tagdesk.engine_writing', %(v)s, true)",
+                                   {"v": "on" if on else "off"})
+    elif on:
+        connection.exec_driver_sql("INSERT INTO engine_writing (writing) VALUES (1)")
+    else:
+        connection.exec_driver_sql("DELETE FROM engine_writing")
+
+
+def rows_changes(rows: Iterable[Row], changes: pieces.Changes) -> None:
+    """Add the rows' keys to the bitmaps of all queries, of their words, short strings,
+    language and country."""
+    by: dict[tuple[int, str], list[int]] = defaultdict(list)
+    keys, texts = [], []
+    for pk, query, language, country in rows:
+        folded = folding.fold(query)
+        keys.append(pk)
+        texts.append(folded)
+        for word in folding.words(folded):
+            by[pieces.WORD, word].append(pk)
+        by[pieces.LANGUAGE, language].append(pk)
+        by[pieces.COUNTRY, country].append(pk)
+    changes.add(pieces.ALL, "", keys)
+    for (kind, value), found in by.items():
+        changes.add(kind, value, found)
+    for value, found in folding.short_strings(keys, texts).items():
+        changes.add(pieces.SHORT, value, found)
+
+
+# Rows indexed at a time: memory stays flat however many a load adds.
+INDEXED_AT_ONCE = 50_000
+
+
+def rows_changes_in_parts(rows: Iterable[Row]) -> pieces.Changes:
+    changes, rows = pieces.Changes(), iter(rows)
+    while part := list(islice(rows, INDEXED_AT_ONCE)):
+        rows_changes(part, changes)
+    return changes
+
+
+def links_changes(links: Iterable[tuple[int, int]]) -> dict[str, BitMap]:
+    by: dict[str, list[int]] = defaultdict(list)
+    for pk, tag_id in links:
+        by[str(tag_id)].append(pk)
+    return {tag: BitMap(keys) for tag, keys in by.items()}
+
+
+class Writer:
+    def __init__(self, connection: Connection, project_id: str) -> None:
+        self.connection = connection
+        self.project_id = project_id
+        self.changes = pieces.Changes()
+        self.texts_changed = False
+        self.dropped = False
+
+    def __enter__(self) -> Writer:
+        return self.begin()
+
+    def __exit__(self, kind, value, traceback) -> None:
+        if kind is None:  # else the transaction is rolled back by its owner
+            self.finish()
+
+    def begin(self) -> Writer:
+        """Take the project's row; the engine's writes to it wait for this one."""
+        statement = select(Project.engine_stamp).where(Project.id == self.project_id)
+        if self.connection.dialect.name == "postgresql":
+            statement = statement.with_for_update(key_share=True)  # FOR NO KEY UPDATE
+        self.stamp = self.connection.execute(statement).scalar_one() + 1
+        mark(self.connection, True)
+        return self
+
+    def added_rows(self, rows: Iterable[Row]) -> None:
+        rows_changes(rows, self.changes)
+        self.texts_changed = True
+
+    def merge(self, changes: pieces.Changes) -> None:
+        """Changes to the bitmaps worked out beforehand (a bulk load's, beside its insert)."""
+        for key, keys in changes.added.items():
+            self.changes.added[key] |= keys
+        for key, keys in changes.removed.items():
+            self.changes.removed[key] |= keys
+        self.texts_changed |= any(kind != pieces.TAG for kind, _value in changes.added)
+
+    def added_links(self, links: Iterable[tuple[int, int]]) -> None:
+        for tag, keys in links_changes(links).items():
+            self.changes.add(pieces.TAG, tag, keys)
+
+    def removed_links(self, links: Iterable[tuple[int, int]]) -> None:
+        for tag, keys in links_changes(links).items():
+            self.changes.remove(pieces.TAG, tag, keys)
+
+    def dropped_tag(self, tag_id: int) -> None:
+        """The tag is gone: its pieces go, and every process reads the project again."""
+        self.connection.execute(pieces.pieces.delete().where(
+            pieces.pieces.c.project_id == self.project_id,
+            pieces.pieces.c.kind == pieces.TAG, pieces.pieces.c.value == str(tag_id)))
+        self.changes.added.pop((pieces.TAG, str(tag_id)), None)
+        self.changes.removed.pop((pieces.TAG, str(tag_id)), None)
+        self.dropped = True
+
+    def finish(self) -> None:
+        """Write the bitmaps' changes, before the transaction commits."""
+        pieces.write(self.connection, self.project_id, self.changes, self.stamp)
+        values = {"engine_stamp": self.stamp}
+        if self.texts_changed:
+            values["texts_stamp"] = self.stamp
+        if self.dropped:
+            values["engine_epoch"] = Project.engine_epoch + 1
+        self.connection.execute(update(Project).where(Project.id == self.project_id)
+                                .values(**values))
+        mark(self.connection, False)
