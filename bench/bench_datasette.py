@@ -50,6 +50,7 @@ DATASETTE_SYSTEMS = {
     "Datasette, _nocount _nofacet": {"_nocount": "1", "_nofacet": "1"},
 }
 PAGE = 50
+DATASETTE_COMMAND = Path(sys.executable).with_name("datasette")
 
 
 def datasette_metadata(database: str, directory: Path) -> Path:
@@ -60,10 +61,10 @@ def datasette_metadata(database: str, directory: Path) -> Path:
     return path
 
 
-def start_datasette(path: Path, metadata: Path, port: int) -> subprocess.Popen:
-    datasette = Path(sys.executable).with_name("datasette")
-    return serve([str(datasette), "serve", str(path), "--host", "127.0.0.1", "--port", str(port),
-                  "--metadata", str(metadata)],
+def start_datasette(path: Path, port: int, *options: str) -> subprocess.Popen:
+    """Datasette serving `path` on `port`, with more of `datasette serve`'s `options`."""
+    return serve([str(DATASETTE_COMMAND), "serve", str(path), "--host", "127.0.0.1",
+                  "--port", str(port), *options],
                  f"http://127.0.0.1:{port}/-/versions.json", "Datasette",
                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -98,10 +99,13 @@ def views(project_id: str, common_tag, rare_tag) -> dict[str, tuple[dict, dict]]
 
 
 class Systems:
-    """One callable per system for a view; each returns (texts on the page, total or None)."""
+    """One callable per system for a view; each returns (texts on the page, total or None).
+    The service is asked at `endpoint` (another benchmark's subclass asks another)."""
+
+    endpoint = "/api/queries/list"
 
     def __init__(self, service_base: str, key: str, project_id: str, datasette_table: str):
-        self.service_url = service_base + "/api/queries/list"
+        self.service_url = service_base + self.endpoint
         self.service = requests.Session()
         self.service.headers.update({"x-api-key": key, "x-project-id": project_id})
         self.datasette_url = datasette_table
@@ -155,33 +159,41 @@ def check_equivalent(name: str, calls: dict, by_text: bool) -> int:
     return total
 
 
-def run_view(calls: dict, cpu: dict, runs: int, warm_up: int):
+def rounds(calls: dict, cpu: dict, runs: int, warm_up: int, attempt):
     """Round-robin over the systems, the first of each round rotating, so that drift on a
-    shared machine reaches every system alike. A failed request (Datasette answers 400 when
-    a statement passes its SQL time limit) is timed like any other and counted. Each
-    request's server CPU time is read around it from /proc (whole clock ticks, so only the
-    sum over a view means anything)."""
+    shared machine reaches every system alike; `attempt(call)` makes one request and gives
+    (answer, error), so a failed request is timed like any other. Each request's server CPU
+    time is read around it from /proc (whole clock ticks, so only the sum over a view means
+    anything). Returns each system's timings in ms, its server CPU ms per request and its
+    (answer, error) of each request."""
     names = list(calls)
     for _ in range(warm_up):
         for name in names:
             attempt(calls[name])
     timings = {name: [] for name in names}
     cpu_ms = dict.fromkeys(names, 0.0)
-    totals = {name: set() for name in names}
-    errors = {name: [] for name in names}
+    outcomes = {name: [] for name in names}
     for round_number in range(runs):
         shift = round_number % len(names)
         for name in names[shift:] + names[:shift]:
             cpu_before = cpu[name]()
             started = time.perf_counter()
-            total, error = attempt(calls[name])
+            outcome = attempt(calls[name])
             timings[name].append((time.perf_counter() - started) * 1000)
             cpu_ms[name] += cpu[name]() - cpu_before
-            if error:
-                errors[name].append(error)
-            else:
-                totals[name].add(total)
-    return timings, {name: ms / runs for name, ms in cpu_ms.items()}, totals, errors
+            outcomes[name].append(outcome)
+    return timings, {name: ms / runs for name, ms in cpu_ms.items()}, outcomes
+
+
+def run_view(calls: dict, cpu: dict, runs: int, warm_up: int):
+    """The systems in turn (`rounds`); each system's totals returned and its failed requests
+    (Datasette answers 400 when a statement passes its SQL time limit)."""
+    timings, cpu_ms, outcomes = rounds(calls, cpu, runs, warm_up, attempt)
+    totals = {name: {total for total, error in results if not error}
+              for name, results in outcomes.items()}
+    errors = {name: [error for _, error in results if error]
+              for name, results in outcomes.items()}
+    return timings, cpu_ms, totals, errors
 
 
 def process_cpu_ms(pid: int) -> float:
@@ -220,11 +232,12 @@ def describe_count(values: set) -> str:
     return f"{counted} or none (count timed out)" if None in values else counted
 
 
+def git(*args: str) -> str:
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+
+
 def service_version() -> str:
     """The last commit that changed the service's code, and whether the code differs from it."""
-    def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True,
-                              text=True).stdout.strip()
     changed = git("status", "--porcelain", "--", "service")
     last = git("log", "-1", "--format=%h", "--", "service")
     return last + (" with uncommitted changes in service/" if changed else "")
@@ -232,11 +245,13 @@ def service_version() -> str:
 
 def machine() -> str:
     load = os.getloadavg()
-    datasette = subprocess.run(
-        [str(Path(sys.executable).with_name("datasette")), "--version"],
-        capture_output=True, text=True).stdout.strip()
     return (f"{os.cpu_count()} cores, Python {platform.python_version()}, SQLite "
-            f"{sqlite3.sqlite_version}, {datasette}; load average {load[0]:.2f}")
+            f"{sqlite3.sqlite_version}, {datasette_version()}; load average {load[0]:.2f}")
+
+
+def datasette_version() -> str:
+    return subprocess.run([str(DATASETTE_COMMAND), "--version"], capture_output=True,
+                          text=True).stdout.strip()
 
 
 def main() -> None:
@@ -263,7 +278,7 @@ def main() -> None:
         metadata = datasette_metadata(path.stem, Path(directory))
         service_port, datasette_port = free_port(), free_port()
         service = start_service(url, service_port)
-        datasette = start_datasette(path, metadata, datasette_port)
+        datasette = start_datasette(path, datasette_port, "--metadata", str(metadata))
         systems = Systems(f"http://127.0.0.1:{service_port}", key, project_id,
                           f"http://127.0.0.1:{datasette_port}/{path.stem}/queries.json")
         cpu = {SERVICE: lambda: process_cpu_ms(service.pid),

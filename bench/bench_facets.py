@@ -48,9 +48,16 @@ import requests  # noqa: E402
 import sqlite_utils  # noqa: E402
 from sqlalchemy.engine import make_url  # noqa: E402
 
-from bench.bench_datasette import process_cpu_ms  # noqa: E402
+from bench.bench_datasette import Systems as ListSystems  # noqa: E402
+from bench.bench_datasette import (  # noqa: E402
+    datasette_version,
+    git,
+    process_cpu_ms,
+    rounds,
+    start_datasette,
+)
 from bench.bench_service import load_average, prepare, start_service  # noqa: E402
-from bench.loadkit import free_port, percentile, serve  # noqa: E402
+from bench.loadkit import free_port, percentile  # noqa: E402
 
 SERVICE, DATASETTE = "service", "Datasette"
 TEXT = "schu"
@@ -121,14 +128,10 @@ def datasette_copy(source: Path, project_id: str) -> Path:
     return target
 
 
-def start_datasette(path: Path, port: int) -> subprocess.Popen:
-    datasette = Path(sys.executable).with_name("datasette")
+def start_datasette_with_settings(path: Path, port: int) -> subprocess.Popen:
     settings = [part for name, value in DATASETTE_SETTINGS.items()
                 for part in ("--setting", name, value)]
-    return serve([str(datasette), "serve", str(path), "--host", "127.0.0.1", "--port", str(port),
-                  *settings],
-                 f"http://127.0.0.1:{port}/-/versions.json", "Datasette",
-                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return start_datasette(path, port, *settings)
 
 
 def shapes(popularity: list) -> dict[str, tuple[dict, list[tuple[str, str]]]]:
@@ -160,13 +163,8 @@ def shapes(popularity: list) -> dict[str, tuple[dict, list[tuple[str, str]]]]:
     }
 
 
-class Systems:
-    def __init__(self, service_base: str, key: str, project_id: str, datasette_table: str):
-        self.service_url = service_base + "/api/queries/facets"
-        self.service = requests.Session()
-        self.service.headers.update({"x-api-key": key, "x-project-id": project_id})
-        self.datasette_url = datasette_table
-        self.datasette = requests.Session()
+class Systems(ListSystems):
+    endpoint = "/api/queries/facets"
 
     def calls(self, body: dict, parameters: list[tuple[str, str]]) -> dict:
         def service() -> dict:
@@ -217,28 +215,17 @@ def compare(body: dict, ours: dict, theirs: dict, tag_names: dict[int, str]) -> 
 
 
 def run_shape(calls: dict, cpu: dict, runs: int, warm_up: int):
-    """The systems in turn, the first of each round rotating. A failed request is timed like
-    any other and counted; so is a Datasette answer with a facet that timed out."""
-    names = list(calls)
-    for _ in range(warm_up):
-        for name in names:
-            attempt(calls[name])
-    timings = {name: [] for name in names}
-    cpu_ms = dict.fromkeys(names, 0.0)
-    problems = {name: [] for name in names}
-    for round_number in range(runs):
-        shift = round_number % len(names)
-        for name in names[shift:] + names[:shift]:
-            cpu_before = cpu[name]()
-            started = time.perf_counter()
-            answer, error = attempt(calls[name])
-            timings[name].append((time.perf_counter() - started) * 1000)
-            cpu_ms[name] += cpu[name]() - cpu_before
+    """The systems in turn (`rounds`). A failed request is counted; so is a Datasette answer
+    with a facet that timed out."""
+    timings, cpu_ms, outcomes = rounds(calls, cpu, runs, warm_up, attempt)
+    problems = {name: [] for name in outcomes}
+    for name, results in outcomes.items():
+        for answer, error in results:
             if error:
                 problems[name].append(error)
             elif name == DATASETTE and timed_out(answer):
                 problems[name].append("facets timed out: " + ", ".join(timed_out(answer)))
-    return timings, {name: ms / runs for name, ms in cpu_ms.items()}, problems
+    return timings, cpu_ms, problems
 
 
 def attempt(call) -> tuple[dict | None, str | None]:
@@ -249,21 +236,15 @@ def attempt(call) -> tuple[dict | None, str | None]:
 
 
 def revision() -> str:
-    def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True,
-                              text=True).stdout.strip()
     changed = git("status", "--porcelain", "--", "service")
     return git("rev-parse", "--short", "HEAD") + (
         " with uncommitted changes in service/" if changed else "")
 
 
 def machine() -> str:
-    datasette = subprocess.run(
-        [str(Path(sys.executable).with_name("datasette")), "--version"],
-        capture_output=True, text=True).stdout.strip()
     return (f"{platform.platform()}, {platform.processor() or platform.machine()}, "
             f"{os.cpu_count()} cores; Python {platform.python_version()}, SQLite "
-            f"{sqlite3.sqlite_version}, {datasette}")
+            f"{sqlite3.sqlite_version}, {datasette_version()}")
 
 
 def main() -> None:
@@ -295,7 +276,7 @@ def main() -> None:
 
     service_port, datasette_port = free_port(), free_port()
     service = start_service(url, service_port)
-    datasette = start_datasette(copy, datasette_port)
+    datasette = start_datasette_with_settings(copy, datasette_port)
     systems = Systems(f"http://127.0.0.1:{service_port}", key, project_id,
                       f"http://127.0.0.1:{datasette_port}/{copy.stem}/queries.json")
     cpu = {SERVICE: lambda: process_cpu_ms(service.pid),
