@@ -48,14 +48,7 @@ import requests  # noqa: E402
 import sqlite_utils  # noqa: E402
 from sqlalchemy.engine import make_url  # noqa: E402
 
-from bench.bench_datasette import Systems as ListSystems  # noqa: E402
-from bench.bench_datasette import (  # noqa: E402
-    datasette_version,
-    git,
-    process_cpu_ms,
-    rounds,
-    start_datasette,
-)
+from bench import bench_datasette  # noqa: E402
 from bench.bench_service import load_average, prepare, start_service  # noqa: E402
 from bench.loadkit import free_port, percentile  # noqa: E402
 
@@ -131,7 +124,7 @@ def datasette_copy(source: Path, project_id: str) -> Path:
 def start_datasette_with_settings(path: Path, port: int) -> subprocess.Popen:
     settings = [part for name, value in DATASETTE_SETTINGS.items()
                 for part in ("--setting", name, value)]
-    return start_datasette(path, port, *settings)
+    return bench_datasette.start_datasette(path, port, *settings)
 
 
 def shapes(popularity: list) -> dict[str, tuple[dict, list[tuple[str, str]]]]:
@@ -163,7 +156,7 @@ def shapes(popularity: list) -> dict[str, tuple[dict, list[tuple[str, str]]]]:
     }
 
 
-class Systems(ListSystems):
+class Systems(bench_datasette.Systems):
     endpoint = "/api/queries/facets"
 
     def calls(self, body: dict, parameters: list[tuple[str, str]]) -> dict:
@@ -217,7 +210,7 @@ def compare(body: dict, ours: dict, theirs: dict, tag_names: dict[int, str]) -> 
 def run_shape(calls: dict, cpu: dict, runs: int, warm_up: int):
     """The systems in turn (`rounds`). A failed request is counted; so is a Datasette answer
     with a facet that timed out."""
-    timings, cpu_ms, outcomes = rounds(calls, cpu, runs, warm_up, attempt)
+    timings, cpu_ms, outcomes = bench_datasette.rounds(calls, cpu, runs, warm_up, attempt)
     problems = {name: [] for name in outcomes}
     for name, results in outcomes.items():
         for answer, error in results:
@@ -236,15 +229,15 @@ def attempt(call) -> tuple[dict | None, str | None]:
 
 
 def revision() -> str:
-    changed = git("status", "--porcelain", "--", "service")
-    return git("rev-parse", "--short", "HEAD") + (
+    changed = bench_datasette.git("status", "--porcelain", "--", "service")
+    return bench_datasette.git("rev-parse", "--short", "HEAD") + (
         " with uncommitted changes in service/" if changed else "")
 
 
 def machine() -> str:
     return (f"{platform.platform()}, {platform.processor() or platform.machine()}, "
             f"{os.cpu_count()} cores; Python {platform.python_version()}, SQLite "
-            f"{sqlite3.sqlite_version}, {datasette_version()}")
+            f"{sqlite3.sqlite_version}, {bench_datasette.datasette_version()}")
 
 
 def main() -> None:
@@ -279,8 +272,8 @@ def main() -> None:
     datasette = start_datasette_with_settings(copy, datasette_port)
     systems = Systems(f"http://127.0.0.1:{service_port}", key, project_id,
                       f"http://127.0.0.1:{datasette_port}/{copy.stem}/queries.json")
-    cpu = {SERVICE: lambda: process_cpu_ms(service.pid),
-           DATASETTE: lambda: process_cpu_ms(datasette.pid)}
+    cpu = {SERVICE: lambda: bench_datasette.process_cpu_ms(service.pid),
+           DATASETTE: lambda: bench_datasette.process_cpu_ms(datasette.pid)}
     rows, alarms = [], []
     try:
         for name, (body, parameters) in shapes(popularity).items():
