@@ -15,6 +15,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import requests
 
+from tests.support.background import Background
+
 
 @dataclass
 class Seen:
@@ -146,13 +148,14 @@ class FlakyProxy(TinyServer):
                       {k: upstream.headers[k] for k in self.RELAYED if k in upstream.headers})
 
 
-class RawServer:
+class RawServer(Background):
     """A bare TCP server: `behaviour(connection)` runs for each accepted connection.
 
     For the failures no HTTP server produces on purpose: never answering, hanging up halfway.
     """
 
     def __init__(self, behaviour: Callable[[socket.socket], None]):
+        super().__init__()
         self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.listener.bind(("127.0.0.1", 0))
@@ -161,10 +164,8 @@ class RawServer:
         self.behaviour = behaviour
         self.connections: list[socket.socket] = []
         self.accepted = 0
-        self._stop = threading.Event()
-        self.thread = threading.Thread(target=self._serve, daemon=True)
 
-    def _serve(self):
+    def _run(self):
         self.listener.settimeout(0.05)
         while not self._stop.is_set():
             try:
@@ -175,13 +176,8 @@ class RawServer:
             self.connections.append(connection)
             threading.Thread(target=self.behaviour, args=(connection,), daemon=True).start()
 
-    def __enter__(self) -> RawServer:
-        self.thread.start()
-        return self
-
     def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self.thread.join(2)
+        super().__exit__(*exc)
         for connection in self.connections:
             with contextlib.suppress(OSError):
                 connection.close()

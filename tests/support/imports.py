@@ -11,12 +11,13 @@ import math
 import re
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from pathlib import Path
 
 import requests
+
+from tests.support.background import Background
 
 CSRF_FIELD = re.compile(r'name="csrf_token" value="([^"]+)"')
 HEADER = "query,language,country,tags\n"
@@ -114,16 +115,17 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
 
 
-class Timed:
+class Timed(Background):
     """Another organization's `projects/list`, called again and again from a thread until
     stopped: each call's seconds."""
 
+    join_seconds = 180.0
+
     def __init__(self, base_url: str, key: str):
+        super().__init__()
         self.url = base_url + "/api/projects/list"
         self.key = key
         self.seconds: list[float] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         with requests.Session() as http:
@@ -133,14 +135,6 @@ class Timed:
                 self.seconds.append(time.perf_counter() - started)
                 assert response.status_code == 200, response.text
                 time.sleep(0.01)
-
-    def __enter__(self) -> Timed:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_exc) -> None:
-        self._stop.set()
-        self._thread.join(180)
 
     @property
     def p95(self) -> float:
