@@ -436,7 +436,16 @@ def run(args, url: str, size: int) -> dict[str, tuple]:
                                "tagIds": [common_tag[0]]},
         "sorted by query text": {"sort": [{"field": "query", "direction": "ASC"}]},
         "deep page (by text, page 100)": {"sort": [{"field": "query"}], "page": 100},
+        "untagged": {"untagged": True},
+        "untagged + language + text": {"untagged": True, "languages": ["de"], "query": "schu"},
+        "exclude one tag (common)": {"excludeTagIds": [common_tag[0]]},
+        "all of two tags (common)": {"tagIds": [common_tag[0], popularity[1][0]],
+                                     "tagMatch": "all"},
     }
+    # The facets of every filter above (sorting and paging aside: the same filter).
+    facets = {name: {field: value for field, value in body.items()
+                     if field not in ("sort", "page")}
+              for name, body in views.items() if "sort" not in body}
     results: dict[str, tuple] = {}
 
     def record(name, timings, matches, note=""):
@@ -454,6 +463,14 @@ def run(args, url: str, size: int) -> dict[str, tuple]:
                 return response.json()
             timings, result = measure(call, args.runs)
             record(name, timings, result["page"]["totalRecords"])
+        print(f"\n{'queries/facets':<34}{'p50 ms':>9}{'p95 ms':>9}{'matches':>11}")
+        for name, body in facets.items():
+            def counted(body=body):
+                response = session.post(base + "/queries/facets", json=body)
+                response.raise_for_status()
+                return response.json()
+            timings, result = measure(counted, args.runs)
+            record("facets: " + name, timings, result["totalRecords"])
         memory.append(sum(p[1] for p in resident_mib(service.pid)))
 
         # The views above repeat one request, so a text filter's count is remembered after
@@ -495,6 +512,13 @@ def run(args, url: str, size: int) -> dict[str, tuple]:
         timings, _ = measure(update, max(10, args.runs // 5))
         print()
         record("set-tags, 1,000 items", timings, None)
+        # The same with the common tag, which about a third of the project carries: its
+        # bitmap's pieces are dense.
+        tag = common_tag[0]
+        with_tag = [{"query": r["query"], "language": r["language"], "country": r["country"],
+                     "tagIds": sorted(set(r["tags"]) ^ {tag})} for r in page]
+        timings, _ = measure(update, max(10, args.runs // 5))
+        record("set-tags, 1,000 items, common tag", timings, None)
         session.patch(base + "/queries/many/tags-only", json={"queries": original})
         processes = resident_mib(service.pid)
         memory.append(sum(p[1] for p in processes))

@@ -3,7 +3,7 @@ API's rule that a change of a query's tags is a change of the query), then gone.
 
 from __future__ import annotations
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from ..models import Tag, utcnow
@@ -11,8 +11,22 @@ from .tables import Query, query_tags
 from .writer import Writer
 
 
+def _lock_tag_and_its_queries(session: Session, tag_id: int) -> None:
+    """PostgreSQL: take the rows in the order a set-tags call takes them — its queries' rows
+    first (in key order), then the tag's — so that the two rarely wait for each other in a
+    circle. Once the tag's row is held no link to it can be added (adding one reads the tag's
+    row FOR KEY SHARE), so every query that carries the tag is known."""
+    carriers = select(query_tags.c.query_pk).where(query_tags.c.tag_id == tag_id)
+    locked = (select(Query.pk).where(Query.pk.in_(carriers)).order_by(Query.pk)
+              .with_for_update(of=Query).subquery())
+    session.execute(select(func.count()).select_from(locked))
+    session.execute(select(Tag.id).where(Tag.id == tag_id).with_for_update(of=Tag))
+
+
 def delete_tag(session: Session, project_id: str, tag_id: int) -> int:
     """In the caller's write transaction; how many queries carried the tag."""
+    if session.get_bind().dialect.name == "postgresql":
+        _lock_tag_and_its_queries(session, tag_id)
     with Writer(session.connection(), project_id) as writer:
         carriers = select(query_tags.c.query_pk).where(query_tags.c.tag_id == tag_id)
         now = utcnow()

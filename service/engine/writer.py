@@ -1,8 +1,8 @@
 """The one write path: every change to a project's queries and their tags is made inside a
 `Writer`, which brings the project's bitmaps up to date in the same transaction.
 
-A writer takes the project's row first (PostgreSQL: FOR NO KEY UPDATE; SQLite has one writer
-at a time), so the engine's writes to one project follow one another and each gets the next
+A writer writes the rows, then, last, takes the project's row (PostgreSQL: FOR NO KEY UPDATE;
+SQLite has one writer at a time) to write the pieces its rows changed with the project's next
 stamp. While it writes, the triggers that count writes going around the engine
 (`changes_outside`, migration 0026) stand aside: on SQLite a row in `engine_writing`, which
 only this transaction sees; on PostgreSQL the transaction's setting `tagdesk.engine_writing`.
@@ -78,7 +78,7 @@ class Writer:
         self.project_id = project_id
         self.changes = pieces.Changes()
         self.texts_changed = False
-        self.dropped = False
+        self.dropped_tags: list[str] = []
 
     def __enter__(self) -> Writer:
         return self.begin()
@@ -88,11 +88,8 @@ class Writer:
             self.finish()
 
     def begin(self) -> Writer:
-        """Take the project's row; the engine's writes to it wait for this one."""
-        statement = select(Project.engine_stamp).where(Project.id == self.project_id)
-        if self.connection.dialect.name == "postgresql":
-            statement = statement.with_for_update(key_share=True)  # FOR NO KEY UPDATE
-        self.stamp = self.connection.execute(statement).scalar_one() + 1
+        """Mark the transaction as the engine's: the triggers that count writes around the
+        engine stand aside for its rows."""
         mark(self.connection, True)
         return self
 
@@ -118,20 +115,30 @@ class Writer:
 
     def dropped_tag(self, tag_id: int) -> None:
         """The tag is gone: its pieces go, and every process reads the project again."""
-        self.connection.execute(pieces.pieces.delete().where(
-            pieces.pieces.c.project_id == self.project_id,
-            pieces.pieces.c.kind == pieces.TAG, pieces.pieces.c.value == str(tag_id)))
+        self.dropped_tags.append(str(tag_id))
         self.changes.added.pop((pieces.TAG, str(tag_id)), None)
         self.changes.removed.pop((pieces.TAG, str(tag_id)), None)
-        self.dropped = True
 
     def finish(self) -> None:
-        """Write the bitmaps' changes, before the transaction commits."""
-        pieces.write(self.connection, self.project_id, self.changes, self.stamp)
-        values = {"engine_stamp": self.stamp}
+        """Write the bitmaps' changes, last before the transaction commits. The project's row
+        is taken here (PostgreSQL: FOR NO KEY UPDATE; SQLite has one writer at a time) and
+        held to the commit: the engine's writes to a project stamp and change its pieces one
+        after the other, in the order they commit, while their rows went in side by side (an
+        import's two connections)."""
+        statement = select(Project.engine_stamp).where(Project.id == self.project_id)
+        if self.connection.dialect.name == "postgresql":
+            statement = statement.with_for_update(key_share=True)  # FOR NO KEY UPDATE
+        stamp = self.connection.execute(statement).scalar_one() + 1
+        table = pieces.pieces
+        if self.dropped_tags:
+            self.connection.execute(table.delete().where(
+                table.c.project_id == self.project_id, table.c.kind == pieces.TAG,
+                table.c.value.in_(self.dropped_tags)))
+        pieces.write(self.connection, self.project_id, self.changes, stamp)
+        values = {"engine_stamp": stamp}
         if self.texts_changed:
-            values["texts_stamp"] = self.stamp
-        if self.dropped:
+            values["texts_stamp"] = stamp
+        if self.dropped_tags:
             values["engine_epoch"] = Project.engine_epoch + 1
         self.connection.execute(update(Project).where(Project.id == self.project_id)
                                 .values(**values))
