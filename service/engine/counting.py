@@ -114,7 +114,7 @@ class Counter:
             if wanted.excluded:
                 tags = tags - self.tagged(wanted.excluded)
             if wanted.untagged:
-                tags = tags - self.tagged(self.project_tags)
+                tags = tags - self.held.any_tag()
             found["tags"] = tags
         return found
 
@@ -138,12 +138,13 @@ class Counter:
             return [{"value": value, "count": count} for value, count in values]
 
         tag_base = self.combined(parts, "tags")
-        tags = [(tag_id, tag_base.intersection_cardinality(self.tag(tag_id)))
+        held_tag = self.held.bitmap
+        tags = [(tag_id, tag_base.intersection_cardinality(held_tag(pieces.TAG, str(tag_id))))
                 for tag_id in self.project_tags]
         tags.sort(key=lambda item: (-item[1], item[0]))
         return {
             "totalRecords": len(self.combined(parts)),
-            "untagged": len(tag_base - self.tagged(self.project_tags)),
+            "untagged": tag_base.difference_cardinality(self.held.any_tag()),
             "languages": counted(pieces.LANGUAGE, self.combined(parts, "languages")),
             "countries": counted(pieces.COUNTRY, self.combined(parts, "countries")),
             "tags": [{"id": tag_id, "count": count} for tag_id, count in tags],

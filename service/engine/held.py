@@ -22,7 +22,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
 from ..models import Project
-from .pieces import ALL, HELD_KINDS, WORD
+from .pieces import ALL, HELD_KINDS, TAG, WORD
 from .tables import pieces
 
 EMPTY = FrozenBitMap()
@@ -90,6 +90,7 @@ class Project_:
         default_factory=lambda: defaultdict(dict))
     whole: dict[tuple[int, str], BitMap] = field(default_factory=dict)
     vocabulary: Vocabulary = field(default_factory=lambda: Vocabulary())
+    tagged: tuple[int, FrozenBitMap] = (-1, FrozenBitMap())
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def bitmap(self, kind: int, value: str) -> FrozenBitMap:
@@ -97,6 +98,16 @@ class Project_:
 
     def values(self, kind: int) -> list[str]:
         return [value for (k, value), keys in self.whole.items() if k == kind and keys]
+
+    def any_tag(self) -> FrozenBitMap:
+        """The queries that carry a tag, worked out once per stamp ("untagged" is every
+        query but these)."""
+        stamp, found = self.tagged
+        if stamp != self.stamp:
+            found = FrozenBitMap.union(EMPTY, *(keys for (kind, _value), keys
+                                                in self.whole.items() if kind == TAG))
+            self.tagged = (self.stamp, found)
+        return found
 
 
 class Held:
