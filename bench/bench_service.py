@@ -386,7 +386,7 @@ def summarize(results: dict[int, dict[str, tuple]], plot: Path, database: str) -
         measured = [size for size in sizes if name in results[size]]
         axis = writes if name.startswith("set-tags") else lists
         axis.plot(measured, [results[size][name][1] for size in measured], marker="o",
-                  linestyle=("-", "--", ":")[position // 10], label=name)
+                  linestyle=("-", "--", ":", "-.")[position // 10 % 4], label=name)
     for axis, target in ((lists, TARGET_LIST_MS), (writes, TARGET_SET_TAGS_MS)):
         axis.axhline(target, color="black", linestyle="--", linewidth=1)
         axis.set_xscale("log")

@@ -108,13 +108,11 @@ class Counter:
         if wanted.countries:
             found["countries"] = self.codes(pieces.COUNTRY, wanted.countries)
         if wanted.required or wanted.excluded or wanted.untagged:
-            tags = self.everything
+            tags = self.held.no_tag() if wanted.untagged else self.everything
             for ids in wanted.required:
                 tags = tags & self.tagged(ids)
             if wanted.excluded:
                 tags = tags - self.tagged(wanted.excluded)
-            if wanted.untagged:
-                tags = tags - self.held.any_tag()
             found["tags"] = tags
         return found
 
