@@ -44,6 +44,7 @@ DEFER_FROM_OFFSET = 2000
 COLLECT_ALWAYS = 2000
 WALK_COST = 0.25
 WALK_BATCH = 4096
+FIRST_BATCH = 64
 STREAMED = {"stream_results": True, "max_row_buffer": WALK_BATCH}
 
 SortKey = tuple[tuple[str, str], ...]
@@ -206,7 +207,7 @@ class _Page:
         found: list[int] = []
         result = self.session.connection().execute(statement, execution_options=STREAMED)
         try:
-            for part in result.partitions(WALK_BATCH):
+            for part in _batches(result, reach * self.size / max(1, len(members))):
                 found.extend(pk for (pk,) in part if pk in members)
                 if len(found) >= reach:
                     return found[:reach]
@@ -246,7 +247,8 @@ class _Page:
         found, edge = BitMap(), None
         result = self.session.connection().execute(statement, execution_options=STREAMED)
         try:
-            for part in result.partitions(WALK_BATCH):
+            for part in _batches(result, reach * len(self.counting.tag(tag)) /
+                                 max(1, len(self.matches))):
                 for pk, updated_at in part:
                     if edge is not None and updated_at != edge:
                         return self._by_keys(found, self.offset, self.limit)
@@ -284,6 +286,16 @@ class _Page:
             if not limit:
                 break
         return rows
+
+
+def _batches(result, expected: float):
+    """The rows of a walk, fetched in batches: the first about the rows the walk is expected
+    to pass (a whole batch of 4,096 cost ~10 ms of heap reads at ten million queries, for a
+    page that needed 150), each next twice as large."""
+    size = int(min(WALK_BATCH, max(FIRST_BATCH, expected * 1.5)))
+    while part := result.fetchmany(size):
+        yield part
+        size = min(WALK_BATCH, size * 2)
 
 
 def tags_by_query(session: Session, query_pks: list[int]) -> dict[int, list[int]]:
