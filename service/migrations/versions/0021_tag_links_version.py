@@ -20,6 +20,8 @@ Revision ID: 0021
 Revises: 0020
 """
 
+import importlib
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -38,39 +40,16 @@ SQLITE_MOVED_TO_QUERY = """CREATE TRIGGER tag_links_moved_to_query
         UPDATE tags SET links_version = links_version + 1 WHERE id IN (old.tag_id, new.tag_id);
     END"""
 
-POSTGRES_COUNT_LINKS = """
-    CREATE OR REPLACE FUNCTION tagdesk_count_tag_links() RETURNS trigger AS $$
-    DECLARE
-        added_ids integer[] := '{}';
-        removed_ids integer[] := '{}';
-    BEGIN
-        IF TG_OP IN ('INSERT', 'UPDATE') THEN
-            SELECT coalesce(array_agg(tag_id), '{}') INTO added_ids FROM added;
-        END IF;
-        IF TG_OP IN ('DELETE', 'UPDATE') THEN
-            SELECT coalesce(array_agg(tag_id), '{}') INTO removed_ids FROM removed;
-        END IF;
-        -- Hold the projects' rows before any tag row, as the query counter does: a set-tags
-        -- call removes links of some tags and adds links of others in two statements, and
-        -- two such calls would otherwise take the same tag rows in opposite orders.
-        PERFORM 1 FROM projects WHERE id IN (
-            SELECT project_id FROM tags WHERE id = ANY (added_ids || removed_ids))
-        ORDER BY id FOR NO KEY UPDATE;
-        UPDATE tags t SET query_count = t.query_count + n.c,
-                          links_version = t.links_version + 1
-        FROM (SELECT tag_id, sum(step) AS c FROM (
-                  SELECT unnest(added_ids) AS tag_id, 1 AS step
-                  UNION ALL SELECT unnest(removed_ids), -1) steps
-              GROUP BY tag_id) n
-        WHERE t.id = n.tag_id;
-        RETURN NULL;
-    END $$ LANGUAGE plpgsql
-"""
-# 0005's text, for the way back.
-POSTGRES_COUNT_LINKS_BEFORE = (
-    POSTGRES_COUNT_LINKS.replace(",\n                          links_version = "
-                                 "t.links_version + 1", "")
-    .replace("WHERE t.id = n.tag_id;", "WHERE t.id = n.tag_id AND n.c <> 0;"))
+# 0005's function, as it replaces the one in place: for the way back.
+POSTGRES_COUNT_LINKS_BEFORE = importlib.import_module(
+    "service.migrations.versions.0005_exact_counts").POSTGRES_TAG_COUNTS.replace(
+    "CREATE FUNCTION", "CREATE OR REPLACE FUNCTION", 1)
+# The same, moving the version beside the count, and for every tag a statement touched.
+POSTGRES_COUNT_LINKS = (
+    POSTGRES_COUNT_LINKS_BEFORE
+    .replace("query_count = t.query_count + n.c\n", "query_count = t.query_count + n.c,\n"
+             "                          links_version = t.links_version + 1\n", 1)
+    .replace("WHERE t.id = n.tag_id AND n.c <> 0;", "WHERE t.id = n.tag_id;", 1))
 
 POSTGRES_MOVED_LINK = """
 CREATE OR REPLACE FUNCTION tagdesk_count_moved_link() RETURNS trigger LANGUAGE plpgsql AS $$
