@@ -1,6 +1,7 @@
 """What several migrations build alike: the columns that tie a row to its organization or
 project, the integer key of a table, the SQLite triggers and backfill of the text-gram
-counters, and the PostgreSQL functions that copy query texts as migration 0006 made them.
+counters, a SQLite trigger made again from its own text, and the PostgreSQL functions that
+copy query texts as migration 0006 made them.
 
 Released migrations use these, so what each one makes must never change: a migration that
 wants something else gets a helper (or a parameter) of its own.
@@ -12,6 +13,7 @@ import textwrap
 from collections.abc import Callable
 
 import sqlalchemy as sa
+from alembic import op
 
 
 def serial_id() -> sa.Column:
@@ -104,3 +106,14 @@ MOVE_QUERY_TEXT = """
         RETURN NULL;
     END $$ LANGUAGE plpgsql
 """
+
+
+def rewrite_sqlite_trigger(name: str, change: Callable[[str], str]) -> None:
+    """Drop a SQLite trigger and make it again from its own text, as the database holds it,
+    changed by `change` (which raises on a text it does not expect)."""
+    sql = op.get_bind().execute(
+        sa.text("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = :name"),
+        {"name": name}).scalar_one()
+    changed = change(sql)
+    op.execute(f"DROP TRIGGER {name}")
+    op.execute(changed)

@@ -29,6 +29,8 @@ Revises: 0016
 import sqlalchemy as sa
 from alembic import op
 
+from service.migrations.helpers import rewrite_sqlite_trigger
+
 revision = "0017"
 down_revision = "0016"
 
@@ -47,13 +49,9 @@ GUARD = "WHEN NOT EXISTS (SELECT 1 FROM bulk_load) "
 
 def _rewrite(change) -> None:
     """Each guarded trigger dropped and made again from its own text, changed by `change`."""
-    connection = op.get_bind()
     for name, table in GUARDED.items():
-        sql = connection.execute(
-            sa.text("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = :name"),
-            {"name": name}).scalar_one()
-        op.execute(f"DROP TRIGGER {name}")
-        op.execute(change(sql, EVENT.format(table=table)))
+        rewrite_sqlite_trigger(name, lambda sql, table=table: change(
+            sql, EVENT.format(table=table)))
 
 
 def _guarded(sql: str, event: str) -> str:

@@ -25,6 +25,8 @@ import importlib
 import sqlalchemy as sa
 from alembic import op
 
+from service.migrations.helpers import rewrite_sqlite_trigger
+
 revision = "0021"
 down_revision = "0020"
 
@@ -89,15 +91,13 @@ END $$
 
 
 def _rewrite_sqlite(change) -> None:
-    connection = op.get_bind()
-    for name, counted in SQLITE_COUNTED.items():
-        sql = connection.execute(
-            sa.text("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = :name"),
-            {"name": name}).scalar_one()
+    def changed(sql: str, counted: list[str]) -> str:
         for step in dict.fromkeys(counted):
             sql = change(sql, step, counted.count(step))
-        op.execute(f"DROP TRIGGER {name}")
-        op.execute(sql)
+        return sql
+
+    for name, counted in SQLITE_COUNTED.items():
+        rewrite_sqlite_trigger(name, lambda sql, counted=counted: changed(sql, counted))
 
 
 def _with_version(sql: str, step: str, times: int) -> str:
