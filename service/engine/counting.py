@@ -39,9 +39,6 @@ class Filter:
         return not (self.text or self.languages or self.countries or self.required
                     or self.excluded or self.untagged)
 
-    def without_tags(self) -> Filter:
-        return Filter(self.text, self.languages, self.countries)
-
 
 @dataclass
 class Counter:
@@ -142,7 +139,7 @@ class Counter:
         tags.sort(key=lambda item: (-item[1], item[0]))
         return {
             "totalRecords": len(self.combined(parts)),
-            "untagged": tag_base.difference_cardinality(self.held.any_tag()),
+            "untagged": tag_base.intersection_cardinality(self.held.no_tag()),
             "languages": counted(pieces.LANGUAGE, self.combined(parts, "languages")),
             "countries": counted(pieces.COUNTRY, self.combined(parts, "countries")),
             "tags": [{"id": tag_id, "count": count} for tag_id, count in tags],

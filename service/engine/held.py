@@ -90,7 +90,7 @@ class Project_:
         default_factory=lambda: defaultdict(dict))
     whole: dict[tuple[int, str], BitMap] = field(default_factory=dict)
     vocabulary: Vocabulary = field(default_factory=lambda: Vocabulary())
-    tagged: tuple[int, FrozenBitMap, FrozenBitMap] = (-1, FrozenBitMap(), FrozenBitMap())
+    untagged: tuple[int, FrozenBitMap] = (-1, FrozenBitMap())
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def bitmap(self, kind: int, value: str) -> FrozenBitMap:
@@ -99,22 +99,15 @@ class Project_:
     def values(self, kind: int) -> list[str]:
         return [value for (k, value), keys in self.whole.items() if k == kind and keys]
 
-    def any_tag(self) -> FrozenBitMap:
-        """The queries that carry a tag, worked out once per stamp."""
-        return self._tagged()[0]
-
     def no_tag(self) -> FrozenBitMap:
-        """The queries that carry none ("untagged"), worked out once per stamp."""
-        return self._tagged()[1]
-
-    def _tagged(self) -> tuple[FrozenBitMap, FrozenBitMap]:
-        stamp, *found = self.tagged
+        """The queries that carry no tag ("untagged"), worked out once per stamp."""
+        stamp, found = self.untagged
         if stamp != self.stamp:
             tagged = FrozenBitMap.union(EMPTY, *(keys for (kind, _value), keys
                                                  in self.whole.items() if kind == TAG))
-            found = [tagged, self.bitmap(ALL, "") - tagged]
-            self.tagged = (self.stamp, *found)
-        return found[0], found[1]
+            found = self.bitmap(ALL, "") - tagged
+            self.untagged = (self.stamp, found)
+        return found
 
 
 class Held:

@@ -112,21 +112,6 @@ def write(connection: Connection, project_id: str, changes: Changes, stamp: int)
         connection.execute(upsert, rows[start:start + NAMED_AT_ONCE])
 
 
-def read(connection: Connection, project_id: str, kind: int,
-         values: Iterable[str]) -> dict[str, BitMap]:
-    """The whole bitmaps of these values of one kind (missing ones: empty)."""
-    values = sorted(set(values))
-    found: dict[str, BitMap] = {value: BitMap() for value in values}
-    for start in range(0, len(values), NAMED_AT_ONCE):
-        rows = connection.execute(
-            select(pieces.c.value, pieces.c["keys"]).where(
-                pieces.c.project_id == project_id, pieces.c.kind == kind,
-                pieces.c.value.in_(values[start:start + NAMED_AT_ONCE]), pieces.c.size > 0))
-        for value, keys in rows:
-            found[value] |= BitMap.deserialize(keys)
-    return found
-
-
 def read_union(connection: Connection, project_id: str, kind: int,
                values: Iterable[str]) -> BitMap:
     """The union of the bitmaps of these values of one kind."""
