@@ -178,9 +178,14 @@
     });
   });
 
+  // Only focus moving to another control closes it. Pressing an option's text moves the
+  // focus to the nearest focusable ancestor (<main tabindex="-1">): closing then, between
+  // the press and the click, left the label's click to a checkbox in a closed <details>,
+  // and Chromium's tab crashed. A click outside closes the picker (above) instead.
   document.addEventListener("focusout", function (event) {
     var details = event.target.closest && event.target.closest("details[data-picker][open]");
-    if (details && event.relatedTarget && !details.contains(event.relatedTarget)) {
+    var next = event.relatedTarget;
+    if (details && next && !details.contains(next) && !next.contains(details)) {
       details.open = false;
     }
   });
