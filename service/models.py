@@ -12,6 +12,7 @@ from sqlalchemy import (
     Index,
     Integer,
     String,
+    Text,
     UniqueConstraint,
     Uuid,
 )
@@ -116,6 +117,24 @@ class Tag(Base):
     # casefold(name): names are unique and matched without regard to case.
     name_folded: Mapped[str] = mapped_column(String(200))
     color: Mapped[str] = mapped_column(String(7))
+
+
+class SavedView(Base):
+    """A named filter of a project's queries (an extension: service/saved_views.py), shared by
+    everyone of its organization. `filters` and `sort` are JSON text, as validated."""
+
+    __tablename__ = "saved_views"
+    __table_args__ = (UniqueConstraint("project_id", "name_folded"), NEVER_REUSED)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    project_id: Mapped[str] = mapped_column(Id, ForeignKey("projects.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(100))
+    # weblib.tag_names.fold_tag_name(name): names compared as tag names are.
+    name_folded: Mapped[str] = mapped_column(String(100))
+    filters: Mapped[str] = mapped_column(Text)
+    sort: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
 
 
 class User(Base):

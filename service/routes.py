@@ -1,6 +1,6 @@
 """The four endpoints of the reference, the public OpenAPI document, and the extensions of
 the reference (marked `x-tagdesk-extension` in docs/openapi.yaml): creating a tag, the
-facets of a filter (and the filter's own extensions, service/validation.py)."""
+facets of a filter (and the filter's own extensions, service/validation.py), saved views."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from flask import Blueprint, Response, g, jsonify
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from . import engine, search, tag_creation
+from . import engine, saved_views, search, tag_creation
 from .auth import resolve_project
 from .db import get_session
 from .engine import listing, tagging
@@ -20,6 +20,7 @@ from .protocol import json_response
 from .records import page_object, project_record, query_records, tag_record
 from .validation import (
     CreateTagBody,
+    CreateViewBody,
     Paged,
     PageParams,
     QueryFilterBody,
@@ -27,6 +28,9 @@ from .validation import (
     SetTagsBody,
     Strict,
     TagListBody,
+    UpdateViewBody,
+    ViewIdBody,
+    ViewListBody,
     parse,
     parse_query_string,
     read_json,
@@ -105,3 +109,38 @@ def create_tag():
     response = jsonify(tag_record(tag_creation.create_tag(session, project_id, body)))
     response.status_code = 201
     return response
+
+
+def created(record: dict) -> Response:
+    response = json_response(record)
+    response.status_code = 201
+    return response
+
+
+@bp.post("/views/list")
+def list_views():
+    """An extension: every saved view of the project, by name, each with its live count."""
+    session, project_id, _body = project_call(ViewListBody)
+    return json_response({"results": saved_views.list_views(session, project_id,
+                                                            engine.held())})
+
+
+@bp.post("/views/create")
+def create_view():
+    """An extension: a new saved view (201, its record)."""
+    session, project_id, body = project_call(CreateViewBody)
+    return created(saved_views.create_view(session, project_id, body, engine.held()))
+
+
+@bp.post("/views/update")
+def update_view():
+    """An extension: a view renamed, or given another filter or sort (its record)."""
+    session, project_id, body = project_call(UpdateViewBody)
+    return json_response(saved_views.update_view(session, project_id, body, engine.held()))
+
+
+@bp.post("/views/delete")
+def delete_view():
+    """An extension: a view deleted (200, {"deleted": id})."""
+    session, project_id, body = project_call(ViewIdBody)
+    return json_response(saved_views.delete_view(session, project_id, body))

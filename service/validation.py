@@ -32,6 +32,7 @@ DEFAULT_LIMIT = 50
 MAX_PAGE = 1_000_000_000
 MAX_ID = 2**31 - 1  # ids are 32-bit integers (PostgreSQL `integer`); larger ones name no row
 MAX_TAG_NAME = 200  # as the command line's create-tag (admin.create_tag) and the tags table
+MAX_VIEW_NAME = 100  # as the saved_views table
 HEX_COLOR = re.compile(r"#[0-9a-fA-F]{6}")
 
 
@@ -42,23 +43,33 @@ def _printable(value: str) -> str:
     return value
 
 
-def _tag_name(value: str) -> str:
-    """A new tag's name: at most MAX_TAG_NAME characters as sent, and also once folded as
-    names are compared (weblib.tag_names: "ß" as "ss"); no control characters, no bidi
-    controls; trimmed, not empty."""
+def _folded_name(value: str, limit: int) -> str:
+    """A name compared as tag names are (weblib.tag_names: "ß" as "ss"): at most `limit`
+    characters as sent, and also once folded; no control characters, no bidi controls;
+    trimmed, not empty."""
     _printable(value)
-    if len(value) > MAX_TAG_NAME:
-        raise ValueError(f"must be at most {MAX_TAG_NAME} characters")
+    if len(value) > limit:
+        raise ValueError(f"must be at most {limit} characters")
     value = value.strip()
     if not value:
         raise ValueError("must not be empty or only spaces")
     problem = tag_name_problem(value)
     if problem:
         raise ValueError(problem)
-    if len(fold_tag_name(value)) > MAX_TAG_NAME:
-        raise ValueError(f"must be at most {MAX_TAG_NAME} characters when compared without "
+    if len(fold_tag_name(value)) > limit:
+        raise ValueError(f"must be at most {limit} characters when compared without "
                          "regard to case")
     return value
+
+
+def _tag_name(value: str) -> str:
+    """A new tag's name (MAX_TAG_NAME)."""
+    return _folded_name(value, MAX_TAG_NAME)
+
+
+def _view_name(value: str) -> str:
+    """A saved view's name (MAX_VIEW_NAME), compared as tag names are."""
+    return _folded_name(value, MAX_VIEW_NAME)
 
 
 def _tag_color(value: str) -> str:
@@ -80,6 +91,7 @@ Code = Annotated[StrictStr, Field(max_length=MAX_CODE), AfterValidator(_printabl
 TagRef = Int | Text
 TagName = Annotated[StrictStr, AfterValidator(_tag_name)]
 TagColor = Annotated[StrictStr, AfterValidator(_tag_color)]
+ViewName = Annotated[StrictStr, AfterValidator(_view_name)]
 
 
 class Strict(BaseModel):
@@ -124,6 +136,28 @@ class TagListBody(Paged):
 class CreateTagBody(Strict):
     name: TagName
     color: TagColor | None = None
+
+
+class ViewListBody(Strict):
+    """Saved views (an extension): the list takes no field."""
+
+
+class CreateViewBody(Strict):
+    name: ViewName
+    filters: QueryFilterBody
+    sort: Annotated[list[SortItem], Field(max_length=5)] | None = None
+
+
+class ViewIdBody(Strict):
+    id: Int
+
+
+class UpdateViewBody(ViewIdBody):
+    # Absent: kept. The defaults are never validated, so a `null` name or filter is a 400
+    # while a left-out one is None here; `sort: null` goes back to the default order.
+    name: ViewName = None
+    filters: QueryFilterBody = None
+    sort: Annotated[list[SortItem], Field(max_length=5)] | None = None
 
 
 class SetTagsItem(Strict):

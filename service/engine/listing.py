@@ -140,6 +140,22 @@ def facets(session: Session, project_id: str, body: QueryFilterBody, store: Held
     return counter(session, project_id, store, tags).facets(wanted)
 
 
+def check_sort(sort: list[SortItem]) -> None:
+    """A BadRequest, as queries/list gives, unless `sort` is one queries/list takes."""
+    _ordering(tuple((item.field, item.direction.upper()) for item in sort))
+
+
+def totals(session: Session, project_id: str, bodies: list[QueryFilterBody],
+           store: Held) -> list[int]:
+    """How many queries each filter matches, as queries/list's totalRecords: one read of the
+    project's bitmaps and tags for all of them (saved views)."""
+    if not bodies:
+        return []
+    tags = project_tags(session, project_id)
+    counting = counter(session, project_id, store, tags)
+    return [len(counting.matches(resolve(body, tags))) for body in bodies]
+
+
 def list_queries(session: Session, project_id: str, body: QueryListBody, store: Held):
     """(total, rows, tags by query pk) for one page."""
     sort = tuple((item.field, item.direction.upper()) for item in body.sort)

@@ -358,13 +358,16 @@ def test_options_lists_post_and_other_methods_are_405(api):
 
 
 def test_the_document_marks_creating_a_tag_as_an_extension_and_nothing_else(live_service):
-    """Of the operations, creating a tag and the facets of a filter are the extensions."""
+    """Of the operations, creating a tag, the facets of a filter and the saved views
+    (tests/service/test_saved_views.py) are the extensions."""
     served = requests.get(live_service.url + "/api/openapi.json", timeout=10).json()
     assert served == yaml.safe_load(SPEC.read_text(encoding="utf-8"))
     marked = {(method, path) for path, methods in served["paths"].items()
               for method, operation in methods.items()
               if operation.get("x-tagdesk-extension") is True}
-    assert marked == {("post", CREATE), ("post", "/api/queries/facets")}
+    assert marked == {("post", CREATE), ("post", "/api/queries/facets"),
+                      *(("post", f"/api/views/{verb}")
+                        for verb in ("list", "create", "update", "delete"))}
     operation = served["paths"][CREATE]["post"]
     assert operation["operationId"] == "createTag"
     assert "extension" in operation["summary"].lower()

@@ -1,0 +1,175 @@
+"""Saved views (an extension of the reference API, POST /api/views/…): named filters of one
+project, shared by everyone of its organization, each listed with the live count of its
+filter (the count engine's, as queries/list's totalRecords).
+
+A view keeps its filter as it was sent, validated (QueryFilterBody) and without empty fields:
+its tags stay named as they were sent, and are resolved whenever it is counted, as queries/list
+resolves them. A tag deleted since is an unknown tag then (ids are never given again, so an id
+never comes to name another tag).
+"""
+
+from __future__ import annotations
+
+import json
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from weblib.tag_names import fold_tag_name
+
+from .db import begin_write
+from .engine import listing
+from .engine.held import Held
+from .errors import Conflict, NotFound
+from .models import Project, SavedView, utcnow
+from .records import timestamp
+from .validation import (
+    MAX_ID,
+    CreateViewBody,
+    QueryFilterBody,
+    SortItem,
+    UpdateViewBody,
+    ViewIdBody,
+)
+
+MAX_VIEWS = 200  # per project
+
+
+def _filters_text(body: QueryFilterBody) -> str:
+    """The filter as stored: its fields as sent, without those that filter nothing."""
+    fields = {name: value for name, value in body.model_dump(exclude_defaults=True).items()
+              if value not in (None, "", [])}
+    return json.dumps(fields, ensure_ascii=False, separators=(",", ":"))
+
+
+def _sort_text(sort: list[SortItem] | None) -> str | None:
+    """The sort as stored (directions upper-case); None for the default order."""
+    if not sort:
+        return None
+    listing.check_sort(sort)
+    return json.dumps([{"field": item.field, "direction": item.direction.upper()}
+                       for item in sort], ensure_ascii=False, separators=(",", ":"))
+
+
+def _filter_of(view: SavedView) -> QueryFilterBody:
+    return QueryFilterBody.model_validate(json.loads(view.filters))
+
+
+def _record(view: SavedView, total: int) -> dict:
+    return {
+        "id": view.id,
+        "project": view.project_id,
+        "name": view.name,
+        "filters": json.loads(view.filters),
+        "sort": None if view.sort is None else json.loads(view.sort),
+        "totalRecords": total,
+        "createdAt": timestamp(view.created_at),
+        "updatedAt": timestamp(view.updated_at),
+    }
+
+
+def _records(session: Session, project_id: str, views: list[SavedView],
+             store: Held) -> list[dict]:
+    counts = listing.totals(session, project_id, [_filter_of(view) for view in views], store)
+    return [_record(view, count) for view, count in zip(views, counts, strict=True)]
+
+
+def _taken(name: str) -> Conflict:
+    return Conflict(f'A saved view named "{name}" already exists in this project.')
+
+
+def _named(session: Session, project_id: str, folded: str) -> SavedView | None:
+    return session.scalar(select(SavedView).where(SavedView.project_id == project_id,
+                                                  SavedView.name_folded == folded))
+
+
+def _view(session: Session, project_id: str, view_id: int) -> SavedView:
+    """The project's view of that id; another project's, or none, is not found alike."""
+    view = None
+    if 1 <= view_id <= MAX_ID:
+        view = session.scalar(select(SavedView).where(SavedView.id == view_id,
+                                                      SavedView.project_id == project_id))
+    if view is None:
+        raise NotFound("Saved view not found.")
+    return view
+
+
+def _lock_project(session: Session, project_id: str) -> None:
+    """Take the write lock (SQLite) or the project's row (PostgreSQL) first: concurrent
+    writers of one project's views are ordered, so the limit and the names hold."""
+    begin_write(session)
+    session.execute(select(Project.id).where(Project.id == project_id).with_for_update())
+
+
+def _committed(session: Session, view: SavedView) -> None:
+    """Commit; a name another writer took meanwhile (PostgreSQL's unique key) is a 409."""
+    try:
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        existing = _named(session, view.project_id, view.name_folded)
+        raise _taken(existing.name if existing is not None else view.name) from None
+
+
+def list_views(session: Session, project_id: str, store: Held) -> list[dict]:
+    views = session.scalars(select(SavedView).where(SavedView.project_id == project_id)).all()
+    views = sorted(views, key=lambda view: (view.name_folded, view.id))
+    return _records(session, project_id, views, store)
+
+
+def create_view(session: Session, project_id: str, body: CreateViewBody, store: Held) -> dict:
+    filters, sort = _filters_text(body.filters), _sort_text(body.sort)
+    # Counted before it is kept: a filter queries/list refuses (untagged with tags) is a 400.
+    total, = listing.totals(session, project_id, [body.filters], store)
+    folded = fold_tag_name(body.name)
+    _lock_project(session, project_id)
+    existing = _named(session, project_id, folded)
+    if existing is not None:
+        session.rollback()
+        raise _taken(existing.name)
+    count = session.scalar(select(func.count()).select_from(SavedView).where(
+        SavedView.project_id == project_id))
+    if count >= MAX_VIEWS:
+        session.rollback()
+        raise Conflict(f"This project has {MAX_VIEWS} saved views, as many as a project may "
+                       "have; delete one before saving another.")
+    now = utcnow()
+    view = SavedView(project_id=project_id, name=body.name, name_folded=folded, filters=filters,
+                     sort=sort, created_at=now, updated_at=now)
+    session.add(view)
+    _committed(session, view)
+    return _record(view, total)
+
+
+def update_view(session: Session, project_id: str, body: UpdateViewBody, store: Held) -> dict:
+    given = body.model_fields_set
+    filters = _filters_text(body.filters) if body.filters is not None else None
+    sort = _sort_text(body.sort) if "sort" in given else None
+    if body.filters is not None:
+        listing.totals(session, project_id, [body.filters], store)  # a 400 before any change
+    _lock_project(session, project_id)
+    view = _view(session, project_id, body.id)
+    if body.name is not None:
+        folded = fold_tag_name(body.name)
+        existing = _named(session, project_id, folded)
+        if existing is not None and existing.id != view.id:
+            session.rollback()
+            raise _taken(existing.name)
+        view.name, view.name_folded = body.name, folded
+    if filters is not None:
+        view.filters = filters
+    if "sort" in given:
+        view.sort = sort
+    if given - {"id"}:
+        view.updated_at = utcnow()
+    _committed(session, view)
+    return _records(session, project_id, [view], store)[0]
+
+
+def delete_view(session: Session, project_id: str, body: ViewIdBody) -> dict:
+    _lock_project(session, project_id)
+    view = _view(session, project_id, body.id)
+    session.delete(view)
+    session.commit()
+    return {"deleted": body.id}
