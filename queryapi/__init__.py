@@ -2,8 +2,9 @@
 
 It knows only HTTP and the API reference; it imports nothing from `service/` or the dashboard.
 
-    client.py     Client: the four endpoints, paging, set-tags batching; the extension
-                  create_tag and capabilities() (does this deployment offer it?)
+    client.py     Client: the four endpoints, paging, set-tags batching; the extensions
+                  (create_tag, facets, saved views) and capabilities() (which ones does
+                  this deployment offer?)
     transport.py  one call on the wire: timeouts, waiting and retrying per mode, errors
     retries.py    Mode, and the urllib3 Retry policy of each mode
     pacing.py     BACKGROUND mode's pacing from the X-RateLimit-* headers
@@ -27,12 +28,14 @@ from .errors import (
 from .keys import mask
 from .records import (
     Capabilities,
+    Facets,
     Page,
     Project,
     ProjectPage,
     Query,
     QueryFilters,
     QueryPage,
+    SavedView,
     Tag,
     TagAssignment,
     TagPage,
@@ -47,6 +50,7 @@ __all__ = [
     "Client",
     "ClientStats",
     "Conflict",
+    "Facets",
     "InvalidRequest",
     "Mode",
     "NotFound",
@@ -57,6 +61,7 @@ __all__ = [
     "QueryFilters",
     "QueryPage",
     "RateLimited",
+    "SavedView",
     "Tag",
     "TagAssignment",
     "TagPage",

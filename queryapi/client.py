@@ -16,10 +16,13 @@ This is why urllib3's Retry is configured to retry POST and PATCH as well as GET
 Deltas ("add this tag") are not idempotent; the dashboard computes them into full tag sets
 from the tags as they stand just before the write, and sends those.
 
-One call is the exception: `create_tag`, an extension of the reference (POST /api/tags/create)
-that some deployments offer — `capabilities()` says whether this one does. Creating is not
-safe to repeat (the second attempt is a 409), so it is sent again only when it certainly did
-nothing: its connection could not be opened, or the answer was 429.
+Two calls are the exception: `create_tag` and `create_view`, extensions of the reference
+(POST /api/tags/create, /api/views/create) that some deployments offer — `capabilities()` says
+whether this one does. Creating is not safe to repeat (the second attempt is a 409), so it is
+sent again only when it certainly did nothing: its connection could not be opened, or the
+answer was 429. The other extensions are safe to repeat: facets only reads, a rename gives
+the same name again, and a delete leaves the view deleted (a repeat that arrives after the
+first did its work answers NotFound).
 """
 
 from __future__ import annotations
@@ -33,18 +36,23 @@ from .errors import ApiError, InvalidRequest, RateLimited, TransportError, Unava
 from .keys import ApiKey
 from .records import (
     Capabilities,
+    Facets,
     Project,
     ProjectPage,
     Query,
     QueryFilters,
     QueryPage,
+    SavedView,
     Tag,
     TagAssignment,
     TagPage,
     read_capabilities,
+    read_facets,
     read_project_page,
     read_queries,
     read_query_page,
+    read_saved_view,
+    read_saved_views,
     read_tag,
     read_tag_page,
 )
@@ -65,8 +73,21 @@ PROJECTS = "/api/projects/list"
 QUERIES = "/api/queries/list"
 SET_TAGS = "/api/queries/many/tags-only"
 TAGS = "/api/tags/list"
-CREATE_TAG = "/api/tags/create"  # an extension: see capabilities()
 OPENAPI = "/api/openapi.json"
+# Extensions: see capabilities().
+CREATE_TAG = "/api/tags/create"
+FACETS = "/api/queries/facets"
+VIEWS = "/api/views/list"
+CREATE_VIEW = "/api/views/create"
+UPDATE_VIEW = "/api/views/update"
+DELETE_VIEW = "/api/views/delete"
+# Each field of Capabilities: the operation that offers it, marked in the OpenAPI document.
+# tag_logic: facets came with the filter fields tagMatch, excludeTag* and untagged.
+EXTENSIONS = {
+    "create_tag": ("POST", CREATE_TAG),
+    "tag_logic": ("POST", FACETS),
+    "saved_views": ("POST", VIEWS),
+}
 
 Listing = TypeVar("Listing", ProjectPage, QueryPage, TagPage)
 
@@ -220,6 +241,52 @@ class Client:
                                        body=body, idempotent=False)
         return read_tag(payload, f"POST {CREATE_TAG}")
 
+    # -- extensions: facets and saved views ------------------------------------------------
+
+    def facets(self, project_id: str, filters: QueryFilters | None = None) -> Facets:
+        """The counts of a filter, and beside each language, country and tag (POST
+        /api/queries/facets, an extension: `capabilities().tag_logic`)."""
+        payload = self._transport.call("POST", FACETS, project_id=_project(project_id),
+                                       body=filters.to_body() if filters else {})
+        return read_facets(payload, f"POST {FACETS}")
+
+    def list_views(self, project_id: str) -> tuple[SavedView, ...]:
+        """Every saved view of the project, by name, each with its live count (an extension:
+        `capabilities().saved_views`)."""
+        payload = self._transport.call("POST", VIEWS, project_id=_project(project_id), body={})
+        return read_saved_views(payload, f"POST {VIEWS}")
+
+    def create_view(self, project_id: str, name: str, filters: QueryFilters,
+                    sort: list[tuple[str, str]] | None = None) -> SavedView:
+        """A new saved view. A name the project has already (compared as tag names are) or a
+        201st view is a Conflict. Not safe to repeat, so not repeated after an unknown outcome
+        (as create_tag): after a TransportError, list the views to see whether it was made."""
+        if not isinstance(name, str):
+            raise InvalidRequest("A saved view's name is text.")
+        if not isinstance(filters, QueryFilters):
+            raise InvalidRequest("A saved view's filters are QueryFilters.")
+        body: dict[str, Any] = {"name": name, "filters": filters.to_body()}
+        if sort:
+            body["sort"] = sort_body(sort)
+        payload = self._transport.call("POST", CREATE_VIEW, project_id=_project(project_id),
+                                       body=body, idempotent=False)
+        return read_saved_view(payload, f"POST {CREATE_VIEW}")
+
+    def rename_view(self, project_id: str, view_id: int, name: str) -> SavedView:
+        """The view, renamed. A name another view of the project has is a Conflict; a view
+        that is not the project's is NotFound."""
+        if not isinstance(name, str):
+            raise InvalidRequest("A saved view's name is text.")
+        payload = self._transport.call("POST", UPDATE_VIEW, project_id=_project(project_id),
+                                       body={"id": _view_id(view_id), "name": name})
+        return read_saved_view(payload, f"POST {UPDATE_VIEW}")
+
+    def delete_view(self, project_id: str, view_id: int) -> None:
+        """Delete the view; NotFound when the project has no such view (also when a lost
+        answer's first attempt deleted it)."""
+        self._transport.call("POST", DELETE_VIEW, project_id=_project(project_id),
+                             body={"id": _view_id(view_id)})
+
     # -- what the deployment offers --------------------------------------------------------
 
     def capabilities(self) -> Capabilities:
@@ -238,7 +305,7 @@ class Client:
                     if error.status is None or not 400 <= error.status < 500:
                         raise
                     document = None
-                self._capabilities = read_capabilities(document, CREATE_TAG)
+                self._capabilities = read_capabilities(document, EXTENSIONS)
             return self._capabilities
 
     # -- paging ----------------------------------------------------------------------------
@@ -290,6 +357,12 @@ def _check_assignments(items: list) -> None:
     if repeats:
         shown = repeats[:10] + ([f"… and {len(repeats) - 10} more."] if len(repeats) > 10 else [])
         raise InvalidRequest(" ".join(shown), details=shown)
+
+
+def _view_id(view_id: int) -> int:
+    if isinstance(view_id, bool) or not isinstance(view_id, int):
+        raise InvalidRequest("A saved view's id is a whole number.")
+    return view_id
 
 
 def _project(project_id: str) -> str:

@@ -10,12 +10,12 @@ fit raises `ApiError` with a sentence naming the field — never a KeyError or T
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from .errors import ApiError
+from .errors import ApiError, InvalidRequest
 
 # --- records ----------------------------------------------------------------------------
 
@@ -37,20 +37,33 @@ class TagAssignment:
                 "tagIds": list(self.tag_ids)}
 
 
+TAG_MATCHES = ("any", "all")
+
+
 @dataclass(frozen=True)
 class QueryFilters:
-    """Filters of queries/list; empty ones are left out of the request."""
+    """Filters of queries/list (and queries/facets, saved views); empty ones are left out of
+    the request. `tag_match` ("any" or "all"), `exclude_tag_ids`, `exclude_tag_names` and
+    `untagged` are extensions (`Capabilities.tag_logic`): left at their defaults they are not
+    sent, so the body is the reference's."""
 
     text: str = ""
     languages: tuple[str, ...] = ()
     countries: tuple[str, ...] = ()
     tag_ids: tuple[int, ...] = ()
     tag_names: tuple[str, ...] = ()
+    tag_match: str = "any"
+    exclude_tag_ids: tuple[int, ...] = ()
+    exclude_tag_names: tuple[str, ...] = ()
+    untagged: bool = False
 
     def __post_init__(self):
-        for name in ("languages", "countries", "tag_ids", "tag_names"):
+        for name in ("languages", "countries", "tag_ids", "tag_names", "exclude_tag_ids",
+                     "exclude_tag_names"):
             value = getattr(self, name)
             object.__setattr__(self, name, (value,) if isinstance(value, str) else tuple(value))
+        if self.tag_match not in TAG_MATCHES:
+            raise InvalidRequest(f'tag_match is "any" or "all", not {self.tag_match!r}.')
 
     def to_body(self) -> dict:
         body: dict[str, Any] = {}
@@ -65,6 +78,14 @@ class QueryFilters:
             body["tagIds"] = [str(tag_id) for tag_id in self.tag_ids]
         if self.tag_names:
             body["tagNames"] = list(self.tag_names)
+        if self.tag_match == "all":
+            body["tagMatch"] = "all"
+        if self.exclude_tag_ids:
+            body["excludeTagIds"] = [int(tag_id) for tag_id in self.exclude_tag_ids]
+        if self.exclude_tag_names:
+            body["excludeTagNames"] = list(self.exclude_tag_names)
+        if self.untagged:
+            body["untagged"] = True
         return body
 
 
@@ -98,11 +119,38 @@ class Tag:
 
 
 @dataclass(frozen=True)
+class Facets:
+    """The counts of a filter (POST /api/queries/facets, an extension): each field's counts
+    apply every filter but that field's own (docs/api.md)."""
+
+    total_records: int
+    untagged: int
+    languages: tuple[tuple[str, int], ...]  # (code, count), highest count first
+    countries: tuple[tuple[str, int], ...]
+    tags: tuple[tuple[int, int], ...]  # (tag id, count)
+
+
+@dataclass(frozen=True)
+class SavedView:
+    """A named filter of a project (POST /api/views/…, an extension), with the live count of
+    its filter: queries/list's total_records for it now."""
+
+    id: int
+    project: str
+    name: str
+    filters: QueryFilters
+    sort: tuple[tuple[str, str], ...] | None  # None: the default order
+    total_records: int
+
+
+@dataclass(frozen=True)
 class Capabilities:
     """What a deployment offers beyond the reference's four endpoints, as its OpenAPI document
-    says (`Client.capabilities()`)."""
+    says (`Client.capabilities()`): each one an operation marked x-tagdesk-extension."""
 
-    create_tag: bool = False  # POST /api/tags/create, marked x-tagdesk-extension
+    create_tag: bool = False  # POST /api/tags/create
+    tag_logic: bool = False  # POST /api/queries/facets, and with it the filters' extensions
+    saved_views: bool = False  # POST /api/views/list (create, update, delete)
 
 
 @dataclass(frozen=True)
@@ -285,14 +333,114 @@ def read_tag(payload: Any, what: str) -> Tag:
     return _read(what, lambda: parse_tag(payload, ""))
 
 
-def read_capabilities(document: Any, create_tag_path: str) -> Capabilities:
-    """An OpenAPI document's extensions: an operation is offered when the document has it,
-    marked `x-tagdesk-extension: true`. Anything that is not such a document offers none."""
+def read_capabilities(document: Any,
+                      operations: Mapping[str, tuple[str, str]]) -> Capabilities:
+    """An OpenAPI document's extensions: `operations` maps each field of Capabilities to its
+    (method, path); one is offered when the document has that operation, marked
+    `x-tagdesk-extension: true`. Anything that is not such a document offers none."""
     paths = document.get("paths") if isinstance(document, dict) else None
-    methods = paths.get(create_tag_path) if isinstance(paths, dict) else None
-    operation = methods.get("post") if isinstance(methods, dict) else None
-    return Capabilities(create_tag=isinstance(operation, dict)
-                        and operation.get("x-tagdesk-extension") is True)
+
+    def marked(method: str, path: str) -> bool:
+        methods = paths.get(path) if isinstance(paths, dict) else None
+        operation = methods.get(method.lower()) if isinstance(methods, dict) else None
+        return isinstance(operation, dict) and operation.get("x-tagdesk-extension") is True
+
+    return Capabilities(**{name: marked(method, path)
+                           for name, (method, path) in operations.items()})
+
+
+def _count(value: Any, where: str) -> int:
+    number = _integer(value, where)
+    if number < 0:
+        raise Malformed(f"{where} is a negative count ({number})")
+    return number
+
+
+def _counted(values: Any, where: str, key: str, read_key: Callable[[Any, str], Any]) -> tuple:
+    """(key, count) pairs of a list of objects such as {"value": "de", "count": 3}."""
+    return tuple((read_key(_get(item, key, f"{where}[{i}]"), f"{where}[{i}].{key}"),
+                  _count(_get(item, "count", f"{where}[{i}]"), f"{where}[{i}].count"))
+                 for i, item in enumerate(_items(values, where)))
+
+
+def parse_facets(obj: Any) -> Facets:
+    return Facets(
+        total_records=_count(_get(obj, "totalRecords", ""), "totalRecords"),
+        untagged=_count(_get(obj, "untagged", ""), "untagged"),
+        languages=_counted(_get(obj, "languages", ""), "languages", "value", _text),
+        countries=_counted(_get(obj, "countries", ""), "countries", "value", _text),
+        tags=_counted(_get(obj, "tags", ""), "tags", "id", _integer),
+    )
+
+
+def _texts(obj: dict, name: str, where: str) -> tuple[str, ...]:
+    values = obj.get(name)
+    return () if values is None else tuple(
+        _text(value, f"{where}.{name}[{i}]") for i, value in enumerate(_items(values, _at(
+            where, name))))
+
+
+def _whole_numbers(obj: dict, name: str, where: str) -> tuple[int, ...]:
+    values = obj.get(name)
+    return () if values is None else tuple(
+        _integer(value, f"{where}.{name}[{i}]") for i, value in enumerate(_items(values, _at(
+            where, name))))
+
+
+def parse_filters(obj: Any, where: str) -> QueryFilters:
+    """A filter body as the API writes it (a saved view's), back into QueryFilters."""
+    if not isinstance(obj, dict):
+        raise Malformed(f"{where} is not a JSON object")
+    text = obj.get("query")
+    match = obj.get("tagMatch", "any")
+    if match not in TAG_MATCHES:
+        raise Malformed(f'{where}.tagMatch is not "any" or "all" ({_show(match)})')
+    untagged = obj.get("untagged", False)
+    if not isinstance(untagged, bool):
+        raise Malformed(f"{where}.untagged is not true or false ({_show(untagged)})")
+    return QueryFilters(
+        text="" if text is None else _text(text, f"{where}.query"),
+        languages=_texts(obj, "languages", where),
+        countries=_texts(obj, "countries", where),
+        tag_ids=_whole_numbers(obj, "tagIds", where),
+        tag_names=_texts(obj, "tagNames", where),
+        tag_match=match,
+        exclude_tag_ids=_whole_numbers(obj, "excludeTagIds", where),
+        exclude_tag_names=_texts(obj, "excludeTagNames", where),
+        untagged=untagged,
+    )
+
+
+def _sort(value: Any, where: str) -> tuple[tuple[str, str], ...] | None:
+    if value is None:
+        return None
+    return tuple((_text(_get(item, "field", f"{where}[{i}]"), f"{where}[{i}].field"),
+                  _text(item.get("direction", "ASC"), f"{where}[{i}].direction"))
+                 for i, item in enumerate(_items(value, where)))
+
+
+def parse_saved_view(obj: Any, where: str) -> SavedView:
+    return SavedView(
+        id=_integer(_get(obj, "id", where), _at(where, "id")),
+        project=_identifier(_get(obj, "project", where), _at(where, "project")),
+        name=_text(_get(obj, "name", where), _at(where, "name")),
+        filters=parse_filters(_get(obj, "filters", where), _at(where, "filters")),
+        sort=_sort(_get(obj, "sort", where), _at(where, "sort")),
+        total_records=_count(_get(obj, "totalRecords", where), _at(where, "totalRecords")),
+    )
+
+
+def read_facets(payload: Any, what: str) -> Facets:
+    return _read(what, lambda: parse_facets(payload))
+
+
+def read_saved_view(payload: Any, what: str) -> SavedView:
+    return _read(what, lambda: parse_saved_view(payload, ""))
+
+
+def read_saved_views(payload: Any, what: str) -> tuple[SavedView, ...]:
+    return _read(what, lambda: _records(_get(payload, "results", ""), parse_saved_view,
+                                        "results"))
 
 
 def read_tag_page(payload: Any, what: str) -> TagPage:
