@@ -73,6 +73,7 @@
       }
       var open = target.closest && target.closest("details[data-picker][open]");
       if (open) {
+        event.preventDefault(); // closing the picker is all Escape does here
         open.open = false;
         open.querySelector("summary").focus();
       }
@@ -361,14 +362,26 @@
     return document.querySelector("[data-bulk-dialog]");
   }
 
-  function describeSelection() {
+  var SELECTION_VERBS = { add: "Add tags to ", remove: "Remove tags from ",
+    replace: "Replace the tags of " };
+
+  // Which queries the edit will change, by name: ticks made earlier (say, with x on rows the
+  // cursor has left since) are not changed unawares. Many: the first three and how many more.
+  function describeSelection(action) {
     var toolbar = document.querySelector("[data-bulk-toolbar]");
     if (selectingAll() && toolbar) {
       return "For all " + toolbar.getAttribute("data-total-text") +
         " queries that match this view. You will be asked to confirm.";
     }
-    var count = rowBoxes().filter(function (box) { return box.checked; }).length;
-    return "For the " + (count === 1 ? "selected query." : count + " selected queries.");
+    var names = rowBoxes().filter(function (box) { return box.checked; }).map(function (box) {
+      var cell = box.closest("tr[data-row]").querySelector(".col-query");
+      return "\u201c" + (cell ? cell.textContent.trim() : "") + "\u201d";
+    });
+    var count = names.length;
+    var listed = count > 5 ? names.slice(0, 3).join(", ") + " and " + (count - 3) + " more"
+      : names.join(", ");
+    return (SELECTION_VERBS[action] || "For ") + count + (count === 1 ? " query: " : " queries: ") +
+      listed + ".";
   }
 
   // A row's quick edit: one handler for every row. The picker is asked for that row (its
@@ -393,7 +406,11 @@
     if (!target || !target.matches || !target.matches("[data-bulk-dialog-body]")) return;
     var dialog = bulkDialog();
     var summary = target.querySelector("[data-selection-summary]");
-    if (summary) summary.textContent = describeSelection() + " " + summary.textContent;
+    var action = target.querySelector('input[name="action"]');
+    if (summary) {
+      summary.textContent = describeSelection(action && action.value) + " " +
+        summary.textContent;
+    }
     if (dialog && !dialog.open) dialog.showModal();
     var first = target.querySelector("[data-picker-find], [data-confirm-sentence] ~ .dialog__actions .button--primary");
     if (first) first.focus();
@@ -417,14 +434,26 @@
   // edit was of everything matching.
   document.addEventListener("tagdesk:bulkDone", function (event) {
     var dialog = bulkDialog();
+    // Opened with l: the rows ticked with x are behind the cursor, out of sight, and the next
+    // j x l would tag them again. A keyboard edit ends its selection (Undo, z, stays).
+    var keep = event.detail && event.detail.keepSelection && !openedByKey;
+    openedByKey = false;
     if (dialog && dialog.open) dialog.close();
-    var keep = event.detail && event.detail.keepSelection;
     // An in-page edit's sentence comes with this answer (a job's panel comes instead, and
     // focus stays on the button that opened the picker).
-    if (keep) focusNoticeWhenSettled = true;
+    if (event.detail && event.detail.keepSelection) focusNoticeWhenSettled = true;
     if (!keep) clearSelection();
     else updateSelection();
   });
+
+  // Whether the open picker came from the l shortcut (see above), not from a button.
+  var openedByKey = false;
+  var shortcutClick = false;
+
+  document.addEventListener("click", function (event) {
+    var opener = event.target.closest && event.target.closest("[data-bulk-action], [data-row-edit]");
+    if (opener) openedByKey = shortcutClick;
+  }, true);
 
   // Undo within reach of the keyboard: once an edit's sentence is in the notice area (a live
   // region, so it is read out), focus goes to its Undo (or to the sentence when there is
@@ -486,7 +515,8 @@
   /* --- shortcuts of the queries page, as in a mail client ----------------------------- */
 
   // j/k move a row cursor (the row's checkbox takes the focus, so it is read out, and the row
-  // is outlined), x ticks the row, l opens Add tags, z undoes the last edit, ? lists them all.
+  // is outlined), x ticks the row, l opens Add tags, z undoes the last edit, Escape clears the
+  // selection, ? lists them all.
   // Not while typing in a field, with Ctrl, Alt or Cmd held, or while a dialog is open.
   var cursorId = null;
 
@@ -546,8 +576,16 @@
       if (add.disabled) {
         selectionNote("Select a row first: j and k move between rows, x selects one.");
       } else {
+        shortcutClick = true;
         add.click();
+        shortcutClick = false;
       }
+    } else if (key === "Escape") {
+      if (!selectingAll() && !rowBoxes().some(function (box) { return box.checked; })) {
+        return false;
+      }
+      clearSelection();
+      selectionNote("Selection cleared.");
     } else if (key === "z") {
       var undo = undoButton();
       if (undo) undo.click();

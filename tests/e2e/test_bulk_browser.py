@@ -110,7 +110,7 @@ def test_select_two_rows_add_a_tag_in_place_and_undo(page, live_dashboard, org, 
     expect(page.locator("[data-selected-count]")).to_have_text("2")
 
     pick_tags(page, "Add tags", "seasonal", find="sea")
-    expect(dialog_of(page)).to_contain_text("For the 2 selected queries.")
+    expect(dialog_of(page)).to_contain_text(f"Add tags to 2 queries: “{first}”, “{second}”.")
     expect(dialog_of(page).get_by_role("checkbox", name="brand", exact=True)).to_be_hidden()
     page.screenshot(path=screenshots / "bulk-picker.png")
     assert axe_serious(page) == []

@@ -97,7 +97,7 @@ def test_type_a_new_name_create_it_ticked_and_apply_it_to_the_selected_rows(
     expect(new_tag).to_be_checked()
     expect(dialog).to_contain_text("Created the tag “Autumn deals”. It is ticked, ready to "
                                    "apply.")
-    expect(dialog).to_contain_text("For the 2 selected queries.")
+    expect(dialog).to_contain_text(f"Add tags to 2 queries: “{first}”, “{second}”.")
     expect(dialog.get_by_role("button", name=re.compile("^Create tag"))).to_be_hidden()
     assert "Autumn deals" in tag_names(org, "Jackets")
     assert axe_serious(page) == []

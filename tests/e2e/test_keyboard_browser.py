@@ -74,7 +74,8 @@ def test_a_page_of_rows_tagged_without_the_mouse(page, live_dashboard, org, scre
     keys.press("z")
     expect(notice).to_contain_text("Undone: ‘seasonal’ removed again")
     assert snapshot(org, "Rows") == before
-    expect(page.locator("[data-selected-count]")).to_have_text(str(len(names)))
+    # An edit opened with l ends its selection (the next j x l starts afresh).
+    expect(page.locator("[data-selected-count]")).to_have_text("0")
     assert csp_errors(page) == []
 
 
@@ -122,3 +123,99 @@ def test_no_shortcut_while_typing_or_with_a_modifier(page, live_dashboard, org):
     # l with nothing selected says what to do instead of opening an empty picker.
     page.keyboard.press("l")
     expect(page.get_by_role("status").filter(has_text="Select a row first")).to_be_visible()
+
+
+@pytest.fixture(scope="module")
+def own_org(live_dashboard):
+    return make_org(live_dashboard, "Keyboard selection e2e", {"Rows": ROWS})
+
+
+def add_tag_by_keyboard(page, find: str) -> None:
+    """In the open Add tags dialog: type, tick the first match, Apply — keys only."""
+    keys = page.keyboard
+    dialog = dialog_of(page)
+    expect(dialog.get_by_label("Find a tag")).to_be_focused()
+    keys.type(find)
+    keys.press("Tab")
+    keys.press("Space")
+    apply = dialog.get_by_role("button", name="Apply", exact=True)
+    for _ in range(5):
+        if apply.evaluate("button => button === document.activeElement"):
+            break
+        keys.press("Tab")
+    expect(apply).to_be_focused()
+    keys.press("Enter")
+    expect(dialog).to_be_hidden()
+
+
+def test_a_keyboard_edit_names_its_rows_and_ends_the_selection(page, live_dashboard, own_org):
+    """j x l, a tag, Apply; then j x l on the next row changes that row only (the rows
+    ticked before were tagged again, unseen); the dialog names the rows it will change, and
+    Escape clears a selection."""
+    url = live_dashboard.url
+    sign_in(page, url, own_org.key)
+    open_project(page, url, own_org.projects["Rows"], "?sort=query")
+    before = snapshot(own_org, "Rows")
+    keys = page.keyboard
+    names = page.locator("td.col-query").all_inner_texts()
+    count = page.locator("[data-selected-count]")
+    notice = page.locator("#notices [data-edit-notice]")
+
+    for key in "jxl":
+        keys.press(key)
+    expect(dialog_of(page)).to_contain_text(f"Add tags to 1 query: “{names[0]}”. Tick the "
+                                            "tags to add.")
+    add_tag_by_keyboard(page, "seas")
+    expect(notice).to_contain_text("Added ‘seasonal’ to 1 query.")
+    expect(count).to_have_text("0")
+    expect(page.get_by_role("checkbox", name=f"Select {names[0]}", exact=True)) \
+        .not_to_be_checked()
+    expect(notice.get_by_role("button", name="Undo")).to_be_visible()  # Undo stays
+
+    for key in "jxl":
+        keys.press(key)
+    expect(dialog_of(page)).to_contain_text(f"Add tags to 1 query: “{names[1]}”.")
+    add_tag_by_keyboard(page, "bra")
+    expect(notice).to_contain_text("Added ‘brand’ to 1 query.")
+    after = snapshot(own_org, "Rows")
+    assert after[names[0]] == before[names[0]] | {"seasonal"}  # no brand on the first row
+    assert after[names[1]] == before[names[1]] | {"brand"}
+    assert {name for name in after if after[name] != before[name]} == set(names[:2])
+
+    # z still undoes the last edit.
+    keys.press("z")
+    expect(notice).to_contain_text("Undone: ‘brand’ removed again")
+    assert snapshot(own_org, "Rows")[names[1]] == before[names[1]]
+
+    # Many rows: the first three by name, and how many more.
+    page.locator("h1").click()
+    for _ in range(7):
+        keys.press("j")
+        keys.press("x")
+    expect(count).to_have_text("7")
+    keys.press("l")
+    dialog = dialog_of(page)
+    ticked = names[2:9]  # from the row after the cursor (on the second row)
+    expect(dialog).to_contain_text(
+        f"Add tags to 7 queries: “{ticked[0]}”, “{ticked[1]}”, “{ticked[2]}” and 4 more.")
+    keys.press("Escape")  # closes the dialog only
+    expect(dialog).to_be_hidden()
+    expect(count).to_have_text("7")
+    # The button's picker (the mouse's way) names them too, in its own words.
+    page.get_by_role("button", name="Remove tags", exact=True).click()
+    expect(dialog).to_contain_text("Remove tags from 7 queries: ")
+    keys.press("Escape")
+    expect(dialog).to_be_hidden()
+
+    # Escape, outside fields and dialogs, clears the selection, and says so.
+    page.locator("h1").click()
+    keys.press("Escape")
+    expect(count).to_have_text("0")
+    expect(page.get_by_role("status").filter(has_text="Selection cleared.")).to_be_visible()
+    expect(page.locator("[data-row-select]:checked")).to_have_count(0)
+    keys.press("?")
+    shortcuts = page.get_by_role("dialog", name="Keyboard shortcuts")
+    expect(shortcuts.locator(".shortcuts__item", has=page.locator("kbd", has_text="Esc"))) \
+        .to_contain_text("Clear the selection")
+    assert axe_serious(page) == []
+    assert csp_errors(page) == []
