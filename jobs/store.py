@@ -285,6 +285,18 @@ class Store:
             return connection.scalar(select(func.count()).select_from(edits).where(
                 edits.c.project_id == project_id)) or 0
 
+    def last_of_session(self, project_id: str, session_ref: str | None) -> Edit | None:
+        """The newest edit or undo a session made in a project (exports and new tags aside):
+        what z undoes when it is an edit still undoable."""
+        if not session_ref:
+            return None
+        with self.engine.connect() as connection:
+            return _edit(connection.execute(
+                select(edits).where(edits.c.project_id == project_id,
+                                    edits.c.session_ref == session_ref,
+                                    edits.c.kind.in_(("edit", "undo")))
+                .order_by(edits.c.created_at.desc(), edits.c.id.desc()).limit(1)).first())
+
     def unfinished(self, project_id: str) -> list[Edit]:
         """Jobs of a project that are queued, running or interrupted (newest first)."""
         with self.engine.connect() as connection:

@@ -469,9 +469,30 @@
     return notice ? notice.querySelector("button[data-send-shown]:not([disabled])") : null;
   }
 
+  // This session's last edit as the server recorded it, drawn into the page: z's Undo when
+  // no sentence offers one (after a reload, or another view took the sentence away). An
+  // edit or undo made on this page since supersedes it.
+  function lastEditUndo() {
+    return document.querySelector("button[data-last-edit-undo]:not([disabled])");
+  }
+
+  function forgetLastEdit() {
+    document.querySelectorAll("[data-last-edit-undo]").forEach(function (button) {
+      button.remove();
+    });
+  }
+
+  document.addEventListener("tagdesk:bulkDone", forgetLastEdit);
+
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var elt = event.detail.elt;
+    if (elt && elt.matches && elt.matches("[data-last-edit-undo]")) forgetLastEdit();
+  });
+
   document.addEventListener("htmx:beforeRequest", function (event) {
     var elt = event.detail.elt;
-    if (elt && elt.closest && elt.closest("#notices [data-edit-notice]")) {
+    if (elt && elt.closest && (elt.closest("#notices [data-edit-notice]") ||
+                               elt.matches("[data-last-edit-undo]"))) {
       focusNoticeWhenSettled = true;
     }
   });
@@ -587,7 +608,7 @@
       clearSelection();
       selectionNote("Selection cleared.");
     } else if (key === "z") {
-      var undo = undoButton();
+      var undo = undoButton() || lastEditUndo();
       if (undo) undo.click();
       else selectionNote("There is no edit to undo here.");
     } else if (key === "?") {
