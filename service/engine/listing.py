@@ -153,7 +153,7 @@ def totals(session: Session, project_id: str, bodies: list[QueryFilterBody],
         return []
     tags = project_tags(session, project_id)
     counting = counter(session, project_id, store, tags)
-    return [len(counting.matches(resolve(body, tags))) for body in bodies]
+    return [counting.count(resolve(body, tags)) for body in bodies]
 
 
 def list_queries(session: Session, project_id: str, body: QueryListBody, store: Held):

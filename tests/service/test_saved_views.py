@@ -6,14 +6,17 @@ OpenAPI document; and migration 0027 forward and back."""
 
 from __future__ import annotations
 
+import threading
 import uuid
 
 import pytest
 import requests
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect, select, text
 
 from service import saved_views
-from service.models import SavedView
+from service.models import Base, SavedView
 from tests.service.migrating import P1, engine_of_its_own, migrate, migrated_with_rows
 from tests.support.api import Api
 
@@ -74,12 +77,15 @@ def test_a_view_is_created_listed_by_name_and_counted_as_queries_list_counts(api
     assert create(api, "all", {}).status_code == 201
     assert create(api, "Brand and sale", {"tagNames": ["BRAND", "sale"], "tagMatch": "all"},
                   ).status_code == 201
+    assert create(api, "three parts", {"query": "SCHUH", "languages": ["DE"],
+                                       "tagNames": ["brand"]}).status_code == 201
     listed = views(api)
-    assert [v["name"] for v in listed] == ["all", "Brand and sale", "DE unbranded"]
+    assert [v["name"] for v in listed] == ["all", "Brand and sale", "DE unbranded",
+                                           "three parts"]
     assert listed[2] == view
     for each in listed:
         assert each["totalRecords"] == total(api, each["filters"])
-    assert [v["totalRecords"] for v in listed] == [4, 1, 1]
+    assert [v["totalRecords"] for v in listed] == [4, 1, 1, 1]
     assert listed[0]["sort"] is None and listed[0]["filters"] == {}
 
 
@@ -111,6 +117,45 @@ def test_a_tag_deleted_since_is_an_unknown_tag_as_queries_list_has_it(api, seede
                    "tagIds": [made["id"]]}])
     counts = {v["name"]: v["totalRecords"] for v in views(api)}
     assert counts == {"sale by name": 1, "sale by id": 0, "not sale": 3}
+
+
+def test_one_list_counts_every_view_in_one_read_of_the_project(api, seeded, statements):
+    shapes = [{"untagged": True}, {"tagNames": ["brand"]}, {"languages": ["de", "en"]},
+              {"tagIds": [seeded.tags["sale"]], "excludeTagNames": ["local"]}, {}]
+    for index, filters in enumerate(shapes):
+        assert create(api, f"v{index}", filters).status_code == 201
+    views(api)
+    statements.clear()
+    few = views(api)
+    statements_for_few = len(statements)
+    for index in range(len(shapes), 40):
+        create(api, f"v{index:02d}", shapes[index % len(shapes)])
+    statements.clear()
+    many = views(api)
+    assert len(many) == 40
+    assert len(statements) == statements_for_few  # not one more per view
+    assert [v["totalRecords"] for v in few] == [2, 2, 4, 1, 4]
+    assert all(v["totalRecords"] == few[int(v["name"][1:]) % len(shapes)]["totalRecords"]
+               for v in many)
+
+
+def test_creators_racing_for_one_name_get_one_view_and_409s(api, world):
+    callers = 6
+    start = threading.Barrier(callers)
+    statuses: list[int] = []
+
+    def race(index: int) -> None:
+        caller = Api(api.base_url, world.key, world.project_id)
+        start.wait()
+        statuses.append(create(caller, "Race" if index % 2 else "RACE", {}).status_code)
+
+    threads = [threading.Thread(target=race, args=(i,)) for i in range(callers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert sorted(statuses) == [201] + [409] * (callers - 1)
+    assert len(stored(world)) == 1
 
 
 def test_a_view_is_renamed_refiltered_and_resorted(api, seeded):
@@ -354,6 +399,10 @@ def test_migration_0027_adds_the_table_and_takes_it_away(kind, tmp_path):
     with engine_of_its_own(kind, tmp_path, "tagdesk_test_views_") as engine:
         migrated_with_rows(engine, "0026", [("shoes", "en", "US")])
         migrate(engine, "0027")
+        with engine.connect() as connection:
+            differences = compare_metadata(MigrationContext.configure(connection),
+                                           Base.metadata)
+        assert [d for d in differences if "saved_views" in repr(d)] == []
         insert = text("INSERT INTO saved_views (project_id, name, name_folded, filters, "
                       "created_at, updated_at) VALUES (:project, :name, :name, '{}', "
                       "'2026-01-01', '2026-01-01')")
