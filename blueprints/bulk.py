@@ -304,6 +304,11 @@ def create_tag(project_id: str):
                 raise Refusal("The service could not create a tag in this project. Please "
                               "reload the page.", 404) from None
         if existing is None:
+            # A new tag of the project is a change made in Tagdesk: the activity log says
+            # who made it and when (no query changed, nothing to undo).
+            jobs_store().record_finished(
+                [], project_id=project.id, kind="tag", scope="project",
+                tag_names={str(created.id): created.name}, **who())
             tags = apiclient.tag_created(project.id, created)
             tag, notice = created, ("success", f"Created the tag “{created.name}”. It is "
                                                "ticked, ready to apply.")

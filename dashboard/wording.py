@@ -101,6 +101,8 @@ def _delta_sentence(delta: Delta, target: str, names) -> str:
 def task_title(edit: Edit, original: Edit | None = None) -> str:
     """What a job is, as its panel's heading: 'Add ‘brand’ to 2,431 queries matching …'."""
     number = edit.expected or edit.total
+    if edit.kind == "tag":
+        return f"Created tag “{next(iter((edit.tag_names or {}).values()), '')}”"
     if edit.kind == "export":
         return f"Export {count(number)} {edit.scope_words or 'in this project'} as CSV"
     if edit.kind == "undo":
@@ -176,6 +178,8 @@ def what_undo_did(undo: Edit, original: Edit | None) -> str:
 
 def summary(edit: Edit, original: Edit | None = None) -> str:
     """The sentence for a finished, cancelled, interrupted or failed edit."""
+    if edit.kind == "tag":
+        return "A new tag of this project, made in the tag picker; no query was changed"
     if edit.kind == "export":
         if edit.state == "done":
             return f"Exported {count(edit.processed)} as CSV"

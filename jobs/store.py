@@ -67,7 +67,7 @@ edits = Table(
     "edits", metadata,
     Column("id", String(32), primary_key=True),
     Column("project_id", String(64), nullable=False),
-    Column("kind", String(16), nullable=False),           # edit | undo | export
+    Column("kind", String(16), nullable=False),           # edit | undo | export | tag
     Column("scope", String(16), nullable=False),          # rows | filter
     Column("scope_filter", JSON, nullable=True),          # Scope.to_json() of a filter edit
     Column("scope_words", Text, nullable=False, default=""),
