@@ -91,6 +91,7 @@ def _view(session: Session, project_id: str, view_id: int) -> SavedView:
         view = session.scalar(select(SavedView).where(SavedView.id == view_id,
                                                       SavedView.project_id == project_id))
     if view is None:
+        session.rollback()  # the write lock, taken first, is let go at once
         raise NotFound("Saved view not found.")
     return view
 
