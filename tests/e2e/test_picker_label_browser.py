@@ -6,6 +6,7 @@ tag), at 1280 px and at 390 px; the API is the ground truth for the count."""
 from __future__ import annotations
 
 import re
+from urllib.parse import quote_plus
 
 import pytest
 from playwright.sync_api import expect
@@ -54,7 +55,7 @@ def test_clicking_an_options_text_ticks_it_and_the_tab_lives(page, live_dashboar
     expect(box).to_be_checked()
     value = box.get_attribute("value")
     name, field = KINDS[title]
-    expect(page).to_have_url(re.compile(rf"[?&]{name}={re.escape(value)}(&|$)"))
+    expect(page).to_have_url(re.compile(rf"[?&]{name}={re.escape(quote_plus(value))}(&|$)"))
     expect(page.locator("#results .filter-chip")).to_have_count(1)
     with live_dashboard.api() as api:
         total = api.list_queries(shop_id(live_dashboard), QueryFilters(**{field: (value,)}),
@@ -65,3 +66,24 @@ def test_clicking_an_options_text_ticks_it_and_the_tab_lives(page, live_dashboar
     expect(page.locator("details[data-picker][open] [data-picker-count]")).to_have_text(
         re.compile(r"^1\b"))
     assert csp_errors(page) == []
+
+
+@pytest.mark.parametrize("title", list(KINDS))
+def test_tapping_an_options_text_on_a_phone(phone, live_dashboard, title):
+    page = phone
+    crashed = []
+    page.on("crash", lambda _page: crashed.append(True))
+    open_shop(page, live_dashboard)
+    page.locator("summary.picker__summary", has_text=title).tap()
+    picker = page.locator("details[data-picker][open]")
+    option = picker.locator("label.option").first if title == "Tags" else \
+        picker.get_by_role("group", name="In this project").locator("label.option").first
+    box = option.bounding_box()
+    page.touchscreen.tap(min(box["x"] + box["width"], 390) - 8, box["y"] + box["height"] / 2)
+    assert crashed == []
+    assert page.evaluate("1 + 1") == 2
+    checkbox = option.locator("input[type=checkbox]")
+    expect(checkbox).to_be_checked()
+    name = KINDS[title][0]
+    expect(page).to_have_url(re.compile(
+        rf"[?&]{name}={re.escape(quote_plus(checkbox.get_attribute('value')))}(&|$)"))
