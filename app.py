@@ -18,7 +18,7 @@ from flask import Flask
 from flask_session import Session
 from flask_wtf.csrf import CSRFProtect
 
-from blueprints import activity, auth, bulk, export, projects, queries, tags
+from blueprints import activity, auth, bulk, export, projects, queries, tags, views
 from dashboard import (
     apiclient,
     errors,
@@ -360,6 +360,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.register_blueprint(projects.bp)
     app.register_blueprint(queries.bp)
     app.register_blueprint(tags.bp)
+    app.register_blueprint(views.bp)
     bulk.register(app)
     app.register_blueprint(activity.bp)
     app.register_blueprint(export.bp)

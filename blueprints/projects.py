@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import astuple
+
 from flask import Blueprint, redirect, render_template, url_for
 from flask_login import login_required
 
-from dashboard import apiclient
+from dashboard import apiclient, wording
 from dashboard.counts import counts_response
 from dashboard.current_project import last_project_id
+from dashboard.facets import Progress, project_progress
 
 bp = Blueprint("projects", __name__)
 
@@ -40,10 +43,21 @@ def index():
 def counts():
     """Each project's number of queries, one more per request (dashboard/counts.py)."""
     client = apiclient.client()
+    if apiclient.capabilities().tag_logic:
+        # With facets, one call says how many queries and how many of them are untagged.
+        wanted = [(f"p-{project.id}", lambda project=project: list(astuple(
+            project_progress(project.id)))) for project in apiclient.projects()]
+        return counts_response(wanted, url_for("projects.counts"), describe=progress_html)
     wanted = [(f"p-{project.id}",
                lambda project=project: client.list_queries(project.id, limit=1)
                .page.total_records) for project in apiclient.projects()]
     return counts_response(wanted, url_for("projects.counts"))
+
+
+def progress_html(numbers) -> str:
+    if isinstance(numbers, int):  # counted before this session learned of facets
+        return wording.count(numbers)
+    return render_template("partials/progress.html", progress=Progress(*numbers), link=None)
 
 
 @bp.get("/projects/<project_id>")

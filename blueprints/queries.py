@@ -14,6 +14,7 @@ from flask import (
     Blueprint,
     current_app,
     flash,
+    jsonify,
     make_response,
     redirect,
     render_template,
@@ -23,9 +24,10 @@ from flask import (
 from flask_login import login_required
 from markupsafe import Markup
 
-from dashboard import apiclient, edits, names
+from dashboard import apiclient, edits, facets, names, saved_views, wording
 from dashboard.chips import chip_style
 from dashboard.current_project import load_project, remember_project
+from dashboard.edits import scope_of
 from dashboard.htmx import hx_redirect, wants_partial
 from dashboard.rows import NOTHING, chip_html, rows_for
 from dashboard.viewstate import (
@@ -33,16 +35,18 @@ from dashboard.viewstate import (
     DEFAULT_PAGE_SIZE,
     DEFAULT_SORT,
     LANGUAGE,
+    NOT_TAG,
     PAGE_SIZES,
     SORT_COLUMNS,
     TAG,
     TEXT,
+    UNTAGGED,
     Ignored,
     QueryView,
     ignored_sentence,
 )
 from jobs.export import export_sort
-from queryapi import Project, QueryFilters, Tag
+from queryapi import Project, QueryFilters, RateLimited, Tag, TransportError, Unavailable
 from weblib.tag_names import fold_tag_name
 
 bp = Blueprint("queries", __name__)
@@ -61,12 +65,30 @@ SORT_WORDS = {
 
 
 @dataclass(frozen=True)
+class ChipTag:
+    name: str
+    style: str  # '' for a name of no known tag (drawn neutral)
+
+
+@dataclass(frozen=True)
 class FilterChip:
+    """One removable filter: `kind` and `text` say it in words ("Tags" "product and price");
+    a tag filter also draws its tags, coloured, joined by `joiner`."""
+
     kind: str
     text: str
     remove_qs: str
-    style: str = ""
-    neutral: bool = False
+    tags: tuple[ChipTag, ...] = ()
+    joiner: str = ""
+
+
+def _chip_tags(names_: tuple[str, ...], tags_by_name: dict[str, Tag]) -> tuple[ChipTag, ...]:
+    found = []
+    for name in names_:
+        tag = tags_by_name.get(fold_tag_name(name))
+        found.append(ChipTag(tag.name if tag else name,
+                             chip_style(tag.color if tag else None).style))
+    return tuple(found)
 
 
 def active_chips(view: QueryView, tags_by_name: dict[str, Tag]) -> list[FilterChip]:
@@ -79,12 +101,20 @@ def active_chips(view: QueryView, tags_by_name: dict[str, Tag]) -> list[FilterCh
     for code in view.countries:
         chips.append(FilterChip("Country", names.country_label(code),
                                 view.without(COUNTRY, code).query_string()))
-    for name in view.tags:
-        tag = tags_by_name.get(fold_tag_name(name))
-        style = chip_style(tag.color if tag else None).style
-        chips.append(FilterChip("Tag", tag.name if tag else name,
-                                view.without(TAG, name).query_string(), style=style,
-                                neutral=not style))
+    if view.untagged:
+        chips.append(FilterChip("Untagged", "", view.without(UNTAGGED).query_string()))
+    if view.tags:
+        # One chip for the chosen tags, which say how they combine ("Tag a or b").
+        every = view.tag_match == "all" and len(view.tags) > 1
+        tags = _chip_tags(view.tags, tags_by_name)
+        joiner = "and" if every else "or"
+        chips.append(FilterChip("Tags" if every else "Tag", wording.joined(
+            [tag.name for tag in tags], joiner), view.without(TAG).query_string(), tags,
+            joiner))
+    for name in view.not_tags:
+        tags = _chip_tags((name,), tags_by_name)
+        chips.append(FilterChip("Not tag", tags[0].name,
+                                view.without(NOT_TAG, name).query_string(), tags))
     return chips
 
 
@@ -146,7 +176,8 @@ def title_for(view: QueryView, project: Project) -> str:
 
 
 OPTION = Markup('<label class="option" data-option="{key}"><input type="checkbox" '
-                'name="{name}" value="{code}"{checked}> {label}</label>')
+                'name="{name}" value="{code}"{checked}> {label} '
+                '<span class="option__count" data-count></span></label>')
 CHECKED = Markup(" checked")
 
 
@@ -189,15 +220,18 @@ class TagOption:
     name: str
     chip: Markup
     checked: bool
+    excluded: bool = False
 
 
-def tag_options(tags: list[Tag], chosen: tuple[str, ...]) -> list[TagOption]:
-    folded = {fold_tag_name(name) for name in chosen}
+def tag_options(tags: list[Tag], view: QueryView) -> list[TagOption]:
+    chosen = {fold_tag_name(name) for name in view.tags}
+    excluded = {fold_tag_name(name) for name in view.not_tags}
     options = [TagOption(tag.name, chip_html(tag.name, tag.color),
-                         fold_tag_name(tag.name) in folded) for tag in tags]
+                         fold_tag_name(tag.name) in chosen, fold_tag_name(tag.name) in excluded)
+               for tag in tags]
     known = {fold_tag_name(tag.name) for tag in tags}
     options += [TagOption(name, chip_html(name, None), True)
-                for name in chosen if fold_tag_name(name) not in known]
+                for name in view.tags if fold_tag_name(name) not in known]
     return options
 
 
@@ -229,16 +263,41 @@ def known_values(project: Project, view: QueryView) -> tuple[QueryView, list[Ign
         languages = ()
     if countries and not _unused(project.id, QueryFilters(countries=countries)):
         countries = ()
+    named = (*view.tags, *view.not_tags)
     missing: tuple[str, ...] = ()
-    if view.tags:
+    if named:
         def unknown(tags: list[Tag]) -> tuple[str, ...]:
             known = {fold_tag_name(tag.name) for tag in tags}
-            return tuple(name for name in view.tags if fold_tag_name(name) not in known)
+            return tuple(name for name in named if fold_tag_name(name) not in known)
 
         missing = unknown(apiclient.tags(project.id))
         if missing:
             missing = unknown(apiclient.tags(project.id, refresh=True))
-    return view.dropping(languages, countries, missing)
+    return view.dropping(languages, countries, tuple(n for n in missing if n in view.tags),
+                         tuple(n for n in missing if n in view.not_tags))
+
+
+def saved_views_context(project, view: QueryView, tags: list[Tag]) -> dict:
+    """The Saved views section's context, where the API keeps saved views (one call; should
+    it fail, the page says so and shows its rows all the same)."""
+    if not apiclient.capabilities().saved_views:
+        return {"saved_views_offered": False}
+    try:
+        return {"saved_views_offered": True,
+                **saved_views.section_context(project, view.query_string(), tags=tags)}
+    except (RateLimited, Unavailable, TransportError):
+        return {"saved_views_offered": True, "saved_views": [], "current_qs":
+                view.query_string(), "views_error": "The saved views could not be read just "
+                "now: reload the page in a moment."}
+
+
+def offered_view(view: QueryView) -> tuple[QueryView, list[Ignored]]:
+    """The view as this deployment can show it: without tag logic (all of, without,
+    untagged) where the API does not offer it, those values named."""
+    if not view.uses_tag_logic or apiclient.capabilities().tag_logic:
+        return view, []
+    return view.without_tag_logic(), [Ignored(
+        "all of, without and untagged", "this service filters by tags only as any of them")]
 
 
 # --- the view ----------------------------------------------------------------------------------
@@ -249,12 +308,13 @@ def known_values(project: Project, view: QueryView) -> tuple[QueryView, list[Ign
 def index(project_id: str):
     project = load_project(project_id)
     view, ignored = QueryView.parse(request.args)
+    view, unknown = offered_view(view)
+    ignored += unknown
     view, unknown = known_values(project, view)
     ignored += unknown
-    filters = QueryFilters(text=view.text, languages=view.languages, countries=view.countries,
-                           tag_names=view.tags)
-    result = apiclient.client().list_queries(project.id, filters=filters, sort=view.api_sort(),
-                                             page=view.page, limit=view.size)
+    result = apiclient.client().list_queries(project.id, filters=scope_of(view).filters(),
+                                             sort=view.api_sort(), page=view.page,
+                                             limit=view.size)
     tags = apiclient.tags_covering(project.id, {t for q in result.results for t in q.tags})
     tags_by_id = {tag.id: tag for tag in tags}
     tags_by_name = {fold_tag_name(tag.name): tag for tag in tags}
@@ -310,10 +370,32 @@ def index(project_id: str):
             country_groups=code_groups(COUNTRY, view.countries, countries_seen,
                                        names.all_countries(), names.country_label,
                                        "All countries"),
-            tag_options=tag_options(tags, view.tags),
+            tag_options=tag_options(tags, view),
+            tag_logic=apiclient.capabilities().tag_logic,
+            **saved_views_context(project, view, tags),
             page_sizes=PAGE_SIZES,
             default_size=DEFAULT_PAGE_SIZE,
             default_sort=DEFAULT_SORT,
             **context,
         ))
     return remember_project(response, project.id)
+
+
+@bp.get("/projects/<project_id>/queries/counts")
+@login_required
+def counts(project_id: str):
+    """The view's counts for its pickers and the project's progress, as JSON (app.js paints
+    them after the rows); 204 where the API offers no facets."""
+    project = load_project(project_id)
+    if not apiclient.capabilities().tag_logic:
+        return "", 204
+    view, _ignored = offered_view(QueryView.from_args(request.args))
+    view, _unknown = known_values(project, view)
+    fresh = request.headers.get("X-Tagdesk-Refresh") == "1"
+    untagged = url_for("queries.index", project_id=project.id) + QueryView(
+        untagged=True, sort=view.sort, size=view.size).query_string()
+    found = facets.view_counts(project.id, view, scope_of(view).filters(),
+                               apiclient.tags(project.id), untagged, fresh=fresh)
+    response = jsonify(found)
+    response.headers["Cache-Control"] = "no-store"
+    return response

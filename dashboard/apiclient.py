@@ -51,6 +51,8 @@ class _Entry:
     client: TimedClient
     projects: _Cached | None = None
     tags: dict[str, _Cached] = field(default_factory=dict)
+    # Other per-project reads kept like the tags (e.g. the project's progress): (what, project).
+    reads: dict[tuple[str, str], _Cached] = field(default_factory=dict)
     # Languages and countries seen in this project's results: the pickers list them first.
     seen: dict[str, tuple[set[str], set[str]]] = field(default_factory=dict)
     # What the deployment offers beyond the reference (once per session), and when asking
@@ -122,8 +124,11 @@ class Registry:
             if project_id is None:
                 entry.projects = None
                 entry.tags.clear()
+                entry.reads.clear()
             else:
                 entry.tags.pop(project_id, None)
+                for key in [key for key in entry.reads if key[1] == project_id]:
+                    del entry.reads[key]
 
     def close(self) -> None:
         with self._lock:
@@ -203,6 +208,18 @@ def tags(project_id: str, refresh: bool = False) -> list[Tag]:
         cached = _Cached(by_name(entry.client.iter_tags(project_id)), time.monotonic(),
                          _epoch())
         entry.tags[project_id] = cached
+    return cached.value
+
+
+def cached_read(what: str, project_id: str, read: Callable[[], object],
+                refresh: bool = False):
+    """`read()`'s answer for this project, kept as the tag list is (CACHE_SECONDS, dropped by
+    `invalidate`), or read afresh when `refresh`."""
+    entry = _entry()
+    cached = entry.reads.get((what, project_id))
+    if refresh or not _fresh(cached):
+        cached = _Cached(read(), time.monotonic(), _epoch())
+        entry.reads[(what, project_id)] = cached
     return cached.value
 
 

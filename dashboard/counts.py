@@ -42,8 +42,8 @@ def _credit(now: float) -> tuple[float, float, float]:
     return min(burst, credit + max(0.0, now - at) / interval), burst, interval
 
 
-def known_counts(wanted: list[tuple[str, Callable[[], int]]]) -> tuple[dict[str, int],
-                                                                         float | None]:
+def known_counts(wanted: list[tuple[str, Callable[[], object]]]) -> tuple[dict[str, object],
+                                                                            float | None]:
     """({key: count} of the wanted keys known now, seconds until the loader should ask again,
     or None when nothing more is to come): reads at most one missing count (the first),
     through its `read`, when the session's pace allows. A failed read ends the loading (the
@@ -71,11 +71,19 @@ def known_counts(wanted: list[tuple[str, Callable[[], int]]]) -> tuple[dict[str,
     return {key: stored[key][0] for key, _ in wanted if key in stored}, again
 
 
-def counts_response(wanted: list[tuple[str, Callable[[], int]]], again_url: str) -> str:
-    """The counts known, each an out-of-band swap of the element `count-<key>`, and the
-    loader again (with its wait) while some are missing."""
+def counts_response(wanted: list[tuple[str, Callable[[], object]]], again_url: str,
+                    describe: Callable[[object], str] = wording.count) -> str:
+    """The counts known, each an out-of-band swap of the element `count-<key>` with what
+    `describe` makes of it, and the loader again (with its wait) while some are missing."""
     found, again = known_counts(wanted)
     return render_template("partials/counts.html",
-                           counts=[(key, wording.count(number)) for key, number in found.items()],
+                           counts=[(key, describe(number)) for key, number in found.items()],
                            again_url=again_url if again is not None else None,
                            again_ms=round(again * 1000) if again is not None else 0)
+
+
+def every_count(found: list[tuple[str, int]]) -> str:
+    """Counts read all at once (one facets call): each fills its place, no loader follows."""
+    return render_template("partials/counts.html",
+                           counts=[(key, wording.count(number)) for key, number in found],
+                           again_url=None, again_ms=0)

@@ -48,7 +48,8 @@ def project_and_edit(project_id: str, edit_id: str) -> tuple[Project, Edit]:
 
 def scope_of(view: QueryView) -> Scope:
     return Scope(text=view.text, languages=view.languages, countries=view.countries,
-                 tag_names=view.tags)
+                 tag_names=view.tags, tag_match=view.tag_match, not_tag_names=view.not_tags,
+                 untagged=view.untagged)
 
 
 def job_context(project, edit: Edit) -> dict:

@@ -24,7 +24,11 @@ from weblib.text_rules import blank_forbidden
 
 # GET parameter names (short: people read and share these URLs).
 TEXT, LANGUAGE, COUNTRY, TAG = "q", "lang", "country", "tag"
+TAG_MATCH, NOT_TAG, UNTAGGED = "tagmatch", "nottag", "untagged"
 SORT, PAGE, SIZE = "sort", "page", "size"
+# How the chosen tags combine: "any" (the default, the API's own) or "all".
+TAG_MATCHES = ("any", "all")
+YES = ("1", "true", "yes", "on")
 
 # Column name in the URL -> the API's sort field; the first direction a click asks for.
 SORT_COLUMNS = {"query": "query", "language": "language", "country": "country",
@@ -122,7 +126,20 @@ def _ignored_values(args) -> list[Ignored]:
         ignored += [Ignored(f"{noun} {quoted(value)}", f"not a {noun} code")
                     for value in args.getlist(name)
                     if value.strip() and not CODE.fullmatch(value.strip())]
+    match = (args.get(TAG_MATCH) or "").strip()
+    if match and match.lower() not in TAG_MATCHES:
+        ignored.append(Ignored(f"tag match {quoted(match)}", "choose any or all"))
+    untagged = (args.get(UNTAGGED) or "").strip()
+    if untagged and untagged.lower() not in YES + ("0", "false", "no", "off"):
+        ignored.append(Ignored(f"untagged {quoted(untagged)}", "use untagged=1"))
+    elif untagged.lower() in YES and _tag_names(args.getlist(TAG)):
+        ignored.append(Ignored("untagged", "a query with no tag cannot have a chosen tag: "
+                                           "the chosen tags are shown"))
     return ignored
+
+
+def _tag_names(values: list[str]) -> tuple[str, ...]:
+    return _unique((clean_text(v, MAX_TAG_NAME) for v in values), key=str.casefold)
 
 
 @dataclass(frozen=True)
@@ -131,6 +148,11 @@ class QueryView:
     languages: tuple[str, ...] = ()
     countries: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
+    # Extensions of the API (feature-detected): how `tags` combine, tags the queries must not
+    # carry, queries with no tag (never together with `tags`).
+    tag_match: str = "any"
+    not_tags: tuple[str, ...] = ()
+    untagged: bool = False
     sort: str = DEFAULT_SORT
     page: int = 1
     size: int = DEFAULT_PAGE_SIZE
@@ -149,12 +171,16 @@ class QueryView:
         if sort.lstrip("-") not in SORT_COLUMNS or sort.startswith("--"):
             sort = DEFAULT_SORT
         size = _whole_number(args.get(SIZE), DEFAULT_PAGE_SIZE, 1, max(PAGE_SIZES))
+        tags = _tag_names(args.getlist(TAG))
+        match = (args.get(TAG_MATCH) or "").strip().lower()
         return cls(
             text=clean_text(args.get(TEXT) or "", MAX_TEXT),
             languages=_codes(args.getlist(LANGUAGE), upper=False),
             countries=_codes(args.getlist(COUNTRY), upper=True),
-            tags=_unique((clean_text(v, MAX_TAG_NAME) for v in args.getlist(TAG)),
-                         key=str.casefold),
+            tags=tags,
+            tag_match=match if match in TAG_MATCHES else "any",
+            not_tags=_tag_names(args.getlist(NOT_TAG)),
+            untagged=not tags and (args.get(UNTAGGED) or "").strip().lower() in YES,
             sort=sort,
             page=_whole_number(args.get(PAGE), 1, 1, MAX_PAGE),
             size=size if size in PAGE_SIZES else DEFAULT_PAGE_SIZE,
@@ -170,6 +196,11 @@ class QueryView:
         pairs += [(LANGUAGE, code) for code in self.languages]
         pairs += [(COUNTRY, code) for code in self.countries]
         pairs += [(TAG, name) for name in self.tags]
+        if self.tags and self.tag_match != "any":
+            pairs.append((TAG_MATCH, self.tag_match))
+        pairs += [(NOT_TAG, name) for name in self.not_tags]
+        if self.untagged:
+            pairs.append((UNTAGGED, "1"))
         if self.sort != DEFAULT_SORT:
             pairs.append((SORT, self.sort))
         if self.size != DEFAULT_PAGE_SIZE:
@@ -195,11 +226,17 @@ class QueryView:
         """The view without one active filter (for the removable chips)."""
         if kind == TEXT:
             return self.replace(text="")
-        field = {LANGUAGE: "languages", COUNTRY: "countries", TAG: "tags"}[kind]
+        if kind == UNTAGGED:
+            return self.replace(untagged=False)
+        if kind == TAG and not value:  # every chosen tag at once (their one chip)
+            return self.replace(tags=(), tag_match="any")
+        field = {LANGUAGE: "languages", COUNTRY: "countries", TAG: "tags",
+                 NOT_TAG: "not_tags"}[kind]
         kept = tuple(v for v in getattr(self, field) if v != value)
         return self.replace(**{field: kept})
 
-    def dropping(self, languages=(), countries=(), tags=()) -> tuple[QueryView, list[Ignored]]:
+    def dropping(self, languages=(), countries=(), tags=(),
+                 not_tags=()) -> tuple[QueryView, list[Ignored]]:
         """The view without filter values found unknown (codes no language or country has and
         the project never uses, names of no tag of the project), and those values, named."""
         ignored = [Ignored(f"language {quoted(code)}", "no such language code")
@@ -207,13 +244,14 @@ class QueryView:
         ignored += [Ignored(f"country {quoted(code)}", "no such country code")
                     for code in countries]
         ignored += [Ignored(f"tag {quoted(name)}", "no such tag in this project")
-                    for name in tags]
+                    for name in (*tags, *not_tags)]
         if not ignored:
             return self, []
         view = dataclasses.replace(
             self, languages=tuple(c for c in self.languages if c not in languages),
             countries=tuple(c for c in self.countries if c not in countries),
-            tags=tuple(n for n in self.tags if n not in tags))
+            tags=tuple(n for n in self.tags if n not in tags),
+            not_tags=tuple(n for n in self.not_tags if n not in not_tags))
         return view, ignored
 
     def cleared(self) -> QueryView:
@@ -235,7 +273,18 @@ class QueryView:
 
     @property
     def has_filters(self) -> bool:
-        return bool(self.text or self.languages or self.countries or self.tags)
+        return bool(self.text or self.languages or self.countries or self.tags
+                    or self.not_tags or self.untagged)
+
+    @property
+    def uses_tag_logic(self) -> bool:
+        """Does the view need the API's tag logic extension (all of, without, untagged)?"""
+        return bool((self.tag_match == "all" and len(self.tags) > 1) or self.not_tags
+                    or self.untagged)
+
+    def without_tag_logic(self) -> QueryView:
+        """The view as a deployment without the extension can show it."""
+        return dataclasses.replace(self, tag_match="any", not_tags=(), untagged=False)
 
     @property
     def sort_column(self) -> str:

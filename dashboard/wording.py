@@ -40,8 +40,13 @@ def filter_words(scope: Scope) -> str:
         parts.append(("country " if len(scope.countries) == 1 else "countries ")
                      + joined([names.country_label(c) for c in scope.countries], "or"))
     if scope.tag_names:
+        every = scope.tag_match == "all"
         parts.append(("tag " if len(scope.tag_names) == 1 else "tags ")
-                     + joined([f"‘{n}’" for n in scope.tag_names], "or"))
+                     + joined([f"‘{n}’" for n in scope.tag_names], "and" if every else "or"))
+    if scope.not_tag_names:
+        parts.append("not tag " + joined([f"‘{n}’" for n in scope.not_tag_names], "or"))
+    if scope.untagged:
+        parts.append("no tag")
     if scope.text:
         parts.append(f"text “{scope.text}”")
     return ", ".join(parts)

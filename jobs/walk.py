@@ -120,8 +120,11 @@ def stable_membership(scope: Scope, delta: Delta) -> bool:
         return True
     if delta.replace is not None:
         return False
-    relied_on = set(scope.named_ids or ()) | set(scope.tag_ids)
-    return not (delta.remove & relied_on)
+    if scope.untagged and delta.add:
+        return False  # a tag added takes the query out of "no tag"
+    if delta.add & set(scope.not_named_ids or ()):
+        return False
+    return not (delta.remove & scope.relied_on())
 
 
 @dataclass

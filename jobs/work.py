@@ -117,7 +117,7 @@ def _walk_options(app_config: dict, scope: Scope, delta: Delta) -> dict:
 
 def _edit(client: Client, store: Store, edit: Edit, app_config: dict) -> str:
     scope = Scope.from_json(edit.scope_filter)
-    if scope.tag_names:
+    if scope.tag_names or scope.not_tag_names:
         scope = scope.resolved(client.iter_tags(edit.project_id))
     delta = Delta.from_json(edit.delta or {})
 
@@ -135,7 +135,7 @@ def _undo(client: Client, store: Store, edit: Edit, app_config: dict) -> str:
     """Walk a filter covering the original edit's changes; each query the edit changed gets
     the reverse of exactly that change, on the tags it has now."""
     scope = Scope.from_json(edit.scope_filter)
-    if scope.tag_names:
+    if scope.tag_names or scope.not_tag_names:
         scope = scope.resolved(client.iter_tags(edit.project_id))
     original = edit.undo_of
     done = Delta.from_json(edit.delta or {})

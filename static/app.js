@@ -201,6 +201,9 @@
       var fallback = element.getAttribute("data-default") || "";
       if (element.type === "checkbox") {
         element.checked = values.indexOf(element.value.toLowerCase()) !== -1;
+      } else if (element.type === "radio") {
+        element.checked = values.length ? values[0] === element.value
+                                         : element.hasAttribute("data-default");
       } else if (element.tagName === "SELECT" || element.type === "hidden" ||
                  element.type === "search" || element.type === "text") {
         var value = params.get(element.name);
@@ -208,6 +211,7 @@
       }
     });
     form.querySelectorAll("[data-picker]").forEach(updatePickerCount);
+    form.querySelectorAll("[data-tag-picker]").forEach(showTagMatch);
   }
 
   document.addEventListener("htmx:afterSettle", function (event) {
@@ -723,6 +727,108 @@
   }
 
   document.addEventListener("htmx:load", function (event) { init(event.detail.elt); });
+
+  /* --- tag logic: Untagged, Exclude, Any/All (the API's extension, when offered) ------ */
+
+  // Choices that cannot hold together are undone before the form is read (capture phase:
+  // htmx reads the form in its own "change" listener): Untagged clears the included tags and
+  // an included tag clears Untagged; a tag is included or excluded, not both.
+  document.addEventListener("change", function (event) {
+    var box = event.target;
+    var picker = box.closest && box.closest("[data-tag-picker]");
+    if (!picker || box.type !== "checkbox" || !box.checked) return;
+    if (box.matches("[data-untagged]")) {
+      picker.querySelectorAll("[data-include]:checked").forEach(function (other) {
+        other.checked = false;
+      });
+    } else if (box.matches("[data-include], [data-exclude]")) {
+      var untagged = picker.querySelector("[data-untagged]");
+      if (untagged && box.matches("[data-include]")) untagged.checked = false;
+      var row = box.closest(".option-row");
+      var twin = row && row.querySelector(box.matches("[data-include]") ? "[data-exclude]" : "[data-include]");
+      if (twin) twin.checked = false;
+    }
+    showTagMatch(picker);
+  }, true);
+
+  function showTagMatch(picker) {
+    var match = picker.querySelector("[data-tag-match]");
+    if (match) match.hidden = picker.querySelectorAll("[data-include]:checked").length < 2;
+  }
+
+  /* --- saved views: a save keeps the view on screen now -------------------------------- */
+
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (!form.matches || !form.matches("[data-save-view]")) return;
+    form.querySelectorAll("[data-current-view]").forEach(function (input) {
+      input.value = window.location.search;
+    });
+  }, true);
+  document.addEventListener("htmx:configRequest", function (event) {
+    // The section drawn again after an edit: for the view on screen now.
+    if (event.detail.elt && event.detail.elt.id === "saved-views") {
+      event.detail.parameters.view = window.location.search;
+    }
+  });
+
+  /* --- counts beside every choice, and the project's progress ------------------------- */
+
+  // One request per view, sent once its rows are on the page: the rows never wait for it.
+  var countsRequest = null;
+  var countsFresh = false;
+
+  function loadCounts() {
+    var form = document.querySelector("form[data-view-form][data-counts-url]");
+    if (!form || !window.fetch) return;
+    if (countsRequest) countsRequest.abort();
+    var request = countsRequest = new AbortController();
+    var headers = { "Accept": "application/json" };
+    if (countsFresh) headers["X-Tagdesk-Refresh"] = "1";
+    countsFresh = false;
+    fetch(form.getAttribute("data-counts-url") + window.location.search,
+          { headers: headers, credentials: "same-origin", signal: request.signal })
+      .then(function (response) { return response.status === 200 ? response.json() : null; })
+      .then(function (counts) {
+        if (countsRequest === request) countsRequest = null;
+        if (counts) paintCounts(form, counts);
+      })
+      .catch(function () { /* no counts this time: the page works without them */ });
+  }
+
+  function paintCounts(form, counts) {
+    form.querySelectorAll("[data-count]").forEach(function (place) {
+      var input = place.parentNode.querySelector("input");
+      if (!input) return;
+      var known = counts[input.name] || {};
+      var text = known[input.value] || "0";
+      place.textContent = text;
+      place.parentNode.classList.toggle("option--zero", text === "0");
+    });
+    form.setAttribute("data-counted", window.location.search);
+    var progress = document.querySelector("[data-progress]");
+    if (progress && counts.progress) progress.innerHTML = counts.progress.html;
+  }
+
+  document.addEventListener("htmx:afterSettle", function (event) {
+    var target = event.detail.target;
+    if (target && target.id === "results") loadCounts();
+  });
+  document.addEventListener("tagdesk:bulkDone", function () {
+    countsFresh = true;
+    loadCounts();
+  });
+  document.addEventListener("tagdesk:resultsStale", function () { countsFresh = true; });
+  function firstCounts() {
+    var picker = document.querySelector("[data-tag-picker]");
+    if (picker) showTagMatch(picker);
+    loadCounts();
+  }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", firstCounts);
+  } else {
+    firstCounts();
+  }
 
   // New results: the old rows go first, in one step. htmx's clean-up of what it replaces
   // visits every old element with two events each (some 800 for 50 rows, ~12 ms), and no row

@@ -17,8 +17,9 @@ ROW_KEY = re.compile(r'name="selected" value="([^"]+)" aria-label="Select ([^"]*
 
 
 def api_of(app, world) -> Client:
-    """The API itself, as the dashboard's embedded service answers it."""
-    return Client(app.extensions["tagdesk_embedded"].internal_url(), world.key)
+    """The API itself, as the dashboard's service answers it (embedded or at API_URL)."""
+    embedded = app.extensions.get("tagdesk_embedded")
+    return Client(embedded.internal_url() if embedded else app.config["API_URL"], world.key)
 
 
 def tag_names_by_query(app, world, project_id=None) -> dict[tuple[str, str, str], set[str]]:

@@ -12,6 +12,8 @@ import pytest
 import app as app_module
 from app import create_app
 from tests.support.dashboard import FILLER, SAMPLE, AuthActions, ServiceRequests, close_app
+from tests.support.reference_proxy import WithoutExtensions
+from tests.support.servers import LiveServer
 
 
 @pytest.fixture
@@ -69,3 +71,25 @@ def signed_in(auth):
     """The test client, signed in with the world's key."""
     auth.sign_in()
     return auth.client
+
+
+# --- a deployment without the extensions ----------------------------------------------------
+
+
+@pytest.fixture
+def reference_only(service_app):
+    """This test's service as a deployment of the reference alone answers: every extension's
+    path is a 404 and missing from its OpenAPI document (a live server in front of it)."""
+    proxy = WithoutExtensions(service_app)
+    server = LiveServer(proxy).start()
+    server.proxy = proxy
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def external(dashboard_config, reference_only, shop):
+    """The dashboard against `reference_only`."""
+    app = create_app({**dashboard_config, "API_URL": reference_only.url})
+    yield app
+    close_app(app)

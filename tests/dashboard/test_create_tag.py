@@ -10,7 +10,6 @@ import re
 
 import pytest
 
-from app import create_app
 from service import admin, palette
 from tests.dashboard.bulk_helpers import (
     api_of,
@@ -22,9 +21,7 @@ from tests.dashboard.bulk_helpers import (
     tag_names_by_query,
     text_of,
 )
-from tests.support.dashboard import AuthActions, close_app, csrf_token
-from tests.support.reference_proxy import WithoutExtensions
-from tests.support.servers import LiveServer
+from tests.support.dashboard import AuthActions, csrf_token
 
 OPENAPI = "/api/openapi.json"
 CREATE_BUTTON = re.compile(
@@ -282,22 +279,6 @@ def test_another_organizations_project_is_not_found(app, signed_in, shop):
 
 
 # --- a deployment without the extension ------------------------------------------------------
-
-
-@pytest.fixture
-def reference_only(service_app):
-    proxy = WithoutExtensions(service_app)
-    server = LiveServer(proxy).start()
-    server.proxy = proxy
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def external(dashboard_config, reference_only, shop):
-    app = create_app({**dashboard_config, "API_URL": reference_only.url})
-    yield app
-    close_app(app)
 
 
 def test_against_a_deployment_without_the_extension_there_is_no_button(

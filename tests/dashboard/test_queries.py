@@ -285,7 +285,7 @@ def test_a_colour_that_is_not_rrggbb_never_reaches_a_style_attribute(signed_in, 
 
 
 def test_one_api_call_per_page_view_in_steady_state(signed_in, shop, api_calls):
-    get(signed_in, shop)  # the first view also reads the tag list
+    get(signed_in, shop)  # the first view also reads the tag list and the saved views
     signed_in.get(project_url(shop, suffix="tags"))
     api_calls.reset()
     views = ["", "q=shoes", "lang=de&lang=fr", "tag=sale", "sort=query", "size=25&page=2"]
@@ -307,7 +307,7 @@ def test_lists_are_read_again_when_the_cache_expires(signed_in, shop, api_calls,
     get(signed_in, shop)
     signed_in.get("/projects")
     assert api_calls.paths == {"/api/queries/list": 1, "/api/tags/list": 1,
-                               "/api/projects/list": 2}
+                               "/api/views/list": 1, "/api/projects/list": 2}
 
 
 def test_a_tag_created_since_is_picked_up(signed_in, shop, api_calls):
@@ -357,6 +357,6 @@ def test_invalidate_refreshes_the_lists_in_every_process(shop, dashboard_config,
         client.get(project_url(shop))
         client.get("/projects")
         assert counter.paths == {"/api/queries/list": 1, "/api/tags/list": 1,
-                                 "/api/projects/list": 1}
+                                 "/api/views/list": 1, "/api/projects/list": 1}
     finally:
         close_app(app)

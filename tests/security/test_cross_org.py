@@ -22,7 +22,7 @@ from sqlalchemy import select
 from jobs.store import new_id
 from service import admin, keys
 from service.db import session_scope
-from service.models import ApiKey
+from service.models import ApiKey, SavedView
 from tests.support.api import Api
 from tests.support.dashboard import CSRF_FIELD, CSRF_META
 from tests.support.security import make_org, row_keys, start_site, tag_rows
@@ -182,9 +182,15 @@ def site(tmp_path_factory, sqlite_template):
     site.rival_export = next(e.id for e in store.for_project(project, 10, 0)
                              if e.kind == "export")
     assert store.get(site.rival_export).state == "done"
+    saved = rival.post(f"/projects/{project}/views", data={
+        "csrf_token": token, "name": "Rival secret view", "view": "?q=secret"},
+        headers={"HX-Request": "true"})
+    assert saved.status_code == 200 and "Rival secret view" in saved.text, saved.text[:300]
     with session_scope(site.service_app) as session:
         site.rival_key_id = session.scalar(select(ApiKey.id).where(
             ApiKey.key_hash == keys.digest(site.rival.key)))
+        site.rival_view = str(session.scalar(select(SavedView.id).where(
+            SavedView.project_id == project)))
     site.attacker = site.visitor()
     assert site.attacker.sign_in(site.acme.key).status_code == 303
     assert site.attacker.settings_sign_in(site.acme.email).status_code == 303
@@ -218,13 +224,16 @@ def build(app, rule, method: str, values: dict) -> str:
         rule.endpoint, {name: values[name] for name in rule.arguments}, method=method)
 
 
+ABSENT_VIEW = str(2**31 - 1)
+
+
 def test_every_page_answers_another_organizations_ids_like_missing_ones(site):
     attacker, rival = site.attacker, site.visitor()
     assert rival.sign_in(site.rival.key).status_code == 303
     token = attacker.token(f"/projects/{site.acme.project_id}/queries")
     rival_tag = site.rival.tags["Rival secret project"]["rival-secret-tag"]
     rival_rows = row_keys(rival, site.rival.project_id)
-    form = {"csrf_token": token, "action": "add", "apply_tag": str(rival_tag),
+    form = {"csrf_token": token, "action": "add", "apply_tag": str(rival_tag), "name": "Mine",
             "selected": rival_rows, "scope": "all", "plan": "", "context": "notice"}
     routes = project_routes(site.app)
     assert {rule.endpoint for rule, _ in routes} >= {
@@ -235,13 +244,17 @@ def test_every_page_answers_another_organizations_ids_like_missing_ones(site):
         edit = site.rival_export if rule.endpoint == "export.job_file" else site.rival_edit
         attempts = [
             # Their project (and their edit), against a project and edit that do not exist.
-            ({"project_id": site.rival.project_id, "edit_id": edit},
-             {"project_id": str(uuid.uuid4()), "edit_id": new_id()}),
+            ({"project_id": site.rival.project_id, "edit_id": edit, "view_id": site.rival_view},
+             {"project_id": str(uuid.uuid4()), "edit_id": new_id(), "view_id": ABSENT_VIEW}),
         ]
         if "edit_id" in rule.arguments:
             # Our project with their edit, against our project with an edit that does not exist.
             attempts.append(({"project_id": acme_project, "edit_id": edit},
                              {"project_id": acme_project, "edit_id": new_id()}))
+        if "view_id" in rule.arguments:
+            # Our project with their saved view, against one that does not exist.
+            attempts.append(({"project_id": acme_project, "view_id": site.rival_view},
+                             {"project_id": acme_project, "view_id": ABSENT_VIEW}))
         for foreign_values, absent_values in attempts:
             for headers in ({}, {"HX-Request": "true"}):
                 foreign_url = build(site.app, rule, method, foreign_values)
@@ -252,7 +265,8 @@ def test_every_page_answers_another_organizations_ids_like_missing_ones(site):
                 where = (method, foreign_url, headers)
                 expected = 302 if rule.endpoint == "projects.show" else 404
                 assert foreign.status_code == absent.status_code == expected, where
-                ids = [*foreign_values.values(), *absent_values.values()]
+                ids = [values[name] for values in (foreign_values, absent_values)
+                       for name in rule.arguments]
                 assert without_tokens(foreign.text, *ids) == without_tokens(absent.text, *ids), \
                     where
                 assert without_tokens(foreign.headers.get("Location", ""), *ids) == \

@@ -1,0 +1,114 @@
+"""Saved views of a project: save the queries view under a name, open, rename, delete.
+
+Kept by the service (an API extension, feature-detected: without it the queries page has no
+Saved views section). Every form works without JavaScript (it answers with the queries page
+again); with htmx, the section alone is drawn again, with a sentence of what happened.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs
+
+from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
+from flask_login import login_required
+from werkzeug.datastructures import MultiDict
+
+from dashboard import apiclient
+from dashboard.current_project import load_project
+from dashboard.htmx import wants_partial
+from dashboard.saved_views import filters_of, name_problem, section_context, view_of
+from dashboard.viewstate import QueryView, clean_text
+from queryapi import Conflict, NotFound
+
+bp = Blueprint("views", __name__)
+
+
+def offered() -> bool:
+    return apiclient.capabilities().saved_views
+
+
+def _current(form) -> tuple[str, QueryView]:
+    """The queries view the form was sent from (its address's query string)."""
+    query_string = (form.get("view") or "").lstrip("?")[:4000]
+    view = QueryView.from_args(MultiDict(parse_qs(query_string)))
+    return view.query_string(), view
+
+
+def _answer(project, current_qs: str, message: str = "", error: str = "", name: str = "",
+            undo: dict | None = None):
+    # The list is read afresh either way: the next page shows the change from the cache.
+    context = section_context(project, current_qs, message, error, name, undo, fresh=True)
+    if wants_partial():
+        return render_template("queries/_saved_views.html", project=project, **context)
+    flash(error or message, "error" if error else "success")
+    return redirect(url_for("queries.index", project_id=project.id) + current_qs)
+
+
+@bp.get("/projects/<project_id>/views")
+@login_required
+def section(project_id: str):
+    """The section again (after an edit changed the counts)."""
+    project = load_project(project_id)
+    if not offered():
+        abort(404)
+    current_qs, _view = _current(request.args)
+    return render_template("queries/_saved_views.html", project=project,
+                           **section_context(project, current_qs, fresh=True))
+
+
+@bp.post("/projects/<project_id>/views")
+@login_required
+def create(project_id: str):
+    project = load_project(project_id)
+    if not offered():
+        abort(404)
+    current_qs, view = _current(request.form)
+    name = clean_text(request.form.get("name") or "", 1000)
+    problem = name_problem(name)
+    if problem:
+        return _answer(project, current_qs, error=problem, name=name)
+    try:
+        apiclient.client().create_view(project.id, name,
+                                       filters_of(view, apiclient.tags(project.id)),
+                                       sort=view.api_sort())
+    except Conflict as error:
+        return _answer(project, current_qs, error=str(error), name=name)
+    return _answer(project, current_qs, message=f"Saved the view “{name}”.")
+
+
+@bp.post("/projects/<project_id>/views/<int:view_id>/rename")
+@login_required
+def rename(project_id: str, view_id: int):
+    project = load_project(project_id)
+    if not offered():
+        abort(404)
+    current_qs, _view = _current(request.form)
+    name = clean_text(request.form.get("name") or "", 1000)
+    problem = name_problem(name)
+    if problem:
+        return _answer(project, current_qs, error=problem)
+    try:
+        apiclient.client().rename_view(project.id, view_id, name)
+    except NotFound:
+        abort(404)
+    except Conflict as error:
+        return _answer(project, current_qs, error=str(error))
+    return _answer(project, current_qs, message=f"Renamed the view to “{name}”.")
+
+
+@bp.post("/projects/<project_id>/views/<int:view_id>/delete")
+@login_required
+def delete(project_id: str, view_id: int):
+    """Delete a view; the sentence that says so offers Undo (saving it again as it was)."""
+    project = load_project(project_id)
+    if not offered():
+        abort(404)
+    current_qs, _view = _current(request.form)
+    client = apiclient.client()
+    gone = next((item for item in client.list_views(project.id) if item.id == view_id), None)
+    if gone is None:
+        abort(404)
+    client.delete_view(project.id, view_id)
+    undo = {"name": gone.name,
+            "view": view_of(gone, apiclient.tags(project.id)).query_string()}
+    return _answer(project, current_qs, message=f"Deleted the view “{gone.name}”.", undo=undo)

@@ -1,0 +1,86 @@
+"""Saved views: a queries view kept by the service (an API extension) for everyone of the
+organization, under a name.
+
+The service keeps the view as an API filter with tag ids, not names, so a renamed tag stays in
+the view; a view is shown as a link to the queries page whose address is built from that
+filter with the tags' names of today (a tag deleted since is left out of the link).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from queryapi import QueryFilters, SavedView, Tag
+from weblib.tag_names import fold_tag_name
+
+from . import apiclient
+from .viewstate import DEFAULT_SORT, SORT_COLUMNS, QueryView
+
+MAX_NAME = 100
+
+
+@dataclass(frozen=True)
+class ShownView:
+    id: int
+    name: str
+    count: str
+    query_string: str
+
+
+def filters_of(view: QueryView, tags: list[Tag]) -> QueryFilters:
+    """The API filter a view is kept as: its tags by id."""
+    ids = {fold_tag_name(tag.name): tag.id for tag in tags}
+
+    def tag_ids(names) -> tuple[int, ...]:
+        return tuple(ids[fold_tag_name(name)] for name in names if fold_tag_name(name) in ids)
+
+    return QueryFilters(text=view.text, languages=view.languages, countries=view.countries,
+                        tag_ids=tag_ids(view.tags),
+                        tag_match=view.tag_match if len(view.tags) > 1 else "any",
+                        exclude_tag_ids=tag_ids(view.not_tags), untagged=view.untagged)
+
+
+def view_of(saved: SavedView, tags: list[Tag]) -> QueryView:
+    """The queries view a saved view opens."""
+    names = {tag.id: tag.name for tag in tags}
+    sort = DEFAULT_SORT
+    if saved.sort:
+        field, direction = saved.sort[0]
+        column = next((key for key, value in SORT_COLUMNS.items() if value == field), None)
+        if column is not None:
+            sort = ("-" if direction.upper() == "DESC" else "") + column
+    filters = saved.filters
+    chosen = tuple(names[i] for i in filters.tag_ids if i in names)
+    return QueryView(text=filters.text, languages=tuple(filters.languages),
+                     countries=tuple(filters.countries), tags=chosen,
+                     tag_match=filters.tag_match if len(chosen) > 1 else "any",
+                     not_tags=tuple(names[i] for i in filters.exclude_tag_ids if i in names),
+                     untagged=filters.untagged and not chosen, sort=sort)
+
+
+def shown(saved: list[SavedView], tags: list[Tag]) -> list[ShownView]:
+    return [ShownView(item.id, item.name, f"{item.total_records:,}",
+                      view_of(item, tags).query_string()) for item in saved]
+
+
+def name_problem(name: str) -> str:
+    """A sentence saying what is wrong with a view's name, or ''."""
+    if not name:
+        return "Give the view a name."
+    if len(name) > MAX_NAME:
+        return f"A view's name can be at most {MAX_NAME} characters."
+    return ""
+
+
+def section_context(project, current_qs: str, message: str = "", error: str = "",
+                    name: str = "", undo: dict | None = None, fresh: bool = False,
+                    tags: list[Tag] | None = None) -> dict:
+    """What the Saved views section shows: the views as the session's cache has them (read at
+    most every CACHE_SECONDS, like the tag list, and again after any edit), or read afresh."""
+    saved = apiclient.cached_read(
+        "views", project.id, lambda: list(apiclient.client().list_views(project.id)),
+        refresh=fresh)
+    tags = apiclient.tags(project.id) if tags is None else tags
+    return {"saved_views": shown(saved, tags),
+            "current_qs": current_qs, "views_message": message, "views_error": error,
+            "views_name": name, "views_undo": undo}
