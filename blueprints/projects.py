@@ -6,6 +6,7 @@ from dataclasses import astuple
 
 from flask import Blueprint, redirect, render_template, url_for
 from flask_login import login_required
+from markupsafe import Markup
 
 from dashboard import apiclient, wording
 from dashboard.counts import counts_response
@@ -57,7 +58,8 @@ def counts():
 def progress_html(numbers) -> str:
     if isinstance(numbers, int):  # counted before this session learned of facets
         return wording.count(numbers)
-    return render_template("partials/progress.html", progress=Progress(*numbers), link=None)
+    return Markup(render_template("partials/progress.html", progress=Progress(*numbers),
+                                  link=None))
 
 
 @bp.get("/projects/<project_id>")
