@@ -163,6 +163,27 @@ def test_the_project_lease_is_exclusive_reentrant_and_expires(store):
     assert wait_until(lambda: store.try_lock("x", "c"), timeout=5)  # expired
 
 
+def test_a_sessions_last_edit_is_its_newest_edit_or_undo_in_the_project(store):
+    """What z undoes after a reload: exports, new tags, other sessions and other projects
+    aside; an undo after the edit leaves nothing to undo."""
+    def record(kind, session_ref="s1", project_id="p", at=0.0):
+        return store.record_finished([], project_id=project_id, kind=kind, scope="rows",
+                                     session_ref=session_ref, created_at=1000.0 + at,
+                                     changed=1)
+
+    assert store.last_of_session("p", "s1") is None
+    edit = record("edit", at=1)
+    record("export", at=2)
+    record("tag", at=3)
+    record("edit", session_ref="s2", at=4)
+    record("edit", project_id="q", at=5)
+    assert store.last_of_session("p", "s1").id == edit.id
+    assert store.last_of_session("p", "s1").undoable
+    assert store.last_of_session("p", None) is None
+    undo = record("undo", at=6)
+    assert store.last_of_session("p", "s1").id == undo.id
+
+
 def test_jobs_of_a_process_that_is_gone_are_interrupted_and_release_their_lease(store):
     alive = store.create(project_id="p", kind="edit", scope="filter", state="running",
                          owner=process_owner(), heartbeat_at=time.time())
