@@ -501,7 +501,11 @@
     }
   });
 
-  document.addEventListener("htmx:afterSettle", function () {
+  document.addEventListener("htmx:afterSettle", function (event) {
+    // The saved views drawn again after the same edit are not its answer (they may settle
+    // first, while the notice on the page is still the one before).
+    var target = event.detail && event.detail.target;
+    if (target && target.id === "saved-views") return;
     if (!focusNoticeWhenSettled) return;
     focusNoticeWhenSettled = false;
     var notice = lastNotice();
