@@ -6,7 +6,6 @@ from dataclasses import astuple
 
 from flask import Blueprint, redirect, render_template, url_for
 from flask_login import login_required
-from markupsafe import Markup
 
 from dashboard import apiclient, wording
 from dashboard.counts import counts_response
@@ -48,21 +47,16 @@ def counts():
         # With facets, one call says how many queries and how many of them are untagged.
         wanted = [(f"p-{project.id}", lambda project=project: list(astuple(
             project_progress(project.id)))) for project in apiclient.projects()]
-        return counts_response(wanted, url_for("projects.counts"), describe=progress_html)
+        return counts_response(wanted, url_for("projects.counts"), describe=progress_of)
     wanted = [(f"p-{project.id}",
                lambda project=project: client.list_queries(project.id, limit=1)
                .page.total_records) for project in apiclient.projects()]
     return counts_response(wanted, url_for("projects.counts"))
 
 
-def progress_html(numbers) -> str:
-    if isinstance(numbers, int):  # counted before this session learned of facets
+def progress_of(numbers) -> Progress | str:
+    """A card's progress (drawn by partials/counts.html), or a plain count when it was
+    counted before this session learned of facets."""
+    if isinstance(numbers, int):
         return wording.count(numbers)
-    return Markup(render_template("partials/progress.html", progress=Progress(*numbers),
-                                  link=None))
-
-
-@bp.get("/projects/<project_id>")
-@login_required
-def show(project_id: str):
-    return redirect(url_for("queries.index", project_id=project_id))
+    return Progress(*numbers)

@@ -72,7 +72,7 @@ def known_counts(wanted: list[tuple[str, Callable[[], object]]]) -> tuple[dict[s
 
 
 def counts_response(wanted: list[tuple[str, Callable[[], object]]], again_url: str,
-                    describe: Callable[[object], str] = wording.count) -> str:
+                    describe: Callable[[object], object] = wording.count) -> str:
     """The counts known, each an out-of-band swap of the element `count-<key>` with what
     `describe` makes of it, and the loader again (with its wait) while some are missing."""
     found, again = known_counts(wanted)
