@@ -1,0 +1,88 @@
+"""People's patterns: regular expressions on a query's text in RE2's syntax, matched anywhere
+in the text without regard to case. RE2 runs in time linear in the text whatever the pattern
+(no backtracking), so a pattern staff write can never stall a request; Python's `re` is never
+used on them.
+
+Every caller compiles a pattern here: the API's validation, the count engine and rules.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import re2
+
+MAX_PATTERN = 1000
+# Characters that mean something in RE2's syntax outside a class; any other stands for itself.
+_SPECIAL = frozenset("\\.+*?()|[]{}^$")
+# The characters RE2 (Unicode 15's case folding) takes for others than the engine's folding
+# (Python's Unicode) does: ΐ and ΐ, ΰ and ΰ, ﬅ and ﬆ. A literal holding one is run by RE2.
+# tests/service/test_patterns.py checks that these are all.
+FOLDED_OTHERWISE = frozenset("\u0390\u03b0\u1fd3\u1fe3\ufb05\ufb06")
+
+
+def _options() -> re2.Options:
+    options = re2.Options()
+    options.case_sensitive = False
+    options.log_errors = False  # a refused pattern is the person's answer, not a log line
+    return options  # max_mem stays RE2's default budget
+
+
+_OPTIONS = _options()
+
+
+def compile_pattern(text: str):
+    """The compiled pattern (use its `search`), or a ValueError whose message is a sentence."""
+    if not isinstance(text, str):
+        raise ValueError("A pattern must be a string.")
+    if len(text) > MAX_PATTERN:
+        raise ValueError(f"A pattern can be at most {MAX_PATTERN:,} characters; "
+                         f"this one has {len(text):,}.")
+    return _compiled(text)
+
+
+@lru_cache(maxsize=256)
+def _compiled(text: str):
+    try:
+        return re2.compile(text, _OPTIONS)
+    except re2.error as error:
+        reason = error.args[0] if error.args else b""
+        if isinstance(reason, bytes):
+            reason = reason.decode("utf-8", "replace")
+        if reason.startswith("pattern too large"):
+            raise ValueError("The pattern is too large to run: use fewer or smaller "
+                             "repetitions ({n}) and classes.") from None
+        # RE2 says what is wrong, then where: "missing ): (abc".
+        what, _colon, where = reason.partition(": ")
+        at = f" (at “{where}”)" if where else ""
+        raise ValueError(f"The pattern is not valid: {what}{at}.") from None
+
+
+def literals(text: str) -> list[str] | None:
+    """The alternatives of a pattern that is only literal strings joined by `|` ("günstig|
+    billig|pas cher"; `\\.` and other escaped punctuation stand for themselves), or None.
+    Such a pattern matches a text exactly when one of them, folded, is in the text, folded:
+    the count engine's text search (the fold is Unicode's simple case folding, which is also
+    what RE2 ignores; tests/service/test_patterns.py checks every character)."""
+    found, current, escaped = [], [], False
+    for character in text:
+        if escaped:
+            if character.isascii() and character.isalnum():
+                return None  # \d, \b, \pL, \x41, …: a class or an assertion, not a literal
+            current.append(character)
+            escaped = False
+        elif character == "\\":
+            escaped = True
+        elif character == "|":
+            found.append("".join(current))
+            current = []
+        elif character in _SPECIAL:
+            return None
+        else:
+            current.append(character)
+    found.append("".join(current))
+    if escaped or not all(found):
+        return None  # a trailing \ is refused by RE2; an empty alternative matches every text
+    if any(character in FOLDED_OTHERWISE for literal in found for character in literal):
+        return None
+    return found
