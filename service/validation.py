@@ -23,6 +23,7 @@ from weblib.tag_names import fold_tag_name, tag_name_problem
 from weblib.text_rules import has_forbidden_character
 
 from .errors import ApiError, BadRequest
+from .patterns import compile_pattern
 
 MAX_STRING = 1000
 MAX_CODE = 35
@@ -72,6 +73,12 @@ def _view_name(value: str) -> str:
     return _folded_name(value, MAX_VIEW_NAME)
 
 
+def _pattern(value: str) -> str:
+    """A pattern RE2 runs (service/patterns.py); its sentence names what is wrong."""
+    compile_pattern(value)
+    return value
+
+
 def _tag_color(value: str) -> str:
     if not HEX_COLOR.fullmatch(value):
         raise ValueError("must be # followed by six hexadecimal digits, such as #1f77b4")
@@ -92,6 +99,7 @@ TagRef = Int | Text
 TagName = Annotated[StrictStr, AfterValidator(_tag_name)]
 TagColor = Annotated[StrictStr, AfterValidator(_tag_color)]
 ViewName = Annotated[StrictStr, AfterValidator(_view_name)]
+Pattern = Annotated[StrictStr, AfterValidator(_printable), AfterValidator(_pattern)]
 
 
 class Strict(BaseModel):
@@ -118,11 +126,12 @@ class QueryFilterBody(Strict):
     tagIds: Annotated[list[TagRef], Field(max_length=MAX_ITEMS)] | None = None  # noqa: N815
     tagNames: Annotated[list[Text], Field(max_length=MAX_ITEMS)] | None = None  # noqa: N815
     # Extensions (docs/api.md): how tagIds and tagNames combine, tags the queries must not
-    # carry, and queries with no tag at all.
+    # carry, queries with no tag at all, and a regular expression on the text.
     tagMatch: Literal["any", "all"] = "any"  # noqa: N815
     excludeTagIds: Annotated[list[Int], Field(max_length=MAX_ITEMS)] | None = None  # noqa: N815
     excludeTagNames: Annotated[list[Text], Field(max_length=MAX_ITEMS)] | None = None  # noqa: N815
     untagged: StrictBool = False
+    pattern: Pattern | None = None
 
 
 class QueryListBody(Paged, QueryFilterBody):
@@ -203,7 +212,8 @@ def describe(error: ValidationError) -> list[str]:
             messages.append(f"'{location}' is required.")
         else:
             message = item["msg"].removeprefix("Value error, ")
-            messages.append(f"'{location}': {message}." if location else f"{message}.")
+            message += "" if message.endswith(".") else "."  # a sentence of ours has its own
+            messages.append(f"'{location}': {message}" if location else message)
     return messages
 
 

@@ -11,8 +11,9 @@ from pyroaring import BitMap, FrozenBitMap
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from ..patterns import compile_pattern, literals
 from . import folding, pieces
-from .held import Header, Held, Project_, all_keys
+from .held import EMPTY, Header, Held, Project_, all_keys
 from .keys import keys_condition
 from .tables import Query
 
@@ -33,11 +34,12 @@ class Filter:
     required: tuple[frozenset[int], ...] = ()
     excluded: frozenset[int] = frozenset()
     untagged: bool = False
+    pattern: str = ""  # RE2, without regard to case (service/patterns.py)
 
     @property
     def empty(self) -> bool:
         return not (self.text or self.languages or self.countries or self.required
-                    or self.excluded or self.untagged)
+                    or self.excluded or self.untagged or self.pattern)
 
 
 @dataclass
@@ -74,17 +76,38 @@ class Counter:
         pairs = {folded[i:i + 2] for i in range(len(folded) - 1)}
         for pair in sorted(pairs, key=lambda pair: " " not in pair):
             candidates &= pieces.read_union(connection, self.project_id, pieces.SHORT, [pair])
-        return self._checked(folded, candidates)
+        return self._checked(candidates, lambda text: folding.matches(folded, text))
 
-    def _checked(self, folded: str, candidates: BitMap) -> BitMap:
+    def _checked(self, candidates: BitMap, test) -> BitMap:
+        """The candidates whose text passes `test`, their texts read by key."""
         found = BitMap()
         keys = list(candidates)
         for start in range(0, len(keys), CHECKED_AT_ONCE):
             part = keys[start:start + CHECKED_AT_ONCE]
             rows = self.session.execute(select(Query.pk, Query.query).where(
                 keys_condition(self.session, Query.pk, part)))
-            found.update(pk for pk, text in rows if folding.matches(folded, text))
+            found.update(pk for pk, text in rows if test(text))
         return found
+
+    def pattern(self, pattern: str, candidates: BitMap) -> BitMap:
+        """The queries matching `pattern`, exact at least among `candidates`. Literals joined
+        by `|` are text searches (their words' bitmaps) over the whole project; any other
+        pattern is run on the candidates' texts, and what it found and checked is kept for the
+        next read while the project's texts stay as they are."""
+        key = (self.project_id, self.at.epoch, self.at.texts_stamp, "pattern", pattern)
+        alternatives = literals(pattern)
+        if alternatives is not None:
+            return self.store.term(key, lambda: FrozenBitMap(BitMap.union(
+                BitMap(), *(self.text(alternative) for alternative in alternatives)))
+            ) & self.everything
+        checked, found = self.store.remembered(key) or (EMPTY, EMPTY)
+        unchecked = candidates - checked
+        if unchecked:
+            search = compile_pattern(pattern).search
+            new = self._checked(unchecked, lambda text: search(text) is not None)
+            checked, found = FrozenBitMap(checked | unchecked), FrozenBitMap(found | new)
+            self.store.remember(key, (checked, found))
+        return found & candidates
 
     def codes(self, kind: int, values: frozenset[str]) -> BitMap:
         return BitMap.union(BitMap(), *(self.held.bitmap(kind, value) for value in values))
@@ -95,8 +118,10 @@ class Counter:
     def tagged(self, tag_ids) -> BitMap:
         return BitMap.union(BitMap(), *(self.tag(tag_id) for tag_id in tag_ids))
 
-    def parts(self, wanted: Filter) -> dict[str, BitMap]:
-        """The filter's parts that narrow it, each the queries it lets through."""
+    def parts(self, wanted: Filter, every_facet: bool = False) -> dict[str, BitMap]:
+        """The filter's parts that narrow it, each the queries it lets through. The pattern's
+        part is exact among the queries the other parts let through (or, for `every_facet`,
+        among those each facet counts, which leave out one part each)."""
         found: dict[str, BitMap] = {}
         if wanted.text:
             found["text"] = self.text(wanted.text)
@@ -111,6 +136,14 @@ class Counter:
             if wanted.excluded:
                 tags = tags - self.tagged(wanted.excluded)
             found["tags"] = tags
+        if wanted.pattern:
+            if not found:
+                candidates = self.everything
+            elif every_facet:
+                candidates = BitMap.union(*(self.combined(found, name) for name in found))
+            else:
+                candidates = self.combined(found)
+            found["pattern"] = self.pattern(wanted.pattern, candidates)
         return found
 
     def combined(self, parts: dict[str, BitMap], leave_out: str | None = None) -> BitMap:
@@ -132,7 +165,7 @@ class Counter:
 
     def facets(self, wanted: Filter) -> dict:
         """Disjunctive counts: each field's counts apply every filter but that field's."""
-        parts = self.parts(wanted)
+        parts = self.parts(wanted, every_facet=True)
 
         def counted(kind: int, base: BitMap) -> list[dict]:
             values = [(value, base.intersection_cardinality(self.held.bitmap(kind, value)))

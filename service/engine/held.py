@@ -150,13 +150,20 @@ class Held:
         held.stamp = at.stamp
 
     def term(self, key: tuple, compute) -> BitMap:
-        with self._lock:
-            found = self._terms.get(key)
+        found = self.remembered(key)
         if found is None:
             found = compute()
-            with self._lock:
-                self._terms[key] = found
+            self.remember(key, found)
         return found
+
+    def remembered(self, key: tuple):
+        """What was kept for a term or pattern (its key names the texts' stamp), or None."""
+        with self._lock:
+            return self._terms.get(key)
+
+    def remember(self, key: tuple, value) -> None:
+        with self._lock:
+            self._terms[key] = value
 
 
 def all_keys(held: Project_) -> BitMap:

@@ -113,6 +113,7 @@ def resolve(body: QueryFilterBody, tags: dict[int, str]) -> Filter:
         required=required,
         excluded=frozenset().union(*excluded),
         untagged=bool(body.untagged),
+        pattern=body.pattern or "",
     )
 
 
@@ -138,6 +139,14 @@ def facets(session: Session, project_id: str, body: QueryFilterBody, store: Held
     tags = project_tags(session, project_id)
     wanted = resolve(body, tags)
     return counter(session, project_id, store, tags).facets(wanted)
+
+
+def matching_keys(session: Session, project_id: str, body: QueryFilterBody,
+                  store: Held) -> BitMap:
+    """The keys (Query.pk) of the project's queries that the filter matches, its pattern
+    included: what queries/list counts as totalRecords. A copy, the caller's to change."""
+    tags = project_tags(session, project_id)
+    return BitMap(counter(session, project_id, store, tags).matches(resolve(body, tags)))
 
 
 def check_sort(sort: list[SortItem]) -> None:
