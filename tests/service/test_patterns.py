@@ -1,0 +1,145 @@
+"""The `pattern` filter: RE2 without regard to case, its sentences, its linear time, and the
+proof behind counting literal alternatives as text searches (RE2's case-insensitive match of
+a character is the engine's folding, for every character)."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import pytest
+import re2
+
+from service import admin
+from service.engine.folding import fold
+from service.patterns import FOLDED_OTHERWISE, compile_pattern, literals
+
+
+def _characters() -> list[str]:
+    return [chr(point) for point in range(sys.maxunicode + 1)
+            if not 0xD800 <= point <= 0xDFFF and point != 0]
+
+
+def _cased(character: str) -> bool:
+    return any(changed != character for changed in (
+        fold(character), character.lower(), character.upper(), character.title(),
+        character.casefold()))
+
+
+def test_re2_ignores_case_exactly_as_the_engine_folds():
+    """Every cased character but those of FOLDED_OTHERWISE matches, in RE2 without regard to
+    case, exactly the characters with its fold; and no other character is cased for RE2. So
+    a literal without those matches a text in RE2 exactly when its fold is in the text's fold
+    (the text search)."""
+    everything = _characters()
+    cased = [character for character in everything if _cased(character)]
+    joined = "".join(cased)
+    by_fold: dict[str, set[str]] = {}
+    for character in cased:
+        by_fold.setdefault(fold(character), set()).add(character)
+    otherwise = {character for character in cased
+                 if set(compile_pattern(re2.escape(character)).findall(joined))
+                 != by_fold[fold(character)]}
+    assert otherwise == FOLDED_OTHERWISE
+    # One class of every cased character: RE2 adds each one's case variants, all cased too.
+    options = re2.Options()
+    options.case_sensitive = False
+    pattern = re2.compile("[" + "".join(map(re2.escape, cased)) + "]", options)
+    assert set(pattern.findall("".join(everything))) == set(cased)
+
+
+def test_literal_alternatives():
+    assert literals("günstig|billig|cheap|pas cher") == ["günstig", "billig", "cheap",
+                                                         "pas cher"]
+    assert literals(r"100\%|50\_off|a\.b|x\|y") == ["100%", "50_off", "a.b", "x|y"]
+    assert literals("schuh") == ["schuh"]
+    assert literals("ab|\u0390") is None  # RE2 takes it for U+1FD3 too; the engine does not
+    for pattern in ("a|", "|a", "", "a.b", "^a", "a$", "[ab]", "a+", r"\d", r"\bsale", "(a)",
+                    "a{2}", "a\\"):
+        assert literals(pattern) is None, pattern
+
+
+def test_compiled_patterns_ignore_case_and_search_anywhere():
+    assert compile_pattern("GÜNSTIG").search("sehr günstige Schuhe")
+    assert compile_pattern("σοφ").search("ΣΟΦΙΑ")
+    assert compile_pattern("^schuh").search("Schuhe kaufen")
+    assert not compile_pattern("^kaufen").search("Schuhe kaufen")
+    assert not compile_pattern("i").search("İ")  # RE2, like the engine: İ is no capital i
+
+
+@pytest.mark.parametrize(("pattern", "sentence"), [
+    ("a" * 1204, "A pattern can be at most 1,000 characters; this one has 1,204."),
+    ("(abc", "The pattern is not valid: missing ) (at “(abc”)."),
+    ("a**", "The pattern is not valid: bad repetition operator (at “**”)."),
+    ("a{1001}", "The pattern is not valid: invalid repetition size (at “{1001}”)."),
+    (r"\pL{1000}", "The pattern is too large to run: use fewer or smaller repetitions ({n}) "
+                   "and classes."),
+])
+def test_refused_patterns_say_why_in_a_sentence(pattern, sentence):
+    with pytest.raises(ValueError) as refused:
+        compile_pattern(pattern)
+    assert str(refused.value) == sentence
+
+
+def test_a_pattern_that_backtracks_elsewhere_runs_in_linear_time():
+    text = "a" * 9_999 + "!"
+    timings = {}
+    for pattern in ("(a+)+$", "abc"):
+        compiled = compile_pattern(pattern)
+        started = time.perf_counter()
+        for _ in range(10):
+            assert not compiled.search(text)
+        timings[pattern] = (time.perf_counter() - started) / 10
+    assert timings["(a+)+$"] < 0.05, timings
+    assert timings["(a+)+$"] < 50 * timings["abc"] + 0.005, timings
+
+
+def test_a_backtracking_pattern_over_http_answers_like_a_plain_one(api, world):
+    long_texts = [("a" * 999 + "!" + str(number), "en", "US", [], None)
+                  for number in range(200)]
+    world.run(lambda s: admin.insert_queries(s, world.project_id, long_texts))
+    timings = {}
+    for pattern in ("(a+)+$", "abc[0-9]", "(a+)+$"):
+        started = time.perf_counter()
+        answer = api.call("POST", "/api/queries/facets", json={"pattern": pattern})
+        timings[pattern] = time.perf_counter() - started
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["totalRecords"] == 0
+    assert max(timings.values()) < 1, timings
+
+
+@pytest.mark.parametrize("path", ["/api/queries/list", "/api/queries/facets"])
+def test_bad_patterns_are_400_sentences_naming_the_field(api, world, path):
+    cases = [
+        ("a" * 1204, "'pattern': A pattern can be at most 1,000 characters; this one has 1,204."),
+        ("(abc", "'pattern': The pattern is not valid: missing ) (at “(abc”)."),
+        (5, "'pattern': Input should be a valid string."),
+        (["a"], "'pattern': Input should be a valid string."),
+    ]
+    for pattern, sentence in cases:
+        answer = api.call("POST", path, json={"pattern": pattern})
+        assert answer.status_code == 400, answer.text
+        assert answer.json()["message"] == [sentence]
+
+
+def test_pattern_in_words(api, world):
+    world.run(lambda s: admin.insert_queries(s, world.project_id, [
+        ("Schuhe günstig", "de", "DE", [world.tags["brand"]], None),
+        ("cheap shoes", "en", "US", [], None), ("chaussures pas cher", "fr", "FR", [], None),
+        ("ΣΟΦΙΑ", "el", "GR", [], None), ("100% sale", "en", "US", [], None)]))
+
+    def listed(**body) -> list[str]:
+        answer = api.queries(**body, sort=[{"field": "query"}])
+        assert answer.status_code == 200, answer.text
+        return sorted(row["query"] for row in answer.json()["results"])
+
+    assert listed(pattern="GÜNSTIG|billig|cheap|pas cher") == [
+        "Schuhe günstig", "chaussures pas cher", "cheap shoes"]
+    assert listed(pattern="^(cheap|schuhe)\\b", languages=["de"]) == ["Schuhe günstig"]
+    assert listed(pattern="σοφ") == ["ΣΟΦΙΑ"]
+    assert listed(pattern=r"\d+%") == ["100% sale"]
+    assert listed(pattern="s$", tagIds=[world.tags["brand"]]) == []
+    facets = api.call("POST", "/api/queries/facets", json={"pattern": "e$", "languages": ["en"]})
+    assert facets.json()["totalRecords"] == 1
+    assert {item["value"]: item["count"] for item in facets.json()["languages"]} == {
+        "en": 1, "de": 0, "fr": 0, "el": 0}
