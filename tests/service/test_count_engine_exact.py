@@ -1,6 +1,7 @@
 """Every count of the engine equals a count over the rows: list totals, pages and every facet
 of random filters (text with Turkish İ, Greek, `%`, `_`, a double space, one- and two-letter
-terms; codes in any case; any / all / exclude / untagged), over HTTP, on each database,
+terms; codes in any case; any / all / exclude / untagged; RE2 patterns, literal alternatives
+or not, checked by RE2 itself on every row), over HTTP, on each database,
 after each kind of write: an import in several ranges, a few-row insert, set-tags, a tag's
 deletion, its rename, and hand-written SQL that goes around the engine."""
 
@@ -10,6 +11,7 @@ import random
 from collections import Counter
 
 import pytest
+import re2
 from sqlalchemy import text
 
 from service import admin, imports
@@ -18,13 +20,30 @@ from tests.service.counters import assert_counters_exact, simple_fold
 
 WORDS = ["schuhe", "größe", "GRÖSSE", "straße", "İstanbul", "istanbul", "ıslak", "ΣΟΦΙΑ",
          "σοφός", "λόγος", "100%", "50_off", "a_b", "x%y", "café", "CAFÉ", "running", "Run",
-         "shoes", "sale", "ab", "a", "b", "Ö", "ς"]
+         "shoes", "sale", "ab", "a", "b", "Ö", "ς", "günstig", "BILLIG", "pas", "cher",
+         "\u212aelvin", "ſale", "ΐ", "\u1fd3"]
 LANGUAGES = ["de", "en", "tr", "el"]
 COUNTRIES = ["DE", "AT", "TR", "GR", "US"]
 TERMS = ["İ", "i̇", "ı", "i", "I", "σ", "Σ", "ς", "σο", "%", "_", "0%", "a_", "  ", " ", "ß",
          "ss", "ö", "Ö", "é", "a", "ab", "b a", "schuhe  ", "  run", "run", "RUN", "straße",
          "STRASSE", "sale shoes", "ΣΟΦ", "istanbul", "x%", "%y", "zzz"]
 TAG_NAMES = ["brand", "sale", "question", "local"]
+# Patterns: alternatives, classes, anchors, `.`, a space, Turkish İ/ı, Greek, `%`, `_`, the
+# characters RE2 folds otherwise than the engine (service/patterns.py FOLDED_OTHERWISE).
+PATTERNS = ["günstig|billig|cheap|pas cher", "schuhe|shoes", "İ", "ı", "i", "I|ı", "İstanbul",
+            "istanbul|ıslak", "σ", "ΣΟΦ|λόγ", "ς$", "^σ", "%", "_", "0%|a_", "x%y", r"\d+%",
+            r"50_\w+", "^a$", "^a ", "e$", "^s", "s.e", "gr(ö|o)(ss|ß)e", "gr..e", "[äöü]",
+            "[a-c]_", "caf[eé]", "  ", " ", "b a", "sale shoes", "^[^ ]+$", "ab|a b", "kelvin",
+            "\u212a", "ſ|z", "sale", "ΐ", "\u1fd3|zz", "ΐ.", r"\bsale\b", "(a+)+$", "a|b|c",
+            "straße|STRASSE", "ẞ", "é", "É|Ö", "(?-i:Run)", "zzz|yyy", "^(run|sale)"]
+_OPTIONS = re2.Options()
+_OPTIONS.case_sensitive = False
+
+
+def literal(value: str) -> str:
+    """A substring of a text written as a pattern that stands for itself."""
+    return "".join("\\" + character if character in "\\.+*?()|[]{}^$" else character
+                   for character in value)
 
 
 def texts(rng: random.Random, count: int) -> list[str]:
@@ -75,6 +94,8 @@ class Rows:
     def passes(self, row, body: dict, leave_out: str | None = None) -> bool:
         pk, _id, query, language, country = row
         if body.get("query") and simple_fold(body["query"]) not in simple_fold(query):
+            return False
+        if body.get("pattern") and not re2.compile(body["pattern"], _OPTIONS).search(query):
             return False
         if leave_out != "languages" and body.get("languages") and language not in {
                 code.lower() for code in body["languages"]}:
@@ -134,6 +155,16 @@ def random_filter(rng: random.Random, rows: Rows) -> dict:
     if rng.random() < 0.35:
         body["countries"] = [rng.choice([code, code.lower()])
                              for code in rng.sample(COUNTRIES, rng.randint(1, 2))]
+    if rng.random() < 0.4:
+        if rng.random() < 0.4:
+            pieces = []
+            for _ in range(rng.randint(1, 3)):
+                query = rng.choice(rows.rows)[2]
+                start = rng.randrange(len(query))
+                pieces.append(literal(query[start:start + rng.randint(1, 6)]))
+            body["pattern"] = "|".join(pieces)
+        else:
+            body["pattern"] = rng.choice(PATTERNS)
     tag_ids = [*rows.tags, 999_999]
     if rng.random() < 0.15:
         body["untagged"] = True
