@@ -99,6 +99,8 @@ class ImportJob(Base):
     added: Mapped[int] = mapped_column(Integer, default=0)
     present: Mapped[int] = mapped_column(Integer, default=0)
     rejected: Mapped[int] = mapped_column(Integer, default=0)
+    # Queries that rules tagged as they entered (migration 0028).
+    tagged_by_rules: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     owner: Mapped[str | None] = mapped_column(String(200), nullable=True)
     heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
@@ -131,7 +133,7 @@ class ImportJob(Base):
     @property
     def counts(self) -> imports.Counts:
         return imports.Counts(self.rows, self.added, self.present, self.rejected,
-                              self.last_line, self.bytes_read)
+                              self.last_line, self.bytes_read, tagged=self.tagged_by_rules or 0)
 
     @property
     def summary(self) -> str:
@@ -291,6 +293,7 @@ class JobSink(imports.Sink):
                    ImportJob.owner == self.owner)
             .values(rows=counts.rows, added=counts.added, present=counts.present,
                     rejected=counts.rejected, last_line=counts.last_line,
+                    tagged_by_rules=counts.tagged,
                     bytes_read=counts.bytes_read, heartbeat_at=utcnow())
             .execution_options(synchronize_session=False))
         if result.rowcount != 1:
@@ -410,6 +413,7 @@ def _end(session: Session, import_id: str, owner: str, state: str, on_end: OnEnd
     if counts is not None:
         values.update(rows=counts.rows, added=counts.added, present=counts.present,
                       rejected=counts.rejected, last_line=counts.last_line,
+                      tagged_by_rules=counts.tagged,
                       bytes_read=counts.bytes_read)
     begin_write(session)
     result = session.execute(

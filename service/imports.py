@@ -160,20 +160,26 @@ class Counts:
 
     # The tags deleted while the import ran, left out of the rows that named them.
     untagged: tuple[str, ...] = ()
+    tagged: int = 0    # new queries that rules tagged as they entered (engine/entry_rules.py)
 
     def read(self, batch: Batch) -> Counts:
         return replace(self, rows=self.rows + batch.read,
                        rejected=self.rejected + len(batch.rejected),
                        last_line=batch.last_line, bytes_read=batch.bytes_read)
 
-    def inserted(self, rows: int, added: int) -> Counts:
-        return replace(self, added=self.added + added, present=self.present + rows - added)
+    def inserted(self, rows: int, added: int, tagged: int = 0) -> Counts:
+        return replace(self, added=self.added + added, present=self.present + rows - added,
+                       tagged=self.tagged + tagged)
 
 
 def summary(counts: Counts) -> str:
     """"1,204 added, 3 already present, 2 rejected" — the report's line, everywhere."""
-    return (f"{counts.added:,} added, {counts.present:,} already present, "
+    line = (f"{counts.added:,} added, {counts.present:,} already present, "
             f"{counts.rejected:,} rejected")
+    if counts.tagged:  # said only when rules did something: reports without rules stay as they were
+        queries = "1 query" if counts.tagged == 1 else f"{counts.tagged:,} queries"
+        line += f", {queries} tagged by rules"
+    return line
 
 
 def untagged_sentence(counts: Counts) -> str:
@@ -685,7 +691,7 @@ class Adding:
                 added = load.insert(first, last)
                 # The insert ran beside the other writers'; what follows is one at a time.
                 with self.lock:
-                    after = self.counts.inserted(last - first + 1, added)
+                    after = self.counts.inserted(last - first + 1, added, load.tagged)
                     untagged = [self.names.get(tag_id, str(tag_id)) for tag_id in sorted(gone)]
                     if set(untagged) - set(after.untagged):
                         after = replace(after, untagged=tuple(dict.fromkeys(

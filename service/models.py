@@ -7,6 +7,7 @@ import uuid
 from datetime import UTC, datetime
 
 from sqlalchemy import (
+    Boolean,
     DateTime,
     ForeignKey,
     Index,
@@ -133,6 +134,29 @@ class SavedView(Base):
     name_folded: Mapped[str] = mapped_column(String(100))
     filters: Mapped[str] = mapped_column(Text)
     sort: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class Rule(Base):
+    """Tags that apply themselves (an extension: service/rules.py): the queries of a project
+    that match `condition` (a queries/facets body, JSON text as validated) get `tag_ids` (a
+    JSON list) when they enter the project, and the dashboard tags those there when the rule
+    is saved. Rules only add tags. A paused rule does nothing; `paused_reason` says why when
+    the service paused it (its last tag deleted)."""
+
+    __tablename__ = "rules"
+    __table_args__ = (UniqueConstraint("project_id", "name_folded"), NEVER_REUSED)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    project_id: Mapped[str] = mapped_column(Id, ForeignKey("projects.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(100))
+    # weblib.tag_names.fold_tag_name(name): names compared as tag names are.
+    name_folded: Mapped[str] = mapped_column(String(100))
+    condition: Mapped[str] = mapped_column(Text)
+    tag_ids: Mapped[str] = mapped_column(Text)
+    paused: Mapped[bool] = mapped_column(Boolean, default=False)
+    paused_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
 

@@ -41,6 +41,7 @@ from sqlalchemy.orm import Session
 
 from ..db import RESTORE_PRAGMAS
 from ..models import utcnow
+from . import entry_rules
 from .tables import Query
 from .writer import Writer, rows_changes_in_parts
 
@@ -88,6 +89,7 @@ class Load:
         self.existing_tags_only = False
         self.staged = 0
         self.prefix: str | None = None
+        self.tagged = 0  # the last range's new queries that rules tagged (entry_rules)
 
     @staticmethod
     def on(connection: Connection, project_id: str) -> Load:
@@ -278,6 +280,7 @@ class _SqliteLoad(Load):
                     run("SELECT query_pk, tag_id FROM query_tags WHERE query_pk > ?",
                         (before,)))
         indexer.shutdown()
+        self.tagged = entry_rules.apply(self.connection, self.project_id, writer) if added else 0
         writer.finish()
         return added
 
@@ -425,6 +428,7 @@ class _PostgresLoad(Load):
                     execution_options=streamed),
                 run("SELECT query_pk, tag_id FROM bulk_load_linked",
                     execution_options=streamed))
+        self.tagged = entry_rules.apply(self.connection, self.project_id, writer) if added else 0
         writer.finish()
         return added
 

@@ -1,5 +1,6 @@
 """A tag deleted: taken off every query that carries it, whose `updatedAt` becomes now (the
-API's rule that a change of a query's tags is a change of the query), then gone."""
+API's rule that a change of a query's tags is a change of the query), then gone, and out of
+every rule that added it (a rule left with no tag is paused)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from ..models import Tag, utcnow
+from . import entry_rules
 from .tables import Query, query_tags
 from .writer import Writer
 
@@ -27,6 +29,7 @@ def delete_tag(session: Session, project_id: str, tag_id: int) -> int:
     """In the caller's write transaction; how many queries carried the tag."""
     if session.get_bind().dialect.name == "postgresql":
         _lock_tag_and_its_queries(session, tag_id)
+    name = session.scalar(select(Tag.name).where(Tag.id == tag_id))
     with Writer(session.connection(), project_id) as writer:
         carriers = select(query_tags.c.query_pk).where(query_tags.c.tag_id == tag_id)
         now = utcnow()
@@ -39,4 +42,5 @@ def delete_tag(session: Session, project_id: str, tag_id: int) -> int:
         session.execute(delete(Tag).where(Tag.id == tag_id)
                         .execution_options(synchronize_session=False))
         writer.dropped_tag(tag_id)
+    entry_rules.tag_deleted(session, project_id, tag_id, name or str(tag_id))
     return removed

@@ -10,7 +10,7 @@ from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from ..models import new_uuid, utcnow
-from . import bulk_load
+from . import bulk_load, entry_rules
 from .tables import Query, query_tags
 from .writer import Writer
 
@@ -34,6 +34,7 @@ def insert_queries(session: Session, project_id: str, rows: Iterable[NewQuery],
     with Writer(session.connection(), project_id) as writer:
         for batch in chain([first], batches):
             count += _insert_batch(session, project_id, batch, writer)
+        entry_rules.apply(session.connection(), project_id, writer)  # rules tag what entered
     return count
 
 

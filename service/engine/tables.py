@@ -31,6 +31,9 @@ query_tags = Table(
     # The query's updated_at, copied by whoever writes either (this package): a tag's page
     # in time order is a walk of the index below.
     Column("updated_at", DateTime, nullable=False),
+    # The rule that added the link as its query entered the project (migration 0028; NULL:
+    # anyone else did). No foreign key: rule ids are never given twice.
+    Column("rule_id", Integer, nullable=True),
     Index("ix_query_tags_tag_time", "tag_id", "updated_at", "query_pk"),
 )
 

@@ -1,0 +1,165 @@
+"""Rules on entry (service/rules.py): the queries a write adds to a project get the tags of
+every active rule of the project whose condition they match, in the write's transaction,
+through its Writer. Rules only add tags; the links they add carry the rule's id
+(query_tags.rule_id) and the query's time.
+
+Counted with bitmaps, not row by row: a write's Changes already hold the bitmaps of its new
+queries (all of them, their words, short strings, languages, countries, and the tags their
+rows named), so each rule's condition is counted on those alone — the new keys are in no
+stored piece yet — and intersected with the new keys once. Every rule sees the queries as they
+entered: one rule's tags never make another rule match (so their order never matters).
+"""
+
+from __future__ import annotations
+
+import json
+
+from pyroaring import BitMap
+from sqlalchemy import Integer, literal, select
+from sqlalchemy.engine import Connection
+
+from ..models import Rule, Tag, utcnow
+from ..validation import QueryFilterBody
+from . import folding, pieces
+from .counting import Counter
+from .held import Header, Held, Project_, Vocabulary
+from .keys import keys_condition
+from .listing import resolve
+from .tables import Query, query_tags
+
+
+class _Bound:
+    """What Counter asks of a session, answered by the write's connection."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+
+    def execute(self, *args, **kwargs):
+        return self._connection.execute(*args, **kwargs)
+
+    def connection(self) -> Connection:
+        return self._connection
+
+    def get_bind(self) -> Connection:
+        return self._connection
+
+
+class _NewKeys(Counter):
+    """A Counter of the new queries only, from the write's bitmaps (nothing is cached across
+    writes: each write's keys are its own)."""
+
+    def __init__(self, connection: Connection, project_id: str, added: dict,
+                 tag_ids: list[int]) -> None:
+        held = Project_(epoch=-1, stamp=0)
+        for (kind, value), keys in added.items():
+            if kind in pieces.HELD_KINDS:
+                held.whole[kind, value] = keys
+        held.vocabulary = Vocabulary()
+        held.vocabulary.add(value for kind, value in added if kind == pieces.WORD)
+        super().__init__(_Bound(connection), project_id, Header(-1, -1, -1, True), held,
+                         Held(), tag_ids)
+        self.added = added
+        self.texts: dict[str, BitMap] = {}
+
+    def _union(self, kind: int, values) -> BitMap:
+        return BitMap.union(BitMap(), *(self.added.get((kind, value), BitMap())
+                                        for value in values))
+
+    def text(self, term: str) -> BitMap:
+        folded = folding.fold(term)
+        if folded not in self.texts:
+            self.texts[folded] = self._new_text(folded) & self.everything
+        return self.texts[folded]
+
+    def _new_text(self, folded: str) -> BitMap:
+        # As Counter._text, reading the write's bitmaps instead of the stored pieces.
+        if len(folded) <= folding.SHORT:
+            return self._union(pieces.SHORT, [folded])
+        if " " not in folded:
+            return self._union(pieces.WORD, self.held.vocabulary.containing(folded))
+        candidates = BitMap(self.everything)
+        for part in folded.split(" "):
+            if part:
+                candidates &= self.text(part)
+        for pair in {folded[i:i + 2] for i in range(len(folded) - 1)}:
+            candidates &= self._union(pieces.SHORT, [pair])
+        return self._checked(folded, candidates)
+
+
+def active_rules(connection: Connection, project_id: str) -> list[Rule]:
+    return list(connection.execute(
+        select(Rule.id, Rule.condition, Rule.tag_ids).where(
+            Rule.project_id == project_id, Rule.paused.is_(False)).order_by(Rule.id)))
+
+
+def apply(connection: Connection, project_id: str, writer) -> int:
+    """Tag the write's new queries by the project's active rules; how many queries got a tag.
+    Called last before the writer finishes."""
+    new = writer.changes.added.get((pieces.ALL, ""))
+    if not new:
+        return 0
+    rules = active_rules(connection, project_id)
+    if not rules:
+        return 0
+    tags = dict(connection.execute(select(Tag.id, Tag.name_folded).where(
+        Tag.project_id == project_id)).all())
+    added = {key: keys for key, keys in writer.changes.added.items()}
+    counting = _NewKeys(connection, project_id, added, sorted(tags))
+    given: dict[int, BitMap] = {}  # tag → new keys a rule gave it, in this write
+    tagged = BitMap()
+    for rule_id, condition, tag_ids in rules:
+        matches = counting.matches(resolve(QueryFilterBody.model_validate(
+            json.loads(condition)), tags))
+        if not matches:
+            continue
+        for tag_id in json.loads(tag_ids):
+            if tag_id not in tags:
+                continue  # deleted while the write ran: its rules hear of it after
+            lacking = matches - counting.tag(tag_id) - given.get(tag_id, BitMap())
+            if not lacking:
+                continue
+            _link(connection, tag_id, rule_id, lacking)
+            writer.added_links((pk, tag_id) for pk in lacking)
+            given[tag_id] = given.get(tag_id, BitMap()) | lacking
+            tagged |= lacking
+    return len(tagged)
+
+
+def _link(connection: Connection, tag_id: int, rule_id: int, keys: BitMap) -> None:
+    """The links, with the query's time (as every link copies it) and the rule's id."""
+    bound = _Bound(connection)
+    links = query_tags.insert().from_select(
+        ["query_pk", "tag_id", "updated_at", "rule_id"],
+        select(Query.pk, literal(tag_id, Integer), Query.updated_at,
+               literal(rule_id, Integer)).where(keys_condition(bound, Query.pk, list(keys))))
+    connection.execute(links)
+
+
+def sources(connection: Connection, query_pks: list[int]) -> dict[int, dict[int, int]]:
+    """For queries/list's records: query pk → {tag id: rule id} of the links rules added."""
+    found: dict[int, dict[int, int]] = {}
+    if query_pks:
+        links = query_tags.c
+        rows = connection.execute(
+            select(links.query_pk, links.tag_id, links.rule_id).where(
+                keys_condition(_Bound(connection), links.query_pk, query_pks),
+                links.rule_id.is_not(None)))
+        for query_pk, tag_id, rule_id in rows:
+            found.setdefault(query_pk, {})[tag_id] = rule_id
+    return found
+
+
+def tag_deleted(session, project_id: str, tag_id: int, name: str) -> None:
+    """The tag leaves every rule of the project that adds it, in the deletion's transaction;
+    a rule left with no tag is paused, and says why."""
+    for rule in session.scalars(select(Rule).where(Rule.project_id == project_id)):
+        ids = json.loads(rule.tag_ids)
+        if tag_id not in ids:
+            continue
+        ids = [each for each in ids if each != tag_id]
+        rule.tag_ids = json.dumps(ids)
+        if not ids:
+            rule.paused = True
+            rule.paused_reason = f"Its last tag, “{name}”, was deleted."
+        rule.updated_at = utcnow()
+    session.flush()
