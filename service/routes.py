@@ -1,6 +1,7 @@
 """The four endpoints of the reference, the public OpenAPI document, and the extensions of
 the reference (marked `x-tagdesk-extension` in docs/openapi.yaml): creating a tag, the
-facets of a filter (and the filter's own extensions, service/validation.py), saved views."""
+facets of a filter (and the filter's own extensions, service/validation.py), saved views,
+rules (service/rules.py) and the tag sources of query records."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ from flask import Blueprint, Response, g, jsonify
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from . import engine, saved_views, search, tag_creation
+from . import engine, rules, saved_views, search, tag_creation
 from .auth import resolve_project
 from .db import get_session
-from .engine import listing, tagging
+from .engine import entry_rules, listing, tagging
 from .models import Project
 from .openapi import openapi_document
 from .protocol import json_response
@@ -78,7 +79,14 @@ def list_projects():
 def list_queries():
     session, project_id, body = project_call(QueryListBody)
     total, rows, tags = listing.list_queries(session, project_id, body, engine.held())
-    return page_of(total, body, query_records(rows, tags))
+    records = query_records(rows, tags)
+    # An extension: which rule added a link on entry, only where one did (docs/api.md).
+    sources = entry_rules.sources(session.connection(), [row.pk for row in rows])
+    for row, record in zip(rows, records, strict=True):
+        if row.pk in sources:
+            record["tagSources"] = {str(tag_id): {"ruleId": rule_id}
+                                    for tag_id, rule_id in sorted(sources[row.pk].items())}
+    return page_of(total, body, records)
 
 
 @bp.post("/queries/facets")
@@ -144,3 +152,45 @@ def delete_view():
     """An extension: a view deleted (200, {"deleted": id})."""
     session, project_id, body = project_call(ViewIdBody)
     return json_response(saved_views.delete_view(session, project_id, body))
+
+
+@bp.post("/rules/list")
+def list_rules():
+    """An extension: every rule of the project, by name, each with its live counts."""
+    session, project_id, _body = project_call(rules.RuleListBody)
+    return json_response({"results": rules.list_rules(session, project_id, engine.held())})
+
+
+@bp.post("/rules/preview")
+def preview_rule():
+    """An extension: what a rule would match, and a sample of what lacks its tags."""
+    session, project_id, body = project_call(rules.RulePreviewBody)
+    return json_response(rules.preview(session, project_id, body, engine.held()))
+
+
+@bp.post("/rules/create")
+def create_rule():
+    """An extension: a new rule (201, its record)."""
+    session, project_id, body = project_call(rules.CreateRuleBody)
+    return created(rules.create_rule(session, project_id, body, engine.held()))
+
+
+@bp.post("/rules/update")
+def update_rule():
+    """An extension: a rule renamed, or given another condition or tags (its record)."""
+    session, project_id, body = project_call(rules.UpdateRuleBody)
+    return json_response(rules.update_rule(session, project_id, body, engine.held()))
+
+
+@bp.post("/rules/pause")
+def pause_rule():
+    """An extension: a rule paused or resumed (its record)."""
+    session, project_id, body = project_call(rules.PauseRuleBody)
+    return json_response(rules.pause_rule(session, project_id, body, engine.held()))
+
+
+@bp.post("/rules/delete")
+def delete_rule():
+    """An extension: a rule deleted (200, {"deleted": id})."""
+    session, project_id, body = project_call(rules.RuleIdBody)
+    return json_response(rules.delete_rule(session, project_id, body))

@@ -1,7 +1,7 @@
 """The settings activity log: who changed what, and when.
 
 Key actions (generated, revoked) keep the key's ends in `key_events`; every other change —
-projects, tags, imports, people — is an `org_events` row. A person's action carries their
+projects, tags, imports, people, rules — is an `org_events` row. A person's action carries their
 user id and email (the email stays when the person is removed); the command line's carries
 neither. Rows are written in the same transaction as the change itself, so there is no
 change without its record.
@@ -35,6 +35,12 @@ CHANGES = {
     "person.removed": "Administrator removed",
     "person.password_set": "Password set",
     "person.link_renewed": "New password link",
+    # Rules (service/rules.py), changed through the API.
+    "rule.created": "Rule created",
+    "rule.changed": "Rule changed",
+    "rule.paused": "Rule paused",
+    "rule.resumed": "Rule resumed",
+    "rule.deleted": "Rule deleted",
 }
 
 

@@ -1,0 +1,253 @@
+"""Rules (an extension of the reference API, POST /api/rules/…): tags that apply themselves. A
+rule of a project is a condition (a queries/facets body) and tags to add. Rules only add tags,
+and act at two moments only: when saved (the dashboard tags what the condition matches, by
+queries/list and set-tags) and when queries enter the project (imports: service/engine/
+entry_rules.py). A tag taken off by hand is never put back behind anyone's back.
+
+A rule keeps its condition as it was sent, validated, without empty fields (as saved views
+keep their filters): tags named in it are resolved whenever it is counted or applied.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+from pydantic import AfterValidator, Field, StrictBool
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from weblib.tag_names import fold_tag_name
+
+from .db import begin_write
+from .engine import rule_counts
+from .engine.held import Held
+from .errors import BadRequest, Conflict, NotFound
+from .models import Project, Rule, Tag, utcnow
+from .records import query_records, timestamp
+from .settings import audit
+from .validation import MAX_ID, Int, QueryFilterBody, Strict, ViewName
+
+MAX_RULES = 100  # per project
+MAX_RULE_TAGS = 100
+
+
+def _tag_list(value: list[int]) -> list[int]:
+    if not value:
+        raise ValueError("must name at least one tag")
+    return list(dict.fromkeys(value))  # each tag once, in the order sent
+
+
+TagIds = Annotated[list[Int], Field(max_length=MAX_RULE_TAGS), AfterValidator(_tag_list)]
+
+
+class RuleListBody(Strict):
+    """The list takes no field."""
+
+
+class RulePreviewBody(Strict):
+    condition: QueryFilterBody
+    tagIds: TagIds  # noqa: N815
+
+
+class CreateRuleBody(RulePreviewBody):
+    name: ViewName
+
+
+class RuleIdBody(Strict):
+    id: Int
+
+
+class UpdateRuleBody(RuleIdBody):
+    # Absent: kept. The defaults are never validated, so a `null` is a 400.
+    name: ViewName = None
+    condition: QueryFilterBody = None
+    tagIds: TagIds = None  # noqa: N815
+
+
+class PauseRuleBody(RuleIdBody):
+    paused: StrictBool
+
+
+def _condition_text(body: QueryFilterBody) -> str:
+    """The condition as stored: its fields as sent, without those that filter nothing."""
+    fields = {name: value for name, value in body.model_dump(exclude_defaults=True).items()
+              if value not in (None, "", [])}
+    return json.dumps(fields, ensure_ascii=False, separators=(",", ":"))
+
+
+def _condition_of(rule: Rule) -> QueryFilterBody:
+    return QueryFilterBody.model_validate(json.loads(rule.condition))
+
+
+def _record(rule: Rule, matching: int, carrying: int) -> dict:
+    return {
+        "id": rule.id,
+        "project": rule.project_id,
+        "name": rule.name,
+        "condition": json.loads(rule.condition),
+        "tagIds": json.loads(rule.tag_ids),
+        "paused": rule.paused,
+        "pausedReason": rule.paused_reason,
+        "matching": matching,
+        "carrying": carrying,
+        "createdAt": timestamp(rule.created_at),
+        "updatedAt": timestamp(rule.updated_at),
+    }
+
+
+def _records(session: Session, project_id: str, rules: list[Rule], store: Held) -> list[dict]:
+    counted = rule_counts.counts(session, project_id, [
+        (_condition_of(rule), json.loads(rule.tag_ids)) for rule in rules], store)
+    return [_record(rule, *numbers) for rule, numbers in zip(rules, counted, strict=True)]
+
+
+def _check_tags(session: Session, project_id: str, tag_ids: list[int]) -> None:
+    """A 400 naming the ids that are not tags of the project (another project's alike)."""
+    storable = [tag_id for tag_id in tag_ids if 1 <= tag_id <= MAX_ID]
+    known = set(session.scalars(select(Tag.id).where(
+        Tag.project_id == project_id, Tag.id.in_(storable)))) if storable else set()
+    unknown = [str(tag_id) for tag_id in tag_ids if tag_id not in known]
+    if unknown:
+        session.rollback()
+        if len(unknown) == 1:
+            raise BadRequest([f"'tagIds': {unknown[0]} is not a tag of this project."])
+        raise BadRequest([f"'tagIds': {', '.join(unknown)} are not tags of this project."])
+
+
+def _taken(name: str) -> Conflict:
+    return Conflict(f'A rule named "{name}" already exists in this project.')
+
+
+def _named(session: Session, project_id: str, folded: str) -> Rule | None:
+    return session.scalar(select(Rule).where(Rule.project_id == project_id,
+                                             Rule.name_folded == folded))
+
+
+def _rule(session: Session, project_id: str, rule_id: int) -> Rule:
+    """The project's rule of that id; another project's, or none, is not found alike."""
+    rule = None
+    if 1 <= rule_id <= MAX_ID:
+        rule = session.scalar(select(Rule).where(Rule.id == rule_id,
+                                                 Rule.project_id == project_id))
+    if rule is None:
+        session.rollback()  # the write lock, taken first, is let go at once
+        raise NotFound("Rule not found.")
+    return rule
+
+
+def _lock_project(session: Session, project_id: str) -> str:
+    """Take the write lock (SQLite) or the project's row (PostgreSQL) first: concurrent
+    writers of one project's rules are ordered, so the limit and the names hold. Returns the
+    project's organization (the activity log's)."""
+    begin_write(session)
+    return session.scalar(select(Project.org_id).where(Project.id == project_id)
+                          .with_for_update())
+
+
+def _logged(session: Session, org_id: str, action: str, rule: Rule) -> None:
+    project = session.scalar(select(Project.name).where(Project.id == rule.project_id))
+    audit.record_change(session, org_id, action, rule.name,
+                        f"A rule of “{project}”, changed through the API.")
+
+
+def _committed(session: Session, rule: Rule) -> None:
+    """Commit; a name another writer took meanwhile (PostgreSQL's unique key) is a 409."""
+    try:
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        existing = _named(session, rule.project_id, rule.name_folded)
+        raise _taken(existing.name if existing is not None else rule.name) from None
+
+
+def list_rules(session: Session, project_id: str, store: Held) -> list[dict]:
+    rules = session.scalars(select(Rule).where(Rule.project_id == project_id)).all()
+    rules = sorted(rules, key=lambda rule: (rule.name_folded, rule.id))
+    return _records(session, project_id, rules, store)
+
+
+def preview(session: Session, project_id: str, body: RulePreviewBody, store: Held) -> dict:
+    _check_tags(session, project_id, body.tagIds)
+    matching, lacking, rows, tags = rule_counts.preview(session, project_id, body.condition,
+                                                        body.tagIds, store)
+    return {"matching": matching, "lacking": lacking, "sample": query_records(rows, tags)}
+
+
+def create_rule(session: Session, project_id: str, body: CreateRuleBody, store: Held) -> dict:
+    condition = _condition_text(body.condition)
+    rule_counts.check(session, project_id, body.condition)  # queries/facets' 400s, first
+    folded = fold_tag_name(body.name)
+    org_id = _lock_project(session, project_id)
+    _check_tags(session, project_id, body.tagIds)
+    existing = _named(session, project_id, folded)
+    if existing is not None:
+        session.rollback()
+        raise _taken(existing.name)
+    count = session.scalar(select(func.count()).select_from(Rule).where(
+        Rule.project_id == project_id))
+    if count >= MAX_RULES:
+        session.rollback()
+        raise Conflict(f"This project has {MAX_RULES} rules, as many as a project may have; "
+                       "delete one before adding another.")
+    now = utcnow()
+    rule = Rule(project_id=project_id, name=body.name, name_folded=folded, condition=condition,
+                tag_ids=json.dumps(body.tagIds), paused=False, paused_reason=None,
+                created_at=now, updated_at=now)
+    session.add(rule)
+    session.flush()
+    _logged(session, org_id, "rule.created", rule)
+    _committed(session, rule)
+    return _records(session, project_id, [rule], store)[0]
+
+
+def update_rule(session: Session, project_id: str, body: UpdateRuleBody, store: Held) -> dict:
+    given = body.model_fields_set - {"id"}
+    if body.condition is not None:
+        rule_counts.check(session, project_id, body.condition)  # a 400 before any change
+    org_id = _lock_project(session, project_id)
+    rule = _rule(session, project_id, body.id)
+    if body.tagIds is not None:
+        _check_tags(session, project_id, body.tagIds)
+        rule.tag_ids = json.dumps(body.tagIds)
+        if rule.paused_reason is not None:  # it has tags again: what paused it is over
+            rule.paused, rule.paused_reason = False, None
+    if body.name is not None:
+        folded = fold_tag_name(body.name)
+        existing = _named(session, project_id, folded)
+        if existing is not None and existing.id != rule.id:
+            session.rollback()
+            raise _taken(existing.name)
+        rule.name, rule.name_folded = body.name, folded
+    if body.condition is not None:
+        rule.condition = _condition_text(body.condition)
+    if given:
+        rule.updated_at = utcnow()
+        _logged(session, org_id, "rule.changed", rule)
+    _committed(session, rule)
+    return _records(session, project_id, [rule], store)[0]
+
+
+def pause_rule(session: Session, project_id: str, body: PauseRuleBody, store: Held) -> dict:
+    org_id = _lock_project(session, project_id)
+    rule = _rule(session, project_id, body.id)
+    if body.paused != rule.paused:
+        if not body.paused and not json.loads(rule.tag_ids):
+            session.rollback()
+            raise BadRequest(["'paused': this rule adds no tag (its last tag was deleted); "
+                              "give it a tag with rules/update, which also resumes it."])
+        rule.paused, rule.paused_reason = body.paused, None
+        rule.updated_at = utcnow()
+        _logged(session, org_id, "rule.paused" if body.paused else "rule.resumed", rule)
+    _committed(session, rule)
+    return _records(session, project_id, [rule], store)[0]
+
+
+def delete_rule(session: Session, project_id: str, body: RuleIdBody) -> dict:
+    org_id = _lock_project(session, project_id)
+    rule = _rule(session, project_id, body.id)
+    _logged(session, org_id, "rule.deleted", rule)
+    session.delete(rule)
+    session.commit()
+    return {"deleted": body.id}
