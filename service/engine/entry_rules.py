@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 
-from pyroaring import BitMap
+from pyroaring import BitMap, FrozenBitMap
 from sqlalchemy import Integer, literal, select
 from sqlalchemy.engine import Connection
 
@@ -53,13 +53,20 @@ class _NewKeys(Counter):
         held = Project_(epoch=-1, stamp=0)
         for (kind, value), keys in added.items():
             if kind in pieces.HELD_KINDS:
-                held.whole[kind, value] = keys
-        held.vocabulary = Vocabulary()
-        held.vocabulary.add(value for kind, value in added if kind == pieces.WORD)
+                # A copy: the links rules add go into the write's bitmaps, and every rule
+                # must see the queries as they entered.
+                held.whole[kind, value] = FrozenBitMap(keys)
         super().__init__(_Bound(connection), project_id, Header(-1, -1, -1, True), held,
                          Held(), tag_ids)
         self.added = added
         self.texts: dict[str, BitMap] = {}
+        self.words: Vocabulary | None = None  # made when a condition first needs it
+
+    def containing(self, folded: str) -> list[str]:
+        if self.words is None:
+            self.words = Vocabulary()
+            self.words.add(value for kind, value in self.added if kind == pieces.WORD)
+        return self.words.containing(folded)
 
     def _union(self, kind: int, values) -> BitMap:
         return BitMap.union(BitMap(), *(self.added.get((kind, value), BitMap())
@@ -76,7 +83,7 @@ class _NewKeys(Counter):
         if len(folded) <= folding.SHORT:
             return self._union(pieces.SHORT, [folded])
         if " " not in folded:
-            return self._union(pieces.WORD, self.held.vocabulary.containing(folded))
+            return self._union(pieces.WORD, self.containing(folded))
         candidates = BitMap(self.everything)
         for part in folded.split(" "):
             if part:
@@ -103,8 +110,7 @@ def apply(connection: Connection, project_id: str, writer) -> int:
         return 0
     tags = dict(connection.execute(select(Tag.id, Tag.name_folded).where(
         Tag.project_id == project_id)).all())
-    added = {key: keys for key, keys in writer.changes.added.items()}
-    counting = _NewKeys(connection, project_id, added, sorted(tags))
+    counting = _NewKeys(connection, project_id, dict(writer.changes.added), sorted(tags))
     given: dict[int, BitMap] = {}  # tag → new keys a rule gave it, in this write
     tagged = BitMap()
     for rule_id, condition, tag_ids in rules:

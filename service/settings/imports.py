@@ -232,7 +232,7 @@ def import_progress(project_id: str, import_id: str):
         "state": job.state, "done": not job.active, "percent": job.percent,
         "bytesRead": job.bytes_read, "fileSize": job.file_size, "rows": job.rows,
         "added": job.added, "present": job.present, "rejected": job.rejected,
-        "text": progress_text(job),
+        "taggedByRules": job.tagged_by_rules, "text": progress_text(job),
     })
 
 
