@@ -8,6 +8,7 @@ Every caller compiles a pattern here: the API's validation, the count engine and
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 
 import re2
@@ -25,6 +26,7 @@ def _options() -> re2.Options:
     options = re2.Options()
     options.case_sensitive = False
     options.log_errors = False  # a refused pattern is the person's answer, not a log line
+    options.never_capture = True  # only whether a text matches counts: no groups to keep
     return options  # max_mem stays RE2's default budget
 
 
@@ -39,6 +41,24 @@ def compile_pattern(text: str):
         raise ValueError(f"A pattern can be at most {MAX_PATTERN:,} characters; "
                          f"this one has {len(text):,}.")
     return _compiled(text)
+
+
+def matcher(text: str) -> Callable[[str], bool]:
+    """Whether a text holds a match of the pattern (ValueError as compile_pattern). Through
+    the binding's RE2 object when it has one: its `search` builds a match object and maps
+    offsets, ~6 µs a short text against ~1 µs, which counts over a million texts."""
+    compiled = compile_pattern(text)
+    regexp = getattr(compiled, "_regexp", None)
+    anchor, nothing = getattr(re2, "_Anchor", None), getattr(re2, "_NULL_SPAN", None)
+    if regexp is None or anchor is None or nothing is None:
+        return lambda value: compiled.search(value) is not None
+    match, unanchored = regexp.Match, anchor.UNANCHORED
+
+    def matches(value: str) -> bool:
+        encoded = value.encode()
+        return match(unanchored, encoded, 0, len(encoded))[0] != nothing
+
+    return matches
 
 
 @lru_cache(maxsize=256)

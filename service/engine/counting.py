@@ -11,7 +11,7 @@ from pyroaring import BitMap, FrozenBitMap
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..patterns import compile_pattern, literals
+from ..patterns import literals, matcher
 from . import folding, pieces
 from .held import EMPTY, Header, Held, Project_, all_keys
 from .keys import keys_condition
@@ -103,8 +103,7 @@ class Counter:
         checked, found = self.store.remembered(key) or (EMPTY, EMPTY)
         unchecked = candidates - checked
         if unchecked:
-            search = compile_pattern(pattern).search
-            new = self._checked(unchecked, lambda text: search(text) is not None)
+            new = self._checked(unchecked, matcher(pattern))
             checked, found = FrozenBitMap(checked | unchecked), FrozenBitMap(found | new)
             self.store.remember(key, (checked, found))
         return found & candidates

@@ -12,7 +12,7 @@ import re2
 
 from service import admin
 from service.engine.folding import fold
-from service.patterns import FOLDED_OTHERWISE, compile_pattern, literals
+from service.patterns import FOLDED_OTHERWISE, compile_pattern, literals, matcher
 
 
 def _characters() -> list[str]:
@@ -65,6 +65,17 @@ def test_compiled_patterns_ignore_case_and_search_anywhere():
     assert compile_pattern("^schuh").search("Schuhe kaufen")
     assert not compile_pattern("^kaufen").search("Schuhe kaufen")
     assert not compile_pattern("i").search("İ")  # RE2, like the engine: İ is no capital i
+
+
+def test_the_matcher_answers_as_search_does():
+    texts = ["Schuhe günstig", "ΣΟΦΙΑ", "", "a" * 999 + "!", "İstanbul", "ıslak", "x%y 50_off",
+             "größe 42", "\U0001f600 emoji", "ab ab"]
+    for pattern in ("^schuh", "g$", "σ.φ", "", "(a+)+$", "i", "ı", "[%_]", r"\d{2}", "^$",
+                    r"\bab\b", "(ab) (ab)", ".", "\U0001f600", "İ|ü"):
+        found = matcher(pattern)
+        for text in texts:
+            assert found(text) == (compile_pattern(pattern).search(text) is not None), (
+                pattern, text)
 
 
 @pytest.mark.parametrize(("pattern", "sentence"), [
