@@ -6,6 +6,7 @@
     uv run python bench/bench_service.py --database-url sqlite:////tmp/x.sqlite3
     uv run python bench/bench_service.py --queries 1000000 --postgres --explain
     uv run python bench/bench_service.py --queries 1000000 --tuned-postgres  # its own cluster
+    uv run python bench/bench_service.py --queries 100000 --only --views pattern  # those alone
 
 Every size from 100,000 up to `--queries` (100k, 1M, 10M; or `--sizes`) is measured in turn,
 each in its own database (PostgreSQL: tagdesk_bench_<size>; SQLite:
@@ -74,6 +75,17 @@ FIRST_TIME_TERMS = {
     "5–9 letters": ["unter", "walking", "damen", "tamanho", "solvik", "pointure", "botas",
                     "alpenrot", "donna", "taglia", "womens", "talla", "kinder", "enfant",
                     "bergwelt", "girls", "ostwind", "unisex", "boots", "running"],
+}
+
+
+# Patterns, each asked for once: literal alternatives (text searches of the words) and
+# regular expressions (run by RE2 on the texts the other filters let through).
+FIRST_TIME_PATTERNS = {
+    "alternatives": ["schuhe|shoes|chaussures", "damen|women|femme", "kinder|kids|enfant",
+                     "boots|stiefel|botas", "running|laufen", "rot|red|rouge", "sale|angebot",
+                     "größe|size|taille", "jacke|jacket|veste", "winter|hiver|inverno"],
+    "regex": ["^schuh", "shoes?$", "sch.h", "[0-9]{2}", "^(damen|herren) ", "(rot|blau)e?n? ",
+              "^[a-z]+ [a-z]+$", "gr(ö|oe)ße", "ei(ch|g)", "\\bboot"],
 }
 
 
@@ -319,6 +331,8 @@ def main() -> None:
                         help="list the tables and indexes of at least this size on disk")
     parser.add_argument("--explain", action="store_true",
                         help="print the plan and time of every statement of every view")
+    parser.add_argument("--views", help="measure only the views whose name holds this (list "
+                        "and facets, and the first requests of the same kind), no set-tags")
     parser.add_argument("--seed-into", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.seed_into:
@@ -441,7 +455,15 @@ def run(args, url: str, size: int) -> dict[str, tuple]:
         "exclude one tag (common)": {"excludeTagIds": [common_tag[0]]},
         "all of two tags (common)": {"tagIds": [common_tag[0], popularity[1][0]],
                                      "tagMatch": "all"},
+        # Literal alternatives are text searches; any other pattern is run on the texts the
+        # other filters let through, then remembered (the first requests below show its cost).
+        "pattern 'schuh|shoe|chaussure'": {"pattern": "schuh|shoe|chaussure"},
+        "pattern alternatives + language": {"pattern": "schuh|shoe|chaussure",
+                                            "languages": ["de"]},
+        "pattern '^schuh' + language": {"pattern": "^schuh", "languages": ["de"]},
     }
+    if args.views:
+        views = {name: body for name, body in views.items() if args.views in name}
     # The facets of every filter above (sorting and paging aside: the same filter).
     facets = {name: {field: value for field, value in body.items()
                      if field not in ("sort", "page")}
@@ -475,16 +497,25 @@ def run(args, url: str, size: int) -> dict[str, tuple]:
 
         # The views above repeat one request, so a text filter's count is remembered after
         # the first (service/engine/held.py). Here each request is a term's first.
-        first_times = {label: ({}, terms) for label, terms in FIRST_TIME_TERMS.items()}
+        first_times = {label: ({}, terms, "query")
+                       for label, terms in FIRST_TIME_TERMS.items()}
         first_times["text + codes + tag"] = (
             {"languages": ["de"], "countries": ["DE"], "tagIds": [common_tag[0]]},
-            FIRST_TIME_TERMS["4 letters"][:20] + FIRST_TIME_TERMS["5–9 letters"])
-        for label, (rest, terms) in first_times.items():
+            FIRST_TIME_TERMS["4 letters"][:20] + FIRST_TIME_TERMS["5–9 letters"], "query")
+        first_times["pattern alternatives"] = ({}, FIRST_TIME_PATTERNS["alternatives"], "pattern")
+        first_times["pattern (regex) + language"] = (
+            {"languages": ["de"]}, FIRST_TIME_PATTERNS["regex"], "pattern")
+        first_times["pattern (regex), whole project"] = (
+            {}, FIRST_TIME_PATTERNS["regex"][:3], "pattern")
+        if args.views:
+            first_times = {label: value for label, value in first_times.items()
+                           if args.views in label}
+        for label, (rest, terms, field) in first_times.items():
             timings, matches = [], []
             for term in terms:
                 started = time.perf_counter()
                 response = session.post(base + "/queries/list",
-                                        json={"limit": 50, "query": term, **rest})
+                                        json={"limit": 50, field: term, **rest})
                 timings.append((time.perf_counter() - started) * 1000)
                 response.raise_for_status()
                 matches.append(response.json()["page"]["totalRecords"])
@@ -492,6 +523,8 @@ def run(args, url: str, size: int) -> dict[str, tuple]:
                    f"   ({len(terms)} terms, {min(matches):,}–{max(matches):,} matches, "
                    "median shown)")
         memory.append(sum(p[1] for p in resident_mib(service.pid)))
+        if args.views:
+            return results
 
         page = session.post(base + "/queries/list",
                             json={"limit": 1000, "page": 7}).json()["results"]
