@@ -457,10 +457,9 @@ def run(args, url: str, size: int) -> dict[str, tuple]:
                                      "tagMatch": "all"},
         # Literal alternatives are text searches; any other pattern is run on the texts the
         # other filters let through, then remembered (the first requests below show its cost).
-        "pattern 'schuh|shoe|chaussure'": {"pattern": "schuh|shoe|chaussure"},
-        "pattern alternatives + language": {"pattern": "schuh|shoe|chaussure",
-                                            "languages": ["de"]},
-        "pattern '^schuh' + language": {"pattern": "^schuh", "languages": ["de"]},
+        "pattern: 3 words": {"pattern": "schuh|shoe|chaussure"},
+        "pattern: 3 words, de": {"pattern": "schuh|shoe|chaussure", "languages": ["de"]},
+        "pattern: ^schuh, de": {"pattern": "^schuh", "languages": ["de"]},
     }
     if args.views:
         views = {name: body for name, body in views.items() if args.views in name}
@@ -502,10 +501,10 @@ def run(args, url: str, size: int) -> dict[str, tuple]:
         first_times["text + codes + tag"] = (
             {"languages": ["de"], "countries": ["DE"], "tagIds": [common_tag[0]]},
             FIRST_TIME_TERMS["4 letters"][:20] + FIRST_TIME_TERMS["5–9 letters"], "query")
-        first_times["pattern alternatives"] = ({}, FIRST_TIME_PATTERNS["alternatives"], "pattern")
-        first_times["pattern (regex) + language"] = (
+        first_times["pattern words"] = ({}, FIRST_TIME_PATTERNS["alternatives"], "pattern")
+        first_times["pattern regex, de"] = (
             {"languages": ["de"]}, FIRST_TIME_PATTERNS["regex"], "pattern")
-        first_times["pattern (regex), whole project"] = (
+        first_times["pattern regex alone"] = (
             {}, FIRST_TIME_PATTERNS["regex"][:3], "pattern")
         if args.views:
             first_times = {label: value for label, value in first_times.items()
