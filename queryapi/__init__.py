@@ -3,7 +3,7 @@
 It knows only HTTP and the API reference; it imports nothing from `service/` or the dashboard.
 
     client.py     Client: the four endpoints, paging, set-tags batching; the extensions
-                  (create_tag, facets, saved views) and capabilities() (which ones does
+                  (create_tag, facets, saved views, rules) and capabilities() (which ones does
                   this deployment offer?)
     transport.py  one call on the wire: timeouts, waiting and retrying per mode, errors
     retries.py    Mode, and the urllib3 Retry policy of each mode
@@ -35,6 +35,8 @@ from .records import (
     Query,
     QueryFilters,
     QueryPage,
+    Rule,
+    RulePreview,
     SavedView,
     Tag,
     TagAssignment,
@@ -61,6 +63,8 @@ __all__ = [
     "QueryFilters",
     "QueryPage",
     "RateLimited",
+    "Rule",
+    "RulePreview",
     "SavedView",
     "Tag",
     "TagAssignment",

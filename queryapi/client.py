@@ -16,13 +16,14 @@ This is why urllib3's Retry is configured to retry POST and PATCH as well as GET
 Deltas ("add this tag") are not idempotent; the dashboard computes them into full tag sets
 from the tags as they stand just before the write, and sends those.
 
-Two calls are the exception: `create_tag` and `create_view`, extensions of the reference
-(POST /api/tags/create, /api/views/create) that some deployments offer — `capabilities()` says
-whether this one does. Creating is not safe to repeat (the second attempt is a 409), so it is
-sent again only when it certainly did nothing: its connection could not be opened, or the
-answer was 429. The other extensions are safe to repeat: facets only reads, a rename gives
-the same name again, and a delete leaves the view deleted (a repeat that arrives after the
-first did its work answers NotFound).
+Three calls are the exception: `create_tag`, `create_view` and `create_rule`, extensions of
+the reference (POST /api/tags/create, /api/views/create, /api/rules/create) that some
+deployments offer — `capabilities()` says whether this one does. Creating is not safe to
+repeat (the second attempt is a 409), so it is sent again only when it certainly did nothing:
+its connection could not be opened, or the answer was 429. The other extensions are safe to
+repeat: facets and a rule's preview only read, an update or a pause gives the same values
+again, and a delete leaves the view or rule deleted (a repeat that arrives after the first
+did its work answers NotFound).
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ from .records import (
     Query,
     QueryFilters,
     QueryPage,
+    Rule,
+    RulePreview,
     SavedView,
     Tag,
     TagAssignment,
@@ -51,6 +54,9 @@ from .records import (
     read_project_page,
     read_queries,
     read_query_page,
+    read_rule,
+    read_rule_preview,
+    read_rules,
     read_saved_view,
     read_saved_views,
     read_tag,
@@ -81,12 +87,19 @@ VIEWS = "/api/views/list"
 CREATE_VIEW = "/api/views/create"
 UPDATE_VIEW = "/api/views/update"
 DELETE_VIEW = "/api/views/delete"
+RULES = "/api/rules/list"
+PREVIEW_RULE = "/api/rules/preview"
+CREATE_RULE = "/api/rules/create"
+UPDATE_RULE = "/api/rules/update"
+PAUSE_RULE = "/api/rules/pause"
+DELETE_RULE = "/api/rules/delete"
 # Each field of Capabilities: the operation that offers it, marked in the OpenAPI document.
 # tag_logic: facets came with the filter fields tagMatch, excludeTag* and untagged.
 EXTENSIONS = {
     "create_tag": ("POST", CREATE_TAG),
     "tag_logic": ("POST", FACETS),
     "saved_views": ("POST", VIEWS),
+    "rules": ("POST", RULES),
 }
 
 Listing = TypeVar("Listing", ProjectPage, QueryPage, TagPage)
@@ -287,6 +300,68 @@ class Client:
         self._transport.call("POST", DELETE_VIEW, project_id=_project(project_id),
                              body={"id": _view_id(view_id)})
 
+    # -- extensions: rules ----------------------------------------------------------------
+
+    def list_rules(self, project_id: str) -> tuple[Rule, ...]:
+        """Every rule of the project, by name, each with its live counts (an extension:
+        `capabilities().rules`)."""
+        payload = self._transport.call("POST", RULES, project_id=_project(project_id), body={})
+        return read_rules(payload, f"POST {RULES}")
+
+    def preview_rule(self, project_id: str, condition: QueryFilters,
+                     tag_ids: Iterable[int]) -> RulePreview:
+        """How many queries a rule of `condition` and `tag_ids` would match, how many of those
+        lack one of the tags, and up to 20 of them. Only reads."""
+        body = {"condition": _condition(condition), "tagIds": _tag_ids(tag_ids)}
+        payload = self._transport.call("POST", PREVIEW_RULE, project_id=_project(project_id),
+                                       body=body)
+        return read_rule_preview(payload, f"POST {PREVIEW_RULE}")
+
+    def create_rule(self, project_id: str, name: str, condition: QueryFilters,
+                    tag_ids: Iterable[int]) -> Rule:
+        """A new rule: the queries that enter the project matching `condition` get `tag_ids`.
+        The service only keeps it; tagging the queries that match it now is the caller's
+        (queries/list and set-tags). A name the project has already (compared as tag names
+        are) or a 101st rule is a Conflict; a tag that is not the project's is a BadRequest.
+        Not safe to repeat, so not repeated after an unknown outcome (as create_tag): after a
+        TransportError, list the rules to see whether it was made."""
+        body = {"name": _rule_name(name), "condition": _condition(condition),
+                "tagIds": _tag_ids(tag_ids)}
+        payload = self._transport.call("POST", CREATE_RULE, project_id=_project(project_id),
+                                       body=body, idempotent=False)
+        return read_rule(payload, f"POST {CREATE_RULE}")
+
+    def update_rule(self, project_id: str, rule_id: int, *, name: str | None = None,
+                    condition: QueryFilters | None = None,
+                    tag_ids: Iterable[int] | None = None) -> Rule:
+        """The rule with each field given replaced (those left None are kept). New tags
+        resume a rule the service paused when its last tag was deleted."""
+        body: dict[str, Any] = {"id": _rule_id(rule_id)}
+        if name is not None:
+            body["name"] = _rule_name(name)
+        if condition is not None:
+            body["condition"] = _condition(condition)
+        if tag_ids is not None:
+            body["tagIds"] = _tag_ids(tag_ids)
+        payload = self._transport.call("POST", UPDATE_RULE, project_id=_project(project_id),
+                                       body=body)
+        return read_rule(payload, f"POST {UPDATE_RULE}")
+
+    def pause_rule(self, project_id: str, rule_id: int, paused: bool) -> Rule:
+        """The rule paused (True) or resumed (False): a paused rule tags no query that
+        enters."""
+        if not isinstance(paused, bool):
+            raise InvalidRequest("paused is True or False.")
+        payload = self._transport.call("POST", PAUSE_RULE, project_id=_project(project_id),
+                                       body={"id": _rule_id(rule_id), "paused": paused})
+        return read_rule(payload, f"POST {PAUSE_RULE}")
+
+    def delete_rule(self, project_id: str, rule_id: int) -> None:
+        """Delete the rule (the tags it added stay); NotFound when the project has no such
+        rule (also when a lost answer's first attempt deleted it)."""
+        self._transport.call("POST", DELETE_RULE, project_id=_project(project_id),
+                             body={"id": _rule_id(rule_id)})
+
     # -- what the deployment offers --------------------------------------------------------
 
     def capabilities(self) -> Capabilities:
@@ -363,6 +438,35 @@ def _view_id(view_id: int) -> int:
     if isinstance(view_id, bool) or not isinstance(view_id, int):
         raise InvalidRequest("A saved view's id is a whole number.")
     return view_id
+
+
+def _rule_id(rule_id: int) -> int:
+    if isinstance(rule_id, bool) or not isinstance(rule_id, int):
+        raise InvalidRequest("A rule's id is a whole number.")
+    return rule_id
+
+
+def _rule_name(name: str) -> str:
+    if not isinstance(name, str):
+        raise InvalidRequest("A rule's name is text.")
+    return name
+
+
+def _condition(condition: QueryFilters) -> dict:
+    if not isinstance(condition, QueryFilters):
+        raise InvalidRequest("A rule's condition is QueryFilters.")
+    return condition.to_body()
+
+
+def _tag_ids(tag_ids: Iterable[int]) -> list[int]:
+    if isinstance(tag_ids, str | bytes):
+        raise InvalidRequest("A rule's tags are tag ids (whole numbers).")
+    ids = list(tag_ids)
+    if any(isinstance(tag_id, bool) or not isinstance(tag_id, int) for tag_id in ids):
+        raise InvalidRequest("A rule's tags are tag ids (whole numbers).")
+    if not ids:
+        raise InvalidRequest("A rule adds at least one tag.")
+    return ids
 
 
 def _project(project_id: str) -> str:

@@ -42,10 +42,11 @@ TAG_MATCHES = ("any", "all")
 
 @dataclass(frozen=True)
 class QueryFilters:
-    """Filters of queries/list (and queries/facets, saved views); empty ones are left out of
-    the request. `tag_match` ("any" or "all"), `exclude_tag_ids`, `exclude_tag_names` and
-    `untagged` are extensions (`Capabilities.tag_logic`): left at their defaults they are not
-    sent, so the body is the reference's."""
+    """Filters of queries/list (and queries/facets, saved views, rules); empty ones are left
+    out of the request. `tag_match` ("any" or "all"), `exclude_tag_ids`, `exclude_tag_names`
+    and `untagged` are extensions (`Capabilities.tag_logic`), and so is `pattern` (an RE2
+    regular expression on the text): left at their defaults they are not sent, so the body
+    is the reference's."""
 
     text: str = ""
     languages: tuple[str, ...] = ()
@@ -56,6 +57,7 @@ class QueryFilters:
     exclude_tag_ids: tuple[int, ...] = ()
     exclude_tag_names: tuple[str, ...] = ()
     untagged: bool = False
+    pattern: str = ""
 
     def __post_init__(self):
         for name in ("languages", "countries", "tag_ids", "tag_names", "exclude_tag_ids",
@@ -86,6 +88,8 @@ class QueryFilters:
             body["excludeTagNames"] = list(self.exclude_tag_names)
         if self.untagged:
             body["untagged"] = True
+        if self.pattern:
+            body["pattern"] = self.pattern
         return body
 
 
@@ -104,6 +108,13 @@ class Query:
     language: str
     country: str
     updated_at: datetime  # timezone-aware, UTC
+    # (tag id, rule id) for each tag a rule added as the query entered its project, by tag id
+    # (`tagSources`, an extension of queries/list's records: `Capabilities.rules`).
+    tag_sources: tuple[tuple[int, int], ...] = ()
+
+    def rule_of(self, tag_id: int) -> int | None:
+        """The rule that added the tag as the query entered, if one did."""
+        return dict(self.tag_sources).get(tag_id)
 
     def assignment(self, tag_ids: Iterable[int]) -> TagAssignment:
         """The set-tags item that gives this query exactly `tag_ids`."""
@@ -144,6 +155,36 @@ class SavedView:
 
 
 @dataclass(frozen=True)
+class Rule:
+    """Tags that apply themselves (POST /api/rules/…, an extension): the queries that match
+    `condition` get `tag_ids` when they enter the project (and when the rule is saved, by
+    its client). `matching` and `carrying` are counted now: the queries the condition
+    matches, and those of them that carry every tag already."""
+
+    id: int
+    project: str
+    name: str
+    condition: QueryFilters
+    tag_ids: tuple[int, ...]
+    paused: bool
+    paused_reason: str | None  # why the service paused it (its last tag was deleted)
+    matching: int
+    carrying: int
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class RulePreview:
+    """What a rule would match (POST /api/rules/preview): `lacking` of the `matching` queries
+    lack one of its tags; `sample` is up to 20 of those, the latest to enter first."""
+
+    matching: int
+    lacking: int
+    sample: tuple[Query, ...]
+
+
+@dataclass(frozen=True)
 class Capabilities:
     """What a deployment offers beyond the reference's four endpoints, as its OpenAPI document
     says (`Client.capabilities()`): each one an operation marked x-tagdesk-extension."""
@@ -151,6 +192,7 @@ class Capabilities:
     create_tag: bool = False  # POST /api/tags/create
     tag_logic: bool = False  # POST /api/queries/facets, and with it the filters' extensions
     saved_views: bool = False  # POST /api/views/list (create, update, delete)
+    rules: bool = False  # POST /api/rules/list (preview, create, update, pause, delete)
 
 
 @dataclass(frozen=True)
@@ -297,7 +339,20 @@ def parse_query(obj: Any, where: str) -> Query:
         language=_text(_get(obj, "language", where), _at(where, "language")),
         country=_text(_get(obj, "country", where), _at(where, "country")),
         updated_at=_timestamp(_get(obj, "updatedAt", where), _at(where, "updatedAt")),
+        tag_sources=_tag_sources(obj.get("tagSources"), _at(where, "tagSources")),
     )
+
+
+def _tag_sources(value: Any, where: str) -> tuple[tuple[int, int], ...]:
+    """{"<tag id>": {"ruleId": 5}} as (tag id, rule id) pairs; absent or null: none."""
+    if value is None:
+        return ()
+    if not isinstance(value, dict):
+        raise Malformed(f"{where} is not a JSON object")
+    return tuple(sorted(
+        (_integer(tag, f"{where} key {_show(tag)}"),
+         _integer(_get(source, "ruleId", f"{where}.{tag}"), f"{where}.{tag}.ruleId"))
+        for tag, source in value.items()))
 
 
 def parse_tag(obj: Any, where: str) -> Tag:
@@ -398,6 +453,7 @@ def parse_filters(obj: Any, where: str) -> QueryFilters:
     untagged = obj.get("untagged", False)
     if not isinstance(untagged, bool):
         raise Malformed(f"{where}.untagged is not true or false ({_show(untagged)})")
+    pattern = obj.get("pattern")
     return QueryFilters(
         text="" if text is None else _text(text, f"{where}.query"),
         languages=_texts(obj, "languages", where),
@@ -408,6 +464,7 @@ def parse_filters(obj: Any, where: str) -> QueryFilters:
         exclude_tag_ids=_whole_numbers(obj, "excludeTagIds", where),
         exclude_tag_names=_texts(obj, "excludeTagNames", where),
         untagged=untagged,
+        pattern="" if pattern is None else _text(pattern, f"{where}.pattern"),
     )
 
 
@@ -428,6 +485,41 @@ def parse_saved_view(obj: Any, where: str) -> SavedView:
         sort=_sort(_get(obj, "sort", where), _at(where, "sort")),
         total_records=_count(_get(obj, "totalRecords", where), _at(where, "totalRecords")),
     )
+
+
+def parse_rule(obj: Any, where: str) -> Rule:
+    reason = obj.get("pausedReason") if isinstance(obj, dict) else None
+    paused = _get(obj, "paused", where)
+    if not isinstance(paused, bool):
+        raise Malformed(f"{_at(where, 'paused')} is not true or false ({_show(paused)})")
+    return Rule(
+        id=_integer(_get(obj, "id", where), _at(where, "id")),
+        project=_identifier(obj.get("project", ""), _at(where, "project")),
+        name=_text(_get(obj, "name", where), _at(where, "name")),
+        condition=parse_filters(_get(obj, "condition", where), _at(where, "condition")),
+        tag_ids=_whole_numbers(obj, "tagIds", where),
+        paused=paused,
+        paused_reason=None if reason is None else _text(reason, _at(where, "pausedReason")),
+        matching=_count(_get(obj, "matching", where), _at(where, "matching")),
+        carrying=_count(_get(obj, "carrying", where), _at(where, "carrying")),
+        created_at=_timestamp(_get(obj, "createdAt", where), _at(where, "createdAt")),
+        updated_at=_timestamp(_get(obj, "updatedAt", where), _at(where, "updatedAt")),
+    )
+
+
+def read_rule(payload: Any, what: str) -> Rule:
+    return _read(what, lambda: parse_rule(payload, ""))
+
+
+def read_rules(payload: Any, what: str) -> tuple[Rule, ...]:
+    return _read(what, lambda: _records(_get(payload, "results", ""), parse_rule, "results"))
+
+
+def read_rule_preview(payload: Any, what: str) -> RulePreview:
+    return _read(what, lambda: RulePreview(
+        matching=_count(_get(payload, "matching", ""), "matching"),
+        lacking=_count(_get(payload, "lacking", ""), "lacking"),
+        sample=_records(_get(payload, "sample", ""), parse_query, "sample")))
 
 
 def read_facets(payload: Any, what: str) -> Facets:
