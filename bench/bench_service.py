@@ -84,7 +84,7 @@ FIRST_TIME_PATTERNS = {
     "alternatives": ["schuhe|shoes|chaussures", "damen|women|femme", "kinder|kids|enfant",
                      "boots|stiefel|botas", "running|laufen", "rot|red|rouge", "sale|angebot",
                      "größe|size|taille", "jacke|jacket|veste", "winter|hiver|inverno"],
-    "regex": ["^schuh", "shoes?$", "sch.h", "[0-9]{2}", "^(damen|herren) ", "(rot|blau)e?n? ",
+    "regex": ["^damen .*schuh", "shoes?$", "sch.h", "[0-9]{2}", "^(damen|herren) ", "(rot|blau)e?n? ",
               "^[a-z]+ [a-z]+$", "gr(ö|oe)ße", "ei(ch|g)", "\\bboot"],
 }
 
@@ -459,7 +459,7 @@ def run(args, url: str, size: int) -> dict[str, tuple]:
         # other filters let through, then remembered (the first requests below show its cost).
         "pattern: 3 words": {"pattern": "schuh|shoe|chaussure"},
         "pattern: 3 words, de": {"pattern": "schuh|shoe|chaussure", "languages": ["de"]},
-        "pattern: ^schuh, de": {"pattern": "^schuh", "languages": ["de"]},
+        "pattern: ^damen.*schuh, de": {"pattern": "^damen.*schuh", "languages": ["de"]},
     }
     if args.views:
         views = {name: body for name, body in views.items() if args.views in name}

@@ -33,7 +33,11 @@ PROJECT_HEADER = "#/components/parameters/ProjectIdHeader"
 BODIES = {"listQueries": {}, "listTags": {}, "setQueryTags": {"queries": []},
           "createTag": {"name": "planted"}, "queryFacets": {}, "listViews": {},
           "createView": {"name": "planted", "filters": {}}, "updateView": {"id": 1},
-          "deleteView": {"id": 1}}
+          "deleteView": {"id": 1}, "listRules": {},
+          "previewRule": {"condition": {}, "tagIds": [1]},
+          "createRule": {"name": "planted", "condition": {}, "tagIds": [1]},
+          "updateRule": {"id": 1}, "pauseRule": {"id": 1, "paused": True},
+          "deleteRule": {"id": 1}}
 TIMING_PAIRS = 40
 # How far apart the medians of "another organization's" and "does not exist" may be. Both take
 # the same path through the code; the gap measured is well under a millisecond on an idle
