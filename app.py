@@ -18,7 +18,7 @@ from flask import Flask
 from flask_session import Session
 from flask_wtf.csrf import CSRFProtect
 
-from blueprints import activity, auth, bulk, export, projects, queries, tags, views
+from blueprints import activity, auth, bulk, export, projects, queries, rules, tags, views
 from dashboard import (
     apiclient,
     errors,
@@ -361,6 +361,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.register_blueprint(queries.bp)
     app.register_blueprint(tags.bp)
     app.register_blueprint(views.bp)
+    app.register_blueprint(rules.bp)
     bulk.register(app)
     app.register_blueprint(activity.bp)
     app.register_blueprint(export.bp)

@@ -50,6 +50,7 @@ from dashboard.edits import (
     runner,
     scope_of,
     stale_seconds,
+    start_filter_edit,
     who,
 )
 from dashboard.htmx import htmx_response
@@ -491,14 +492,9 @@ def confirm(project_id: str):
     delta = Delta.from_json(plan["delta"])
     tags = project_tags(project.id, sorted(delta.tag_ids))
     scope = Scope.from_json(plan["scope"])
-    store = jobs_store()
-    edit = store.create(
-        project_id=project.id, kind="edit", scope="filter", scope_filter=scope.to_json(),
-        scope_words=wording.matching(scope), delta=delta.to_json(),
-        tag_names=names_of(delta, tags), state="queued", expected=int(plan["count"]),
-        total=int(plan["count"]), owner=process_owner(), **who())
-    runner().submit(edit.id)
-    html = render_template("bulk/_job_started.html", panel=job_panel(project, store.get(edit.id)))
+    edit = start_filter_edit(project, scope, delta, names_of(delta, tags), int(plan["count"]),
+                             wording.matching(scope))
+    html = render_template("bulk/_job_started.html", panel=job_panel(project, edit))
     return htmx_response(html, trigger={"tagdesk:bulkDone": {"keepSelection": False}})
 
 

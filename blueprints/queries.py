@@ -277,6 +277,16 @@ def known_values(project: Project, view: QueryView) -> tuple[QueryView, list[Ign
                          tuple(n for n in missing if n in view.not_tags))
 
 
+def rule_names(project_id: str, results) -> dict[int, str] | None:
+    """The names of the rules that added tags on this page (the rules list, cached as the
+    tags are), or None when no row has a tag a rule added."""
+    if not any(query.tag_sources for query in results):
+        return None
+    rules = apiclient.cached_read("rules", project_id,
+                                  lambda: apiclient.client().list_rules(project_id))
+    return {rule.id: rule.name for rule in rules}
+
+
 def saved_views_context(project, view: QueryView, tags: list[Tag]) -> dict:
     """The Saved views section's context, where the API keeps saved views (one call; should
     it fail, the page says so and shows its rows all the same)."""
@@ -339,7 +349,7 @@ def index(project_id: str):
         "section": "queries",
         "view": view,
         "page": page,
-        "rows": rows_for(result.results, tags_by_id),
+        "rows": rows_for(result.results, tags_by_id, rule_names(project.id, result.results)),
         "range_text": range_text(view, page.total_records, len(result.results)),
         "active_chips": active_chips(view, tags_by_name) if view.has_filters else [],
         "clear_qs": view.cleared().query_string(),

@@ -10,9 +10,9 @@ from flask import abort, current_app, render_template, session, url_for
 from flask_login import current_user
 from markupsafe import Markup
 
-from jobs.deltas import Scope
+from jobs.deltas import Delta, Scope
 from jobs.edit import ACTIVE, Edit
-from jobs.store import Store
+from jobs.store import Store, process_owner
 
 from . import wording
 from .current_project import Project, load_project
@@ -33,6 +33,19 @@ def who() -> dict:
     holds the key (a background job reads the key from there; it is never stored with it)."""
     return {"actor": session.get(SESSION_NAME) or "", "masked_key": current_user.masked_key,
             "session_ref": getattr(session, "sid", None)}
+
+
+def start_filter_edit(project, scope: Scope, delta: Delta, tag_names: dict[str, str],
+                      count: int, words: str) -> Edit:
+    """An edit of every query of `scope` (a job), queued and handed to the runner; `words`
+    say which queries, for its panel and the activity log."""
+    store = jobs_store()
+    edit = store.create(
+        project_id=project.id, kind="edit", scope="filter", scope_filter=scope.to_json(),
+        scope_words=words, delta=delta.to_json(), tag_names=tag_names, state="queued",
+        expected=count, total=count, owner=process_owner(), **who())
+    runner().submit(edit.id)
+    return store.get(edit.id)
 
 
 def project_and_edit(project_id: str, edit_id: str) -> tuple[Project, Edit]:
@@ -84,18 +97,21 @@ def stale_seconds() -> float:
     return float(current_app.config.get("JOBS_STALE_SECONDS", 30))
 
 
+def unfinished_panels(project) -> list[Markup]:
+    """The panels of the project's unfinished jobs (progress, Cancel, Resume)."""
+    store = jobs_store()
+    unfinished = store.unfinished(project.id)
+    # Only a queued or running job can have been left by a stopped process: most pages have
+    # none, and skip that second read.
+    if any(edit.state in ACTIVE for edit in unfinished) \
+            and store.interrupt_dead(stale_seconds(), project.id):
+        unfinished = store.unfinished(project.id)
+    return [job_panel(project, edit) for edit in unfinished]
+
+
 def page_context(project, view: QueryView, total: int, with_jobs: bool = True) -> dict:
     """What the queries page needs for bulk editing (no API call)."""
-    jobs = []
-    if with_jobs:
-        store = jobs_store()
-        unfinished = store.unfinished(project.id)
-        # Only a queued or running job can have been left by a stopped process: most pages
-        # have none, and skip that second read.
-        if any(edit.state in ACTIVE for edit in unfinished) \
-                and store.interrupt_dead(stale_seconds(), project.id):
-            unfinished = store.unfinished(project.id)
-        jobs = [job_panel(project, edit) for edit in unfinished]
+    jobs = unfinished_panels(project) if with_jobs else []
     picker_url = url_for("bulk.picker", project_id=project.id)
     return {
         # This session's last edit, while z can still undo it: its sentence and Undo leave

@@ -22,6 +22,9 @@ CHIP = Markup('<span class="{classes}"{style}>{name}</span>')
 CHIP_LINK = Markup('<a class="{classes}"{style} href="{href}">{name}</a>')
 STYLE = Markup(' style="{}"')
 NOTHING = Markup("")
+# A chip a rule added: said on hover (title) and to screen readers (hidden words).
+RULE_CHIP = Markup('<span class="{classes} chip--by-rule"{style} title="{origin}">{name}'
+                   '<span class="visually-hidden"> ({origin})</span></span>')
 
 
 def chip_html(name: str, color: object, href: str | None = None, small: bool = False) -> Markup:
@@ -92,13 +95,31 @@ def relative_time(moment: datetime, now: datetime) -> str:
     return "just now"
 
 
-def rows_for(results: tuple[Query, ...], tags_by_id: dict[int, Tag]) -> list[Row]:
+def rule_chip_html(name: str, color: object, rule_name: str | None) -> Markup:
+    """The chip of a tag a rule added as the query entered the project."""
+    origin = f"Added by the rule “{rule_name}”" if rule_name else "Added by a rule since deleted"
+    style = chip_style(valid_color(color))
+    classes = "chip chip--small" + ("" if style.background else " chip--neutral")
+    return RULE_CHIP.format(classes=classes, name=name, origin=origin,
+                            style=STYLE.format(style.style) if style.background else NOTHING)
+
+
+def rows_for(results: tuple[Query, ...], tags_by_id: dict[int, Tag],
+             rule_names: dict[int, str] | None = None) -> list[Row]:
+    """`rule_names`: by rule id, for the chips of tags rules added (their origin said)."""
     now = datetime.now(UTC)
     chips: dict[int, Markup] = {}
     rows = []
     for query in results:
         row_chips = []
+        by_rule = dict(query.tag_sources) if query.tag_sources and rule_names is not None \
+            else {}
         for tag_id in query.tags:
+            rule_id = by_rule.get(tag_id)
+            if rule_id is not None and tag_id in tags_by_id:
+                tag = tags_by_id[tag_id]
+                row_chips.append(rule_chip_html(tag.name, tag.color, rule_names.get(rule_id)))
+                continue
             chip = chips.get(tag_id)
             if chip is None:
                 tag = tags_by_id.get(tag_id)

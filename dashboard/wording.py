@@ -49,6 +49,8 @@ def filter_words(scope: Scope) -> str:
         parts.append("no tag")
     if scope.text:
         parts.append(f"text “{scope.text}”")
+    if scope.pattern:
+        parts.append(f"pattern “{scope.pattern}”")
     return ", ".join(parts)
 
 

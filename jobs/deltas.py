@@ -146,6 +146,8 @@ class Scope:
     tag_match: str = "any"
     not_tag_names: tuple[str, ...] = ()
     untagged: bool = False
+    # A regular expression on the text (RE2, case ignored): a rule's condition.
+    pattern: str = ""
     # Filled in by the walk: the ids of the tags named in tag_names and not_tag_names.
     named_ids: frozenset[int] | None = field(default=None, compare=False)
     not_named_ids: frozenset[int] | None = field(default=None, compare=False)
@@ -154,7 +156,7 @@ class Scope:
         return QueryFilters(text=self.text, languages=self.languages, countries=self.countries,
                             tag_ids=self.tag_ids, tag_names=self.tag_names,
                             tag_match=self.tag_match, exclude_tag_names=self.not_tag_names,
-                            untagged=self.untagged)
+                            untagged=self.untagged, pattern=self.pattern)
 
     @property
     def has_tag_condition(self) -> bool:
@@ -194,7 +196,7 @@ class Scope:
         return replace(self, named_ids=ids(self.tag_names), not_named_ids=ids(self.not_tag_names))
 
     def without_tags(self) -> Scope:
-        return Scope(self.text, self.languages, self.countries)
+        return Scope(self.text, self.languages, self.countries, pattern=self.pattern)
 
     def to_json(self) -> dict:
         stored = {"text": self.text, "languages": list(self.languages),
@@ -207,6 +209,8 @@ class Scope:
             stored["not_tag_names"] = list(self.not_tag_names)
         if self.untagged:
             stored["untagged"] = True
+        if self.pattern:
+            stored["pattern"] = self.pattern
         return stored
 
     @classmethod
@@ -216,7 +220,8 @@ class Scope:
                    tuple(data.get("countries") or ()), tuple(data.get("tag_names") or ()),
                    tuple(int(t) for t in data.get("tag_ids") or ()),
                    "all" if data.get("tag_match") == "all" else "any",
-                   tuple(data.get("not_tag_names") or ()), data.get("untagged") is True)
+                   tuple(data.get("not_tag_names") or ()), data.get("untagged") is True,
+                   str(data.get("pattern") or ""))
 
 
 def undo_scope(original: Scope, delta: Delta) -> Scope:

@@ -22,7 +22,7 @@ from sqlalchemy import select
 from jobs.store import new_id
 from service import admin, keys
 from service.db import session_scope
-from service.models import ApiKey, SavedView
+from service.models import ApiKey, Rule, SavedView
 from tests.support.api import Api
 from tests.support.dashboard import CSRF_FIELD, CSRF_META
 from tests.support.security import make_org, row_keys, start_site, tag_rows
@@ -190,7 +190,12 @@ def site(tmp_path_factory, sqlite_template):
         "csrf_token": token, "name": "Rival secret view", "view": "?q=secret"},
         headers={"HX-Request": "true"})
     assert saved.status_code == 200 and "Rival secret view" in saved.text, saved.text[:300]
+    ruled = rival.post(f"/projects/{project}/rules", data={
+        "csrf_token": token, "name": "Rival secret rule", "view": "?q=secret",
+        "add": "rival-secret-tag", "step": "save"})
+    assert ruled.status_code == 302, ruled.text[:300]
     with session_scope(site.service_app) as session:
+        site.rival_rule = str(session.scalar(select(Rule.id).where(Rule.project_id == project)))
         site.rival_key_id = session.scalar(select(ApiKey.id).where(
             ApiKey.key_hash == keys.digest(site.rival.key)))
         site.rival_view = str(session.scalar(select(SavedView.id).where(
@@ -248,17 +253,20 @@ def test_every_page_answers_another_organizations_ids_like_missing_ones(site):
         edit = site.rival_export if rule.endpoint == "export.job_file" else site.rival_edit
         attempts = [
             # Their project (and their edit), against a project and edit that do not exist.
-            ({"project_id": site.rival.project_id, "edit_id": edit, "view_id": site.rival_view},
-             {"project_id": str(uuid.uuid4()), "edit_id": new_id(), "view_id": ABSENT_VIEW}),
+            ({"project_id": site.rival.project_id, "edit_id": edit, "view_id": site.rival_view,
+              "rule_id": site.rival_rule},
+             {"project_id": str(uuid.uuid4()), "edit_id": new_id(), "view_id": ABSENT_VIEW,
+              "rule_id": ABSENT_VIEW}),
         ]
         if "edit_id" in rule.arguments:
             # Our project with their edit, against our project with an edit that does not exist.
             attempts.append(({"project_id": acme_project, "edit_id": edit},
                              {"project_id": acme_project, "edit_id": new_id()}))
-        if "view_id" in rule.arguments:
-            # Our project with their saved view, against one that does not exist.
-            attempts.append(({"project_id": acme_project, "view_id": site.rival_view},
-                             {"project_id": acme_project, "view_id": ABSENT_VIEW}))
+        for name, theirs in (("view_id", site.rival_view), ("rule_id", site.rival_rule)):
+            if name in rule.arguments:
+                # Our project with their saved view or rule, against one that does not exist.
+                attempts.append(({"project_id": acme_project, name: theirs},
+                                 {"project_id": acme_project, name: ABSENT_VIEW}))
         for foreign_values, absent_values in attempts:
             for headers in ({}, {"HX-Request": "true"}):
                 foreign_url = build(site.app, rule, method, foreign_values)

@@ -1,0 +1,126 @@
+"""The Rules page: a rule made from a queries view, previewed, saved (its tags given to what
+matches now by a job, named in the activity log), paused, resumed, deleted; refusals in
+sentences; none of it against a deployment without the extension."""
+
+from __future__ import annotations
+
+import re
+
+from queryapi import QueryFilters
+from tests.dashboard.bulk_helpers import (
+    api_of,
+    page,
+    post,
+    store_of,
+    tag_names_by_query,
+    text_of,
+    wait_for,
+)
+from tests.support.dashboard import AuthActions
+
+
+def rules_url(world, suffix: str = "") -> str:
+    return f"/projects/{world.project_id}/rules{suffix}"
+
+
+def test_the_queries_page_offers_a_rule_from_its_view(signed_in, shop):
+    html = page(signed_in, shop, "lang=de&untagged=1")
+    link = re.search(r'href="([^"]+)">Make a rule from this view</a>', html)
+    assert link.group(1).replace("&amp;", "&") == rules_url(shop, "/new?lang=de&untagged=1")
+    assert re.search(rf'href="{rules_url(shop)}"[^>]*>Rules</a>', html)
+    form = signed_in.get(link.group(1).replace("&amp;", "&")).get_data(as_text=True)
+    assert "German (de) · Untagged" in text_of(form)
+    for label in ("Pattern", "Rule name"):
+        assert f">{label}</label>" in form
+    assert "<legend>Tags to add</legend>" in form
+    assert ">Preview</button>" in form and ">Save rule</button>" in form
+
+
+def test_preview_says_what_the_rule_would_do_before_anything_changes(app, signed_in, shop):
+    html = page(signed_in, shop)
+    before = tag_names_by_query(app, shop)
+    body = post(signed_in, rules_url(shop), {"view": "?lang=de", "pattern": "schuhe|damen",
+                                             "name": "Shoes", "add": "local",
+                                             "step": "preview"}, html).get_data(as_text=True)
+    with api_of(app, shop) as api:
+        expected = api.preview_rule(shop.project_id, QueryFilters(
+            languages=("de",), pattern="schuhe|damen"), (shop.tags["local"],))
+    assert expected.matching == 2 and expected.lacking == 1
+    assert "This rule matches 2 queries; 1 of them lack its tags." in text_of(body)
+    assert "laufschuhe herren" in body  # the one that lacks it, shown
+    assert tag_names_by_query(app, shop) == before
+    with api_of(app, shop) as api:
+        assert api.list_rules(shop.project_id) == ()
+
+
+def test_saving_adds_its_tags_to_every_match_as_a_job_named_in_the_activity(
+        app, signed_in, shop):
+    html = page(signed_in, shop)
+    response = post(signed_in, rules_url(shop), {
+        "view": "?q=running", "pattern": "", "name": "Running", "add": ["sale", "local"],
+        "step": "save"}, html, htmx=False)
+    assert response.status_code == 302 and response.headers["Location"] == rules_url(shop)
+    edit = wait_for(app, store_of(app).for_project(shop.project_id, limit=1)[0].id)
+    assert edit.state == "done"
+    after = tag_names_by_query(app, shop)
+    running = {key: tags for key, tags in after.items() if "running" in key[0]}
+    assert running and all({"sale", "local"} <= tags for tags in running.values())
+    listing = signed_in.get(rules_url(shop)).get_data(as_text=True)
+    assert "Saved the rule “Running”." in text_of(listing)
+    assert "Text contains “running” → sale and local" in text_of(listing)
+    assert f"Matches {len(running)} queries now; {len(running)} of them carry its tags." in \
+        text_of(listing)
+    activity = signed_in.get(f"/projects/{shop.project_id}/activity").get_data(as_text=True)
+    assert "matching rule “Running”" in text_of(activity)
+
+
+def test_refusals_are_sentences_and_keep_what_was_typed(signed_in, shop):
+    html = page(signed_in, shop)
+    cases = [
+        ({"name": "", "add": "sale"}, "Give the rule a name."),
+        ({"name": "No tags"}, "Choose at least one tag for the rule to add."),
+        ({"name": "Long", "add": "sale", "pattern": "a" * 1001},
+         "A pattern can be at most 1,000 characters; this one has 1,001."),
+        ({"name": "Broken", "add": "sale", "pattern": "(unclosed"}, "pattern"),
+    ]
+    for fields, sentence in cases:
+        response = post(signed_in, rules_url(shop), {"view": "?q=shoes", "step": "save",
+                                                     **fields}, html)
+        body = response.get_data(as_text=True)
+        assert sentence in text_of(body), (fields, text_of(body)[:300])
+        assert 'role="alert"' in body
+        if fields.get("pattern", "").startswith("("):
+            assert 'value="(unclosed"' in body
+
+
+def test_pause_resume_and_delete(app, signed_in, shop):
+    with api_of(app, shop) as api:
+        rule = api.create_rule(shop.project_id, "Price words", QueryFilters(text="cheap"),
+                               (shop.tags["sale"],))
+    html = page(signed_in, shop)
+    listing = signed_in.get(rules_url(shop)).get_data(as_text=True)
+    assert ">Pause<span class=\"visually-hidden\"> Price words</span>" in listing
+    post(signed_in, rules_url(shop, f"/{rule.id}/pause"), {"paused": "1"}, html, htmx=False)
+    listing = signed_in.get(rules_url(shop)).get_data(as_text=True)
+    assert "Paused the rule “Price words”" in text_of(listing)
+    assert ">Resume<span class=\"visually-hidden\"> Price words</span>" in listing
+    with api_of(app, shop) as api:
+        assert api.list_rules(shop.project_id)[0].paused
+    post(signed_in, rules_url(shop, f"/{rule.id}/pause"), {"paused": "0"}, html, htmx=False)
+    with api_of(app, shop) as api:
+        assert not api.list_rules(shop.project_id)[0].paused
+    post(signed_in, rules_url(shop, f"/{rule.id}/delete"), {}, html, htmx=False)
+    listing = signed_in.get(rules_url(shop)).get_data(as_text=True)
+    assert "Deleted the rule “Price words”. The tags it added stay." in text_of(listing)
+    with api_of(app, shop) as api:
+        assert api.list_rules(shop.project_id) == ()
+    assert signed_in.get(rules_url(shop, f"/{rule.id}/edit")).status_code == 404
+
+
+def test_without_the_extension_there_are_no_rules(external, shop):
+    client = external.test_client()
+    AuthActions(client, shop).sign_in()
+    html = page(client, shop)
+    assert "Make a rule from this view" not in html and ">Rules</a>" not in html
+    assert client.get(rules_url(shop)).status_code == 404
+    assert client.get(rules_url(shop, "/new")).status_code == 404
