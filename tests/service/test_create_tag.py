@@ -358,8 +358,9 @@ def test_options_lists_post_and_other_methods_are_405(api):
 
 
 def test_the_document_marks_creating_a_tag_as_an_extension_and_nothing_else(live_service):
-    """Of the operations, creating a tag, the facets of a filter and the saved views
-    (tests/service/test_saved_views.py) are the extensions."""
+    """Of the operations, creating a tag, the facets of a filter, the saved views
+    (tests/service/test_saved_views.py) and the rules (tests/service/test_rules.py) are the
+    extensions."""
     served = requests.get(live_service.url + "/api/openapi.json", timeout=10).json()
     assert served == yaml.safe_load(SPEC.read_text(encoding="utf-8"))
     marked = {(method, path) for path, methods in served["paths"].items()
@@ -367,7 +368,9 @@ def test_the_document_marks_creating_a_tag_as_an_extension_and_nothing_else(live
               if operation.get("x-tagdesk-extension") is True}
     assert marked == {("post", CREATE), ("post", "/api/queries/facets"),
                       *(("post", f"/api/views/{verb}")
-                        for verb in ("list", "create", "update", "delete"))}
+                        for verb in ("list", "create", "update", "delete")),
+                      *(("post", f"/api/rules/{verb}")
+                        for verb in ("list", "preview", "create", "update", "pause", "delete"))}
     operation = served["paths"][CREATE]["post"]
     assert operation["operationId"] == "createTag"
     assert "extension" in operation["summary"].lower()
