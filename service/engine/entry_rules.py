@@ -21,7 +21,7 @@ from sqlalchemy.engine import Connection
 from ..models import Rule, Tag, utcnow
 from ..validation import QueryFilterBody
 from . import folding, pieces
-from .counting import Counter
+from .counting import CHECKED_AT_ONCE, Counter
 from .held import Header, Held, Project_, Vocabulary
 from .keys import keys_condition
 from .listing import resolve
@@ -61,12 +61,26 @@ class _NewKeys(Counter):
         self.added = added
         self.texts: dict[str, BitMap] = {}
         self.words: Vocabulary | None = None  # made when a condition first needs it
+        self.read_texts: dict[int, str] | None = None  # likewise
 
     def containing(self, folded: str) -> list[str]:
         if self.words is None:
             self.words = Vocabulary()
             self.words.add(value for kind, value in self.added if kind == pieces.WORD)
         return self.words.containing(folded)
+
+    def _checked(self, candidates: BitMap, test) -> BitMap:
+        """As Counter._checked, the write's texts read once for every rule (a pattern or a
+        term with a space each check some): one read of the range, not one a rule."""
+        if self.read_texts is None:
+            self.read_texts = {}
+            keys = list(self.everything)
+            for start in range(0, len(keys), CHECKED_AT_ONCE):
+                self.read_texts.update(self.session.execute(select(Query.pk, Query.query).where(
+                    keys_condition(self.session, Query.pk, keys[start:start + CHECKED_AT_ONCE]))
+                ).all())
+        texts = self.read_texts
+        return BitMap(pk for pk in candidates if pk in texts and test(texts[pk]))
 
     def _union(self, kind: int, values) -> BitMap:
         return BitMap.union(BitMap(), *(self.added.get((kind, value), BitMap())
@@ -90,7 +104,7 @@ class _NewKeys(Counter):
                 candidates &= self.text(part)
         for pair in {folded[i:i + 2] for i in range(len(folded) - 1)}:
             candidates &= self._union(pieces.SHORT, [pair])
-        return self._checked(folded, candidates)
+        return self._checked(candidates, lambda text: folding.matches(folded, text))
 
 
 def active_rules(connection: Connection, project_id: str) -> list[Rule]:

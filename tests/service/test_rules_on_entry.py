@@ -163,3 +163,39 @@ def test_a_few_rows_inserted_at_once_get_the_rules_tags_too(api, world):
     assert (found["boots"]["tags"], found["shoes"]["tags"]) == ([sale], [])
     assert found["boots"]["tagSources"] == {str(sale): {"ruleId": made["id"]}}
     assert admin.insert_queries is insert_queries  # the command line's few rows alike
+
+
+CONDITIONS = [{"query": "running shoes"}, {"pattern": "^run.*s$"}, {"pattern": "cheap|billig"},
+              {"query": "sh", "languages": ["en"]}, {"query": "schuh", "countries": ["DE", "AT"]},
+              {"pattern": r"e\b", "languages": ["de"]}, {"query": "ÖL"}]
+WORDS = ["running", "shoes", "cheap", "billig", "laufschuhe", "damen", "herren", "öl", "boots",
+         "runners", "schuh"]
+
+
+def test_what_rules_tag_on_entry_is_what_queries_list_matches_range_after_range(api, world):
+    import io
+
+    from service import imports
+
+    tags = [api.call("POST", "/api/tags/create", json={"name": f"rule {n}"}).json()["id"]
+            for n in range(len(CONDITIONS))]
+    for n, (condition, tag) in enumerate(zip(CONDITIONS, tags, strict=True)):
+        rule(api, f"rule {n}", condition, [tag])
+    rows = {(" ".join(WORDS[(i * k) % len(WORDS)] for k in (1, 3, 7)[: 1 + i % 3]),
+             ("de", "en")[i % 2], ("DE", "AT", "US", "GB")[i % 4]) for i in range(60)} | {
+        ("running shoes", "en", "US"), ("cheap running shoes", "en", "GB"),
+        ("running shoes damen", "de", "DE")}
+    content = HEADER + "".join(f"{q},{lang},{country},\n" for q, lang, country in sorted(rows))
+    counts = world.run(lambda s: imports.import_file(
+        s, world.project_id, io.BytesIO(content.encode()), batch_rows=7))
+    assert counts.added == len(rows)
+    tagged = set()
+    for condition, tag in zip(CONDITIONS, tags, strict=True):
+        expected = {r["query"] + r["language"] for r in api.queries(limit=1000, **condition)
+                    .json()["results"]}
+        carrying = {r["query"] + r["language"] for r in api.queries(limit=1000, tagIds=[tag])
+                    .json()["results"]}
+        assert carrying == expected, condition
+        assert expected, condition  # every condition matches something here
+        tagged |= expected
+    assert counts.tagged == len(tagged)
