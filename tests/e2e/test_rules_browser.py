@@ -1,0 +1,309 @@
+"""Rules in headless Chromium, at 1280 px and at 390 px: Make a rule from this view (a
+filtered queries view), a Pattern, a Rule name, a tag to add, Preview (its sentence is the
+API's preview), Save rule by keyboard alone, the job that gives the tag to the current
+matches; the Rules page (the rule, its condition in words, its counts), Pause and Resume,
+Edit (Preview says the difference), Delete; refusals in sentences with what was typed kept;
+and, against a deployment without the extension, no Rules tab and no Make a rule link.
+
+The API (queryapi through /api) is the ground truth; every test works in a project of its
+own of an organization of its own (made through the service's admin layer)."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+from playwright.sync_api import expect
+
+from app import create_app
+from queryapi import QueryFilters
+from tests.browser import axe_serious
+from tests.e2e.test_bulk_browser import open_project, sign_in, snapshot
+from tests.support.dashboard import close_app
+from tests.support.e2e import assert_no_sideways_scroll, csp_errors, make_org
+from tests.support.reference_proxy import WithoutExtensions
+from tests.support.servers import LiveServer
+
+pytestmark = pytest.mark.browser
+
+ROWS = [
+    ("wanderschuhe damen", "de", "DE", []),
+    ("laufschuhe herren", "de", "DE", []),
+    ("schuhe günstig", "de", "AT", ["sale"]),
+    ("markenschuhe herren", "de", "DE", ["brand"]),
+    ("regenjacke wasserdicht", "de", "DE", []),
+    ("running shoes", "en", "US", []),
+    ("schuh store london", "en", "GB", []),
+    ("winter boots", "en", "US", ["sale"]),
+]
+WIDTHS = [1280, 390]
+REFUSALS = "Refusals"
+
+
+@pytest.fixture(scope="module")
+def org(live_dashboard):
+    return make_org(live_dashboard, "Rules e2e",
+                    {**{f"Rules {width}": ROWS for width in WIDTHS}, REFUSALS: ROWS})
+
+
+def matching(pattern: str, lang: str = "de") -> set[str]:
+    return {text for text, language, _country, _tags in ROWS
+            if language == lang and re.search(pattern, text)}
+
+
+def focused(locator) -> bool:
+    return locator.evaluate("e => e === document.activeElement")
+
+
+def tab_to(page, locator, most: int = 40) -> None:
+    """Press Tab until `locator` has the focus (at most `most` times)."""
+    for _ in range(most):
+        if focused(locator):
+            return
+        page.keyboard.press("Tab")
+    assert focused(locator), page.evaluate("document.activeElement.outerHTML.slice(0, 200)")
+
+
+def preview_sentence(found) -> str:
+    noun = "query" if found.matching == 1 else "queries"
+    return f"This rule matches {found.matching:,} {noun}; {found.lacking:,} of them lack its tags."
+
+
+def wait_for_job(page, org, project_name: str, sentence: str, expected: dict) -> None:
+    """Wait for the job Save rule started: its panel says `sentence` when done, and the
+    API's tags are `expected`. (The Rules page shows only unfinished jobs: one that ended
+    before the page was drawn has no panel, though the notice says "the progress is
+    below".)"""
+    panel = page.locator("[data-job]")
+    if panel.count():
+        expect(panel.first).to_contain_text(sentence, timeout=20_000)
+    deadline = time.monotonic() + 20
+    while snapshot(org, project_name) != expected and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert snapshot(org, project_name) == expected
+
+
+def fits(page, width: int) -> None:
+    if width == 390:
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        assert_no_sideways_scroll(page)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_make_preview_save_pause_edit_delete(page, live_dashboard, org, width):
+    page.set_viewport_size({"width": width, "height": 860})
+    url = live_dashboard.url
+    name, renamed = f"Shoes {width}", f"Shoes and jackets {width}"
+    project_name = f"Rules {width}"
+    project, sale = org.projects[project_name], org.tags[project_name]["sale"]
+    before = snapshot(org, project_name)
+    sign_in(page, url, org.key)
+    open_project(page, url, project, "?lang=de")
+    expect(page.get_by_role("link", name="Remove filter Language: German (de)", exact=True)) \
+        .to_be_visible()
+
+    # Make a rule from this view: the form says the view's condition in words.
+    page.get_by_role("link", name="Make a rule from this view", exact=True).click()
+    expect(page).to_have_url(re.compile(rf"/projects/{project}/rules/new\?lang=de$"))
+    expect(page.get_by_role("heading", name="New rule", level=1)).to_be_visible()
+    expect(page.locator(".rule-form__condition")).to_contain_text("German (de)")
+    fits(page, width)
+
+    # Keyboard only: Pattern, Rule name, the tag, Preview.
+    pattern = page.get_by_label("Pattern", exact=True)
+    pattern.focus()
+    page.keyboard.type("schuh")
+    page.keyboard.press("Tab")
+    assert focused(page.get_by_label("Rule name", exact=True))
+    page.keyboard.type(name)
+    tags = page.get_by_role("group", name="Tags to add")
+    tab_to(page, tags.get_by_role("checkbox", name="sale", exact=True))
+    page.keyboard.press("Space")
+    expect(tags.get_by_role("checkbox", name="sale", exact=True)).to_be_checked()
+    tab_to(page, page.get_by_role("button", name="Preview", exact=True))
+    page.keyboard.press("Enter")
+
+    preview = page.get_by_role("region", name="Preview")
+    expect(preview).to_be_visible()
+    # The focus stays on Preview, drawn again.
+    expect(page.get_by_role("button", name="Preview", exact=True)).to_be_focused()
+    with org.api() as api:
+        found = api.preview_rule(project, QueryFilters(languages=("de",), pattern="schuh"),
+                                 (sale,))
+    assert (found.matching, found.lacking) == (len(matching("schuh")), 3)
+    expect(preview.get_by_role("status")).to_have_text(preview_sentence(found))
+    expect(preview.locator("li")).to_have_count(found.lacking)
+    assert {q.query for q in found.sample} == set(
+        preview.locator(".rule-preview__query").all_inner_texts())
+    # What was typed is kept; nothing changed yet.
+    expect(pattern).to_have_value("schuh")
+    expect(page.get_by_label("Rule name", exact=True)).to_have_value(name)
+    expect(tags.get_by_role("checkbox", name="sale", exact=True)).to_be_checked()
+    assert snapshot(org, project_name) == before
+    fits(page, width)
+    assert axe_serious(page) == []
+
+    # Save rule, by keyboard: the next Tab.
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("button", name="Save rule", exact=True)).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(rf"/projects/{project}/rules$"))
+    expect(page.locator("body")).to_contain_text(f"Saved the rule “{name}”. Adding its tags "
+                                                 f"to {found.lacking} queries that lack them")
+    wait_for_job(page, org, project_name, f"Added ‘sale’ to {found.lacking} queries", {
+        q: names | {"sale"} if q in matching("schuh") else names for q, names in before.items()})
+
+    # The Rules page: its tab current, the rule, its condition in words, its counts. (The
+    # counts are drawn when the page loads, before the job has run; it does not redraw
+    # them when the job ends, so the page is loaded again.)
+    page.reload()
+    expect(page.get_by_role("link", name="Rules", exact=True)).to_have_attribute(
+        "aria-current", "page")
+    rule = page.locator("li.rule", has=page.get_by_role("heading", name=name, exact=True))
+    expect(rule).to_have_count(1)
+    expect(rule.locator(".rule__words")).to_have_text("Text matches “schuh” · German (de) → sale")
+    count = len(matching("schuh"))
+    expect(rule.locator(".rule__counts")).to_have_text(
+        f"Matches {count} queries now; {count} of them carry its tags.")
+    expect(rule.locator(".rule__tags .chip")).to_have_text(["sale"])
+    with org.api() as api:
+        (listed,) = api.list_rules(project)
+    assert (listed.name, listed.matching, listed.carrying, listed.tag_ids) == (
+        name, count, count, (sale,))
+    fits(page, width)
+    assert axe_serious(page) == []
+
+    # Pause, then Resume: the buttons' names change.
+    page.get_by_role("button", name=f"Pause {name}", exact=True).click()
+    expect(page.locator("body")).to_contain_text(f"Paused the rule “{name}”")
+    expect(page.get_by_role("button", name=f"Resume {name}", exact=True)).to_be_visible()
+    expect(page.get_by_role("button", name=f"Pause {name}", exact=True)).to_have_count(0)
+    expect(rule.locator(".badge")).to_have_text("Paused")
+    with org.api() as api:
+        assert api.list_rules(project)[0].paused
+    page.get_by_role("button", name=f"Resume {name}", exact=True).click()
+    expect(page.locator("body")).to_contain_text(f"Resumed the rule “{name}”")
+    expect(page.get_by_role("button", name=f"Pause {name}", exact=True)).to_be_visible()
+    expect(rule.locator(".badge")).to_have_count(0)
+    with org.api() as api:
+        assert not api.list_rules(project)[0].paused
+
+    # Edit: rename, widen the pattern; Preview says the difference.
+    page.get_by_role("link", name=f"Edit {name}", exact=True).click()
+    expect(page.get_by_role("heading", name=f"Edit {name}", level=1)).to_be_visible()
+    expect(pattern).to_have_value("schuh")
+    expect(tags.get_by_role("checkbox", name="sale", exact=True)).to_be_checked()
+    page.get_by_label("Rule name", exact=True).fill(renamed)
+    pattern.fill("schuh|jacke")
+    page.get_by_role("button", name="Preview", exact=True).click()
+    with org.api() as api:
+        changed = api.preview_rule(project, QueryFilters(languages=("de",),
+                                                         pattern="schuh|jacke"), (sale,))
+    wider = len(matching("schuh|jacke"))
+    assert (changed.matching, changed.lacking) == (wider, 1)
+    expect(preview.get_by_role("status")).to_have_text(
+        f"Now it matches {count} queries; changed, it would match {wider} queries, and "
+        f"{changed.lacking} of them lack its tags.")
+    expect(preview.locator(".rule-preview__query")).to_have_text(["regenjacke wasserdicht"])
+    fits(page, width)
+    page.get_by_role("button", name="Save rule", exact=True).click()
+    expect(page).to_have_url(re.compile(rf"/projects/{project}/rules$"))
+    expect(page.locator("body")).to_contain_text(f"Saved the rule “{renamed}”.")
+    wait_for_job(page, org, project_name, "Added ‘sale’ to 1 query", {
+        q: names | {"sale"} if q in matching("schuh|jacke") else names
+        for q, names in before.items()})
+    page.reload()
+    renamed_rule = page.locator("li.rule", has=page.get_by_role("heading", name=renamed,
+                                                                exact=True))
+    expect(renamed_rule.locator(".rule__counts")).to_have_text(
+        f"Matches {wider} queries now; {wider} of them carry its tags.")
+    expect(page.get_by_role("heading", name=name, exact=True)).to_have_count(0)
+
+    # Delete: the rule goes, the tags it added stay.
+    page.get_by_role("button", name=f"Delete {renamed}", exact=True).click()
+    expect(page.locator("body")).to_contain_text(
+        f"Deleted the rule “{renamed}”. The tags it added stay.")
+    expect(page.get_by_role("heading", name=renamed, exact=True)).to_have_count(0)
+    expect(page.get_by_role("heading", name="No rules yet")).to_be_visible()
+    with org.api() as api:
+        assert api.list_rules(project) == ()
+    assert snapshot(org, project_name) == {
+        q: names | {"sale"} if q in matching("schuh|jacke") else names
+        for q, names in before.items()}
+    fits(page, width)
+    assert csp_errors(page) == []
+
+
+def test_refusals_are_sentences_and_keep_what_was_typed(page, live_dashboard, org):
+    url = live_dashboard.url
+    project = org.projects[REFUSALS]
+    sign_in(page, url, org.key)
+    open_project(page, url, project, "?lang=de&untagged=1")
+    page.get_by_role("link", name="Make a rule from this view", exact=True).click()
+    expect(page.locator(".rule-form__condition")).to_contain_text("German (de) · Untagged")
+
+    pattern, name = page.get_by_label("Pattern", exact=True), page.get_by_label("Rule name",
+                                                                                 exact=True)
+    pattern.fill("(unclosed")
+    name.fill("Broken")
+    page.get_by_role("group", name="Tags to add").get_by_role(
+        "checkbox", name="sale", exact=True).check()
+    for button in ("Preview", "Save rule"):
+        page.get_by_role("button", name=button, exact=True).click()
+        alert = page.get_by_role("alert")
+        expect(alert).to_contain_text(re.compile(r"The pattern is not valid: .+\."))
+        expect(pattern).to_have_value("(unclosed")
+        expect(name).to_have_value("Broken")
+        expect(page.get_by_role("checkbox", name="sale", exact=True)).to_be_checked()
+        expect(page.get_by_role("region", name="Preview")).to_have_count(0)
+    expect(page).to_have_url(re.compile(rf"/projects/{project}/rules/new\?"))
+
+    # No name, no tag: both said at once.
+    name.fill("")
+    page.get_by_role("checkbox", name="sale", exact=True).uncheck()
+    page.get_by_role("button", name="Save rule", exact=True).click()
+    alert = page.get_by_role("alert")
+    expect(alert).to_contain_text("Give the rule a name.")
+    expect(alert).to_contain_text("Choose at least one tag for the rule to add.")
+    expect(pattern).to_have_value("(unclosed")
+    # A pattern over 1,000 characters.
+    pattern.evaluate("e => { e.removeAttribute('maxlength'); e.value = 'a'.repeat(1001); }")
+    name.fill("Long")
+    page.get_by_role("checkbox", name="sale", exact=True).check()
+    page.get_by_role("button", name="Preview", exact=True).click()
+    expect(page.get_by_role("alert")).to_have_text(
+        "A pattern can be at most 1,000 characters; this one has 1,001.")
+    expect(name).to_have_value("Long")
+    with org.api() as api:
+        assert api.list_rules(project) == ()
+    assert axe_serious(page) == []
+    assert csp_errors(page) == []
+
+
+# --- a deployment without the extension -------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def plain_dashboard(live_dashboard, org, tmp_path_factory):
+    """A second dashboard, against the same service answering as the reference alone."""
+    api = LiveServer(WithoutExtensions(live_dashboard.service_app)).start()
+    app = create_app({"TESTING": True, "SECRET_KEY": "e2e-plain-secret",
+                      "INSTANCE_PATH": str(tmp_path_factory.mktemp("plain") / "instance"),
+                      "SIGNIN_LIMIT": "1000/minute", "API_URL": api.url})
+    server = LiveServer(app).start()
+    yield server.url
+    server.stop()
+    close_app(app)
+    api.stop()
+
+
+def test_without_the_extension_no_rules(page, plain_dashboard, org):
+    project = org.projects[REFUSALS]
+    sign_in(page, plain_dashboard, org.key)
+    open_project(page, plain_dashboard, project, "?lang=de")
+    expect(page.get_by_role("link", name="Tags", exact=True)).to_be_visible()
+    expect(page.get_by_role("link", name="Rules", exact=True)).to_have_count(0)
+    expect(page.get_by_role("link", name="Make a rule from this view")).to_have_count(0)
+    response = page.goto(f"{plain_dashboard}/projects/{project}/rules")
+    assert response.status == 404
