@@ -140,11 +140,12 @@ def edit(project_id: str, rule_id: int):
 def _preview(project, condition: QueryFilters, tag_ids, tags, rule: Rule | None):
     found = apiclient.client().preview_rule(project.id, condition, tag_ids)
     by_id = {tag.id: tag for tag in tags}
+    lack = "lacks" if found.lacking == 1 else "lack"
     sentence = (f"This rule matches {wording.count(found.matching)}; "
-                f"{found.lacking:,} of them lack its tags.")
+                f"{found.lacking:,} of them {lack} its tags.")
     if rule is not None:
         sentence = (f"Now it matches {wording.count(rule.matching)}; changed, it would match "
-                    f"{wording.count(found.matching)}, and {found.lacking:,} of them lack "
+                    f"{wording.count(found.matching)}, and {found.lacking:,} of them {lack} "
                     "its tags.")
     return {"sentence": sentence, "rows": rows_for(tuple(found.sample), by_id),
             "lacking": found.lacking}
@@ -177,8 +178,10 @@ def _submitted(project, rule: Rule | None):
     message = f"Saved the rule “{saved.name}”."
     if preview.lacking:
         _apply(project, saved, tags, preview.lacking)
-        message += (f" Adding its tags to {wording.count(preview.lacking)} that lack them: "
-                    "the progress is below, with Cancel; Undo follows in the activity log.")
+        lack = "lacks" if preview.lacking == 1 else "lack"
+        message += (f" Adding its tags to the {wording.count(preview.lacking)} that {lack} "
+                    "them: while that runs its progress shows here, and the activity log "
+                    "keeps it, with Undo.")
     else:
         message += " Every query it matches has its tags already."
     flash(message, "success")

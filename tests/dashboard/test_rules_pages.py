@@ -46,7 +46,7 @@ def test_preview_says_what_the_rule_would_do_before_anything_changes(app, signed
         expected = api.preview_rule(shop.project_id, QueryFilters(
             languages=("de",), pattern="schuhe|damen"), (shop.tags["local"],))
     assert expected.matching == 2 and expected.lacking == 1
-    assert "This rule matches 2 queries; 1 of them lack its tags." in text_of(body)
+    assert "This rule matches 2 queries; 1 of them lacks its tags." in text_of(body)
     assert "laufschuhe herren" in body  # the one that lacks it, shown
     assert tag_names_by_query(app, shop) == before
     with api_of(app, shop) as api:

@@ -67,14 +67,15 @@ def tab_to(page, locator, most: int = 40) -> None:
 
 def preview_sentence(found) -> str:
     noun = "query" if found.matching == 1 else "queries"
-    return f"This rule matches {found.matching:,} {noun}; {found.lacking:,} of them lack its tags."
+    lack = "lacks" if found.lacking == 1 else "lack"
+    return (f"This rule matches {found.matching:,} {noun}; {found.lacking:,} of them {lack} "
+            "its tags.")
 
 
 def wait_for_job(page, org, project_name: str, sentence: str, expected: dict) -> None:
     """Wait for the job Save rule started: its panel says `sentence` when done, and the
     API's tags are `expected`. (The Rules page shows only unfinished jobs: one that ended
-    before the page was drawn has no panel, though the notice says "the progress is
-    below".)"""
+    before the page was drawn has no panel.)"""
     panel = page.locator("[data-job]")
     if panel.count():
         expect(panel.first).to_contain_text(sentence, timeout=20_000)
@@ -150,13 +151,13 @@ def test_make_preview_save_pause_edit_delete(page, live_dashboard, org, width):
     page.keyboard.press("Enter")
     expect(page).to_have_url(re.compile(rf"/projects/{project}/rules$"))
     expect(page.locator("body")).to_contain_text(f"Saved the rule “{name}”. Adding its tags "
-                                                 f"to {found.lacking} queries that lack them")
+                                                 f"to the {found.lacking} queries that lack "
+                                                 "them")
     wait_for_job(page, org, project_name, f"Added ‘sale’ to {found.lacking} queries", {
         q: names | {"sale"} if q in matching("schuh") else names for q, names in before.items()})
 
-    # The Rules page: its tab current, the rule, its condition in words, its counts. (The
-    # counts are drawn when the page loads, before the job has run; it does not redraw
-    # them when the job ends, so the page is loaded again.)
+    # The Rules page: its tab current, the rule, its condition in words, its counts. (A job
+    # this small may end before the page's panel polls, so the page is loaded again.)
     page.reload()
     expect(page.get_by_role("link", name="Rules", exact=True)).to_have_attribute(
         "aria-current", "page")
@@ -204,7 +205,7 @@ def test_make_preview_save_pause_edit_delete(page, live_dashboard, org, width):
     assert (changed.matching, changed.lacking) == (wider, 1)
     expect(preview.get_by_role("status")).to_have_text(
         f"Now it matches {count} queries; changed, it would match {wider} queries, and "
-        f"{changed.lacking} of them lack its tags.")
+        f"{changed.lacking} of them {'lacks' if changed.lacking == 1 else 'lack'} its tags.")
     expect(preview.locator(".rule-preview__query")).to_have_text(["regenjacke wasserdicht"])
     fits(page, width)
     page.get_by_role("button", name="Save rule", exact=True).click()
