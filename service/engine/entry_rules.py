@@ -139,7 +139,7 @@ def apply(connection: Connection, project_id: str, writer) -> int:
             if not lacking:
                 continue
             _link(connection, tag_id, rule_id, lacking)
-            writer.added_links((pk, tag_id) for pk in lacking)
+            writer.changes.add(pieces.TAG, str(tag_id), lacking)  # as added_links, kept a bitmap
             given[tag_id] = given.get(tag_id, BitMap()) | lacking
             tagged |= lacking
     return len(tagged)
