@@ -148,8 +148,7 @@ def _lock_project(session: Session, project_id: str) -> str:
 
 def _logged(session: Session, org_id: str, action: str, rule: Rule) -> None:
     project = session.scalar(select(Project.name).where(Project.id == rule.project_id))
-    audit.record_change(session, org_id, action, rule.name,
-                        f"A rule of “{project}”, changed through the API.")
+    audit.record_change(session, org_id, action, rule.name, f"In “{project}”, through the API.")
 
 
 def _committed(session: Session, rule: Rule) -> None:

@@ -160,6 +160,9 @@ def test_every_change_is_in_the_activity_log(api, seeded):
         ("rule.paused", "Brand them"), ("rule.resumed", "Brand them"),
         ("rule.deleted", "Brand them")]
     assert {org for _action, _subject, org in events} == {seeded.org_id}
+    details = seeded.run(lambda session: set(session.scalars(select(OrgEvent.detail).where(
+        OrgEvent.action.like("rule.%")))))
+    assert details == {"In “Shop search”, through the API."}
 
 
 # --- a deleted tag --------------------------------------------------------------------------
