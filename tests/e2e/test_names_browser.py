@@ -4,6 +4,8 @@ loaded after the page."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -31,9 +33,11 @@ def test_the_person_is_named_and_the_key_is_a_detail(page, live_dashboard, org):
     expect(header.locator(".account__key")).to_have_text(f", with key …{ending}")
     assert org.key not in page.content()
 
-    # Project cards: each project's number of queries, after the page.
-    expect(page.locator(f"#count-p-{org.projects['Boots']}")).to_have_text("7 queries")
-    expect(page.locator(f"#count-p-{org.projects['Coats']}")).to_have_text("2 queries")
+    # Project cards: each project's queries and how many are untagged, after the page.
+    expect(page.locator(f"#count-p-{org.projects['Boots']}")).to_contain_text(
+        re.compile(r"^\s*\d of 7 queries untagged"))
+    expect(page.locator(f"#count-p-{org.projects['Coats']}")).to_contain_text(
+        re.compile(r"^\s*\d of 2 queries untagged"))
     assert axe_serious(page) == []
 
     open_project(page, url, org.projects["Boots"], "?sort=query")

@@ -97,7 +97,7 @@ def test_every_state_changing_route_refuses_requests_without_the_sessions_token(
     tag_id = site.org.tags["Shop search"]["brand"]
     edit_id = tag_rows(visitor, project_id, tag_id, row_keys(visitor, project_id)[:1])
     values = {"project_id": project_id, "edit_id": edit_id, "key_id": spare_key_id(site),
-              "tag_id": tag_id}
+              "tag_id": tag_id, "view_id": "1", "rule_id": "1"}
     values["user_id"], values["token"] = spare_person(site)
     foreign = {"dashboard": stranger.token(f"/projects/{project_id}/queries"),
                "settings": stranger.token("/settings/api/generate")}
@@ -106,7 +106,8 @@ def test_every_state_changing_route_refuses_requests_without_the_sessions_token(
     settings = state_changing_routes(site.service_app, lambda rule: not rule.startswith("/api/"))
     endpoints = {rule.endpoint for rule, _ in dashboard + settings}
     assert {"auth.signin", "auth.signout", "bulk.apply", "bulk.confirm", "bulk.undo",
-            "export.start", "settings.signin", "settings.generate",
+            "export.start", "views.create", "views.delete", "rules.create", "rules.pause",
+            "rules.delete", "settings.signin", "settings.generate",
             "settings.revoke"} <= endpoints, endpoints
 
     checked = []
