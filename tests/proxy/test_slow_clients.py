@@ -74,8 +74,9 @@ def test_the_same_slow_clients_stop_gunicorn_on_its_own(start_gunicorn, world):
         answered, unanswered = ordinary_requests(dashboard.url, world.key)
         print(f"straight at gunicorn, {SLOW} slow connections: {answered} answered, "
               f"{unanswered} unanswered within {PATIENCE:.0f} s")
-        # A request now and then finds a thread between two of theirs; most wait in vain.
-        assert answered <= PEOPLE // 4, f"{answered} of {PEOPLE} answered"
+        # A request now and then finds a thread between two of theirs (more often on a busy
+        # machine, where the slow clients' bytes come late); most wait in vain.
+        assert answered < PEOPLE // 2, f"{answered} of {PEOPLE} answered"
     # Once they are gone, gunicorn serves again.
     assert wait_until(lambda: ordinary_requests(dashboard.url, world.key) == (PEOPLE, 0),
                       30, 0.5)
