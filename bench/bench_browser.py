@@ -106,8 +106,11 @@ INSTRUMENT = """
     ? Object.fromEntries(entry.serverTiming.map((t) => [t.name, t.duration])) : {};
   // A change is done once its rows and its counts are painted (or the counts are given up
   // on: COUNTS_PATIENCE ms after the rows).
+  // A page without counts (a deployment without facets, an older version) waits for none.
+  const countless = () => !document.querySelector("form[data-counts-url]");
   const finish = (p) => {
-    if (p.finished || p.painted === undefined || (p.counted === undefined && !p.gaveUp)) return;
+    if (p.finished || p.painted === undefined
+        || (p.counted === undefined && !p.gaveUp && !countless())) return;
     p.finished = true;
     const calls = performance.getEntriesByType("resource").filter((entry) =>
       entry.initiatorType === "xmlhttprequest" || entry.initiatorType === "fetch");
@@ -525,6 +528,9 @@ def main() -> None:
     parser.add_argument("--changes", type=int, default=24, help="measured changes per kind")
     parser.add_argument("--warmup", type=int, default=4, help="unmeasured changes per kind")
     parser.add_argument("--loads", type=int, default=24, help="measured whole-page loads")
+    parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS),
+                        help="only these kinds of change (e.g. to compare with a version "
+                             "of the page that lacks the others)")
     parser.add_argument("--trace", metavar="KIND", choices=KINDS,
                         help="afterwards, trace --changes changes of this kind: the page's "
                              "main thread's time per phase (style, layout, paint, script…)")
@@ -545,7 +551,7 @@ def main() -> None:
                 queries_url = sign_in(page, setup.base, key)
                 loadavg = {"start": os.getloadavg()}
                 results, calls = {}, {}
-                for kind in KINDS:
+                for kind in args.kinds:
                     results[kind], calls[kind] = measure_changes(
                         page, queries_url, kind, args.changes, args.warmup, setup.meter)
                     loadavg[kind] = os.getloadavg()

@@ -806,6 +806,7 @@
       if (!input) return;
       var known = counts[input.name] || {};
       var text = known[input.value] || "0";
+      if (place.textContent === text) return;  // untouched: nothing to lay out again
       place.textContent = text;
       place.parentNode.classList.toggle("option--zero", text === "0");
     });
@@ -814,9 +815,15 @@
     if (progress && counts.progress) progress.innerHTML = counts.progress.html;
   }
 
+  // Asked once the new rows are painted (the frame after the swap): counts painted while
+  // the browser lays out the rows would delay them.
+  function afterNextPaint(callback) {
+    requestAnimationFrame(function () { setTimeout(callback, 0); });
+  }
+
   document.addEventListener("htmx:afterSettle", function (event) {
     var target = event.detail.target;
-    if (target && target.id === "results") loadCounts();
+    if (target && target.id === "results") afterNextPaint(loadCounts);
   });
   document.addEventListener("tagdesk:bulkDone", function () {
     countsFresh = true;
