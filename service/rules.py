@@ -15,22 +15,23 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, StrictBool
 from sqlalchemy import func, select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from weblib.tag_names import fold_tag_name
 
-from .db import begin_write
 from .engine import rule_counts
 from .engine.held import Held
-from .errors import BadRequest, Conflict, NotFound
+from .errors import BadRequest, Conflict
 from .models import Project, Rule, Tag, utcnow
+from .named_items import NamedItems, lock_project
 from .records import query_records, timestamp
 from .settings import audit
 from .validation import MAX_ID, Int, QueryFilterBody, Strict, ViewName
 
 MAX_RULES = 100  # per project
 MAX_RULE_TAGS = 100
+
+ITEMS = NamedItems(Rule, "rule")
 
 
 def _tag_list(value: list[int]) -> list[int]:
@@ -116,49 +117,9 @@ def _check_tags(session: Session, project_id: str, tag_ids: list[int]) -> None:
         raise BadRequest([f"'tagIds': {', '.join(unknown)} are not tags of this project."])
 
 
-def _taken(name: str) -> Conflict:
-    return Conflict(f'A rule named "{name}" already exists in this project.')
-
-
-def _named(session: Session, project_id: str, folded: str) -> Rule | None:
-    return session.scalar(select(Rule).where(Rule.project_id == project_id,
-                                             Rule.name_folded == folded))
-
-
-def _rule(session: Session, project_id: str, rule_id: int) -> Rule:
-    """The project's rule of that id; another project's, or none, is not found alike."""
-    rule = None
-    if 1 <= rule_id <= MAX_ID:
-        rule = session.scalar(select(Rule).where(Rule.id == rule_id,
-                                                 Rule.project_id == project_id))
-    if rule is None:
-        session.rollback()  # the write lock, taken first, is let go at once
-        raise NotFound("Rule not found.")
-    return rule
-
-
-def _lock_project(session: Session, project_id: str) -> str:
-    """Take the write lock (SQLite) or the project's row (PostgreSQL) first: concurrent
-    writers of one project's rules are ordered, so the limit and the names hold. Returns the
-    project's organization (the activity log's)."""
-    begin_write(session)
-    return session.scalar(select(Project.org_id).where(Project.id == project_id)
-                          .with_for_update())
-
-
 def _logged(session: Session, org_id: str, action: str, rule: Rule) -> None:
     project = session.scalar(select(Project.name).where(Project.id == rule.project_id))
     audit.record_change(session, org_id, action, rule.name, f"In “{project}”, through the API.")
-
-
-def _committed(session: Session, rule: Rule) -> None:
-    """Commit; a name another writer took meanwhile (PostgreSQL's unique key) is a 409."""
-    try:
-        session.commit()
-    except IntegrityError:
-        session.rollback()
-        existing = _named(session, rule.project_id, rule.name_folded)
-        raise _taken(existing.name if existing is not None else rule.name) from None
 
 
 def list_rules(session: Session, project_id: str, store: Held) -> list[dict]:
@@ -178,12 +139,12 @@ def create_rule(session: Session, project_id: str, body: CreateRuleBody, store: 
     condition = _condition_text(body.condition)
     rule_counts.check(session, project_id, body.condition)  # queries/facets' 400s, first
     folded = fold_tag_name(body.name)
-    org_id = _lock_project(session, project_id)
+    org_id = lock_project(session, project_id)
     _check_tags(session, project_id, body.tagIds)
-    existing = _named(session, project_id, folded)
+    existing = ITEMS.named(session, project_id, folded)
     if existing is not None:
         session.rollback()
-        raise _taken(existing.name)
+        raise ITEMS.taken(existing.name)
     count = session.scalar(select(func.count()).select_from(Rule).where(
         Rule.project_id == project_id))
     if count >= MAX_RULES:
@@ -197,7 +158,7 @@ def create_rule(session: Session, project_id: str, body: CreateRuleBody, store: 
     session.add(rule)
     session.flush()
     _logged(session, org_id, "rule.created", rule)
-    _committed(session, rule)
+    ITEMS.committed(session, rule)
     return _records(session, project_id, [rule], store)[0]
 
 
@@ -205,8 +166,8 @@ def update_rule(session: Session, project_id: str, body: UpdateRuleBody, store: 
     given = body.model_fields_set - {"id"}
     if body.condition is not None:
         rule_counts.check(session, project_id, body.condition)  # a 400 before any change
-    org_id = _lock_project(session, project_id)
-    rule = _rule(session, project_id, body.id)
+    org_id = lock_project(session, project_id)
+    rule = ITEMS.one(session, project_id, body.id)
     if body.tagIds is not None:
         _check_tags(session, project_id, body.tagIds)
         rule.tag_ids = json.dumps(body.tagIds)
@@ -214,23 +175,23 @@ def update_rule(session: Session, project_id: str, body: UpdateRuleBody, store: 
             rule.paused, rule.paused_reason = False, None
     if body.name is not None:
         folded = fold_tag_name(body.name)
-        existing = _named(session, project_id, folded)
+        existing = ITEMS.named(session, project_id, folded)
         if existing is not None and existing.id != rule.id:
             session.rollback()
-            raise _taken(existing.name)
+            raise ITEMS.taken(existing.name)
         rule.name, rule.name_folded = body.name, folded
     if body.condition is not None:
         rule.condition = _condition_text(body.condition)
     if given:
         rule.updated_at = utcnow()
         _logged(session, org_id, "rule.changed", rule)
-    _committed(session, rule)
+    ITEMS.committed(session, rule)
     return _records(session, project_id, [rule], store)[0]
 
 
 def pause_rule(session: Session, project_id: str, body: PauseRuleBody, store: Held) -> dict:
-    org_id = _lock_project(session, project_id)
-    rule = _rule(session, project_id, body.id)
+    org_id = lock_project(session, project_id)
+    rule = ITEMS.one(session, project_id, body.id)
     if body.paused != rule.paused:
         if not body.paused and not json.loads(rule.tag_ids):
             session.rollback()
@@ -239,13 +200,13 @@ def pause_rule(session: Session, project_id: str, body: PauseRuleBody, store: He
         rule.paused, rule.paused_reason = body.paused, None
         rule.updated_at = utcnow()
         _logged(session, org_id, "rule.paused" if body.paused else "rule.resumed", rule)
-    _committed(session, rule)
+    ITEMS.committed(session, rule)
     return _records(session, project_id, [rule], store)[0]
 
 
 def delete_rule(session: Session, project_id: str, body: RuleIdBody) -> dict:
-    org_id = _lock_project(session, project_id)
-    rule = _rule(session, project_id, body.id)
+    org_id = lock_project(session, project_id)
+    rule = ITEMS.one(session, project_id, body.id)
     _logged(session, org_id, "rule.deleted", rule)
     session.delete(rule)
     session.commit()

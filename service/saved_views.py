@@ -13,19 +13,17 @@ from __future__ import annotations
 import json
 
 from sqlalchemy import func, select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from weblib.tag_names import fold_tag_name
 
-from .db import begin_write
 from .engine import listing
 from .engine.held import Held
-from .errors import Conflict, NotFound
-from .models import Project, SavedView, utcnow
+from .errors import Conflict
+from .models import SavedView, utcnow
+from .named_items import NamedItems, lock_project
 from .records import timestamp
 from .validation import (
-    MAX_ID,
     CreateViewBody,
     QueryFilterBody,
     SortItem,
@@ -34,6 +32,8 @@ from .validation import (
 )
 
 MAX_VIEWS = 200  # per project
+
+ITEMS = NamedItems(SavedView, "saved view")
 
 
 def _filters_text(body: QueryFilterBody) -> str:
@@ -75,44 +75,6 @@ def _records(session: Session, project_id: str, views: list[SavedView],
     return [_record(view, count) for view, count in zip(views, counts, strict=True)]
 
 
-def _taken(name: str) -> Conflict:
-    return Conflict(f'A saved view named "{name}" already exists in this project.')
-
-
-def _named(session: Session, project_id: str, folded: str) -> SavedView | None:
-    return session.scalar(select(SavedView).where(SavedView.project_id == project_id,
-                                                  SavedView.name_folded == folded))
-
-
-def _view(session: Session, project_id: str, view_id: int) -> SavedView:
-    """The project's view of that id; another project's, or none, is not found alike."""
-    view = None
-    if 1 <= view_id <= MAX_ID:
-        view = session.scalar(select(SavedView).where(SavedView.id == view_id,
-                                                      SavedView.project_id == project_id))
-    if view is None:
-        session.rollback()  # the write lock, taken first, is let go at once
-        raise NotFound("Saved view not found.")
-    return view
-
-
-def _lock_project(session: Session, project_id: str) -> None:
-    """Take the write lock (SQLite) or the project's row (PostgreSQL) first: concurrent
-    writers of one project's views are ordered, so the limit and the names hold."""
-    begin_write(session)
-    session.execute(select(Project.id).where(Project.id == project_id).with_for_update())
-
-
-def _committed(session: Session, view: SavedView) -> None:
-    """Commit; a name another writer took meanwhile (PostgreSQL's unique key) is a 409."""
-    try:
-        session.commit()
-    except IntegrityError:
-        session.rollback()
-        existing = _named(session, view.project_id, view.name_folded)
-        raise _taken(existing.name if existing is not None else view.name) from None
-
-
 def list_views(session: Session, project_id: str, store: Held) -> list[dict]:
     views = session.scalars(select(SavedView).where(SavedView.project_id == project_id)).all()
     views = sorted(views, key=lambda view: (view.name_folded, view.id))
@@ -124,11 +86,11 @@ def create_view(session: Session, project_id: str, body: CreateViewBody, store: 
     # Counted before it is kept: a filter queries/list refuses (untagged with tags) is a 400.
     total, = listing.totals(session, project_id, [body.filters], store)
     folded = fold_tag_name(body.name)
-    _lock_project(session, project_id)
-    existing = _named(session, project_id, folded)
+    lock_project(session, project_id)
+    existing = ITEMS.named(session, project_id, folded)
     if existing is not None:
         session.rollback()
-        raise _taken(existing.name)
+        raise ITEMS.taken(existing.name)
     count = session.scalar(select(func.count()).select_from(SavedView).where(
         SavedView.project_id == project_id))
     if count >= MAX_VIEWS:
@@ -139,7 +101,7 @@ def create_view(session: Session, project_id: str, body: CreateViewBody, store: 
     view = SavedView(project_id=project_id, name=body.name, name_folded=folded, filters=filters,
                      sort=sort, created_at=now, updated_at=now)
     session.add(view)
-    _committed(session, view)
+    ITEMS.committed(session, view)
     return _record(view, total)
 
 
@@ -149,14 +111,14 @@ def update_view(session: Session, project_id: str, body: UpdateViewBody, store: 
     sort = _sort_text(body.sort) if "sort" in given else None
     if body.filters is not None:
         listing.totals(session, project_id, [body.filters], store)  # a 400 before any change
-    _lock_project(session, project_id)
-    view = _view(session, project_id, body.id)
+    lock_project(session, project_id)
+    view = ITEMS.one(session, project_id, body.id)
     if body.name is not None:
         folded = fold_tag_name(body.name)
-        existing = _named(session, project_id, folded)
+        existing = ITEMS.named(session, project_id, folded)
         if existing is not None and existing.id != view.id:
             session.rollback()
-            raise _taken(existing.name)
+            raise ITEMS.taken(existing.name)
         view.name, view.name_folded = body.name, folded
     if filters is not None:
         view.filters = filters
@@ -164,13 +126,13 @@ def update_view(session: Session, project_id: str, body: UpdateViewBody, store: 
         view.sort = sort
     if given - {"id"}:
         view.updated_at = utcnow()
-    _committed(session, view)
+    ITEMS.committed(session, view)
     return _records(session, project_id, [view], store)[0]
 
 
 def delete_view(session: Session, project_id: str, body: ViewIdBody) -> dict:
-    _lock_project(session, project_id)
-    view = _view(session, project_id, body.id)
+    lock_project(session, project_id)
+    view = ITEMS.one(session, project_id, body.id)
     session.delete(view)
     session.commit()
     return {"deleted": body.id}

@@ -21,6 +21,7 @@ from tests.support.e2e import (
     SCREENSHOTS,
     Dashboard,
 )
+from tests.support.reference_proxy import WithoutExtensions
 from tests.support.servers import LiveServer
 from tests.support.world import UNLIMITED
 
@@ -87,3 +88,18 @@ def page(context):
 def screenshots() -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS
+
+
+@pytest.fixture(scope="module")
+def plain_dashboard(live_dashboard, tmp_path_factory):
+    """A second dashboard, against the same service answering as the reference alone (every
+    extension's path a 404, missing from its OpenAPI document)."""
+    api = LiveServer(WithoutExtensions(live_dashboard.service_app)).start()
+    app = create_app({"TESTING": True, "SECRET_KEY": "e2e-plain-secret",
+                      "INSTANCE_PATH": str(tmp_path_factory.mktemp("plain") / "instance"),
+                      "SIGNIN_LIMIT": "1000/minute", "API_URL": api.url})
+    server = LiveServer(app).start()
+    yield server.url
+    server.stop()
+    close_app(app)
+    api.stop()

@@ -14,14 +14,10 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 from playwright.sync_api import expect
 
-from app import create_app
 from queryapi import QueryFilters
 from tests.browser import axe_serious
 from tests.e2e.test_bulk_browser import open_project, sign_in
-from tests.support.dashboard import close_app
 from tests.support.e2e import assert_no_sideways_scroll, csp_errors, make_org
-from tests.support.reference_proxy import WithoutExtensions
-from tests.support.servers import LiveServer
 
 pytestmark = pytest.mark.browser
 
@@ -358,20 +354,6 @@ def test_saved_views_save_open_rename_delete_undo(page, live_dashboard, org, wid
 
 
 # --- a deployment without the extensions ------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def plain_dashboard(live_dashboard, org, tmp_path_factory):
-    """A second dashboard, against the same service answering as the reference alone."""
-    api = LiveServer(WithoutExtensions(live_dashboard.service_app)).start()
-    app = create_app({"TESTING": True, "SECRET_KEY": "e2e-plain-secret",
-                      "INSTANCE_PATH": str(tmp_path_factory.mktemp("plain") / "instance"),
-                      "SIGNIN_LIMIT": "1000/minute", "API_URL": api.url})
-    server = LiveServer(app).start()
-    yield server.url
-    server.stop()
-    close_app(app)
-    api.stop()
 
 
 def test_without_the_extension_none_of_it(page, plain_dashboard, org):
