@@ -23,8 +23,10 @@ from queryapi import Conflict, NotFound
 bp = Blueprint("views", __name__)
 
 
-def offered() -> bool:
-    return apiclient.capabilities().saved_views
+def _offered() -> None:
+    """Without the API's saved views, none of these pages exist."""
+    if not apiclient.capabilities().saved_views:
+        abort(404)
 
 
 def _current(form) -> tuple[str, QueryView]:
@@ -49,8 +51,7 @@ def _answer(project, current_qs: str, message: str = "", error: str = "", name: 
 def section(project_id: str):
     """The section again (after an edit changed the counts)."""
     project = load_project(project_id)
-    if not offered():
-        abort(404)
+    _offered()
     current_qs, _view = _current(request.args)
     return render_template("queries/_saved_views.html", project=project,
                            **section_context(project, current_qs, fresh=True))
@@ -60,8 +61,7 @@ def section(project_id: str):
 @login_required
 def create(project_id: str):
     project = load_project(project_id)
-    if not offered():
-        abort(404)
+    _offered()
     current_qs, view = _current(request.form)
     name = clean_text(request.form.get("name") or "", 1000)
     problem = name_problem(name)
@@ -80,8 +80,7 @@ def create(project_id: str):
 @login_required
 def rename(project_id: str, view_id: int):
     project = load_project(project_id)
-    if not offered():
-        abort(404)
+    _offered()
     current_qs, _view = _current(request.form)
     name = clean_text(request.form.get("name") or "", 1000)
     problem = name_problem(name)
@@ -101,8 +100,7 @@ def rename(project_id: str, view_id: int):
 def delete(project_id: str, view_id: int):
     """Delete a view; the sentence that says so offers Undo (saving it again as it was)."""
     project = load_project(project_id)
-    if not offered():
-        abort(404)
+    _offered()
     current_qs, _view = _current(request.form)
     client = apiclient.client()
     gone = next((item for item in client.list_views(project.id) if item.id == view_id), None)

@@ -13,11 +13,10 @@ from dataclasses import dataclass
 from queryapi import QueryFilters, Rule, Tag
 
 from . import names, wording
-from .saved_views import filters_of
+from .saved_views import MAX_NAME, filters_of, name_problem
 from .viewstate import MAX_TEXT, QueryView, clean_text
 
 MAX_PATTERN = 1000
-MAX_NAME = 100
 
 
 def _tag_names(ids, tags_by_id: dict[int, Tag]) -> list[str]:
@@ -74,16 +73,15 @@ class RuleForm:
                             untagged=base.untagged, pattern=self.pattern)
 
 
-def read_form(form, view: QueryView, tags: list[Tag], need_name: bool = True) -> RuleForm:
+def read_form(form, view: QueryView, tags: list[Tag]) -> RuleForm:
     name = clean_text(form.get("name") or "", 10 * MAX_NAME)
     pattern = (form.get("pattern") or "").strip()
     by_name = {tag.name: tag.id for tag in tags}
     tag_ids = tuple(dict.fromkeys(by_name[n] for n in form.getlist("add") if n in by_name))
     problems = []
-    if need_name and not name:
-        problems.append("Give the rule a name.")
-    if len(name) > MAX_NAME:
-        problems.append(f"A rule's name can be at most {MAX_NAME} characters.")
+    problem = name_problem(name, "rule")
+    if problem:
+        problems.append(problem)
     if len(pattern) > MAX_PATTERN:
         problems.append(f"A pattern can be at most {MAX_PATTERN:,} characters; this one has "
                         f"{len(pattern):,}.")

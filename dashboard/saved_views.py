@@ -63,12 +63,13 @@ def shown(saved: list[SavedView], tags: list[Tag]) -> list[ShownView]:
                       view_of(item, tags).query_string()) for item in saved]
 
 
-def name_problem(name: str) -> str:
-    """A sentence saying what is wrong with a view's name, or ''."""
+def name_problem(name: str, noun: str = "view") -> str:
+    """A sentence saying what is wrong with the name of a view (or a rule: `noun`), or ''.
+    The service keeps both at most MAX_NAME characters."""
     if not name:
-        return "Give the view a name."
+        return f"Give the {noun} a name."
     if len(name) > MAX_NAME:
-        return f"A view's name can be at most {MAX_NAME} characters."
+        return f"A {noun}'s name can be at most {MAX_NAME} characters."
     return ""
 
 

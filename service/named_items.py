@@ -4,7 +4,7 @@ another project's, and one project's writers ordered so that names and limits ho
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -35,6 +35,21 @@ class NamedItems:
         model = self.model
         return session.scalar(select(model).where(model.project_id == project_id,
                                                   model.name_folded == folded))
+
+    def make_room(self, session: Session, project_id: str, folded: str, most: int,
+                  full: str) -> None:
+        """Before a new item (the project locked): its name free, and fewer than `most`
+        items in the project, else a 409 (`full` says so)."""
+        existing = self.named(session, project_id, folded)
+        if existing is not None:
+            session.rollback()
+            raise self.taken(existing.name)
+        model = self.model
+        count = session.scalar(select(func.count()).select_from(model).where(
+            model.project_id == project_id))
+        if count >= most:
+            session.rollback()
+            raise Conflict(full)
 
     def one(self, session: Session, project_id: str, item_id: int):
         """The project's item of that id; another project's, or none, is not found alike."""

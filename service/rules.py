@@ -14,14 +14,14 @@ import json
 from typing import Annotated
 
 from pydantic import AfterValidator, Field, StrictBool
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from weblib.tag_names import fold_tag_name
 
 from .engine import rule_counts
 from .engine.held import Held
-from .errors import BadRequest, Conflict
+from .errors import BadRequest
 from .models import Project, Rule, Tag, utcnow
 from .named_items import NamedItems, lock_project
 from .records import query_records, timestamp
@@ -141,16 +141,9 @@ def create_rule(session: Session, project_id: str, body: CreateRuleBody, store: 
     folded = fold_tag_name(body.name)
     org_id = lock_project(session, project_id)
     _check_tags(session, project_id, body.tagIds)
-    existing = ITEMS.named(session, project_id, folded)
-    if existing is not None:
-        session.rollback()
-        raise ITEMS.taken(existing.name)
-    count = session.scalar(select(func.count()).select_from(Rule).where(
-        Rule.project_id == project_id))
-    if count >= MAX_RULES:
-        session.rollback()
-        raise Conflict(f"This project has {MAX_RULES} rules, as many as a project may have; "
-                       "delete one before adding another.")
+    ITEMS.make_room(session, project_id, folded, MAX_RULES,
+                    f"This project has {MAX_RULES} rules, as many as a project may have; "
+                    "delete one before adding another.")
     now = utcnow()
     rule = Rule(project_id=project_id, name=body.name, name_folded=folded, condition=condition,
                 tag_ids=json.dumps(body.tagIds), paused=False, paused_reason=None,

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import json
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from weblib.tag_names import fold_tag_name
 
 from .engine import listing
 from .engine.held import Held
-from .errors import Conflict
 from .models import SavedView, utcnow
 from .named_items import NamedItems, lock_project
 from .records import timestamp
@@ -87,16 +86,9 @@ def create_view(session: Session, project_id: str, body: CreateViewBody, store: 
     total, = listing.totals(session, project_id, [body.filters], store)
     folded = fold_tag_name(body.name)
     lock_project(session, project_id)
-    existing = ITEMS.named(session, project_id, folded)
-    if existing is not None:
-        session.rollback()
-        raise ITEMS.taken(existing.name)
-    count = session.scalar(select(func.count()).select_from(SavedView).where(
-        SavedView.project_id == project_id))
-    if count >= MAX_VIEWS:
-        session.rollback()
-        raise Conflict(f"This project has {MAX_VIEWS} saved views, as many as a project may "
-                       "have; delete one before saving another.")
+    ITEMS.make_room(session, project_id, folded, MAX_VIEWS,
+                    f"This project has {MAX_VIEWS} saved views, as many as a project may "
+                    "have; delete one before saving another.")
     now = utcnow()
     view = SavedView(project_id=project_id, name=body.name, name_folded=folded, filters=filters,
                      sort=sort, created_at=now, updated_at=now)
