@@ -34,6 +34,7 @@ from .validation import (
     ViewListBody,
     parse,
     parse_query_string,
+    read_actor,
     read_json,
 )
 
@@ -84,8 +85,8 @@ def list_queries():
     sources = entry_rules.sources(session.connection(), [row.pk for row in rows])
     for row, record in zip(rows, records, strict=True):
         if row.pk in sources:
-            record["tagSources"] = {str(tag_id): {"ruleId": rule_id}
-                                    for tag_id, rule_id in sorted(sources[row.pk].items())}
+            record["tagSources"] = {str(tag_id): source
+                                    for tag_id, source in sorted(sources[row.pk].items())}
     return page_of(total, body, records)
 
 
@@ -100,7 +101,7 @@ def facets():
 @bp.patch("/queries/many/tags-only")
 def set_tags_on_many():
     session, project_id, body = project_call(SetTagsBody)
-    return json_response(tagging.set_tags(session, project_id, body.queries))
+    return json_response(tagging.set_tags(session, project_id, body.queries, read_actor()))
 
 
 @bp.post("/tags/list")
@@ -187,6 +188,27 @@ def pause_rule():
     """An extension: a rule paused or resumed (its record)."""
     session, project_id, body = project_call(rules.PauseRuleBody)
     return json_response(rules.pause_rule(session, project_id, body, engine.held()))
+
+
+@bp.post("/rules/apply")
+def apply_rule():
+    """An extension: the next part of a rule's current matches gets its tags."""
+    session, project_id, body = project_call(rules.ApplyRuleBody)
+    return json_response(rules.apply_rule(session, project_id, body, engine.held()))
+
+
+@bp.post("/rules/unapply")
+def unapply_rule():
+    """An extension: the next part of the tags a rule added is taken away (kept to restore)."""
+    session, project_id, body = project_call(rules.UnapplyRuleBody)
+    return json_response(rules.unapply_rule(session, project_id, body))
+
+
+@bp.post("/rules/restore")
+def restore_rule():
+    """An extension: the next part of the tags an unapply took away is put back."""
+    session, project_id, body = project_call(rules.RestoreRuleBody)
+    return json_response(rules.restore_rule(session, project_id, body))
 
 
 @bp.post("/rules/delete")

@@ -11,6 +11,8 @@ keep their filters): tags named in it are resolved whenever it is counted or app
 from __future__ import annotations
 
 import json
+import uuid
+from datetime import datetime
 from typing import Annotated
 
 from pydantic import AfterValidator, Field, StrictBool
@@ -19,7 +21,8 @@ from sqlalchemy.orm import Session
 
 from weblib.tag_names import fold_tag_name
 
-from .engine import rule_counts
+from .db import begin_write, retried
+from .engine import rule_counts, rule_links
 from .engine.held import Held
 from .errors import BadRequest
 from .models import Project, Rule, Tag, utcnow
@@ -29,6 +32,7 @@ from .settings import audit
 from .validation import MAX_ID, Int, QueryFilterBody, Strict, ViewName
 
 MAX_RULES = 100  # per project
+OPERATION = r"^[0-9a-f]{32}$"
 MAX_RULE_TAGS = 100
 
 ITEMS = NamedItems(Rule, "rule")
@@ -69,6 +73,33 @@ class UpdateRuleBody(RuleIdBody):
 
 class PauseRuleBody(RuleIdBody):
     paused: StrictBool
+
+
+def _timestamp(value: str) -> datetime:
+    try:
+        return datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ")
+    except ValueError:
+        raise ValueError("must be a time as the API gives them, like "
+                         "2026-11-28T09:30:00.000Z") from None
+
+
+def _time_text(value: str) -> str:
+    _timestamp(value)
+    return value
+
+
+class ApplyRuleBody(RuleIdBody):
+    cursor: Annotated[Int, Field(ge=0)] = 0  # where the previous part stopped
+
+
+class UnapplyRuleBody(RuleIdBody):
+    # Only the links it added since then (the undo of an apply); absent: all of them.
+    since: Annotated[str, Field(max_length=40), AfterValidator(_time_text)] = None
+    operation: Annotated[str, Field(pattern=OPERATION)] = None  # carrying one on
+
+
+class RestoreRuleBody(Strict):
+    operation: Annotated[str, Field(pattern=OPERATION)]
 
 
 def _condition_text(body: QueryFilterBody) -> str:
@@ -204,3 +235,60 @@ def delete_rule(session: Session, project_id: str, body: RuleIdBody) -> dict:
     session.delete(rule)
     session.commit()
     return {"deleted": body.id}
+
+
+def _count(number: int) -> str:
+    return f"{number:,} {'query' if number == 1 else 'queries'}"
+
+
+def apply_rule(session: Session, project_id: str, body: ApplyRuleBody, store: Held) -> dict:
+    """The next part of the rule's current matches gets its tags (service/engine/
+    rule_links.py); paused or not, as the person saving it asks."""
+
+    def write() -> dict:
+        begin_write(session)
+        rule = ITEMS.one(session, project_id, body.id)
+        done = rule_links.apply_part(session, project_id, rule.id, json.loads(rule.tag_ids),
+                                     _condition_of(rule), body.cursor, store)
+        if not body.cursor:
+            org_id = session.scalar(select(Project.org_id).where(Project.id == project_id))
+            audit.record_change(session, org_id, "rule.applied", rule.name,
+                                f"To the {_count(done['matching'])} it matched, through the "
+                                "API.")
+        session.commit()
+        return done
+
+    return retried(session, write)
+
+
+def unapply_rule(session: Session, project_id: str, body: UnapplyRuleBody) -> dict:
+    """The next part of the links the rule added is taken away, kept for restore."""
+
+    def write() -> dict:
+        begin_write(session)
+        rule = ITEMS.one(session, project_id, body.id)
+        operation = body.operation or uuid.uuid4().hex
+        since = _timestamp(body.since) if body.since else None
+        done = rule_links.unapply_part(session, project_id, rule.id, since, operation)
+        if body.operation is None:
+            org_id = session.scalar(select(Project.org_id).where(Project.id == project_id))
+            audit.record_change(session, org_id, "rule.unapplied", rule.name,
+                                "The tags it had added" + (" since " + body.since if since
+                                                           else "") + ", through the API.")
+        session.commit()
+        return done
+
+    return retried(session, write)
+
+
+def restore_rule(session: Session, project_id: str, body: RestoreRuleBody) -> dict:
+    """The next part of an unapply's links is put back (an operation of another project
+    restores nothing)."""
+
+    def write() -> dict:
+        begin_write(session)
+        done = rule_links.restore_part(session, project_id, body.operation)
+        session.commit()
+        return done
+
+    return retried(session, write)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from typing import Annotated, Literal
+from urllib.parse import unquote
 
 from flask import request
 from pydantic import (
@@ -240,3 +241,25 @@ def parse_query_string(model: type[Strict]) -> Strict:
         else:
             data[name] = value
     return parse(model, data)
+
+
+ACTOR_HEADER = "X-Tagdesk-Actor"
+MAX_ACTOR = 100
+
+
+def read_actor() -> str | None:
+    """Who the caller says makes a change (an extension, docs/api.md): the header
+    X-Tagdesk-Actor, UTF-8 percent-encoded (headers carry Latin-1 only), recorded with the tags
+    a change adds. A label the caller gives, not an identity the service checks."""
+    raw = request.headers.get(ACTOR_HEADER)
+    if raw is None:
+        return None
+    try:
+        name = unquote(raw, errors="strict").strip()
+    except UnicodeDecodeError:
+        raise BadRequest([f"'{ACTOR_HEADER}' must be UTF-8, percent-encoded."]) from None
+    if has_forbidden_character(name):
+        raise BadRequest([f"'{ACTOR_HEADER}' must not contain control characters."])
+    if len(name) > MAX_ACTOR:
+        raise BadRequest([f"'{ACTOR_HEADER}' must be at most {MAX_ACTOR} characters."])
+    return name or None

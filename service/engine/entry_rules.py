@@ -15,10 +15,11 @@ from __future__ import annotations
 import json
 
 from pyroaring import BitMap, FrozenBitMap
-from sqlalchemy import Integer, literal, select
+from sqlalchemy import Integer, literal, or_, select
 from sqlalchemy.engine import Connection
 
 from ..models import Rule, Tag, utcnow
+from ..records import timestamp
 from ..validation import QueryFilterBody
 from . import folding, pieces
 from .counting import CHECKED_AT_ONCE, Counter
@@ -146,26 +147,33 @@ def apply(connection: Connection, project_id: str, writer) -> int:
 
 
 def _link(connection: Connection, tag_id: int, rule_id: int, keys: BitMap) -> None:
-    """The links, with the query's time (as every link copies it) and the rule's id."""
+    """The links, with the query's time (as every link copies it), the rule's id and when."""
     bound = _Bound(connection)
     links = query_tags.insert().from_select(
-        ["query_pk", "tag_id", "updated_at", "rule_id"],
+        ["query_pk", "tag_id", "updated_at", "rule_id", "added_at"],
         select(Query.pk, literal(tag_id, Integer), Query.updated_at,
-               literal(rule_id, Integer)).where(keys_condition(bound, Query.pk, list(keys))))
+               literal(rule_id, Integer), Query.updated_at).where(
+            keys_condition(bound, Query.pk, list(keys))))
     connection.execute(links)
 
 
-def sources(connection: Connection, query_pks: list[int]) -> dict[int, dict[int, int]]:
-    """For queries/list's records: query pk → {tag id: rule id} of the links rules added."""
-    found: dict[int, dict[int, int]] = {}
+def sources(connection: Connection, query_pks: list[int]) -> dict[int, dict[int, dict]]:
+    """For queries/list's records: query pk → {tag id: where the link came from}, for the
+    links whose source is known: the rule that added it (`ruleId`), who the caller said added
+    it (`addedBy`), and when (`addedAt`)."""
+    found: dict[int, dict[int, dict]] = {}
     if query_pks:
         links = query_tags.c
         rows = connection.execute(
-            select(links.query_pk, links.tag_id, links.rule_id).where(
+            select(links.query_pk, links.tag_id, links.rule_id, links.added_by,
+                   links.added_at).where(
                 keys_condition(_Bound(connection), links.query_pk, query_pks),
-                links.rule_id.is_not(None)))
-        for query_pk, tag_id, rule_id in rows:
-            found.setdefault(query_pk, {})[tag_id] = rule_id
+                or_(links.rule_id.is_not(None), links.added_at.is_not(None))))
+        for query_pk, tag_id, rule_id, added_by, added_at in rows:
+            source = {"ruleId": rule_id, "addedBy": added_by,
+                      "addedAt": timestamp(added_at) if added_at else None}
+            found.setdefault(query_pk, {})[tag_id] = {
+                name: value for name, value in source.items() if value is not None}
     return found
 
 

@@ -18,6 +18,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -34,7 +35,13 @@ query_tags = Table(
     # The rule that added the link as its query entered the project (migration 0028; NULL:
     # anyone else did). No foreign key: rule ids are never given twice.
     Column("rule_id", Integer, nullable=True),
+    # When the link was made and who the caller said made it, where known (migration 0029).
+    Column("added_at", DateTime, nullable=True),
+    Column("added_by", String(100), nullable=True),
     Index("ix_query_tags_tag_time", "tag_id", "updated_at", "query_pk"),
+    # The links rules added, by rule (rules/unapply); the others are not in it.
+    Index("ix_query_tags_rule", "rule_id", "query_pk",
+          sqlite_where=text("rule_id IS NOT NULL"), postgresql_where=text("rule_id IS NOT NULL")),
 )
 
 
@@ -84,4 +91,19 @@ pieces = Table(
     Column("size", Integer, nullable=False),
     Column("keys", LargeBinary, nullable=False),
     Index("ix_engine_pieces_stamp", "project_id", "stamp"),
+)
+
+
+# The links a rule had added that rules/unapply took away, under the operation's id, until
+# rules/restore puts them back or the operation is a week old (migration 0029).
+rule_removals = Table(
+    "rule_removals",
+    Base.metadata,
+    Column("operation", String(36), primary_key=True),
+    Column("query_pk", Integer, primary_key=True),
+    Column("tag_id", Integer, primary_key=True),
+    Column("project_id", ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+    Column("rule_id", Integer, nullable=False),
+    Column("added_at", DateTime, nullable=True),
+    Column("removed_at", DateTime, nullable=False),
 )

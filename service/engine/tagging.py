@@ -11,6 +11,7 @@ from ..errors import BadRequest, NotFound
 from ..models import Tag, utcnow
 from ..records import query_record
 from ..validation import MAX_ID, SetTagsItem
+from .keys import keys_condition
 from .listing import tags_by_query
 from .tables import Query, query_tags
 from .writer import Writer
@@ -95,20 +96,22 @@ DELETE_LINKS = text(
     "CAST(:tag_ids AS integer[])) AS gone(query_pk, tag_id) "
     "WHERE query_tags.query_pk = gone.query_pk AND query_tags.tag_id = gone.tag_id")
 INSERT_LINKS = text(
-    "INSERT INTO query_tags (query_pk, tag_id, updated_at) "
-    "SELECT *, CAST(:now AS timestamp) "
+    "INSERT INTO query_tags (query_pk, tag_id, updated_at, added_at, added_by) "
+    "SELECT *, CAST(:now AS timestamp), CAST(:now AS timestamp), CAST(:by AS varchar) "
     "FROM unnest(CAST(:query_pks AS integer[]), CAST(:tag_ids AS integer[]))")
 
 
 def _write_links(session: Session, removals: list[tuple[int, int]],
-                 additions: list[tuple[int, int]], now) -> None:
-    """Added links carry `now`, the time their queries are about to be touched with."""
+                 additions: list[tuple[int, int]], now, actor: str | None) -> None:
+    """Added links carry `now`, the time their queries are about to be touched with (and when
+    they were added), and who the caller said made them."""
     if session.get_bind().dialect.name == "postgresql":
         for statement, links in ((DELETE_LINKS, removals), (INSERT_LINKS, additions)):
             if links:
                 query_pks, tag_ids = zip(*links, strict=True)
                 session.execute(statement, {"query_pks": list(query_pks),
-                                            "tag_ids": list(tag_ids), "now": now})
+                                            "tag_ids": list(tag_ids), "now": now,
+                                            "by": actor})
         return
     # SQLite: executemany reuses one prepared statement.
     if removals:
@@ -120,7 +123,8 @@ def _write_links(session: Session, removals: list[tuple[int, int]],
         )
     if additions:
         session.execute(insert(query_tags),
-                        [{"query_pk": q, "tag_id": t, "updated_at": now} for q, t in additions])
+                        [{"query_pk": q, "tag_id": t, "updated_at": now, "added_at": now,
+                          "added_by": actor} for q, t in additions])
 
 
 def touch(session: Session, query_pks: list[int], now) -> None:
@@ -131,20 +135,24 @@ def touch(session: Session, query_pks: list[int], now) -> None:
         session.execute(TOUCH_ROWS, {"now": now, "query_pks": query_pks})
         session.execute(TOUCH_LINKS, {"now": now, "query_pks": query_pks})
         return
-    session.execute(update(Query).where(Query.pk.in_(query_pks)).values(updated_at=now))
-    session.execute(update(query_tags).where(query_tags.c.query_pk.in_(query_pks),
-                                             query_tags.c.updated_at != now)
+    session.execute(update(Query).where(keys_condition(session, Query.pk, query_pks))
                     .values(updated_at=now))
+    session.execute(update(query_tags).where(
+        keys_condition(session, query_tags.c.query_pk, query_pks),
+        query_tags.c.updated_at != now).values(updated_at=now))
 
 
-def set_tags(session: Session, project_id: str, items: list[SetTagsItem]) -> list[dict]:
+def set_tags(session: Session, project_id: str, items: list[SetTagsItem],
+             actor: str | None = None) -> list[dict]:
     """Replace the tag sets of the items' queries in one transaction, run again when it lost a
     deadlock (two calls, or a call and a tag's deletion, taking rows the other holds): the
-    caller gets its answer, not a 503."""
-    return retried(session, lambda: _set_tags_once(session, project_id, items))
+    caller gets its answer, not a 503. The links it adds record `actor` (who the caller says
+    made the change) and when."""
+    return retried(session, lambda: _set_tags_once(session, project_id, items, actor))
 
 
-def _set_tags_once(session: Session, project_id: str, items: list[SetTagsItem]) -> list[dict]:
+def _set_tags_once(session: Session, project_id: str, items: list[SetTagsItem],
+                   actor: str | None) -> list[dict]:
     begin_write(session)
     writer = Writer(session.connection(), project_id).begin()
     _check_items(session, project_id, items)
@@ -166,7 +174,7 @@ def _set_tags_once(session: Session, project_id: str, items: list[SetTagsItem]) 
             current[row.pk] = sorted(after)
 
     try:
-        _write_links(session, removals, additions, now)
+        _write_links(session, removals, additions, now, actor)
         writer.added_links(additions)
         writer.removed_links(removals)
         touch(session, sorted(changed), now)

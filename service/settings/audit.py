@@ -41,6 +41,9 @@ CHANGES = {
     "rule.paused": "Rule paused",
     "rule.resumed": "Rule resumed",
     "rule.deleted": "Rule deleted",
+    "rule.applied": "Rule applied",
+    "rule.unapplied": "Rule's tags taken away",
+    "rule.restored": "Rule's tags put back",
 }
 
 

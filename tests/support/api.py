@@ -33,3 +33,9 @@ class Api:
 
     def set_tags(self, items):
         return self.call("PATCH", "/api/queries/many/tags-only", json={"queries": items})
+
+
+def by_rule(record: dict) -> dict[str, int]:
+    """Tag id → the rule that added it, of a query's record (its tagSources, an extension)."""
+    return {tag: source["ruleId"] for tag, source in record.get("tagSources", {}).items()
+            if "ruleId" in source}
