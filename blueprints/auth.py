@@ -60,8 +60,9 @@ def signin():
                            "again.", 400)
 
     uid = secrets.token_urlsafe(24)
+    name = display_name_from_form()
     try:
-        client = apiclient.client_for_key(uid, key)
+        client = apiclient.client_for_key(uid, key, name or None)
         projects = client.all_projects()
     except AuthError:
         apiclient.forget(uid)
@@ -87,7 +88,6 @@ def signin():
 
     masked = client.masked_key
     start_session(uid, key, masked)
-    name = display_name_from_form()
     if name:
         session[SESSION_NAME] = name
     apiclient.remember_projects(uid, key, projects)

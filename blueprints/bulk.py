@@ -60,6 +60,7 @@ from jobs.deltas import ADD, EDIT, REMOVE, REPLACE, Change, Delta, RowKey, Scope
 from jobs.edit import Edit
 from jobs.fresh import TooManyMoved, by_recency, find_rows
 from jobs.rewrite import rewrite
+from jobs.rule_jobs import RULE_SCOPES
 from jobs.store import LockBusy, new_id, process_owner
 from queryapi import (
     Conflict,
@@ -554,7 +555,7 @@ def undo(project_id: str, edit_id: str):
         raise Refusal("This edit is being undone already.", 409)
     try:
         result = undo_inline(project, edit, undo_id) if edit.changed <= INLINE_UNDO_LIMIT \
-            else None
+            and edit.scope not in RULE_SCOPES else None
     except BaseException:
         store.release_undo(edit.id, undo_id)
         raise
@@ -637,6 +638,16 @@ def undo_inline(project, edit: Edit, undo_id: str):
 
 
 def start_undo_job(project, edit: Edit, undo_id: str) -> Edit:
+    if edit.scope in RULE_SCOPES:  # undone by the service (jobs/rule_jobs.py)
+        spec = {name: value for name, value in (edit.scope_filter or {}).items()
+                if name in ("ruleId", "ruleName", "since", "operation")}
+        undone = jobs_store().create(
+            id=undo_id, project_id=project.id, kind="undo", scope=edit.scope,
+            scope_filter=spec, scope_words=edit.scope_words, delta=edit.delta,
+            tag_names=edit.tag_names, undo_of=edit.id, state="queued", expected=edit.changed,
+            total=edit.changed, owner=process_owner(), **who())
+        runner().submit(undone.id)
+        return jobs_store().get(undone.id)
     delta = Delta.from_json(edit.delta or {})
     if edit.scope == "filter":
         scope = undo_scope(Scope.from_json(edit.scope_filter), delta)

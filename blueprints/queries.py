@@ -279,9 +279,12 @@ def known_values(project: Project, view: QueryView) -> tuple[QueryView, list[Ign
 
 def rule_names(project_id: str, results) -> dict[int, str] | None:
     """The names of the rules that added tags on this page (the rules list, cached as the
-    tags are), or None when no row has a tag a rule added."""
+    tags are): {} when no rule did, None when no row's tags say where they came from."""
     if not any(query.tag_sources for query in results):
         return None
+    if not any(source.rule_id is not None for query in results
+               for source in query.tag_sources):
+        return {}
     rules = apiclient.cached_read("rules", project_id,
                                   lambda: apiclient.client().list_rules(project_id))
     return {rule.id: rule.name for rule in rules}

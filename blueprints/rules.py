@@ -14,7 +14,7 @@ from werkzeug.datastructures import MultiDict
 
 from dashboard import apiclient, wording
 from dashboard.current_project import load_project
-from dashboard.edits import start_filter_edit, unfinished_panels
+from dashboard.edits import start_filter_edit, start_rule_job, unfinished_panels
 from dashboard.htmx import htmx_response, wants_partial
 from dashboard.rows import chip_html, rows_for
 from dashboard.rules import condition_words, read_form, rule_words, view_of_condition
@@ -56,12 +56,17 @@ def _scope(condition: QueryFilters, tags) -> Scope:
 
 
 def _apply(project, rule: Rule, tags, count: int):
-    """The rule's tags given to every query it matches now that lacks them: a job."""
+    """The rule's tags given to every query it matches now that lacks them: a job, which the
+    service runs a part at a time where it can (rules/apply), else a bulk edit of the rule's
+    view."""
     by_id = {tag.id: tag for tag in tags}
     delta = Delta(add=frozenset(rule.tag_ids))
     names = {str(i): by_id[i].name for i in rule.tag_ids if i in by_id}
-    return start_filter_edit(project, _scope(rule.condition, tags), delta, names, count,
-                             f"matching rule “{rule.name}”")
+    words = f"matching rule “{rule.name}”"
+    if apiclient.capabilities().rule_apply:
+        return start_rule_job(project, "rule", {"ruleId": rule.id, "ruleName": rule.name},
+                              delta, names, count, words)
+    return start_filter_edit(project, _scope(rule.condition, tags), delta, names, count, words)
 
 
 # --- the list --------------------------------------------------------------------------------
@@ -83,6 +88,7 @@ def index(project_id: str):
     } for rule in apiclient.client().list_rules(project.id)]
     return render_template("rules/index.html", project=project, section="rules", rules=rules,
                            jobs=unfinished_panels(project),
+                           removes_tags=apiclient.capabilities().rule_apply,
                            new_url=url_for("rules.new", project_id=project.id),
                            page_title=f"Rules · {project.name} · Tagdesk")
 
@@ -228,6 +234,17 @@ def delete(project_id: str, rule_id: int):
     project = load_project(project_id)
     _offered()
     rule = _rule(project.id, rule_id)
+    if request.form.get("remove_tags") == "1" and apiclient.capabilities().rule_apply:
+        tags = {tag.id: tag for tag in apiclient.tags(project.id)}
+        names = {str(i): tags[i].name for i in rule.tag_ids if i in tags}
+        start_rule_job(project, "rule-removal", {"ruleId": rule.id, "ruleName": rule.name,
+                                                 "deleteRule": True},
+                       Delta(remove=frozenset(rule.tag_ids)), names, rule.carrying,
+                       f"that the rule “{rule.name}” added")
+        flash(f"Removing the tags the rule “{rule.name}” added, then deleting it: while that "
+              "runs its progress shows here, and the activity log keeps it, with Undo.",
+              "success")
+        return redirect(url_for("rules.index", project_id=project.id))
     apiclient.client().delete_rule(project.id, rule.id)
     flash(f"Deleted the rule “{rule.name}”. The tags it added stay.", "success")
     return redirect(url_for("rules.index", project_id=project.id))

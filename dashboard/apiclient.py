@@ -34,6 +34,7 @@ from .timing import TimedClient
 log = logging.getLogger(__name__)
 
 SESSION_KEY = "api_key"
+SESSION_NAME = "display_name"  # the name given at sign-in: who makes the changes
 SESSION_EPOCH = "cache_epoch"
 # An unknown project or tag id is looked up again, but not more often than this.
 RECHECK_SECONDS = 5.0
@@ -82,7 +83,7 @@ class Registry:
             self._lock = threading.Lock()
             self._pid = os.getpid()
 
-    def entry(self, session_id: str, key: str) -> _Entry:
+    def entry(self, session_id: str, key: str, actor: str | None = None) -> _Entry:
         self._check_fork()
         now = time.monotonic()
         with self._lock:
@@ -92,7 +93,7 @@ class Registry:
                 entry.last_used = now
                 return entry
         client = TimedClient(Client(base_url=self._base_url(), api_key=key,
-                                    mode=Mode.INTERACTIVE, timeout=self._timeout))
+                                    mode=Mode.INTERACTIVE, timeout=self._timeout, actor=actor))
         with self._lock:
             entry = self._entries.setdefault(session_id, _Entry(client, last_used=now))
             if entry.client is not client:
@@ -159,7 +160,7 @@ def _entry() -> _Entry:
     key = session.get(SESSION_KEY)
     if not key or not current_user.is_authenticated:
         abort(current_app.login_manager.unauthorized())
-    return _registry().entry(current_user.id, key)
+    return _registry().entry(current_user.id, key, session.get(SESSION_NAME))
 
 
 def client() -> Client:
@@ -167,9 +168,9 @@ def client() -> Client:
     return _entry().client
 
 
-def client_for_key(session_id: str, key: str) -> Client:
-    """At sign-in, before the session is marked signed in."""
-    return _registry().entry(session_id, key).client
+def client_for_key(session_id: str, key: str, actor: str | None = None) -> Client:
+    """At sign-in, before the session is marked signed in (`actor`: the name given)."""
+    return _registry().entry(session_id, key, actor).client
 
 
 def remember_projects(session_id: str, key: str, projects: list[Project]) -> None:

@@ -48,6 +48,19 @@ def start_filter_edit(project, scope: Scope, delta: Delta, tag_names: dict[str, 
     return store.get(edit.id)
 
 
+def start_rule_job(project, scope: str, spec: dict, delta: Delta, tag_names: dict[str, str],
+                   count: int, words: str) -> Edit:
+    """A job the service does a part at a time (jobs/rule_jobs.py): `scope` "rule" applies
+    the rule of `spec`, "rule-removal" takes back the tags it added."""
+    store = jobs_store()
+    edit = store.create(
+        project_id=project.id, kind="edit", scope=scope, scope_filter=spec, scope_words=words,
+        delta=delta.to_json(), tag_names=tag_names, state="queued", expected=count,
+        total=count, owner=process_owner(), **who())
+    runner().submit(edit.id)
+    return store.get(edit.id)
+
+
 def project_and_edit(project_id: str, edit_id: str) -> tuple[Project, Edit]:
     """The project of the address (load_project) and its edit `edit_id`, or 404."""
     project = load_project(project_id)

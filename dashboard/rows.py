@@ -10,7 +10,7 @@ from typing import NamedTuple
 from markupsafe import Markup
 
 from jobs.deltas import row_key_json
-from queryapi import Query, Tag
+from queryapi import Query, Tag, TagSource
 
 from . import names
 from .chips import chip_style, valid_color
@@ -22,9 +22,10 @@ CHIP = Markup('<span class="{classes}"{style}>{name}</span>')
 CHIP_LINK = Markup('<a class="{classes}"{style} href="{href}">{name}</a>')
 STYLE = Markup(' style="{}"')
 NOTHING = Markup("")
-# A chip a rule added: said on hover (title) and to screen readers (hidden words).
-RULE_CHIP = Markup('<span class="{classes} chip--by-rule"{style} title="{origin}">{name}'
-                   '<span class="visually-hidden"> ({origin})</span></span>')
+# A chip whose origin is known (a rule, a person, a time): said on hover (title) and to
+# screen readers (hidden words).
+SOURCED_CHIP = Markup('<span class="{classes}"{style} title="{origin}">{name}'
+                      '<span class="visually-hidden"> ({origin})</span></span>')
 
 
 def chip_html(name: str, color: object, href: str | None = None, small: bool = False) -> Markup:
@@ -95,30 +96,46 @@ def relative_time(moment: datetime, now: datetime) -> str:
     return "just now"
 
 
-def rule_chip_html(name: str, color: object, rule_name: str | None) -> Markup:
-    """The chip of a tag a rule added as the query entered the project."""
-    origin = f"Added by the rule “{rule_name}”" if rule_name else "Added by a rule since deleted"
+def tag_origin(source: TagSource, rule_names: dict[int, str]) -> str:
+    """Who or which rule added a tag, and when, as far as the service knows: 'Added by the
+    rule “price words” on 4 Mar 2026, 05:06:07 UTC', 'Added by Ann on …', 'Added on …'."""
+    if source.rule_id is not None:
+        rule_name = rule_names.get(source.rule_id)
+        who = f" by the rule “{rule_name}”" if rule_name else " by a rule since deleted"
+    else:
+        who = f" by {source.added_by}" if source.added_by else ""
+    when = f" on {exact_time(source.added_at)}" if source.added_at else ""
+    return f"Added{who}{when}" if who or when else ""
+
+
+def sourced_chip_html(name: str, color: object, origin: str, by_rule: bool) -> Markup:
+    """The chip of a tag whose origin is known: said on hover (title) and to screen readers
+    (hidden words)."""
     style = chip_style(valid_color(color))
-    classes = "chip chip--small" + ("" if style.background else " chip--neutral")
-    return RULE_CHIP.format(classes=classes, name=name, origin=origin,
-                            style=STYLE.format(style.style) if style.background else NOTHING)
+    classes = "chip chip--small" + ("" if style.background else " chip--neutral") + (
+        " chip--by-rule" if by_rule else "")
+    return SOURCED_CHIP.format(classes=classes, name=name, origin=origin,
+                               style=STYLE.format(style.style) if style.background else NOTHING)
 
 
 def rows_for(results: tuple[Query, ...], tags_by_id: dict[int, Tag],
              rule_names: dict[int, str] | None = None) -> list[Row]:
-    """`rule_names`: by rule id, for the chips of tags rules added (their origin said)."""
+    """`rule_names`: by rule id, for the chips whose origin the service knows (None: none is
+    said)."""
     now = datetime.now(UTC)
     chips: dict[int, Markup] = {}
     rows = []
     for query in results:
         row_chips = []
-        by_rule = dict(query.tag_sources) if query.tag_sources and rule_names is not None \
-            else {}
+        sources = {source.tag_id: source for source in query.tag_sources} \
+            if query.tag_sources and rule_names is not None else {}
         for tag_id in query.tags:
-            rule_id = by_rule.get(tag_id)
-            if rule_id is not None and tag_id in tags_by_id:
+            source = sources.get(tag_id)
+            origin = tag_origin(source, rule_names) if source is not None else ""
+            if origin and tag_id in tags_by_id:
                 tag = tags_by_id[tag_id]
-                row_chips.append(rule_chip_html(tag.name, tag.color, rule_names.get(rule_id)))
+                row_chips.append(sourced_chip_html(tag.name, tag.color, origin,
+                                                   source.rule_id is not None))
                 continue
             chip = chips.get(tag_id)
             if chip is None:

@@ -25,7 +25,7 @@ login_manager = LoginManager()
 
 SESSION_UID = "uid"
 SESSION_MASKED = "masked_key"
-SESSION_NAME = "display_name"
+SESSION_NAME = apiclient.SESSION_NAME
 LONGEST_NAME = 80
 LONGEST_KEY = 500
 KEY_HINT = "tdk_live_"

@@ -120,8 +120,25 @@ def task_title(edit: Edit, original: Edit | None = None) -> str:
 # --- after: what it did ------------------------------------------------------------------
 
 
+def _rule_did(edit: Edit) -> str:
+    """'Rule “price words” added ‘price’ to 1,204 queries (12 already had it)'."""
+    spec = edit.scope_filter or {}
+    rule = f"the rule “{spec.get('ruleName', '')}”"
+    delta = _delta(edit)
+    if edit.scope == "rule":
+        listed = _names(edit, delta.add)
+        text = f"Rule “{spec.get('ruleName', '')}” added {quoted(listed)} to {count(edit.changed)}"
+        untouched = edit.untouched
+        return text + (f" ({untouched:,} already had {_it(len(listed))})" if untouched else "")
+    text = f"Removed the tags {rule} had added from {count(edit.changed)}"
+    return text + ("; the rule is deleted" if spec.get("deleteRule") and edit.state == "done"
+                   else "")
+
+
 def what_it_did(edit: Edit) -> str:
     """'Added ‘brand’ to 37 queries (3 already had it)' — the exact counts."""
+    if edit.scope in ("rule", "rule-removal"):
+        return _rule_did(edit)
     delta = _delta(edit)
     changed, untouched = edit.changed, edit.untouched
     if edit.scope == "row":

@@ -23,6 +23,7 @@ from pathlib import Path
 from queryapi import ApiError, AuthError, Client, Mode
 from weblib.processes import process_owner
 
+from . import rule_jobs
 from .deltas import Delta, Scope
 from .edit import Edit
 from .export import csv_pages
@@ -82,7 +83,8 @@ def run_job(job_id: str, app_config: dict) -> str | None:
         try:
             with Client(app_config["API_URL"], key, Mode.BACKGROUND,
                         timeout=tuple(app_config.get("API_TIMEOUT") or (3.05, 30)),
-                        retries=int(app_config.get("API_RETRIES", 6))) as client:
+                        retries=int(app_config.get("API_RETRIES", 6)),
+                        actor=edit.actor or None) as client:
                 if edit.kind == "export":
                     state = _export(client, store, edit, app_config)
                 elif edit.kind == "undo":
@@ -116,6 +118,10 @@ def _walk_options(app_config: dict, scope: Scope, delta: Delta) -> dict:
 
 
 def _edit(client: Client, store: Store, edit: Edit, app_config: dict) -> str:
+    if edit.scope == "rule":
+        return rule_jobs.apply(client, store, edit)
+    if edit.scope == "rule-removal":
+        return rule_jobs.take_back(client, store, edit)
     scope = Scope.from_json(edit.scope_filter)
     if scope.tag_names or scope.not_tag_names:
         scope = scope.resolved(client.iter_tags(edit.project_id))
@@ -133,7 +139,12 @@ def _edit(client: Client, store: Store, edit: Edit, app_config: dict) -> str:
 
 def _undo(client: Client, store: Store, edit: Edit, app_config: dict) -> str:
     """Walk a filter covering the original edit's changes; each query the edit changed gets
-    the reverse of exactly that change, on the tags it has now."""
+    the reverse of exactly that change, on the tags it has now. A rule's job is undone by
+    the service (jobs/rule_jobs.py)."""
+    if edit.scope == "rule":
+        return rule_jobs.take_back(client, store, edit)
+    if edit.scope == "rule-removal":
+        return rule_jobs.put_back(client, store, edit)
     scope = Scope.from_json(edit.scope_filter)
     if scope.tag_names or scope.not_tag_names:
         scope = scope.resolved(client.iter_tags(edit.project_id))

@@ -36,11 +36,14 @@ from .records import (
     QueryFilters,
     QueryPage,
     Rule,
+    RuleApplied,
     RulePreview,
+    RuleUnapplied,
     SavedView,
     Tag,
     TagAssignment,
     TagPage,
+    TagSource,
 )
 from .retries import Mode
 from .stats import ClientStats
@@ -64,10 +67,13 @@ __all__ = [
     "QueryPage",
     "RateLimited",
     "Rule",
+    "RuleApplied",
     "RulePreview",
+    "RuleUnapplied",
     "SavedView",
     "Tag",
     "TagAssignment",
+    "TagSource",
     "TagPage",
     "TransportError",
     "Unavailable",

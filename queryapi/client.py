@@ -31,7 +31,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from .errors import ApiError, InvalidRequest, RateLimited, TransportError, Unavailable
 from .keys import ApiKey
@@ -44,7 +44,9 @@ from .records import (
     QueryFilters,
     QueryPage,
     Rule,
+    RuleApplied,
     RulePreview,
+    RuleUnapplied,
     SavedView,
     Tag,
     TagAssignment,
@@ -55,7 +57,9 @@ from .records import (
     read_queries,
     read_query_page,
     read_rule,
+    read_rule_applied,
     read_rule_preview,
+    read_rule_unapplied,
     read_rules,
     read_saved_view,
     read_saved_views,
@@ -93,6 +97,10 @@ CREATE_RULE = "/api/rules/create"
 UPDATE_RULE = "/api/rules/update"
 PAUSE_RULE = "/api/rules/pause"
 DELETE_RULE = "/api/rules/delete"
+APPLY_RULE = "/api/rules/apply"
+UNAPPLY_RULE = "/api/rules/unapply"
+RESTORE_RULE = "/api/rules/restore"
+ACTOR_HEADER = "X-Tagdesk-Actor"
 # Each field of Capabilities: the operation that offers it, marked in the OpenAPI document.
 # tag_logic: facets came with the filter fields tagMatch, excludeTag* and untagged.
 EXTENSIONS = {
@@ -100,6 +108,7 @@ EXTENSIONS = {
     "tag_logic": ("POST", FACETS),
     "saved_views": ("POST", VIEWS),
     "rules": ("POST", RULES),
+    "rule_apply": ("POST", APPLY_RULE),
 }
 
 Listing = TypeVar("Listing", ProjectPage, QueryPage, TagPage)
@@ -118,7 +127,7 @@ class Client:
     def __init__(self, base_url: str, api_key: str, mode: Mode | str = Mode.INTERACTIVE,
                  timeout: float | tuple[float, float] = (3.05, 30), *,
                  unavailable_wait: float = 30.0, retries: int = 6, backoff_factor: float = 0.5,
-                 interactive_budget: float = 2.0):
+                 interactive_budget: float = 2.0, actor: str | None = None):
         parts = urlsplit(str(base_url))
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ValueError(f"The base URL must start with http:// or https://: {base_url!r}")
@@ -133,6 +142,10 @@ class Client:
                                     **self._options)
         self._capabilities: Capabilities | None = None
         self._capabilities_lock = threading.Lock()
+        # Who makes the changes set_tags sends (an extension: the service records it with
+        # the tags they add); percent-encoded, as headers carry Latin-1 only.
+        self._actor = {ACTOR_HEADER: quote(actor.strip()[:100], safe="")} \
+            if actor and actor.strip() else {}
 
     # -- the object itself -----------------------------------------------------------------
 
@@ -158,7 +171,9 @@ class Client:
 
     def with_mode(self, mode: Mode | str) -> Client:
         """A new client for the same service and key, behaving as `mode` says."""
-        return Client(self._base_url, self._key, Mode(mode), self._timeout, **self._options)
+        client = Client(self._base_url, self._key, Mode(mode), self._timeout, **self._options)
+        client._actor = self._actor
+        return client
 
     def close(self) -> None:
         self._transport.close()
@@ -211,7 +226,8 @@ class Client:
         for batch in batches(items):
             payload = self._transport.call(
                 "PATCH", SET_TAGS, project_id=project_id,
-                body={"queries": [item.to_body() for item in batch]})
+                body={"queries": [item.to_body() for item in batch]},
+                extra_headers=self._actor)
             records = read_queries(payload, f"PATCH {SET_TAGS}")
             if len(records) != len(batch):
                 raise ApiError(f"The service answered {len(batch)} tag assignments with "
@@ -361,6 +377,36 @@ class Client:
         rule (also when a lost answer's first attempt deleted it)."""
         self._transport.call("POST", DELETE_RULE, project_id=_project(project_id),
                              body={"id": _rule_id(rule_id)})
+
+    def apply_rule(self, project_id: str, rule_id: int, cursor: int = 0) -> RuleApplied:
+        """The next part of the rule's current matches gets its tags (`capabilities().
+        rule_apply`); call again with the answer's cursor until it is None. Safe to repeat."""
+        if not isinstance(cursor, int) or isinstance(cursor, bool) or cursor < 0:
+            raise InvalidRequest("cursor is 0 or the cursor of the previous part.")
+        payload = self._transport.call("POST", APPLY_RULE, project_id=_project(project_id),
+                                       body={"id": _rule_id(rule_id), "cursor": cursor})
+        return read_rule_applied(payload, f"POST {APPLY_RULE}")
+
+    def unapply_rule(self, project_id: str, rule_id: int, since: str | None = None,
+                     operation: str | None = None) -> RuleUnapplied:
+        """The next part of the tags the rule added (only those since `since`, a time as the
+        API writes them, when given) is taken away and kept under the answer's operation;
+        call again with it while `more`."""
+        body: dict[str, Any] = {"id": _rule_id(rule_id)}
+        if since is not None:
+            body["since"] = since
+        if operation is not None:
+            body["operation"] = operation
+        payload = self._transport.call("POST", UNAPPLY_RULE, project_id=_project(project_id),
+                                       body=body)
+        return read_rule_unapplied(payload, f"POST {UNAPPLY_RULE}")
+
+    def restore_rule(self, project_id: str, operation: str) -> RuleUnapplied:
+        """The next part of what an unapply took away is put back (`removed`: links put
+        back); call again while `more`."""
+        payload = self._transport.call("POST", RESTORE_RULE, project_id=_project(project_id),
+                                       body={"operation": operation})
+        return read_rule_unapplied(payload, f"POST {RESTORE_RULE}", counted="restored")
 
     # -- what the deployment offers --------------------------------------------------------
 

@@ -100,6 +100,17 @@ class Project:
 
 
 @dataclass(frozen=True)
+class TagSource:
+    """Where one tag of a query came from: the rule that added it, who the caller said added
+    it, when; each None where the service does not know."""
+
+    tag_id: int
+    rule_id: int | None = None
+    added_by: str | None = None
+    added_at: datetime | None = None
+
+
+@dataclass(frozen=True)
 class Query:
     id: str
     project: str
@@ -108,13 +119,17 @@ class Query:
     language: str
     country: str
     updated_at: datetime  # timezone-aware, UTC
-    # (tag id, rule id) for each tag a rule added as the query entered its project, by tag id
-    # (`tagSources`, an extension of queries/list's records: `Capabilities.rules`).
-    tag_sources: tuple[tuple[int, int], ...] = ()
+    # Where each tag came from, where the service knows, by tag id (`tagSources`, an
+    # extension of queries/list's records).
+    tag_sources: tuple[TagSource, ...] = ()
+
+    def source_of(self, tag_id: int) -> TagSource | None:
+        return next((source for source in self.tag_sources if source.tag_id == tag_id), None)
 
     def rule_of(self, tag_id: int) -> int | None:
-        """The rule that added the tag as the query entered, if one did."""
-        return dict(self.tag_sources).get(tag_id)
+        """The rule that added the tag, if one did."""
+        source = self.source_of(tag_id)
+        return source.rule_id if source is not None else None
 
     def assignment(self, tag_ids: Iterable[int]) -> TagAssignment:
         """The set-tags item that gives this query exactly `tag_ids`."""
@@ -185,6 +200,30 @@ class RulePreview:
 
 
 @dataclass(frozen=True)
+class RuleApplied:
+    """One part of rules/apply: `tagged` of its `checked` queries got a tag; `remaining`
+    matches follow; `cursor` is where the next part starts (None: every match reached)."""
+
+    tagged: int
+    checked: int
+    matching: int
+    remaining: int
+    cursor: int | None
+    applied_at: str  # as the API writes times: an unapply `since` it undoes this part
+
+
+@dataclass(frozen=True)
+class RuleUnapplied:
+    """One part of rules/unapply (`removed` links of `queries`) or rules/restore (`removed`
+    is then the links put back); `more` parts follow; `operation` names what was taken."""
+
+    removed: int
+    queries: int
+    more: bool
+    operation: str | None = None
+
+
+@dataclass(frozen=True)
 class Capabilities:
     """What a deployment offers beyond the reference's four endpoints, as its OpenAPI document
     says (`Client.capabilities()`): each one an operation marked x-tagdesk-extension."""
@@ -193,6 +232,7 @@ class Capabilities:
     tag_logic: bool = False  # POST /api/queries/facets, and with it the filters' extensions
     saved_views: bool = False  # POST /api/views/list (create, update, delete)
     rules: bool = False  # POST /api/rules/list (preview, create, update, pause, delete)
+    rule_apply: bool = False  # POST /api/rules/apply (unapply, restore)
 
 
 @dataclass(frozen=True)
@@ -343,16 +383,27 @@ def parse_query(obj: Any, where: str) -> Query:
     )
 
 
-def _tag_sources(value: Any, where: str) -> tuple[tuple[int, int], ...]:
-    """{"<tag id>": {"ruleId": 5}} as (tag id, rule id) pairs; absent or null: none."""
+def _tag_sources(value: Any, where: str) -> tuple[TagSource, ...]:
+    """{"<tag id>": {"ruleId": 5, "addedBy": "Ann", "addedAt": "…"}} (each field optional) by
+    tag id; absent or null: none."""
     if value is None:
         return ()
     if not isinstance(value, dict):
         raise Malformed(f"{where} is not a JSON object")
-    return tuple(sorted(
-        (_integer(tag, f"{where} key {_show(tag)}"),
-         _integer(_get(source, "ruleId", f"{where}.{tag}"), f"{where}.{tag}.ruleId"))
-        for tag, source in value.items()))
+
+    def source(tag: Any, found: Any) -> TagSource:
+        at = f"{where}.{tag}"
+        if not isinstance(found, dict):
+            raise Malformed(f"{at} is not a JSON object")
+        rule, by, when = found.get("ruleId"), found.get("addedBy"), found.get("addedAt")
+        return TagSource(
+            tag_id=_integer(tag, f"{where} key {_show(tag)}"),
+            rule_id=None if rule is None else _integer(rule, f"{at}.ruleId"),
+            added_by=None if by is None else _text(by, f"{at}.addedBy"),
+            added_at=None if when is None else _timestamp(when, f"{at}.addedAt"))
+
+    return tuple(sorted((source(tag, found) for tag, found in value.items()),
+                        key=lambda each: each.tag_id))
 
 
 def parse_tag(obj: Any, where: str) -> Tag:
@@ -559,3 +610,30 @@ def read_queries(payload: Any, what: str) -> tuple[Query, ...]:
         return _records(values, parse_query, "results")
 
     return _read(what, build)
+
+
+def read_rule_applied(payload: Any, what: str) -> RuleApplied:
+    def parse() -> RuleApplied:
+        cursor = _get(payload, "cursor", "")
+        return RuleApplied(
+            tagged=_count(_get(payload, "tagged", ""), "tagged"),
+            checked=_count(_get(payload, "checked", ""), "checked"),
+            matching=_count(_get(payload, "matching", ""), "matching"),
+            remaining=_count(_get(payload, "remaining", ""), "remaining"),
+            cursor=None if cursor is None else _count(cursor, "cursor"),
+            applied_at=_text(_get(payload, "appliedAt", ""), "appliedAt"))
+    return _read(what, parse)
+
+
+def read_rule_unapplied(payload: Any, what: str, counted: str = "removed") -> RuleUnapplied:
+    def parse() -> RuleUnapplied:
+        more = _get(payload, "more", "")
+        if not isinstance(more, bool):
+            raise Malformed(f"more is not true or false ({_show(more)})")
+        operation = payload.get("operation")
+        return RuleUnapplied(
+            removed=_count(_get(payload, counted, ""), counted),
+            queries=_count(_get(payload, "queries", ""), "queries"),
+            more=more,
+            operation=None if operation is None else _text(operation, "operation"))
+    return _read(what, parse)

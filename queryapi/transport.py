@@ -134,13 +134,14 @@ class Transport:
     # -- a call ----------------------------------------------------------------------------
 
     def call(self, method: str, path: str, *, project_id: str | None = None,
-             params: dict | None = None, body: Any = None, idempotent: bool = True) -> Any:
+             params: dict | None = None, body: Any = None, idempotent: bool = True,
+             extra_headers: dict[str, str] | None = None) -> Any:
         """The decoded JSON of a successful answer, or an ApiError.
 
         `idempotent=False`: the call is not safe to repeat. It is sent again only when it
         certainly had no effect — its connection could not be opened, or the answer was 429
         (a refused request does nothing) — never after a lost answer or a 503."""
-        headers = {}
+        headers = dict(extra_headers or {})
         data = None
         if project_id is not None:
             headers["x-project-id"] = project_id

@@ -24,6 +24,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from ..models import Tag, utcnow
+from ..records import timestamp
 from ..validation import QueryFilterBody
 from . import pieces
 from .keys import keys_condition
@@ -74,6 +75,7 @@ def apply_part(session: Session, project_id: str, rule_id: int, tag_ids: list[in
     writer.finish()
     last = part.max() if part else after
     return {"tagged": len(tagged), "checked": len(part), "matching": len(matches),
+            "appliedAt": timestamp(now),
             "remaining": max(len(matches) - start - len(part), 0),
             "cursor": last if start + len(part) < len(matches) else None}
 

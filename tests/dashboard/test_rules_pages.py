@@ -9,6 +9,7 @@ import re
 from queryapi import QueryFilters
 from tests.dashboard.bulk_helpers import (
     api_of,
+    keys_in,
     page,
     post,
     store_of,
@@ -16,7 +17,7 @@ from tests.dashboard.bulk_helpers import (
     text_of,
     wait_for,
 )
-from tests.support.dashboard import AuthActions
+from tests.support.dashboard import AuthActions, csrf_token
 
 
 def rules_url(world, suffix: str = "") -> str:
@@ -124,3 +125,85 @@ def test_without_the_extension_there_are_no_rules(external, shop):
     assert "Make a rule from this view" not in html and ">Rules</a>" not in html
     assert client.get(rules_url(shop)).status_code == 404
     assert client.get(rules_url(shop, "/new")).status_code == 404
+
+
+# --- run by the service: save, undo, delete with its tags, undo; where a tag came from -------
+
+
+def undo(client, world, edit_id: str, html: str):
+    return post(client, f"/projects/{world.project_id}/edits/{edit_id}/undo",
+                {"context": "activity"}, html)
+
+
+def test_a_saved_rule_is_applied_by_the_service_and_undone(app, signed_in, shop):
+    before = tag_names_by_query(app, shop)
+    html = page(signed_in, shop)
+    post(signed_in, rules_url(shop), {"view": "?q=running", "pattern": "", "name": "Running",
+                                      "add": ["sale"], "step": "save"}, html, htmx=False)
+    edit = wait_for(app, store_of(app).for_project(shop.project_id, limit=1)[0].id)
+    running = {key for key in before if "running" in key[0]}
+    lacking = {key for key in running if "sale" not in before[key]}
+    assert (edit.state, edit.scope, edit.changed, edit.untouched) == (
+        "done", "rule", len(lacking), len(running) - len(lacking))
+    assert edit.scope_filter["since"].endswith("Z")  # the service's time, for the undo
+    after = tag_names_by_query(app, shop)
+    assert all("sale" in after[key] for key in running)
+    assert {key for key in after if after[key] != before[key]} == lacking
+    activity = signed_in.get(f"/projects/{shop.project_id}/activity").get_data(as_text=True)
+    assert (f"Rule “Running” added ‘sale’ to {len(lacking)} queries "
+            f"({len(running) - len(lacking)} already had it)") in text_of(activity)
+    response = undo(signed_in, shop, edit.id, activity)
+    assert response.status_code == 200, response.get_data(as_text=True)[:300]
+    undone = wait_for(app, store_of(app).for_project(shop.project_id, limit=1)[0].id)
+    assert (undone.kind, undone.state, undone.changed) == ("undo", "done", len(lacking))
+    assert tag_names_by_query(app, shop) == before
+    # The rule stays, and acts on entry still.
+    with api_of(app, shop) as api:
+        assert [rule.name for rule in api.list_rules(shop.project_id)] == ["Running"]
+
+
+def test_deleting_a_rule_may_take_back_the_tags_it_added_undoably(app, signed_in, shop):
+    before = tag_names_by_query(app, shop)
+    with api_of(app, shop) as api:
+        rule = api.create_rule(shop.project_id, "Price words", QueryFilters(text="shoes"),
+                               (shop.tags["sale"],))
+        parts = [api.apply_rule(shop.project_id, rule.id)]
+    assert parts[0].cursor is None and parts[0].tagged > 0
+    tagged = tag_names_by_query(app, shop)
+    listing = signed_in.get(rules_url(shop)).get_data(as_text=True)
+    assert "Also remove the tags it added" in text_of(listing)
+    post(signed_in, rules_url(shop, f"/{rule.id}/delete"), {"remove_tags": "1"}, listing,
+         htmx=False)
+    edit = wait_for(app, store_of(app).for_project(shop.project_id, limit=1)[0].id)
+    assert (edit.state, edit.scope, edit.changed) == ("done", "rule-removal", parts[0].tagged)
+    assert tag_names_by_query(app, shop) == before
+    with api_of(app, shop) as api:
+        assert api.list_rules(shop.project_id) == ()
+    activity = signed_in.get(f"/projects/{shop.project_id}/activity").get_data(as_text=True)
+    assert (f"Removed the tags the rule “Price words” had added from {parts[0].tagged} "
+            "queries; the rule is deleted") in text_of(activity)
+    undo(signed_in, shop, edit.id, activity)
+    undone = wait_for(app, store_of(app).for_project(shop.project_id, limit=1)[0].id)
+    assert (undone.state, undone.changed) == ("done", parts[0].tagged)
+    assert tag_names_by_query(app, shop) == tagged
+
+
+def test_a_chip_says_who_or_which_rule_added_its_tag_and_when(app, auth, shop):
+    html = auth.client.get("/signin").get_data(as_text=True)
+    auth.client.post("/signin", data={"csrf_token": csrf_token(html), "api_key": shop.key,
+                                      "display_name": "Ana Lima"})
+    client = auth.client
+    html = page(client, shop, "q=zapatillas")
+    keys = keys_in(html)
+    post(client, f"/projects/{shop.project_id}/bulk", {
+        "action": "add", "apply_tag": shop.tags["question"],
+        "selected": [keys["zapatillas running"]]}, html)
+    with api_of(app, shop) as api:
+        rule = api.create_rule(shop.project_id, "Boots", QueryFilters(text="zapatillas"),
+                               (shop.tags["sale"],))
+        api.apply_rule(shop.project_id, rule.id)
+    html = page(client, shop, "q=zapatillas")
+    by_person = re.search(r'title="(Added by Ana Lima on [^"]+ UTC)">question<span '
+                          r'class="visually-hidden"> \(\1\)</span>', html)
+    assert by_person, html
+    assert re.search(r'title="Added by the rule “Boots” on [^"]+ UTC">sale', html)

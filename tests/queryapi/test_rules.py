@@ -6,6 +6,8 @@ a lost answer to a create)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from queryapi import (
@@ -86,7 +88,9 @@ def test_query_records_say_which_rule_added_a_tag(client, seeded):
     found = {query.query: query for query in client.iter_queries(seeded.project_id)}
     boots = found["boots"]
     assert boots.tags == (seeded.tags["brand"], sale)
-    assert boots.tag_sources == ((sale, rule.id),)
+    [source] = boots.tag_sources
+    assert (source.tag_id, source.rule_id, source.added_by) == (sale, rule.id, None)
+    assert abs((datetime.now(UTC) - source.added_at).total_seconds()) < 60
     assert (boots.rule_of(sale), boots.rule_of(seeded.tags["brand"])) == (rule.id, None)
     assert found["sandals"].tag_sources == () and found["laufschuhe"].tag_sources == ()
 
@@ -160,14 +164,14 @@ def test_malformed_rules_are_api_errors_with_a_sentence(payload, problem):
 def test_malformed_tag_sources_are_an_api_error():
     record = {"id": "q", "project": PROJECT, "tags": [1], "query": "x", "language": "en",
               "country": "US", "updatedAt": "2026-01-01T00:00:00Z",
-              "tagSources": {"1": {"rule": 5}}}
+              "tagSources": {"1": {"ruleId": "five"}}}
     page = {"page": {"totalRecords": 1, "limit": 50, "currentPage": 1, "totalPages": 1},
             "results": [record]}
     path = "/api/queries/list"
     with (TinyServer(routes({("POST", path): lambda s: Answer(200, page)})) as server,
           Client(server.url, KEY) as client, pytest.raises(ApiError) as caught):
         client.list_queries(PROJECT)
-    assert "results[0].tagSources.1.ruleId is missing" in str(caught.value)
+    assert "results[0].tagSources.1.ruleId is not a whole number" in str(caught.value)
 
 
 @pytest.mark.parametrize("mode", [Mode.INTERACTIVE, Mode.BACKGROUND])
@@ -177,3 +181,28 @@ def test_a_create_whose_answer_was_lost_is_not_sent_again(mode):
         with pytest.raises(TransportError):
             client.create_rule(PROJECT, "once", QueryFilters(), [1])
         assert server.accepted == 1
+
+
+def test_a_rule_is_applied_taken_back_and_put_back_a_part_at_a_time(client, seeded, live_service):
+    sale = seeded.tags["sale"]
+    rule = client.create_rule(seeded.project_id, "Shoes", QueryFilters(text="schuh"), [sale])
+    applied = client.apply_rule(seeded.project_id, rule.id)
+    assert (applied.tagged, applied.checked, applied.matching, applied.remaining,
+            applied.cursor) == (2, 2, 2, 0, None)
+    assert applied.applied_at.endswith("Z")
+    taken = client.unapply_rule(seeded.project_id, rule.id, since=applied.applied_at)
+    assert (taken.removed, taken.queries, taken.more) == (2, 2, False)
+    assert len(taken.operation) == 32
+    assert client.list_queries(seeded.project_id, QueryFilters(tag_ids=(sale,))) \
+        .page.total_records == 1
+    back = client.restore_rule(seeded.project_id, taken.operation)
+    assert (back.removed, back.queries, back.more) == (2, 2, False)
+    with pytest.raises(InvalidRequest):
+        client.apply_rule(seeded.project_id, rule.id, cursor=-1)
+    # Who makes a change: said by the client, recorded with the tags it adds.
+    with Client(live_service.url, seeded.key, actor="Zoë Ünal") as named:
+        [shoe] = [q for q in named.iter_queries(seeded.project_id) if q.query == "shoe store"]
+        named.set_tags(seeded.project_id, [shoe.assignment([sale])])
+        [shoe] = [q for q in named.iter_queries(seeded.project_id) if q.query == "shoe store"]
+    source = shoe.source_of(sale)
+    assert (source.added_by, source.rule_id) == ("Zoë Ünal", None)
