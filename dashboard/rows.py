@@ -23,9 +23,9 @@ CHIP_LINK = Markup('<a class="{classes}"{style} href="{href}">{name}</a>')
 STYLE = Markup(' style="{}"')
 NOTHING = Markup("")
 # A chip whose origin is known (a rule, a person, a time): said on hover (title) and to
-# screen readers (hidden words).
-SOURCED_CHIP = Markup('<span class="{classes}"{style} title="{origin}">{name}'
-                      '<span class="visually-hidden"> ({origin})</span></span>')
+# screen readers (hidden words, after the chip: its own text stays the tag's name).
+SOURCED_CHIP = Markup('<span class="{classes}"{style} title="{origin}">{name}</span>'
+                      '<span class="visually-hidden"> ({origin})</span>')
 
 
 def chip_html(name: str, color: object, href: str | None = None, small: bool = False) -> Markup:

@@ -40,7 +40,8 @@ REFUSALS = "Refusals"
 @pytest.fixture(scope="module")
 def org(live_dashboard):
     return make_org(live_dashboard, "Rules e2e",
-                    {**{f"Rules {width}": ROWS for width in WIDTHS}, REFUSALS: ROWS})
+                    {**{f"Rules {width}": ROWS for width in WIDTHS},
+                     **{f"Removal {width}": ROWS for width in WIDTHS}, REFUSALS: ROWS})
 
 
 def matching(pattern: str, lang: str = "de") -> set[str]:
@@ -149,7 +150,7 @@ def test_make_preview_save_pause_edit_delete(page, live_dashboard, org, width):
     expect(page.locator("body")).to_contain_text(f"Saved the rule “{name}”. Adding its tags "
                                                  f"to the {found.lacking} queries that lack "
                                                  "them")
-    wait_for_job(page, org, project_name, f"Added ‘sale’ to {found.lacking} queries", {
+    wait_for_job(page, org, project_name, f"added ‘sale’ to {found.lacking} queries", {
         q: names | {"sale"} if q in matching("schuh") else names for q, names in before.items()})
 
     # The Rules page: its tab current, the rule, its condition in words, its counts. (A job
@@ -207,7 +208,7 @@ def test_make_preview_save_pause_edit_delete(page, live_dashboard, org, width):
     page.get_by_role("button", name="Save rule", exact=True).click()
     expect(page).to_have_url(re.compile(rf"/projects/{project}/rules$"))
     expect(page.locator("body")).to_contain_text(f"Saved the rule “{renamed}”.")
-    wait_for_job(page, org, project_name, "Added ‘sale’ to 1 query", {
+    wait_for_job(page, org, project_name, "added ‘sale’ to 1 query", {
         q: names | {"sale"} if q in matching("schuh|jacke") else names
         for q, names in before.items()})
     page.reload()
@@ -229,6 +230,53 @@ def test_make_preview_save_pause_edit_delete(page, live_dashboard, org, width):
         q: names | {"sale"} if q in matching("schuh|jacke") else names
         for q, names in before.items()}
     fits(page, width)
+    assert csp_errors(page) == []
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_chip_says_its_rule_and_deleting_takes_back_its_tags_undoably(
+        page, live_dashboard, org, width):
+    project_name = f"Removal {width}"
+    project = org.projects[project_name]
+    before = snapshot(org, project_name)
+    with org.api() as api:
+        sale = next(tag.id for tag in api.iter_tags(project) if tag.name == "sale")
+        rule = api.create_rule(project, "Price words", QueryFilters(text="schuh"), (sale,))
+        applied = api.apply_rule(project, rule.id)
+    tagged = snapshot(org, project_name)
+    assert applied.tagged == len({q for q in before if "schuh" in q and "sale" not in
+                                  before[q]}) > 0
+    page.set_viewport_size({"width": width, "height": 900})
+    sign_in(page, live_dashboard.url, org.key)
+    open_project(page, live_dashboard.url, project, "?q=laufschuhe")
+    chip = page.locator("td.col-tags .chip", has_text="sale")
+    expect(chip).to_have_attribute("title", re.compile(
+        r"^Added by the rule “Price words” on \d+ \w{3} \d{4}, [\d:]+ UTC$"))
+
+    page.goto(f"{live_dashboard.url}/projects/{project}/rules")
+    page.get_by_text("Also remove the tags it added", exact=False).click()  # its label's text
+    expect(page.get_by_role("checkbox", name="Also remove the tags it added (Price words)")
+           ).to_be_checked()
+    fits(page, width)
+    assert axe_serious(page) == []
+    page.get_by_role("button", name="Delete Price words", exact=True).click()
+    expect(page.locator("body")).to_contain_text(
+        "Removing the tags the rule “Price words” added, then deleting it")
+    wait_for_job(page, org, project_name, "Removed the tags the rule", before)
+    with org.api() as api:
+        assert api.list_rules(project) == ()
+
+    page.goto(f"{live_dashboard.url}/projects/{project}/activity")
+    done = (f"Removed the tags the rule “Price words” had added from {applied.tagged} "
+            f"{'query' if applied.tagged == 1 else 'queries'}; the rule is deleted")
+    expect(page.locator("main")).to_contain_text(done)
+    fits(page, width)
+    assert axe_serious(page) == []
+    page.get_by_role("button", name=re.compile(r"^Undo: Remove ‘sale’")).first.click()
+    deadline = time.monotonic() + 20
+    while snapshot(org, project_name) != tagged and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert snapshot(org, project_name) == tagged
     assert csp_errors(page) == []
 
 
