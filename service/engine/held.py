@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from cachetools import LRUCache
 from pyroaring import BitMap, FrozenBitMap
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.engine import Connection
 
 from ..models import Project
@@ -39,11 +39,15 @@ class Header:
     current: bool  # no write went around the engine since the bitmaps were built
 
 
+_projects = Project.__table__
+# Built once (every read asks it; building a statement costs more than running it here).
+HEADER = select(_projects.c.engine_epoch, _projects.c.engine_stamp, _projects.c.texts_stamp,
+                _projects.c.changes_outside == _projects.c.changes_indexed).where(
+    _projects.c.id == bindparam("project_id"))
+
+
 def header(connection: Connection, project_id: str) -> Header | None:
-    row = connection.execute(select(
-        Project.engine_epoch, Project.engine_stamp, Project.texts_stamp,
-        Project.changes_outside == Project.changes_indexed).where(
-        Project.id == project_id)).one_or_none()
+    row = connection.execute(HEADER, {"project_id": project_id}).one_or_none()
     return None if row is None else Header(row[0], row[1], row[2], bool(row[3]))
 
 

@@ -71,10 +71,15 @@ def _tag_ids(values: list) -> list[int]:
     return ids
 
 
+_tags = Tag.__table__
+# Built once: every read asks it.
+PROJECT_TAGS = select(_tags.c.id, _tags.c.name_folded).where(
+    _tags.c.project_id == bindparam("project_id"))
+
+
 def project_tags(session: Session, project_id: str) -> dict[int, str]:
     """The project's tags: id → folded name."""
-    return dict(session.execute(select(Tag.id, Tag.name_folded).where(
-        Tag.project_id == project_id)).all())
+    return dict(session.connection().execute(PROJECT_TAGS, {"project_id": project_id}).all())
 
 
 def resolve(body: QueryFilterBody, tags: dict[int, str]) -> Filter:
