@@ -96,3 +96,81 @@ def literals(text: str) -> list[str] | None:
     if any(character in FOLDED_OTHERWISE for literal in found for character in literal):
         return None
     return found
+
+
+# Escapes that match no space and assert nothing about what is around: digits, word
+# characters, non-spaces, and control characters (no text holds one). Not \b and \B: RE2
+# decides a word boundary by ASCII letters without regard to case, so the Kelvin sign and
+# the long s (whose folds are k and s) make one in a text and none in its folded word.
+_WORD_ESCAPES = frozenset("dwSntrfv")
+_CLASS_ESCAPES = _WORD_ESCAPES
+
+
+def within_words(text: str) -> bool:
+    r"""Whether every match of the pattern lies within one word of a text (what lies between
+    its spaces, as the count engine cuts texts): it can match no space and asserts nothing
+    about the text's start or end. Then a text holds a match exactly when one of its words
+    does, and the engine matches the project's distinct words instead of its texts. Decided
+    on the pattern's syntax, conservatively: `.`, `\s`, `\W`, `\D`, `\p`, `\b`, negated
+    and POSIX classes, ranges that span a space, `^`, `$`, flags and any other escape say no.
+    (A word is matched folded, as RE2 ignores case: the same characters match; tests/service/
+    test_patterns.py proves it for every character.)"""
+    at, length = 0, len(text)
+    while at < length:
+        character = text[at]
+        if character in " .^$":
+            return False
+        if character == "\\":
+            following = text[at + 1:at + 2]
+            if not following or (following.isalnum() and following not in _WORD_ESCAPES) \
+                    or following == " ":
+                return False
+            at += 2
+            continue
+        if character == "(" and text[at + 1:at + 2] == "?" and text[at + 2:at + 3] != ":":
+            return False
+        if character == "[":
+            at = _class_end(text, at + 1)
+            if at < 0:
+                return False
+            continue
+        at += 1
+    return True
+
+
+def _class_end(text: str, at: int) -> int:
+    """Where a class that starts at `at` (after its "[") ends, or -1 when it may hold a space
+    (or is negated, POSIX, or not understood)."""
+    if text[at:at + 1] == "^" or text[at:at + 1] == "":
+        return -1
+    first, last = True, None  # `last`: the class's latest single character, for a range
+    while at < len(text):
+        character = text[at]
+        if character == "]" and not first:
+            return at + 1
+        first = False
+        if character == " " or text.startswith("[:", at):
+            return -1
+        if character == "\\":
+            following = text[at + 1:at + 2]
+            if not following or following == " " or (following.isalnum()
+                                                      and following not in _CLASS_ESCAPES):
+                return -1
+            last = None if following.isalnum() else following
+            at += 2
+            continue
+        if character == "-" and last is not None and text[at + 1:at + 2] not in ("]", ""):
+            end = text[at + 1]
+            if end == "\\":
+                end = text[at + 2:at + 3]
+                if not end or end.isalnum():
+                    return -1
+                at += 1
+            if ord(last) <= ord(" ") <= ord(end):
+                return -1
+            last = None
+            at += 2
+            continue
+        last = character
+        at += 1
+    return -1

@@ -11,7 +11,7 @@ from pyroaring import BitMap, FrozenBitMap
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..patterns import literals, matcher
+from ..patterns import literals, matcher, within_words
 from . import folding, pieces
 from .held import EMPTY, Header, Held, Project_, all_keys
 from .keys import keys_condition
@@ -100,6 +100,9 @@ class Counter:
             return self.store.term(key, lambda: FrozenBitMap(BitMap.union(
                 BitMap(), *(self.text(alternative) for alternative in alternatives)))
             ) & self.everything
+        if within_words(pattern) and matcher(pattern)("") is False:
+            return self.store.term(key, lambda: FrozenBitMap(self._in_words(pattern))
+                                   ) & self.everything
         checked, found = self.store.remembered(key) or (EMPTY, EMPTY)
         unchecked = candidates - checked
         if unchecked:
@@ -107,6 +110,19 @@ class Counter:
             checked, found = FrozenBitMap(checked | unchecked), FrozenBitMap(found | new)
             self.store.remember(key, (checked, found))
         return found & candidates
+
+    def _in_words(self, pattern: str) -> BitMap:
+        """The queries with a word that matches the pattern (patterns.within_words): the
+        project's distinct words matched, not its texts."""
+        search = matcher(pattern)
+        return self.word_union([word for word in self.distinct_words() if search(word)])
+
+    def distinct_words(self) -> list[str]:
+        return self.held.vocabulary.ordered
+
+    def word_union(self, words: list[str]) -> BitMap:
+        return pieces.read_union(self.session.connection(), self.project_id, pieces.WORD,
+                                 words) if words else BitMap()
 
     def codes(self, kind: int, values: frozenset[str]) -> BitMap:
         return BitMap.union(BitMap(), *(self.held.bitmap(kind, value) for value in values))

@@ -70,6 +70,12 @@ class _NewKeys(Counter):
             self.words.add(value for kind, value in self.added if kind == pieces.WORD)
         return self.words.containing(folded)
 
+    def distinct_words(self) -> list[str]:
+        return [value for kind, value in self.added if kind == pieces.WORD]
+
+    def word_union(self, words: list[str]) -> BitMap:
+        return self._union(pieces.WORD, words)
+
     def _checked(self, candidates: BitMap, test) -> BitMap:
         """As Counter._checked, the write's texts read once for every rule (a pattern or a
         term with a space each check some): one read of the range, not one a rule."""

@@ -36,7 +36,10 @@ PATTERNS = ["günstig|billig|cheap|pas cher", "schuhe|shoes", "İ", "ı", "i", "
             r"50_\w+", "^a$", "^a ", "e$", "^s", "s.e", "gr(ö|o)(ss|ß)e", "gr..e", "[äöü]",
             "[a-c]_", "caf[eé]", "  ", " ", "b a", "sale shoes", "^[^ ]+$", "ab|a b", "kelvin",
             "\u212a", "ſ|z", "sale", "ΐ", "\u1fd3|zz", "ΐ.", r"\bsale\b", "(a+)+$", "a|b|c",
-            "straße|STRASSE", "ẞ", "é", "É|Ö", "(?-i:Run)", "zzz|yyy", "^(run|sale)"]
+            "straße|STRASSE", "ẞ", "é", "É|Ö", "(?-i:Run)", "zzz|yyy", "^(run|sale)",
+            # Matched in the project's folded words (patterns.within_words), the Kelvin sign
+            # and the long s (whose folds are k and s) among them.
+            r"k\w+", "[a-z]ale", r"s\w+", "[k]elvin", r"\w{5}", "[ſ]", "caf[eé]s?", r"\bk\w+"]
 _OPTIONS = re2.Options()
 _OPTIONS.case_sensitive = False
 

@@ -12,7 +12,7 @@ import re2
 
 from service import admin
 from service.engine.folding import fold
-from service.patterns import FOLDED_OTHERWISE, compile_pattern, literals, matcher
+from service.patterns import FOLDED_OTHERWISE, compile_pattern, literals, matcher, within_words
 
 
 def _characters() -> list[str]:
@@ -154,3 +154,30 @@ def test_pattern_in_words(api, world):
     assert facets.json()["totalRecords"] == 1
     assert {item["value"]: item["count"] for item in facets.json()["languages"]} == {
         "en": 1, "de": 0, "fr": 0, "el": 0}
+
+
+@pytest.mark.parametrize("pattern, within", [
+    ("schuh", True), ("günstig|billig", True), (r"\d{2,}", True), ("[a-z]+ung", True),
+    ("(?:ab|cd)e", True), ("[!-~]x", True), (r"[a\-z]", True), ("[]a]", True),
+    (r"\.com", True), (r"[\!-~]", True), (r"\bnike\b", False), (r"\Bk", False),
+    ("sch.h", False), ("^wie", False), ("kaufen$", False), ("[^a]", False), ("a b", False),
+    (r"a\sb", False), (r"\W", False), (r"\D", False), ("(?i)a", False), ("[ -~]", False),
+    ("[[:alpha:]]", False), (r"\pL", False), (r"\x20", False), (r"a\ b", False),
+    (r"[\ ]", False), (r"\Aa", False), (r"a\z", False), (r"\Qa b\E", False)])
+def test_what_lies_within_a_word_is_told_by_the_syntax(pattern, within):
+    assert within_words(pattern) is within
+
+
+def test_a_pattern_within_words_finds_exactly_what_it_finds_in_the_texts(api, world):
+    """Counted from the project's folded distinct words: the same queries RE2 finds in their
+    texts, the Kelvin sign and the long s (whose folds are k and s) included."""
+    texts = ["\u212aelvin scale", "kelvin", "ſale now", "sale now", "Größe 42", "x-large",
+             "café  au lait", "CAFÉS", "e-mail", "100% sale", "a_b", "nike air", "NIKE"]
+    world.add_queries([(text, "en", "US", []) for text in texts])
+    for pattern in (r"k\w+", "[a-z]ale", r"s\w+", "[k]elvin", r"\w{5}", r"\d+%", "x-l",
+                    "caf[eé]s?", "[ſ]", "gr[öo]", r"_\w", r"[j-l]\S"):
+        assert within_words(pattern), pattern
+        answer = api.queries(pattern=pattern, limit=100)
+        assert answer.status_code == 200, answer.text
+        found = sorted(row["query"] for row in answer.json()["results"])
+        assert found == sorted(t for t in texts if compile_pattern(pattern).search(t)), pattern
