@@ -591,9 +591,7 @@ def test_a_rows_quick_edit_adds_and_removes_on_that_row_alone(app, signed_in, sh
 
 
 def test_the_activity_page_lists_each_edit_with_who_and_offers_undo(app, auth, shop):
-    html = auth.client.get("/signin").get_data(as_text=True)
-    auth.client.post("/signin", data={"csrf_token": csrf_token(html), "api_key": shop.key,
-                                      "display_name": "  Ana\x00 Lima "})
+    auth.sign_in(display_name="  Ana\x00 Lima ")
     client = auth.client
     html = page(client, shop, "size=100")
     assert "Ana  Lima" in html  # shown in the header (control characters become spaces)

@@ -17,7 +17,7 @@ from tests.dashboard.bulk_helpers import (
     text_of,
     wait_for,
 )
-from tests.support.dashboard import AuthActions, csrf_token
+from tests.support.dashboard import AuthActions
 
 
 def rules_url(world, suffix: str = "") -> str:
@@ -189,9 +189,7 @@ def test_deleting_a_rule_may_take_back_the_tags_it_added_undoably(app, signed_in
 
 
 def test_a_chip_says_who_or_which_rule_added_its_tag_and_when(app, auth, shop):
-    html = auth.client.get("/signin").get_data(as_text=True)
-    auth.client.post("/signin", data={"csrf_token": csrf_token(html), "api_key": shop.key,
-                                      "display_name": "Ana Lima"})
+    auth.sign_in(display_name="Ana Lima")
     client = auth.client
     html = page(client, shop, "q=zapatillas")
     keys = keys_in(html)

@@ -83,9 +83,12 @@ class AuthActions:
     def token(self, path: str = "/signin") -> str:
         return csrf_token(self.client.get(path).get_data(as_text=True))
 
-    def sign_in(self, key: str | None = None, next_url: str | None = None, **kwargs):
+    def sign_in(self, key: str | None = None, next_url: str | None = None,
+                display_name: str | None = None, **kwargs):
         url = "/signin" + (f"?next={next_url}" if next_url else "")
         data = {"csrf_token": self.token(), "api_key": self.world.key if key is None else key}
+        if display_name is not None:
+            data["display_name"] = display_name
         return self.client.post(url, data=data, **kwargs)
 
     def sign_out(self):
