@@ -6,15 +6,17 @@ organizations share is refused, with their ids to use instead)."""
 
 from __future__ import annotations
 
+import io
 import os
 import sys
+import tempfile
 
 import click
 from flask import Flask, current_app
 from flask.cli import with_appcontext
 from sqlalchemy import select
 
-from . import admin, imports, schema
+from . import admin, import_sources, imports, schema
 from .db import session_scope
 from .models import Organization, Project
 from .settings import accounts, audit
@@ -158,36 +160,107 @@ def create_tag(project_id, name, color):
 @with_appcontext
 @click.argument("project_id")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
-def import_queries(project_id, file):
-    """Import a CSV (query,language,country,tags with tags joined by ';'); prints the count
-    added. Rejected rows are listed with their line and reason, and the others imported; the
-    exit status is then 1."""
+@click.option("--query-column", metavar="NAME", help="The column of the queries.")
+@click.option("--language-column", metavar="NAME", help="The column of the languages.")
+@click.option("--language", metavar="CODE", help="One language for every row.")
+@click.option("--country-column", metavar="NAME", help="The column of the countries.")
+@click.option("--country", metavar="CODE", help="One country for every row.")
+@click.option("--tags-column", metavar="NAME", multiple=True,
+              help="A column of tags (repeatable).")
+@click.option("--tags-separator", metavar="SEP", default=";", show_default=True,
+              help="What separates the tags of a cell.")
+@click.option("--create-tags", is_flag=True, help="Create the tags the project lacks.")
+@click.option("--dry-run", is_flag=True, help="Check the file; change nothing.")
+def import_queries(project_id, file, query_column, language_column, language, country_column,
+                   country, tags_column, tags_separator, create_tags, dry_run):
+    """Import the queries of a CSV or TSV file: the import's own shape
+    (query,language,country,tags with tags joined by ';'), or any other whose columns are
+    guessed from its header or named by the options (Search Console, Keyword Planner,
+    Semrush, Ahrefs exports). Prints the count added; rejected rows are listed with their
+    line and reason, and the others imported: the exit status is then 1."""
+    choice = import_sources.Choice(query_column, language_column, language, country_column,
+                                   country, tuple(tags_column), tags_separator)
+    with open(file, "rb") as given, tempfile.TemporaryFile("w+", encoding="utf-8",
+                                                           newline="") as shaped:
+        binary = _in_own_shape(given, choice, shaped)
+        named = {}
+        if create_tags:  # read once more only then: a file of a million rows takes seconds
+            text = io.TextIOWrapper(binary, encoding="utf-8-sig", newline="")
+            named = import_sources.tags_named(text)
+            text.detach()
+        counts, missing = _run(lambda session: _import(
+            session, project_id, binary, file, named, create_tags, dry_run))
+    if not dry_run:
+        schema.analyze(_engine())
+    prefix = "Checked, nothing changed: " if dry_run else ""
+    click.echo(prefix + imports.summary(counts).replace(" added,", " to add," if dry_run
+                                                        else " added,") + ".", err=True)
+    if counts.untagged:
+        click.echo(imports.untagged_sentence(counts), err=True)
+    if missing:
+        click.echo(missing, err=True)
+    if not dry_run and counts.rejected and not counts.added and not counts.present:
+        click.echo("Nothing was imported: every row was rejected.", err=True)
+    click.echo(counts.added)
+    if counts.rejected:
+        sys.exit(1)
+
+
+def _in_own_shape(given, choice, shaped) -> io.BufferedIOBase:
+    """The file as the import reads it: as it is when it has the import's own shape and no
+    column was named; else written in that shape to `shaped` (what was read is said)."""
+    if choice == import_sources.Choice():
+        try:
+            imports.check_file(given)
+            return given
+        except imports.NotCsv:
+            pass
+    try:
+        made, source = import_sources.normalized(given, choice, shaped)
+    except imports.NotCsv as error:
+        raise click.ClickException(f"Nothing was imported: {error}") from None
+    click.echo(import_sources.describe(made, source), err=True)
+    shaped.flush()
+    return open(shaped.fileno(), "rb", closefd=False)
+
+
+def _import(session, project_id, binary, file, named, create_tags, dry_run):
     class Report(imports.Sink):
+        def __init__(self):
+            self.missing = imports.MissingTags(imports.project_tags(session, project_id))
+
         def done(self, batch, counts):
+            self.missing.add(batch.rejected)
             for row in batch.rejected:
                 click.echo(imports.rejected_line(row), err=True)
 
-    def import_file(session):
-        with open(file, "rb") as binary:
-            try:
-                counts = imports.import_file(session, project_id, binary, Report())
-            except imports.NotCsv as error:
-                raise admin.AdminError(f"Nothing was imported: {error}") from None
+    if admin.project_by_id(session, project_id) is None:
+        raise admin.AdminError(f"No project {project_id}.")
+    known = imports.project_tags(session, project_id)
+    lacking = [name for folded, name in named.items() if folded not in known]
+    if lacking:
+        if dry_run:
+            click.echo("Would create the tags " + ", ".join(lacking) + ".", err=True)
+        else:
+            made = import_sources.create_missing_tags(session, project_id, named)
+            session.commit()
+            click.echo("Created the tags " + ", ".join(made) + ".", err=True)
+    report = Report()
+    try:
+        if dry_run:
+            counts = imports.check_only(session, project_id, binary,
+                                        lacking if create_tags else (), report)
+        else:
+            counts = imports.import_file(session, project_id, binary, report)
+    except imports.NotCsv as error:
+        raise admin.AdminError(f"Nothing was imported: {error}") from None
+    if not dry_run:
         project = admin.project_by_id(session, project_id)
         audit.record_change(session, project.org_id, "import.finished", project.name,
                             f"{os.path.basename(file)}: {imports.summary(counts)}."
                             + (f" {imports.untagged_sentence(counts)}" if counts.untagged
                                else ""))
-        return counts
-
-    counts = _run(import_file)
-    schema.analyze(_engine())
-    click.echo(imports.summary(counts) + ".", err=True)
-    if counts.untagged:
-        click.echo(imports.untagged_sentence(counts), err=True)
-    click.echo(counts.added)
-    if counts.rejected:
-        sys.exit(1)
+    return counts, report.missing.sentence()
 
 
 @click.command("set-limits")

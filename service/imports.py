@@ -199,6 +199,39 @@ def rejected_line(rejected: Rejected) -> str:
     return f"Line {rejected.line:,}: {rejected.reason}"
 
 
+def tag_names_in(field_text: str) -> list[str]:
+    """The tag names of a row's tags field: each once, trimmed, empty ones dropped."""
+    return list(dict.fromkeys(filter(None, map(str.strip, field_text.split(TAG_SEPARATOR)))))
+
+
+class MissingTags:
+    """How many rejected rows name each tag the project lacks, by name as first written."""
+
+    def __init__(self, tags: dict[str, int]) -> None:
+        self.tags = tags
+        self.rows: Counter[str] = Counter()
+        self.names: dict[str, str] = {}
+
+    def add(self, rejected: Iterable[Rejected]) -> None:
+        for row in rejected:
+            for name in tag_names_in(row.tags):
+                folded = fold_tag_name(name)
+                if folded and folded not in self.tags:
+                    self.names.setdefault(folded, name)
+                    self.rows[folded] += 1
+
+    def sentence(self, most: int = 5) -> str:
+        """"12 rows name tags this project does not have: product (8), price (4).", or ""."""
+        if not self.rows:
+            return ""
+        counted = self.rows.most_common()
+        listed = ", ".join(f"{self.names[folded]} ({count:,})"
+                           for folded, count in counted[:most])
+        more = f" and {len(counted) - most:,} more" if len(counted) > most else ""
+        return (f"Rows name tags this project does not have: {listed}{more}. Create them "
+                "first, or import with the tags created.")
+
+
 # --- is it a CSV file at all? ------------------------------------------------------------------
 
 
@@ -467,8 +500,7 @@ def check_row(fields: list[str], header: Header, tags: dict[str, int],
         _problem(country, "country code", _CODE, MAX_CODE),
     ) if problem]
     # Each name once, in the file's order, trimmed; empty ones (";;", a trailing ";") dropped.
-    names = list(dict.fromkeys(filter(None, map(str.strip, tag_field.split(TAG_SEPARATOR))))) \
-        if tag_field else []
+    names = tag_names_in(tag_field) if tag_field else []
     tag_ids = [tags.get(fold_tag_name(name)) for name in names]
     if None in tag_ids:
         unknown = [name for name, tag_id in zip(names, tag_ids, strict=True) if tag_id is None]
@@ -549,6 +581,34 @@ def import_file(session: Session, project_id: str, binary: BinaryIO, sink: Sink 
     with _held(session, project_id) as (held, load):
         counts = _read(held, load, binary, header, tags, sink, batch_rows)
         return _add(held, load, counts, sink, batch_rows, names)
+
+
+def check_only(session: Session, project_id: str, binary: BinaryIO,
+               new_tags: Iterable[str] = (), sink: Sink | None = None) -> Counts:
+    """What importing the file would do, writing nothing: its rows read and checked as an
+    import checks them (the tags of `new_tags` counted as if they existed), and those the
+    project has already (or that an earlier row of the file has) counted as present."""
+    sink = sink or Sink()
+    if admin.project_by_id(session, project_id) is None:
+        raise admin.AdminError(f"No project {project_id}.")
+    header = check_file(binary)
+    tags = project_tags(session, project_id)
+    for name in new_tags:
+        tags.setdefault(fold_tag_name(name), -1)
+    counts, seen = Counts(), set()
+    for batch in read_batches(binary, header, tags):
+        counts = counts.read(batch)
+        keys = [row[:3] for row in batch.rows]
+        present = bulk_load.present_keys(session, project_id, keys)
+        new = 0
+        for key in keys:
+            if key not in present and key not in seen:
+                new += 1
+            seen.add(key)
+        counts = counts.inserted(len(keys), new)
+        sink.done(batch, counts)
+    session.rollback()
+    return counts
 
 
 def add_rows(session: Session, project_id: str, batches: Iterable[list[admin.NewQuery]],

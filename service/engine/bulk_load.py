@@ -35,6 +35,7 @@ from contextlib import suppress
 from datetime import datetime
 from itertools import islice
 
+from sqlalchemy import select
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
@@ -441,3 +442,18 @@ class _PostgresLoad(Load):
 
     def close(self) -> None:
         self.connection.exec_driver_sql(f"DROP TABLE IF EXISTS {self.TABLES}")
+
+
+# Texts looked up at a time (within SQLite's bound variables).
+LOOKED_UP = 2_000
+
+
+def present_keys(session, project_id: str, keys: list[tuple[str, str, str]]) -> set:
+    """Which of the (query, language, country) keys the project holds (a check of a file)."""
+    found: set = set()
+    for start in range(0, len(keys), LOOKED_UP):
+        texts = sorted({key[0] for key in keys[start:start + LOOKED_UP]})
+        found.update(tuple(row) for row in session.execute(
+            select(Query.query, Query.language, Query.country).where(
+                Query.project_id == project_id, Query.query.in_(texts))))
+    return found

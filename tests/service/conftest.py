@@ -23,3 +23,10 @@ def statements(service_app, monkeypatch):
     event.listen(engine, "before_cursor_execute", record)
     yield seen
     event.remove(engine, "before_cursor_execute", record)
+
+
+@pytest.fixture
+def flask_cli(service_app):
+    """The service's command line, in this process: `flask_cli("import-queries", …)`."""
+    runner = service_app.test_cli_runner()
+    return lambda *args: runner.invoke(args=[str(arg) for arg in args])

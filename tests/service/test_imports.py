@@ -496,6 +496,8 @@ def test_the_command_line_uses_the_same_importer_and_prints_the_same_report(worl
         "Line 3: The query is empty.",
         "Line 4: This project has no tag named “nope”.",
         "1 added, 1 already present, 2 rejected.",
+        "Rows name tags this project does not have: nope (1). Create them first, or import "
+        "with the tags created.",
     ]
     again = cli("import-queries", world.project_id, str(path))
     assert again.stdout.strip().splitlines()[-1] == "0"

@@ -1,0 +1,327 @@
+"""The files people have, read as an import's rows: a Search Console or Keyword Planner export,
+a Semrush or Ahrefs keyword list, any CSV or TSV — and turned into the import's own shape
+(`query,language,country,tags`, service/imports.py), which the import then reads as it reads
+any file of that shape.
+
+- Text: UTF-8 with or without a byte order mark, UTF-16 (LE or BE) with one, else
+  Windows-1252 (said: `Source.encoding`). Separated by commas, semicolons or tabs, decided from
+  the header line.
+- The header is the first row (of the first TITLE_ROWS) that names a query column; the rows
+  above it (an export's title lines) are passed over. Columns the choice does not name are
+  ignored, never a reason to refuse.
+- `Choice`: which column holds the query, the language (or one language for every row), the
+  country (or one for every row) and the tags (none, one or several, with their separator);
+  `guess` makes one from the header's names in the languages of the demo.
+- Languages and countries are codes in any case or English names ("German", "Germany"),
+  read with Babel's names.
+
+The rows keep their line numbers: the normalized file has a blank line (which an import
+passes over but counts) for each line above the header, so a rejected row is named by its
+line in the person's file.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cache
+from typing import BinaryIO, TextIO
+
+from babel import Locale
+from sqlalchemy import select
+
+from weblib.tag_names import fold_tag_name, tag_name_problem
+
+from . import admin, palette
+from .imports import NotCsv, project_tags, tag_names_in
+from .models import Tag
+
+TITLE_ROWS = 20  # an export's title lines above its header, at most
+SEPARATORS = ",;\t"
+SAMPLE_BYTES = 64 * 1024
+
+# Header names, compared folded and without spaces or punctuation.
+QUERY_NAMES = ("query", "queries", "topqueries", "keyword", "keywords", "searchterm",
+               "searchquery", "suchanfrage", "suchanfragen", "suchbegriff", "keyword",
+               "motcle", "motscles", "requete", "requetes", "consulta", "consultas",
+               "palabraclave", "palabrasclave", "parolachiave", "ricerca")
+LANGUAGE_NAMES = ("language", "lang", "languagecode", "sprache", "langue", "idioma",
+                  "lingua")
+COUNTRY_NAMES = ("country", "countrycode", "land", "pays", "pais", "paese", "database",
+                 "location", "market")
+TAG_NAMES = ("tags", "tag", "labels", "label", "schlagworter", "etiquettes", "etiquetas")
+
+
+def folded_name(name: str) -> str:
+    """A header's name as it is compared: letters and digits only, accents and case gone."""
+    decomposed = unicodedata.normalize("NFKD", name.casefold())
+    return "".join(c for c in decomposed if c.isalnum() and not unicodedata.combining(c))
+
+
+@dataclass(frozen=True)
+class Choice:
+    """Which columns (by their header's name, as written) hold what; a language or country
+    for every row instead of a column."""
+
+    query_column: str | None = None
+    language_column: str | None = None
+    language: str | None = None
+    country_column: str | None = None
+    country: str | None = None
+    tags_columns: tuple[str, ...] = ()
+    tags_separator: str = ";"
+
+    def problems(self) -> list[str]:
+        found = []
+        if self.language_column and self.language:
+            found.append("Choose a language column or one language for every row, not both.")
+        if self.country_column and self.country:
+            found.append("Choose a country column or one country for every row, not both.")
+        if not self.tags_separator:
+            found.append("The separator of the tags must not be empty.")
+        return found
+
+
+def guess(header: list[str], given: Choice = Choice()) -> Choice:
+    """`given` with each column it leaves open guessed from the header's names."""
+    by_name = {}
+    for name in header:
+        by_name.setdefault(folded_name(name), name)
+
+    def found(names: tuple[str, ...]) -> str | None:
+        return next((by_name[name] for name in names if name in by_name), None)
+
+    return Choice(
+        query_column=given.query_column or found(QUERY_NAMES),
+        language_column=given.language_column or (None if given.language
+                                                  else found(LANGUAGE_NAMES)),
+        language=given.language,
+        country_column=given.country_column or (None if given.country
+                                                else found(COUNTRY_NAMES)),
+        country=given.country,
+        tags_columns=given.tags_columns or tuple(
+            name for name in header if folded_name(name) in TAG_NAMES),
+        tags_separator=given.tags_separator,
+    )
+
+
+# --- names of languages and countries ---------------------------------------------------------
+
+
+@cache
+def _names(kind: str) -> dict[str, str]:
+    """Folded English name → code, of Babel's languages or territories."""
+    english = Locale("en")
+    names = english.languages if kind == "language" else english.territories
+    return {folded_name(name): code for code, name in names.items()
+            if code.isalpha() and "_" not in code}
+
+
+def language_code(value: str) -> str:
+    """A language as an import reads it: its code (any case) as it is, or the code of its
+    English name ("German" → "de"); anything else as it is, for the import to judge."""
+    value = value.strip()
+    if len(value) > 3 or not value.isalpha():
+        return _names("language").get(folded_name(value), value)
+    return value
+
+
+def country_code(value: str) -> str:
+    """A country as an import reads it: its code as it is, or the code of its English name
+    ("Germany" → "DE")."""
+    value = value.strip()
+    if len(value) > 3 or not value.isalpha():
+        return _names("country").get(folded_name(value), value)
+    return value
+
+
+# --- reading -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Source:
+    """A file's rows as lists of texts, from its first line, and how its text was read."""
+
+    rows: Iterator[list[str]]
+    encoding: str
+    separator: str
+    header_line: int = 1  # the header's line, once found
+    header: list[str] = field(default_factory=list)
+
+
+def _decoded(binary: BinaryIO) -> tuple[TextIO, str]:
+    binary.seek(0)
+    start = binary.read(SAMPLE_BYTES)
+    binary.seek(0)
+    if not start:
+        raise NotCsv("The file is empty.")
+    if start.startswith(b"PK\x03\x04"):
+        raise NotCsv("This is a spreadsheet workbook (such as .xlsx): save its sheet as CSV "
+                     "and import that file.")
+    if start.startswith(codecs.BOM_UTF8):
+        return io.TextIOWrapper(binary, "utf-8-sig", newline=""), "UTF-8"
+    if start.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return io.TextIOWrapper(binary, "utf-16", newline=""), "UTF-16"
+    if b"\x00" in start:
+        raise NotCsv("This is not a CSV file: it holds binary data, not text.")
+    try:
+        start.decode("utf-8")
+    except UnicodeDecodeError as error:
+        if error.start < len(start) - 4:  # not a character cut by the sample's end
+            return io.TextIOWrapper(binary, "cp1252", errors="replace",
+                                    newline=""), "Windows-1252"
+    return io.TextIOWrapper(binary, "utf-8", errors="strict", newline=""), "UTF-8"
+
+
+def _separator(line: str) -> str:
+    counts = {separator: line.count(separator) for separator in SEPARATORS}
+    return max(SEPARATORS, key=lambda separator: (counts[separator], separator == ","))
+
+
+def read_source(binary: BinaryIO, choice: Choice = Choice()) -> Source:
+    """The file's rows, its header found (the first of its first TITLE_ROWS rows that names
+    a query column: `choice.query_column`, or a name of QUERY_NAMES), or NotCsv."""
+    text, encoding = _decoded(binary)
+    lines = iter(text)
+    above: list[str] = []
+    for _ in range(TITLE_ROWS):
+        try:
+            line = next(lines)
+        except StopIteration:
+            break
+        except UnicodeDecodeError:
+            raise NotCsv("The file is not UTF-8 text (nor UTF-16 with a byte order mark): "
+                         "save it as CSV UTF-8 and import that file.") from None
+        separator = _separator(line)
+        cells = next(csv.reader([line], delimiter=separator), [])
+        names = {folded_name(cell) for cell in cells}
+        wanted = {folded_name(choice.query_column)} if choice.query_column else set(QUERY_NAMES)
+        if names & wanted:
+            rows = csv.reader(lines, delimiter=separator, quotechar='"', doublequote=True,
+                              strict=False)
+            return Source(rows, encoding, separator, len(above) + 1, cells)
+        above.append(line)
+    named = f"“{choice.query_column}”" if choice.query_column else \
+        "query, keyword or top queries"
+    raise NotCsv(f"No line among the first {TITLE_ROWS} of this file names a query column "
+                 f"({named}): choose the column that holds the queries.")
+
+
+# --- the import's own shape --------------------------------------------------------------------
+
+
+def _column(header: list[str], name: str | None, what: str) -> int | None:
+    if name is None:
+        return None
+    for index, cell in enumerate(header):
+        if cell.strip() == name.strip():
+            return index
+    for index, cell in enumerate(header):
+        if folded_name(cell) == folded_name(name):
+            return index
+    raise NotCsv(f"The file has no column “{name}” for the {what}; its columns are "
+                 + ", ".join(f"“{cell}”" for cell in header[:12]) + ".")
+
+
+def normalized(binary: BinaryIO, given: Choice, out: TextIO) -> tuple[Choice, Source]:
+    """Write the file in the import's own shape to `out`; the choice made (given, the rest
+    guessed) and how the file was read. NotCsv when the choice cannot be made."""
+    source = read_source(binary, given)
+    choice = guess(source.header, given)
+    problems = choice.problems()
+    if problems:
+        raise NotCsv(" ".join(problems))
+    header = source.header
+    query = _column(header, choice.query_column, "queries")
+    language = _column(header, choice.language_column, "language")
+    country = _column(header, choice.country_column, "country")
+    if language is None and not choice.language:
+        raise NotCsv("The file has no language column: choose one, or one language for "
+                     "every row.")
+    if country is None and not choice.country:
+        raise NotCsv("The file has no country column: choose one, or one country for every "
+                     "row.")
+    tags = [_column(header, name, "tags") for name in choice.tags_columns]
+    every_language = language_code(choice.language) if choice.language else ""
+    every_country = country_code(choice.country) if choice.country else ""
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["query", "language", "country", "tags"])
+    out.write("\n" * (source.header_line - 1))  # the lines above the header, kept counted
+    split = re.compile("|".join(map(re.escape, {choice.tags_separator, ";"})))
+    width = len(header)
+
+    def cell(row: list[str], index: int | None) -> str:
+        return row[index] if index is not None and index < len(row) else ""
+
+    for row in source.rows:
+        if len(row) < width:
+            row = row + [""] * (width - len(row))
+        names = [name.strip() for index in tags for name in split.split(cell(row, index))]
+        writer.writerow([
+            cell(row, query),
+            every_language or language_code(cell(row, language)),
+            every_country or country_code(cell(row, country)),
+            ";".join(name for name in names if name),
+        ])
+    return choice, source
+
+
+def tags_named(text_file: TextIO) -> dict[str, str]:
+    """The tag names a file in the import's own shape names, by folded name (first spelling
+    kept); read from its start, left at its start."""
+    text_file.seek(0)
+    found: dict[str, str] = {}
+    reader = csv.reader(text_file)
+    header = [name.strip().lower() for name in next(reader, [])]
+    if "tags" in header:
+        at = header.index("tags")
+        for row in reader:
+            if at < len(row):
+                for name in tag_names_in(row[at]):
+                    found.setdefault(fold_tag_name(name), name)
+    text_file.seek(0)
+    return found
+
+
+def create_missing_tags(session, project_id: str, names: dict[str, str]) -> list[str]:
+    """Make the tags of `names` (by folded name) the project lacks, each in the palette
+    colour its tags use least; their names, in the file's order."""
+    existing = project_tags(session, project_id)
+    in_use = Counter(color.lower() for color in session.scalars(
+        select(Tag.color).where(Tag.project_id == project_id)))
+    made = []
+    for folded, name in names.items():
+        if folded in existing or tag_name_problem(name):
+            continue  # a name no tag may have: its rows are rejected, and say why
+        color = palette.pick(in_use)
+        in_use[color] += 1
+        admin.create_tag(session, project_id, name, color)
+        existing[folded] = -1
+        made.append(name)
+    return made
+
+
+SEPARATOR_NAMES = {",": "commas", ";": "semicolons", "\t": "tabs"}
+
+
+def describe(choice: Choice, source: Source) -> str:
+    """How a file was read, in words: 'Read as UTF-16 text separated by tabs, its header on
+    line 3: the queries from “Keyword”, language de for every row, …'."""
+    def column(name: str | None, fixed: str | None, what: str) -> str:
+        return f"{what} {fixed} for every row" if fixed else f"the {what} from “{name}”"
+
+    tags = ", ".join(f"“{name}”" for name in choice.tags_columns)
+    parts = [f"the queries from “{choice.query_column}”",
+             column(choice.language_column, choice.language and language_code(choice.language),
+                    "language"),
+             column(choice.country_column, choice.country and country_code(choice.country),
+                    "country"),
+             f"the tags from {tags}" if tags else "no tags"]
+    return (f"Read as {source.encoding} text separated by {SEPARATOR_NAMES[source.separator]}, "
+            f"its header on line {source.header_line}: " + ", ".join(parts) + ".")

@@ -1,0 +1,148 @@
+"""The files people have, imported by the command line without a spreadsheet edit: a Search
+Console export (no language or country: given for every row), a Keyword Planner export
+(UTF-16, tabs, title lines above the header), a Semrush list (extra columns, countries by
+name), a Windows-1252 file, columns named by the options, tags created on request, a check
+that changes nothing, and a file whose every row is rejected said as a failure with its
+reasons; on SQLite and (TAGDESK_TEST_POSTGRES=1) PostgreSQL."""
+
+from __future__ import annotations
+
+import codecs
+
+import pytest
+
+from service.import_sources import country_code, folded_name, guess, language_code
+
+GSC = ("Top queries,Clicks,Impressions,CTR,Position\n"
+       "laufschuhe herren,120,3400,3.5%,4.2\n\"schuhe, günstig\",80,2000,4%,6.1\n")
+PLANNER = ("Keyword Stats 2026-11-01 at 10_00_00\nAll locations\n"
+           "Keyword\tCurrency\tAvg. monthly searches\tCompetition\n"
+           "running shoes\tEUR\t12100\tHigh\ntrail shoes\tEUR\t880\t\n")
+SEMRUSH = ("Keyword,Country,Volume,KD,CPC,Intent\nnike air,United States,1000,55,1.2,c\n"
+           "adidas samba,germany,500,40,0.8,c\nasics,AT,10,1,0.1,c\n")
+
+
+def queries(api) -> set[tuple[str, str, str, tuple[str, ...]]]:
+    names = {tag["id"]: tag["name"] for tag in api.tags(limit=1000).json()["results"]}
+    found = api.queries(limit=1000).json()["results"]
+    return {(q["query"], q["language"], q["country"], tuple(sorted(names[t] for t in q["tags"])))
+            for q in found}
+
+
+def test_a_search_console_export_with_a_language_and_country_for_every_row(
+        api, world, flask_cli, tmp_path):
+    path = tmp_path / "Queries.csv"
+    path.write_text(GSC, encoding="utf-8")
+    refused = flask_cli("import-queries", world.project_id, path)
+    assert refused.exit_code == 1
+    assert "no language column: choose one, or one language for every row" in refused.output
+    done = flask_cli("import-queries", world.project_id, path, "--language", "DE",
+                     "--country", "Germany")
+    assert done.exit_code == 0, done.output
+    assert ("Read as UTF-8 text separated by commas, its header on line 1: the queries from "
+            "“Top queries”, language DE for every row, country DE for every row, no tags."
+            ) in done.output
+    assert queries(api) == {("laufschuhe herren", "de", "DE", ()),
+                            ("schuhe, günstig", "de", "DE", ())}
+
+
+def test_a_keyword_planner_export_in_utf16_with_title_lines(api, world, flask_cli, tmp_path):
+    path = tmp_path / "Keyword Stats.csv"
+    path.write_bytes(codecs.BOM_UTF16_LE + PLANNER.encode("utf-16-le"))
+    done = flask_cli("import-queries", world.project_id, path, "--language", "English",
+                     "--country", "us")
+    assert done.exit_code == 0, done.output
+    assert "Read as UTF-16 text separated by tabs, its header on line 3" in done.output
+    assert queries(api) == {("running shoes", "en", "US", ()), ("trail shoes", "en", "US", ())}
+
+
+def test_a_semrush_list_with_extra_columns_and_countries_by_name(api, world, flask_cli,
+                                                                 tmp_path):
+    path = tmp_path / "semrush.csv"
+    path.write_text(SEMRUSH, encoding="utf-8")
+    done = flask_cli("import-queries", world.project_id, path, "--language", "en")
+    assert done.exit_code == 0, done.output
+    assert "the country from “Country”" in done.output
+    assert queries(api) == {("nike air", "en", "US", ()), ("adidas samba", "en", "DE", ()),
+                            ("asics", "en", "AT", ())}
+
+
+def test_windows_1252_named_columns_and_tags_of_two_columns(api, world, flask_cli, tmp_path):
+    path = tmp_path / "export.csv"
+    path.write_bytes(("Suchbegriff;Sprache;Markt;Thema;Marke\n"
+                      "straße schuhe;German;DE;sale|local;brand\ncafé;fr;France;;\n"
+                      ).encode("cp1252"))
+    done = flask_cli("import-queries", world.project_id, path, "--country-column", "Markt",
+                     "--tags-column", "Thema", "--tags-column", "Marke",
+                     "--tags-separator", "|")
+    assert done.exit_code == 0, done.output
+    assert "Read as Windows-1252 text separated by semicolons" in done.output
+    assert queries(api) == {("straße schuhe", "de", "DE", ("brand", "local", "sale")),
+                            ("café", "fr", "FR", ())}
+
+
+def test_missing_tags_fail_the_import_with_reasons_or_are_created(api, world, flask_cli,
+                                                                  tmp_path):
+    path = tmp_path / "tags.csv"
+    path.write_text("query,language,country,tags\na1,en,US,product;price\na2,en,US,product\n"
+                    "a3,en,US,Product\n", encoding="utf-8")
+    failed = flask_cli("import-queries", world.project_id, path)
+    assert failed.exit_code == 1
+    assert "0 added, 0 already present, 3 rejected." in failed.output
+    assert ("Rows name tags this project does not have: product (3), price (1).") in \
+        failed.output
+    assert "Nothing was imported: every row was rejected." in failed.output
+    checked = flask_cli("import-queries", world.project_id, path, "--create-tags",
+                        "--dry-run")
+    assert checked.exit_code == 0, checked.output
+    assert "Would create the tags product, price." in checked.output
+    assert "Checked, nothing changed: 3 to add, 0 already present, 0 rejected." in \
+        checked.output
+    assert queries(api) == set()
+    assert "product" not in {tag["name"] for tag in api.tags(limit=100).json()["results"]}
+    made = flask_cli("import-queries", world.project_id, path, "--create-tags")
+    assert made.exit_code == 0, made.output
+    assert "Created the tags product, price." in made.output
+    tags = {tag["name"]: tag["color"] for tag in api.tags(limit=100).json()["results"]}
+    assert tags["product"] != tags["price"]  # the palette's least used colours
+    assert queries(api) == {("a1", "en", "US", ("price", "product")),
+                            ("a2", "en", "US", ("product",)), ("a3", "en", "US", ("product",))}
+    again = flask_cli("import-queries", world.project_id, path, "--dry-run")
+    assert "Checked, nothing changed: 0 to add, 3 already present, 0 rejected." in again.output
+
+
+def test_a_rejected_row_is_named_by_its_line_in_the_persons_file(api, world, flask_cli,
+                                                                 tmp_path):
+    path = tmp_path / "planner.csv"
+    path.write_text("Title\nMore title\nKeyword,Language,Country\nok,en,US\n,en,US\n",
+                    encoding="utf-8")
+    done = flask_cli("import-queries", world.project_id, path)
+    assert done.exit_code == 1
+    assert "Line 5: The query is empty." in done.output
+
+
+def test_guesses_and_names():
+    assert guess(["Top queries", "Clicks"]).query_column == "Top queries"
+    assert guess(["Mot-clé", "Langue", "Pays", "Étiquettes"]) == guess(
+        ["Mot-clé", "Langue", "Pays", "Étiquettes"])
+    french = guess(["Mot-clé", "Langue", "Pays", "Étiquettes"])
+    assert (french.query_column, french.language_column, french.country_column,
+            french.tags_columns) == ("Mot-clé", "Langue", "Pays", ("Étiquettes",))
+    assert folded_name(" Suchanfrage ") == "suchanfrage"
+    assert [language_code(v) for v in ("de", "EN", "German", "french", "Klingon", "Nowhere")] == [
+        "de", "EN", "de", "fr", "tlh", "Nowhere"]
+    assert [country_code(v) for v in ("de", "United States", "germany", "Atlantis")] == [
+        "de", "US", "DE", "Atlantis"]
+
+
+@pytest.mark.parametrize("content, words", [
+    (b"", "The file is empty."),
+    (b"PK\x03\x04rest", "spreadsheet workbook"),
+    (b"Clicks,Impressions\n1,2\n", "No line among the first 20 of this file names a query "
+                                   "column"),
+])
+def test_files_that_cannot_be_read_say_why(world, flask_cli, tmp_path, content, words):
+    path = tmp_path / "bad.csv"
+    path.write_bytes(content)
+    done = flask_cli("import-queries", world.project_id, path, "--language", "en")
+    assert done.exit_code == 1 and words in done.output, done.output
