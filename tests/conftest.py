@@ -24,6 +24,7 @@ from service import admin, schema
 from service import create_app as create_service_app
 from tests.support.api import Api
 from tests.support.databases import database_for, postgres_database_of_its_own
+from tests.support.ordering import Durations, longest_files_first, record_key
 from tests.support.routing import CompiledRules
 from tests.support.servers import LiveServer
 from tests.support.switches import wanted
@@ -99,6 +100,29 @@ def pytest_collection_modifyitems(config, items):
             if marker in item.keywords:
                 item.add_marker(skip)
                 break
+    # The longest files first (tests/support/ordering.py); every xdist worker orders the same.
+    if config.cache is not None:
+        items[:] = longest_files_first(items, config.cache.get(_record_key(), {}))
+
+
+def _record_key() -> str:
+    return record_key([marker for marker, (variable, _) in OPT_IN.items() if wanted(variable)])
+
+
+_DURATIONS = Durations()
+
+
+def pytest_runtest_logreport(report):
+    _DURATIONS.add(report)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """The controller (or a run without workers) records how long each file took."""
+    config = session.config
+    if config.cache is None or hasattr(config, "workerinput") or not _DURATIONS.seconds:
+        return
+    key = _record_key()
+    config.cache.set(key, _DURATIONS.merged_into(config.cache.get(key, {})))
 
 
 @pytest.fixture(scope="session", autouse=True)
