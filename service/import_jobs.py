@@ -46,7 +46,7 @@ from sqlalchemy.orm import Mapped, Session, mapped_column, sessionmaker
 
 from weblib.processes import ThreadPool, owner_is_dead, process_owner
 
-from . import imports, schema
+from . import import_sources, imports, schema
 from .db import begin_write
 from .models import Base, Project, new_uuid, utcnow
 
@@ -282,9 +282,13 @@ class Stopped(Exception):
 class JobSink(imports.Sink):
     """Each batch's rejected rows, counters, progress and heartbeat, in its transaction."""
 
-    def __init__(self, import_id: str, owner: str):
+    def __init__(self, import_id: str, owner: str, missing: imports.MissingTags):
         self.import_id = import_id
         self.owner = owner
+        self.missing = missing  # the tags its rejected rows name that the project lacks
+
+    def done(self, batch: imports.Batch, counts: imports.Counts) -> None:
+        self.missing.add(batch.rejected)
 
     def write(self, session: Session, batch: imports.Batch, counts: imports.Counts) -> None:
         result = session.execute(
@@ -360,6 +364,7 @@ def run(sessions: sessionmaker, import_id: str, folder: Path, on_end: OnEnd | No
     `stale_seconds` by another; its final state (None if it was not this process's to run)."""
     owner = process_owner()
     path = upload_path(folder, import_id)
+    shaped = path.with_name(path.name + ".shaped")
     session: Session = sessions()
     try:
         begin_write(session)
@@ -373,11 +378,15 @@ def run(sessions: sessionmaker, import_id: str, folder: Path, on_end: OnEnd | No
             return None
         job = session.get(ImportJob, import_id)
         project_id = job.project_id
+        missing = imports.MissingTags(imports.project_tags(session, project_id))
+        session.commit()
+        read_as = ""
         try:
-            with Heartbeat(sessions, import_id, owner, stale_seconds / 4), \
-                    open(path, "rb") as binary:
-                counts = imports.import_file(session, project_id, binary,
-                                             JobSink(import_id, owner), batch_rows)
+            with Heartbeat(sessions, import_id, owner, stale_seconds / 4):
+                read_as = _in_own_shape(path, shaped)
+                with open(shaped if read_as else path, "rb") as binary:
+                    counts = imports.import_file(session, project_id, binary,
+                                                 JobSink(import_id, owner, missing), batch_rows)
         except Stopped:
             session.rollback()
             return INTERRUPTED
@@ -389,14 +398,39 @@ def run(sessions: sessionmaker, import_id: str, folder: Path, on_end: OnEnd | No
             session.rollback()
             log.exception("import %s failed", import_id)
             return _end(session, import_id, owner, FAILED, on_end, message=BROKEN)
+        if counts.rejected and not counts.added and not counts.present:
+            # Nothing went in: a failure, whatever the file's shape, with its reasons.
+            rows = "the only row was" if counts.rejected == 1 else \
+                f"all {counts.rejected:,} rows were"
+            return _end(session, import_id, owner, FAILED, on_end, counts=counts,
+                        message=" ".join(filter(None, [
+                            f"Nothing was imported: {rows} rejected.", missing.sentence(),
+                            read_as])))
         state = _end(session, import_id, owner, FINISHED, on_end, counts=counts,
-                     message=imports.untagged_sentence(counts))
+                     message=" ".join(filter(None, [imports.untagged_sentence(counts),
+                                                    read_as])))
         if state == FINISHED and counts.added >= ANALYZE_AFTER_ROWS:
             _analyze(session)
         return state
     finally:
         session.close()
         path.unlink(missing_ok=True)
+        shaped.unlink(missing_ok=True)
+
+
+def _in_own_shape(path: Path, shaped: Path) -> str:
+    """"" when the file has the import's own shape; else how it was read, once written in
+    that shape to `shaped` (its columns guessed from its header: service/import_sources.py),
+    or NotCsv."""
+    with open(path, "rb") as binary:
+        try:
+            imports.check_file(binary)
+            return ""
+        except imports.NotCsv:
+            pass
+        with open(shaped, "w", encoding="utf-8", newline="") as out:
+            choice, source = import_sources.normalized(binary, import_sources.Choice(), out)
+    return import_sources.describe(choice, source)
 
 
 def _analyze(session: Session) -> None:

@@ -39,7 +39,7 @@ from sqlalchemy import select
 from weblib.tag_names import fold_tag_name, tag_name_problem
 
 from . import admin, palette
-from .imports import NotCsv, project_tags, tag_names_in
+from .imports import DROP_PIECE, HEADER_BYTES, MAX_LINE, NotCsv, project_tags, tag_names_in
 from .models import Tag
 
 TITLE_ROWS = 20  # an export's title lines above its header, at most
@@ -184,33 +184,86 @@ def _separator(line: str) -> str:
     return max(SEPARATORS, key=lambda separator: (counts[separator], separator == ","))
 
 
+TOO_LONG = object()  # a line longer than the bound: read in pieces and dropped
+
+
+def _bounded_lines(text: TextIO) -> Iterator:
+    """The file's lines, each at most MAX_LINE characters (the first TITLE_ROWS at most
+    HEADER_BYTES): a longer one is read a piece at a time, dropped, and given as TOO_LONG,
+    never held whole. A file that cannot be decoded is NotCsv."""
+    number = 0
+    try:
+        while True:
+            number += 1
+            bound = HEADER_BYTES if number <= TITLE_ROWS else MAX_LINE
+            line = text.readline(bound + 1)
+            if not line:
+                return
+            if len(line) > bound and not line.endswith(("\n", "\r")):
+                while (rest := text.readline(DROP_PIECE)) and not rest.endswith("\n"):
+                    pass
+                yield TOO_LONG
+                continue
+            yield line
+    except UnicodeDecodeError:
+        raise NotCsv("The file is not UTF-8 text (nor UTF-16 with a byte order mark): save "
+                     "it as CSV UTF-8 and import that file.") from None
+
+
 def read_source(binary: BinaryIO, choice: Choice = Choice()) -> Source:
     """The file's rows, its header found (the first of its first TITLE_ROWS rows that names
     a query column: `choice.query_column`, or a name of QUERY_NAMES), or NotCsv."""
     text, encoding = _decoded(binary)
-    lines = iter(text)
+    lines = _bounded_lines(text)
     above: list[str] = []
-    for _ in range(TITLE_ROWS):
+    for number in range(1, TITLE_ROWS + 1):
         try:
             line = next(lines)
         except StopIteration:
             break
-        except UnicodeDecodeError:
-            raise NotCsv("The file is not UTF-8 text (nor UTF-16 with a byte order mark): "
-                         "save it as CSV UTF-8 and import that file.") from None
+        if line is TOO_LONG:
+            which = "first line" if number == 1 else f"line {number}"
+            raise NotCsv(f"The header must name a query column, but this file's {which} is "
+                         f"longer than {HEADER_BYTES // 1024} KiB.")
         separator = _separator(line)
         cells = next(csv.reader([line], delimiter=separator), [])
         names = {folded_name(cell) for cell in cells}
         wanted = {folded_name(choice.query_column)} if choice.query_column else set(QUERY_NAMES)
         if names & wanted:
-            rows = csv.reader(lines, delimiter=separator, quotechar='"', doublequote=True,
-                              strict=False)
-            return Source(rows, encoding, separator, len(above) + 1, cells)
+            return Source(_rows(lines, separator), encoding, separator, len(above) + 1, cells)
         above.append(line)
     named = f"“{choice.query_column}”" if choice.query_column else \
         "query, keyword or top queries"
     raise NotCsv(f"No line among the first {TITLE_ROWS} of this file names a query column "
                  f"({named}): choose the column that holds the queries.")
+
+
+def _rows(lines: Iterator, separator: str) -> Iterator[list[str] | object]:
+    """The rows after the header; TOO_LONG for a line over the bound."""
+    pending: list[str] = []
+
+    def text_lines():
+        for line in lines:
+            if line is TOO_LONG:
+                pending.append("")
+                continue
+            yield line
+
+    reader = csv.reader(text_lines(), delimiter=separator, quotechar='"', doublequote=True,
+                        strict=False)
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            for _ in pending:
+                yield TOO_LONG
+            return
+        except csv.Error:
+            row = TOO_LONG  # a field over csv's own limit: rejected as too long
+        while pending:
+            pending.pop()
+            yield TOO_LONG
+        yield row
 
 
 # --- the import's own shape --------------------------------------------------------------------
@@ -259,7 +312,11 @@ def normalized(binary: BinaryIO, given: Choice, out: TextIO) -> tuple[Choice, So
     def cell(row: list[str], index: int | None) -> str:
         return row[index] if index is not None and index < len(row) else ""
 
+    too_long = "x" * (MAX_LINE + 1)  # the import rejects it as too long, on its own line
     for row in source.rows:
+        if row is TOO_LONG:
+            writer.writerow([too_long, "", "", ""])
+            continue
         if len(row) < width:
             row = row + [""] * (width - len(row))
         names = [name.strip() for index in tags for name in split.split(cell(row, index))]

@@ -203,12 +203,13 @@ def import_upload(project_id: str):
 def progress_text(job: ImportJob) -> str:
     if job.state == import_jobs.QUEUED:
         return "Waiting to start…"
+    # One figure of how far it is (the percentage); the rest are counts, never a second
+    # fraction that could disagree with it.
     if job.active and job.reading:
-        return (f"{job.percent}% done. Reading the file: {job.rows:,} rows so far, "
-                f"{job.rejected:,} rejected.")
+        return (f"{job.percent}% done: reading the file ({job.rows:,} rows so far, "
+                f"{job.rejected:,} rejected).")
     if job.active:
-        return (f"{job.percent}% done. Adding the rows: {job.added + job.present:,} of "
-                f"{job.rows - job.rejected:,} — {job.summary}.")
+        return f"{job.percent}% done: adding the rows ({job.summary} so far)."
     return f"{job.summary}."
 
 

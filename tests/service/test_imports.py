@@ -659,16 +659,34 @@ def test_the_same_file_again_adds_nothing(browser):
     assert "The import is finished: 0 added, 2 already present, 0 rejected." in report
 
 
+def test_a_windows_1252_file_with_extra_columns_is_read_and_says_so(browser):
+    _, report = browser.imported("Keyword;Language;Country;Volume\ngröße;de;DE;10\n".encode(
+        "cp1252"), name="export.csv")
+    assert "Read as Windows-1252 text separated by semicolons" in report
+    assert stored(browser.world) == {("größe", "de", "DE")}
+    (job,) = jobs(browser.world)
+    assert job.state == "finished"
+
+
 def test_a_file_that_is_not_csv_fails_with_its_sentence_and_changes_nothing(browser):
-    _, report = browser.imported("query,language,country\ngröße,de,DE\n".encode("latin-1"),
-                                 name="export.csv")
-    assert "Nothing was imported: The file is not UTF-8 text: line 2 has bytes" in report
+    _, report = browser.imported(b"Clicks;Impressions\n1;2\n", name="export.csv")
+    assert "Nothing was imported: No line among the first 20 of this file names a query " \
+        "column" in report
     assert stored(browser.world) == set()
     (job,) = jobs(browser.world)
     assert job.state == "failed"
     event = browser.world.run(lambda s: s.scalars(select(OrgEvent)).all()[-1])
     assert event.action == "import.failed" and event.detail.startswith(
-        "export.csv: Nothing was imported: The file is not UTF-8 text")
+        "export.csv: Nothing was imported: No line among")
+
+
+def test_an_import_whose_every_row_is_rejected_is_a_failure_with_its_reasons(browser):
+    content = HEADER + "".join(f"row {i},en,US,product;price\n" for i in range(3))
+    _, report = browser.imported(content)
+    (job,) = jobs(browser.world)
+    assert job.state == "failed"
+    assert ("Nothing was imported: all 3 rows were rejected. Rows name tags this project "
+            "does not have: product (3), price (3).") in report.replace("&#34;", "\"")
 
 
 def test_no_file_chosen_is_a_sentence_on_the_form(browser):
@@ -816,7 +834,7 @@ def test_while_it_runs_the_page_shows_a_progress_bar_that_polls(service_app, bro
     assert progress == {"state": "running", "done": False, "percent": 7, "bytesRead": 250,
                         "fileSize": 1000, "rows": 10, "added": 0, "present": 0, "rejected": 1,
                         "taggedByRules": 0,
-                        "text": "7% done. Reading the file: 10 rows so far, 1 rejected."}
+                        "text": "7% done: reading the file (10 rows so far, 1 rejected)."}
     listed = browser.client.get(browser.imports_path()).get_data(as_text=True)
     assert "Importing, 7%" in listed
 
@@ -828,7 +846,7 @@ def test_while_it_runs_the_page_shows_a_progress_bar_that_polls(service_app, bro
     progress = browser.client.get(location + "/progress").get_json()
     # The file read, half of its 40 good rows added or found present: 30 + 35 %.
     assert (progress["percent"], progress["text"]) == (
-        65, "65% done. Adding the rows: 20 of 40 — 16 added, 4 already present, 1 rejected.")
+        65, "65% done: adding the rows (16 added, 4 already present, 1 rejected so far).")
 
 
 def dead_pid() -> int:
