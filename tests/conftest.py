@@ -11,8 +11,6 @@ tests/support/, which test modules import instead of a conftest.
 from __future__ import annotations
 
 import gc
-import os
-import sys
 from pathlib import Path
 
 import flask
@@ -40,23 +38,6 @@ OPT_IN = {
     "browser": ("TAGDESK_TEST_BROWSER", "browser (Chromium)"),
     "nginx": ("TAGDESK_TEST_PROXY", "reverse proxy (nginx)"),
 }
-
-
-def pytest_configure(config):
-    """Bytecode for the whole run, kept out of the source tree.
-
-    Where the environment sets PYTHONDONTWRITEBYTECODE, every process of a run (each xdist
-    worker, and each server or command line a test starts) compiled the project and the
-    packages it imports again (seconds of CPU each; a run starts dozens). The run's
-    processes write and read bytecode under .pytest_cache/ instead (PYTHONPYCACHEPREFIX),
-    never next to the sources. Set here, in the first process, before the workers start.
-    """
-    if os.environ.get("PYTHONDONTWRITEBYTECODE") and not os.environ.get("PYTHONPYCACHEPREFIX"):
-        prefix = str(config.rootpath / ".pytest_cache" / "bytecode")
-        del os.environ["PYTHONDONTWRITEBYTECODE"]
-        os.environ["PYTHONPYCACHEPREFIX"] = prefix
-        sys.dont_write_bytecode = False
-        sys.pycache_prefix = prefix
 
 
 @pytest.hookimpl(trylast=True)
