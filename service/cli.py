@@ -169,17 +169,18 @@ def create_tag(project_id, name, color):
               help="A column of tags (repeatable).")
 @click.option("--tags-separator", metavar="SEP", default=";", show_default=True,
               help="What separates the tags of a cell.")
+@click.option("--sheet", metavar="NAME", help="The sheet of a workbook (its first if none).")
 @click.option("--create-tags", is_flag=True, help="Create the tags the project lacks.")
 @click.option("--dry-run", is_flag=True, help="Check the file; change nothing.")
 def import_queries(project_id, file, query_column, language_column, language, country_column,
-                   country, tags_column, tags_separator, create_tags, dry_run):
-    """Import the queries of a CSV or TSV file: the import's own shape
+                   country, tags_column, tags_separator, sheet, create_tags, dry_run):
+    """Import the queries of a CSV or TSV file or an Excel workbook: the import's own shape
     (query,language,country,tags with tags joined by ';'), or any other whose columns are
     guessed from its header or named by the options (Search Console, Keyword Planner,
     Semrush, Ahrefs exports). Prints the count added; rejected rows are listed with their
     line and reason, and the others imported: the exit status is then 1."""
     choice = import_sources.Choice(query_column, language_column, language, country_column,
-                                   country, tuple(tags_column), tags_separator)
+                                   country, tuple(tags_column), tags_separator, sheet)
     with open(file, "rb") as given, tempfile.TemporaryFile("w+", encoding="utf-8",
                                                            newline="") as shaped:
         binary = _in_own_shape(given, choice, shaped)

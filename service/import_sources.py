@@ -27,6 +27,7 @@ import csv
 import io
 import re
 import unicodedata
+import zipfile
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ from functools import cache
 from typing import BinaryIO, TextIO
 
 from babel import Locale
+from python_calamine import CalamineError, CalamineWorkbook
 from sqlalchemy import select
 
 from weblib.tag_names import fold_tag_name, tag_name_problem
@@ -76,6 +78,7 @@ class Choice:
     country: str | None = None
     tags_columns: tuple[str, ...] = ()
     tags_separator: str = ";"
+    sheet: str | None = None  # of a workbook: its first sheet when None
 
     def problems(self) -> list[str]:
         found = []
@@ -108,6 +111,7 @@ def guess(header: list[str], given: Choice = Choice()) -> Choice:
         tags_columns=given.tags_columns or tuple(
             name for name in header if folded_name(name) in TAG_NAMES),
         tags_separator=given.tags_separator,
+        sheet=given.sheet,
     )
 
 
@@ -161,9 +165,6 @@ def _decoded(binary: BinaryIO) -> tuple[TextIO, str]:
     binary.seek(0)
     if not start:
         raise NotCsv("The file is empty.")
-    if start.startswith(b"PK\x03\x04"):
-        raise NotCsv("This is a spreadsheet workbook (such as .xlsx): save its sheet as CSV "
-                     "and import that file.")
     if start.startswith(codecs.BOM_UTF8):
         return io.TextIOWrapper(binary, "utf-8-sig", newline=""), "UTF-8"
     if start.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
@@ -210,12 +211,26 @@ def _bounded_lines(text: TextIO) -> Iterator:
                      "it as CSV UTF-8 and import that file.") from None
 
 
+def _names_query(cells: list[str], choice: Choice) -> bool:
+    wanted = {folded_name(choice.query_column)} if choice.query_column else set(QUERY_NAMES)
+    return not wanted.isdisjoint(folded_name(cell) for cell in cells)
+
+
+def _no_header(choice: Choice) -> NotCsv:
+    named = f"“{choice.query_column}”" if choice.query_column else \
+        "query, keyword or top queries"
+    return NotCsv(f"No line among the first {TITLE_ROWS} of this file names a query column "
+                  f"({named}): choose the column that holds the queries.")
+
+
 def read_source(binary: BinaryIO, choice: Choice = Choice()) -> Source:
     """The file's rows, its header found (the first of its first TITLE_ROWS rows that names
     a query column: `choice.query_column`, or a name of QUERY_NAMES), or NotCsv."""
+    binary.seek(0)
+    if binary.read(4) == b"PK\x03\x04":
+        return _workbook(binary, choice)
     text, encoding = _decoded(binary)
     lines = _bounded_lines(text)
-    above: list[str] = []
     for number in range(1, TITLE_ROWS + 1):
         try:
             line = next(lines)
@@ -227,15 +242,62 @@ def read_source(binary: BinaryIO, choice: Choice = Choice()) -> Source:
                          f"longer than {HEADER_BYTES // 1024} KiB.")
         separator = _separator(line)
         cells = next(csv.reader([line], delimiter=separator), [])
-        names = {folded_name(cell) for cell in cells}
-        wanted = {folded_name(choice.query_column)} if choice.query_column else set(QUERY_NAMES)
-        if names & wanted:
-            return Source(_rows(lines, separator), encoding, separator, len(above) + 1, cells)
-        above.append(line)
-    named = f"“{choice.query_column}”" if choice.query_column else \
-        "query, keyword or top queries"
-    raise NotCsv(f"No line among the first {TITLE_ROWS} of this file names a query column "
-                 f"({named}): choose the column that holds the queries.")
+        if _names_query(cells, choice):
+            return Source(_rows(lines, separator), encoding, separator, number, cells)
+    raise _no_header(choice)
+
+
+# The most a workbook's sheets and shared strings may hold unpacked (a small file can unpack
+# to gigabytes: it is refused before it is opened).
+MAX_UNPACKED = 512 * 1024 * 1024
+
+
+def _workbook(binary: BinaryIO, choice: Choice) -> Source:
+    """An Excel workbook's sheet (the chosen one, else the first), read with python-calamine;
+    each cell as text ("42", not "42.0")."""
+    binary.seek(0)
+    try:
+        with zipfile.ZipFile(binary) as packed:
+            unpacked = sum(item.file_size for item in packed.infolist())
+    except zipfile.BadZipFile:
+        raise NotCsv("This file looks like a workbook (.xlsx) but cannot be opened as one: "
+                     "save it again, or as CSV, and import that file.") from None
+    if unpacked > MAX_UNPACKED:
+        raise NotCsv(f"This workbook unpacks to more than {MAX_UNPACKED >> 20} MiB: save its "
+                     "sheet as CSV and import that file.")
+    binary.seek(0)
+    try:
+        book = CalamineWorkbook.from_filelike(binary)
+        names = book.sheet_names
+        if choice.sheet is not None and choice.sheet not in names:
+            raise NotCsv(f"The workbook has no sheet “{choice.sheet}”; its sheets are "
+                         + ", ".join(f"“{name}”" for name in names[:12]) + ".")
+        sheet = book.get_sheet_by_name(choice.sheet or names[0])
+        rows = (list(map(_cell_text, row)) for row in sheet.iter_rows())
+        first_row = sheet.start[0] + 1 if sheet.start else 1
+    except CalamineError as error:
+        raise NotCsv(f"This workbook could not be read ({error}): save its sheet as CSV and "
+                     "import that file.") from None
+    for index in range(TITLE_ROWS):
+        cells = next(rows, None)
+        if cells is None:
+            break
+        if _names_query(cells, choice):
+            return Source(rows, f"the sheet “{sheet.name}” of an Excel workbook", "",
+                          first_row + index, cells)
+    raise _no_header(choice)
+
+
+def _cell_text(value) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return "" if value is None else str(value)
 
 
 def _rows(lines: Iterator, separator: str) -> Iterator[list[str] | object]:
@@ -380,5 +442,8 @@ def describe(choice: Choice, source: Source) -> str:
              column(choice.country_column, choice.country and country_code(choice.country),
                     "country"),
              f"the tags from {tags}" if tags else "no tags"]
+    if not source.separator:  # a workbook
+        return (f"Read {source.encoding}, its header on row {source.header_line}: "
+                + ", ".join(parts) + ".")
     return (f"Read as {source.encoding} text separated by {SEPARATOR_NAMES[source.separator]}, "
             f"its header on line {source.header_line}: " + ", ".join(parts) + ".")

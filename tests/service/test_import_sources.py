@@ -11,7 +11,10 @@ import codecs
 
 import pytest
 
+from service import import_sources
 from service.import_sources import country_code, folded_name, guess, language_code
+from tests.support.imports import Administrator
+from tests.support.xlsx import workbook
 
 GSC = ("Top queries,Clicks,Impressions,CTR,Position\n"
        "laufschuhe herren,120,3400,3.5%,4.2\n\"schuhe, günstig\",80,2000,4%,6.1\n")
@@ -137,7 +140,7 @@ def test_guesses_and_names():
 
 @pytest.mark.parametrize("content, words", [
     (b"", "The file is empty."),
-    (b"PK\x03\x04rest", "spreadsheet workbook"),
+    (b"PK\x03\x04rest", "cannot be opened as one"),
     (b"Clicks,Impressions\n1,2\n", "No line among the first 20 of this file names a query "
                                    "column"),
 ])
@@ -146,3 +149,61 @@ def test_files_that_cannot_be_read_say_why(world, flask_cli, tmp_path, content, 
     path.write_bytes(content)
     done = flask_cli("import-queries", world.project_id, path, "--language", "en")
     assert done.exit_code == 1 and words in done.output, done.output
+
+
+def test_an_excel_workbook_its_chosen_sheet_and_row_numbers(api, world, flask_cli, tmp_path):
+    path = tmp_path / "keywords.xlsx"
+    path.write_bytes(workbook({
+        "Notes": [["Exported from a keyword tool"]],
+        "Keywords": [["Keyword export"], [], ["Keyword", "Language", "Country", "Volume"],
+                     ["laufschuhe", "de", "DE", 1200], ["nike 270", "en", "United States", 90.0],
+                     ["", "en", "US", 5]]}))
+    first = flask_cli("import-queries", world.project_id, path)
+    assert first.exit_code == 1
+    assert "No line among the first 20 of this file names a query column" in first.output
+    done = flask_cli("import-queries", world.project_id, path, "--sheet", "Keywords")
+    assert done.exit_code == 1, done.output  # its last row has no query
+    assert ("Read the sheet “Keywords” of an Excel workbook, its header on row 3: the queries "
+            "from “Keyword”") in done.output
+    assert "Line 6: The query is empty." in done.output
+    assert queries(api) == {("laufschuhe", "de", "DE", ()), ("nike 270", "en", "US", ())}
+    missing = flask_cli("import-queries", world.project_id, path, "--sheet", "Sheet9")
+    assert "The workbook has no sheet “Sheet9”; its sheets are “Notes”, “Keywords”." in \
+        missing.output
+
+
+def test_a_workbook_that_unpacks_too_far_or_is_broken_is_refused(world, flask_cli, tmp_path,
+                                                                 monkeypatch):
+    path = tmp_path / "big.xlsx"
+    path.write_bytes(workbook({"Sheet1": [["query", "language", "country"]] +
+                                         [[f"q{n}", "en", "US"] for n in range(200)]}))
+    monkeypatch.setattr(import_sources, "MAX_UNPACKED", 4096)
+    refused = flask_cli("import-queries", world.project_id, path)
+    assert refused.exit_code == 1
+    assert "This workbook unpacks to more than 0 MiB" in refused.output
+    broken = tmp_path / "broken.xlsx"
+    broken.write_bytes(b"PK\x03\x04" + b"\x00" * 200)
+    refused = flask_cli("import-queries", world.project_id, broken)
+    assert "cannot be opened as one" in refused.output
+
+
+@pytest.fixture
+def administrator(service_config, tmp_path, live_service, world):
+    service_config["IMPORTS_FOLDER"] = str(tmp_path / "imports")
+    world.with_administrator("ann@example.com", "correct horse battery staple")
+    return Administrator(live_service.url, "ann@example.com", "correct horse battery staple")
+
+
+def test_the_settings_upload_takes_a_workbook_and_a_keyword_list(api, world, administrator):
+    data = workbook({"Sheet1": [["Keyword", "Language", "Country", "KD"],
+                                ["laufschuhe", "German", "Germany", 12]]})
+    report = administrator.upload(world.project_id, data, name="keywords.xlsx")
+    assert administrator.finished(report)["state"] == "finished"
+    page = administrator.get(report).text
+    assert "Read the sheet “Sheet1” of an Excel workbook, its header on row 1" in page
+    report = administrator.upload(world.project_id, SEMRUSH.replace(
+        "Keyword,Country", "Keyword,Language,Country").replace(",United States,", ",en,US,")
+        .replace(",germany,", ",en,germany,").replace(",AT,", ",de,AT,"), name="semrush.csv")
+    assert administrator.finished(report)["state"] == "finished"
+    assert queries(api) == {("laufschuhe", "de", "DE", ()), ("nike air", "en", "US", ()),
+                            ("adidas samba", "en", "DE", ()), ("asics", "de", "AT", ())}
