@@ -344,51 +344,74 @@ def _column(header: list[str], name: str | None, what: str) -> int | None:
                  + ", ".join(f"“{cell}”" for cell in header[:12]) + ".")
 
 
+class Shaping:
+    """A file's rows turned into the import's own (query, language, country, tags), as a
+    choice of columns says; NotCsv when the choice cannot be made on this file."""
+
+    def __init__(self, binary: BinaryIO, given: Choice) -> None:
+        self.source = read_source(binary, given)
+        self.choice = choice = guess(self.source.header, given)
+        problems = choice.problems()
+        if problems:
+            raise NotCsv(" ".join(problems))
+        header = self.source.header
+        self.query = _column(header, choice.query_column, "queries")
+        self.language = _column(header, choice.language_column, "language")
+        self.country = _column(header, choice.country_column, "country")
+        if self.query is None:
+            raise NotCsv("Choose the column that holds the queries.")
+        if self.language is None and not choice.language:
+            raise NotCsv("The file has no language column: choose one, or one language for "
+                          "every row.")
+        if self.country is None and not choice.country:
+            raise NotCsv("The file has no country column: choose one, or one country for "
+                          "every row.")
+        self.tags = [_column(header, name, "tags") for name in choice.tags_columns]
+        self.every_language = language_code(choice.language) if choice.language else ""
+        self.every_country = country_code(choice.country) if choice.country else ""
+        self.split = re.compile("|".join(map(re.escape, {choice.tags_separator, ";"})))
+        self.width = len(header)
+
+    def shaped(self, row: list[str]) -> list[str]:
+        if len(row) < self.width:
+            row = row + [""] * (self.width - len(row))
+
+        def cell(index: int | None) -> str:
+            return row[index] if index is not None and index < len(row) else ""
+
+        names = [name.strip() for index in self.tags for name in self.split.split(cell(index))]
+        return [cell(self.query),
+                self.every_language or language_code(cell(self.language)),
+                self.every_country or country_code(cell(self.country)),
+                ";".join(name for name in names if name)]
+
+    def first(self, count: int) -> list[list[str]]:
+        """The first `count` rows with any text, shaped (a preview)."""
+        found = []
+        for row in self.source.rows:
+            if row is TOO_LONG or not any(value.strip() for value in row):
+                continue
+            found.append(self.shaped(row))
+            if len(found) == count:
+                break
+        return found
+
+    def write(self, out: TextIO) -> None:
+        """Every row, in the import's own shape; the lines above the header kept counted."""
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["query", "language", "country", "tags"])
+        out.write("\n" * (self.source.header_line - 1))
+        too_long = "x" * (MAX_LINE + 1)  # the import rejects it as too long, on its line
+        for row in self.source.rows:
+            writer.writerow([too_long, "", "", ""] if row is TOO_LONG else self.shaped(row))
+
+
 def normalized(binary: BinaryIO, given: Choice, out: TextIO) -> tuple[Choice, Source]:
     """Write the file in the import's own shape to `out`; the choice made (given, the rest
     guessed) and how the file was read. NotCsv when the choice cannot be made."""
-    source = read_source(binary, given)
-    choice = guess(source.header, given)
-    problems = choice.problems()
-    if problems:
-        raise NotCsv(" ".join(problems))
-    header = source.header
-    query = _column(header, choice.query_column, "queries")
-    language = _column(header, choice.language_column, "language")
-    country = _column(header, choice.country_column, "country")
-    if language is None and not choice.language:
-        raise NotCsv("The file has no language column: choose one, or one language for "
-                     "every row.")
-    if country is None and not choice.country:
-        raise NotCsv("The file has no country column: choose one, or one country for every "
-                     "row.")
-    tags = [_column(header, name, "tags") for name in choice.tags_columns]
-    every_language = language_code(choice.language) if choice.language else ""
-    every_country = country_code(choice.country) if choice.country else ""
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["query", "language", "country", "tags"])
-    out.write("\n" * (source.header_line - 1))  # the lines above the header, kept counted
-    split = re.compile("|".join(map(re.escape, {choice.tags_separator, ";"})))
-    width = len(header)
-
-    def cell(row: list[str], index: int | None) -> str:
-        return row[index] if index is not None and index < len(row) else ""
-
-    too_long = "x" * (MAX_LINE + 1)  # the import rejects it as too long, on its own line
-    for row in source.rows:
-        if row is TOO_LONG:
-            writer.writerow([too_long, "", "", ""])
-            continue
-        if len(row) < width:
-            row = row + [""] * (width - len(row))
-        names = [name.strip() for index in tags for name in split.split(cell(row, index))]
-        writer.writerow([
-            cell(row, query),
-            every_language or language_code(cell(row, language)),
-            every_country or country_code(cell(row, country)),
-            ";".join(name for name in names if name),
-        ])
-    return choice, source
+    shaping = Shaping(binary, given)
+    shaping.write(out)
+    return shaping.choice, shaping.source
 
 
 def tags_named(text_file: TextIO) -> dict[str, str]:

@@ -513,7 +513,9 @@ def test_the_command_line_refuses_a_file_that_is_not_csv_with_a_sentence(world, 
     path.write_bytes(NOT_CSV["workbook"][0])
     result = cli("import-queries", world.project_id, str(path))
     assert result.exit_code == 1
-    assert "Nothing was imported: This is a spreadsheet workbook" in result.output
+    # Not a workbook either, though it starts as one.
+    assert "Nothing was imported: This file looks like a workbook (.xlsx) but cannot be " \
+        "opened as one" in result.output
     assert "Traceback" not in result.output
     assert stored(world) == set()
 
@@ -593,7 +595,7 @@ def test_upload_report_and_download_and_the_rows_are_searchable_over_http(browse
                                                                           live_service):
     world = browser.world
     page = browser.client.get(browser.imports_path()).get_data(as_text=True)
-    assert '<label for="import-file">CSV file</label>' in page
+    assert '<label for="import-file">File</label>' in page
     assert "Import queries</button>" in page
 
     content = (HEADER + "laufschuhe,de,DE,brand;sale\n"
