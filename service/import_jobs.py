@@ -54,6 +54,8 @@ log = logging.getLogger(__name__)
 
 QUEUED, RUNNING, FINISHED, FAILED, INTERRUPTED = (
     "queued", "running", "finished", "failed", "interrupted")
+# Uploaded, not of the import's own shape: waiting for the person to choose its columns.
+CHOOSING = "choosing"
 ACTIVE = (QUEUED, RUNNING)
 
 STALE_SECONDS = 60.0          # a running job without a heartbeat for this long has died
@@ -196,10 +198,10 @@ def save_upload(stream: BinaryIO, folder: Path, import_id: str) -> int:
 
 def create(session: Session, org_id: str, project_id: str, user_id: int | None,
            actor_email: str | None, file_name: str, file_size: int, import_id: str,
-           owner: str) -> ImportJob:
+           owner: str, state: str = QUEUED) -> ImportJob:
     job = ImportJob(id=import_id, org_id=org_id, project_id=project_id, user_id=user_id,
                     actor_email=actor_email, file_name=clean_file_name(file_name),
-                    file_size=file_size, state=QUEUED, message="", owner=owner,
+                    file_size=file_size, state=state, message="", owner=owner,
                     bytes_read=0, last_line=0, rows=0, added=0, present=0, rejected=0,
                     created_at=utcnow())
     session.add(job)

@@ -13,9 +13,12 @@ signed-in session.
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import re
 import threading
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from flask import (
@@ -31,13 +34,14 @@ from flask import (
 )
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField, FileRequired
-from sqlalchemy import select
+from sqlalchemy import select, update
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from .. import import_jobs, imports
+from .. import import_jobs, import_sources, imports
 from ..db import begin_write, get_session
 from ..import_jobs import ImportJob
-from ..models import Project, new_uuid
+from ..import_sources import Choice
+from ..models import Project, new_uuid, utcnow
 from . import audit, web
 from .projects import signed_in_project
 from .views import bp, holds_a_session, load_user, signin_required
@@ -182,22 +186,200 @@ def import_upload(project_id: str):
         log.exception("could not keep an upload in %s", folder)
         return _import_page(project, ["The file could not be kept on the server for its "
                                       "import. Please try again in a little while."], 503)
+    path = import_jobs.upload_path(folder, import_id)
+    own_shape = _own_shape(path)
     db = get_session()
     try:
         begin_write(db)
         import_jobs.create(db, g.user.org_id, project.id, g.user.id, g.user.email,
-                           upload.filename, size, import_id, import_jobs.process_owner())
+                           upload.filename, size, import_id, import_jobs.process_owner(),
+                           import_jobs.QUEUED if own_shape else import_jobs.CHOOSING)
         db.commit()
     except BaseException:
         db.rollback()
-        import_jobs.upload_path(folder, import_id).unlink(missing_ok=True)
+        path.unlink(missing_ok=True)
         raise
+    if not own_shape:  # its columns are chosen first (import_columns)
+        return redirect(url_for("settings.import_columns", project_id=project.id,
+                                import_id=import_id), 303)
+    return _started(project, import_id)
+
+
+def _own_shape(path: Path) -> bool:
+    """Whether the file goes straight to its import: it has the import's own shape, or it
+    cannot be read at all (its import then fails with the sentence that says why). A file
+    of any other shape has its columns chosen first."""
+    with open(path, "rb") as binary:
+        try:
+            imports.check_file(binary)
+            return True
+        except imports.NotCsv:
+            pass
+        try:
+            import_sources.read_source(binary)
+        except imports.NotCsv:
+            return True
+        return False
+
+
+def _started(project: Project, import_id: str):
     jobs = runner()
     jobs.submit(import_id)
     # A small file is imported while the person waits: its report is the next page.
     jobs.wait(import_id, float(current_app.config.get("IMPORT_WAIT_SECONDS", 2.0)))
     return redirect(url_for("settings.import_report", project_id=project.id,
                             import_id=import_id), 303)
+
+
+# --- the columns of a file of another shape ------------------------------------------------
+
+
+PREVIEW_ROWS = 5
+
+
+def _remembered(project: Project) -> Choice:
+    try:
+        fields = json.loads(project.import_choice or "{}")
+        return Choice(**{**fields, "tags_columns": tuple(fields.get("tags_columns", ()))})
+    except (TypeError, ValueError):
+        return Choice()
+
+
+def _for_header(choice: Choice, header: list[str]) -> Choice:
+    """The remembered choice without the columns this file does not have."""
+    names = {import_sources.folded_name(name) for name in header}
+
+    def kept(name: str | None) -> str | None:
+        return name if name and import_sources.folded_name(name) in names else None
+
+    return replace(choice, query_column=kept(choice.query_column),
+                   language_column=kept(choice.language_column),
+                   country_column=kept(choice.country_column),
+                   tags_columns=tuple(n for n in choice.tags_columns if kept(n)), sheet=None)
+
+
+def _choice_from_form(form) -> Choice:
+    def text(name: str) -> str | None:
+        return (form.get(name) or "").strip()[:200] or None
+
+    return Choice(query_column=text("query_column"), language_column=text("language_column"),
+                  language=text("language"), country_column=text("country_column"),
+                  country=text("country"),
+                  tags_columns=tuple(dict.fromkeys(
+                      value.strip()[:200] for value in form.getlist("tags_columns")
+                      if value.strip())),
+                  tags_separator=(form.get("tags_separator") or ";")[:5])
+
+
+@bp.route("/projects/<project_id>/imports/<import_id>/columns", methods=["GET", "POST"])
+@signin_required
+def import_columns(project_id: str, import_id: str):
+    project = signed_in_project(project_id)
+    job = _job(project, import_id)
+    if job.state != import_jobs.CHOOSING:
+        return redirect(url_for("settings.import_report", project_id=project.id,
+                                import_id=job.id), 303)
+    path = import_jobs.upload_path(_folder(), job.id)
+    posted = request.method == "POST"
+    create_tags = posted and request.form.get("create_tags") == "1"
+    header, preview, problems, checked, described, choice = [], [], [], None, "", Choice()
+    try:
+        with open(path, "rb") as binary:
+            header = import_sources.read_source(binary).header
+    except (imports.NotCsv, OSError) as error:
+        problems.append(str(error) if isinstance(error, imports.NotCsv)
+                        else "The file is no longer here: upload it again.")
+    if header:
+        given = _choice_from_form(request.form) if posted else _for_header(
+            _remembered(project), header)
+        try:
+            with open(path, "rb") as binary:
+                shaping = import_sources.Shaping(binary, given)
+                preview = shaping.first(PREVIEW_ROWS)
+            choice = shaping.choice
+            described = import_sources.describe(choice, shaping.source)
+        except imports.NotCsv as error:
+            choice = import_sources.guess(header, given)
+            problems.append(str(error))
+    if posted and not problems:
+        _remember(project, choice)
+        if request.form.get("action") == "import":
+            return _import_chosen(project, job, path, choice, create_tags)
+        checked = _check(project, path, choice, create_tags)
+    status = 422 if posted and problems else 200
+    return render_template(
+        "settings/import_columns.html", section="projects", project=project, job=job,
+        header=header, choice=choice, preview=preview, problems=problems, checked=checked,
+        described=described, create_tags=create_tags), status
+
+
+def _remember(project: Project, choice: Choice) -> None:
+    db = get_session()
+    begin_write(db)
+    fields = asdict(replace(choice, sheet=None))
+    fields["tags_columns"] = list(choice.tags_columns)
+    db.get(Project, project.id).import_choice = json.dumps(fields, ensure_ascii=False)
+    db.commit()
+
+
+def _shaped(path: Path, choice: Choice) -> Path:
+    """The file written in the import's own shape, beside it."""
+    shaped = path.with_name(path.name + ".checked")
+    with open(path, "rb") as binary, open(shaped, "w", encoding="utf-8", newline="") as out:
+        import_sources.Shaping(binary, choice).write(out)
+    return shaped
+
+
+def _check(project: Project, path: Path, choice: Choice, create_tags: bool) -> dict:
+    """What importing the file would do, as sentences; nothing is changed."""
+    db = get_session()
+    shaped = _shaped(path, choice)
+    try:
+        with open(shaped, encoding="utf-8", newline="") as text:
+            named = import_sources.tags_named(text)
+        known = imports.project_tags(db, project.id)
+        lacking = [name for folded, name in named.items() if folded not in known]
+        missing = imports.MissingTags(known)
+        first: list[str] = []
+
+        class Sink(imports.Sink):
+            def done(self, batch, counts):
+                missing.add(batch.rejected)
+                first.extend(imports.rejected_line(row)
+                             for row in batch.rejected[:REJECTED_SHOWN - len(first)])
+
+        with open(shaped, "rb") as binary:
+            counts = imports.check_only(db, project.id, binary,
+                                        lacking if create_tags else (), Sink())
+    finally:
+        shaped.unlink(missing_ok=True)
+    return {"summary": (f"{counts.added:,} will be added, {counts.present:,} already present, "
+                        f"{counts.rejected:,} rejected."),
+            "created": lacking if create_tags else [], "missing": missing.sentence(),
+            "rejected": first}
+
+
+REJECTED_SHOWN = 5
+
+
+def _import_chosen(project: Project, job: ImportJob, path: Path, choice: Choice,
+                   create_tags: bool):
+    shaped = _shaped(path, choice)
+    os.replace(shaped, path)
+    db = get_session()
+    if create_tags:
+        with open(path, encoding="utf-8", newline="") as text:
+            named = import_sources.tags_named(text)
+        begin_write(db)
+        import_sources.create_missing_tags(db, project.id, named)
+        db.commit()
+    begin_write(db)
+    db.execute(update(ImportJob).where(ImportJob.id == job.id,
+                                       ImportJob.state == import_jobs.CHOOSING)
+               .values(state=import_jobs.QUEUED, owner=import_jobs.process_owner(),
+                       file_size=path.stat().st_size, created_at=utcnow()))
+    db.commit()
+    return _started(project, job.id)
 
 
 def progress_text(job: ImportJob) -> str:
@@ -218,6 +400,9 @@ def progress_text(job: ImportJob) -> str:
 def import_report(project_id: str, import_id: str):
     project = signed_in_project(project_id)
     job = _job(project, import_id)
+    if job.state == import_jobs.CHOOSING:
+        return redirect(url_for("settings.import_columns", project_id=project.id,
+                                import_id=job.id), 303)
     rejected = [] if job.active else import_jobs.rejections(get_session(), job.id,
                                                             REJECTED_ON_PAGE)
     return render_template("settings/import_report.html", section="projects", project=project,

@@ -16,9 +16,9 @@ import secrets
 import pytest
 from sqlalchemy import select
 
-from service import admin, keys
+from service import admin, import_jobs, keys
 from service.db import session_scope
-from service.models import ApiKey, PasswordLink, Tag, User
+from service.models import ApiKey, PasswordLink, Tag, User, new_uuid
 from service.settings import accounts, password_links
 from tests.support.security import make_org, row_keys, start_site, tag_rows
 
@@ -49,6 +49,14 @@ def spare_key_id(site) -> int:
     with session_scope(site.service_app) as session:
         key = admin.create_key(session, site.org.org_id, "tdk", name="spare")
         return session.scalar(select(ApiKey.id).where(ApiKey.key_hash == keys.digest(key)))
+
+
+def waiting_import(site, project_id: str) -> str:
+    """An upload waiting for its columns to be chosen, that the columns form may aim at."""
+    with session_scope(site.service_app) as session:
+        return import_jobs.create(session, site.org.org_id, project_id, None, None,
+                                  "waiting.csv", 1, new_uuid(), "test",
+                                  import_jobs.CHOOSING).id
 
 
 def spare_person(site) -> tuple[int, str]:
@@ -97,7 +105,8 @@ def test_every_state_changing_route_refuses_requests_without_the_sessions_token(
     tag_id = site.org.tags["Shop search"]["brand"]
     edit_id = tag_rows(visitor, project_id, tag_id, row_keys(visitor, project_id)[:1])
     values = {"project_id": project_id, "edit_id": edit_id, "key_id": spare_key_id(site),
-              "tag_id": tag_id, "view_id": "1", "rule_id": "1"}
+              "tag_id": tag_id, "view_id": "1", "rule_id": "1",
+              "import_id": waiting_import(site, project_id)}
     values["user_id"], values["token"] = spare_person(site)
     foreign = {"dashboard": stranger.token(f"/projects/{project_id}/queries"),
                "settings": stranger.token("/settings/api/generate")}

@@ -92,11 +92,14 @@ def test_another_organizations_calls_are_not_held_up_while_a_hostile_file_is_rea
                ("query,language,country" + ",a" * limit)[:limit - 1],
                "query,language,country" + ",a" * 32 * 1024]
     with Timed(live_service.url, other_key) as timed:
-        for first_line, state in zip(hostile, ["failed", "failed", "finished", "failed"],
-                                     strict=True):
+        for first_line in hostile:
             report = admin_http.upload(person.project_id, first_line + "\nshoes,en,US,\n")
-            # Extra columns are ignored: a header under the bound with many is a header.
-            assert admin_http.finished(report, timeout=120)["state"] == state
+            if report.endswith("/columns"):
+                # Extra columns are no fault: a header under the bound with many of them
+                # is a header, and the file waits for its columns to be chosen.
+                assert admin_http.get(report).status_code == 200
+            else:
+                assert admin_http.finished(report, timeout=120)["state"] == "failed"
     assert len(timed.seconds) >= 5
     assert max(timed.seconds) < 1.0, sorted(timed.seconds)[-5:]
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 import codecs
 
 import pytest
+from sqlalchemy import inspect
 
 from service import import_sources
 from service.import_sources import country_code, folded_name, guess, language_code
+from tests.service.migrating import engine_of_its_own, migrate, migrated_with_rows
 from tests.support.imports import Administrator
 from tests.support.xlsx import workbook
 
@@ -197,13 +199,89 @@ def administrator(service_config, tmp_path, live_service, world):
 def test_the_settings_upload_takes_a_workbook_and_a_keyword_list(api, world, administrator):
     data = workbook({"Sheet1": [["Keyword", "Language", "Country", "KD"],
                                 ["laufschuhe", "German", "Germany", 12]]})
-    report = administrator.upload(world.project_id, data, name="keywords.xlsx")
-    assert administrator.finished(report)["state"] == "finished"
-    page = administrator.get(report).text
-    assert "Read the sheet “Sheet1” of an Excel workbook, its header on row 1" in page
-    report = administrator.upload(world.project_id, SEMRUSH.replace(
-        "Keyword,Country", "Keyword,Language,Country").replace(",United States,", ",en,US,")
-        .replace(",germany,", ",en,germany,").replace(",AT,", ",de,AT,"), name="semrush.csv")
-    assert administrator.finished(report)["state"] == "finished"
+    semrush = SEMRUSH.replace("Keyword,Country", "Keyword,Language,Country").replace(
+        ",United States,", ",en,US,").replace(",germany,", ",en,germany,").replace(
+        ",AT,", ",de,AT,")
+    for content, name, read in ((data, "keywords.xlsx", "Read the sheet “Sheet1” of an Excel "
+                                 "workbook, its header on row 1"),
+                                (semrush, "semrush.csv", "Read as UTF-8 text separated by "
+                                 "commas")):
+        columns = administrator.upload(world.project_id, content, name=name)
+        page = administrator.get(columns).text
+        assert read in page
+        started = administrator.post(columns, data={
+            "csrf_token": administrator.csrf(columns), "query_column": "Keyword",
+            "language_column": "Language", "country_column": "Country", "action": "import"})
+        assert administrator.finished(started.headers["Location"])["state"] == "finished"
     assert queries(api) == {("laufschuhe", "de", "DE", ()), ("nike air", "en", "US", ()),
                             ("adidas samba", "en", "DE", ()), ("asics", "de", "AT", ())}
+
+
+def test_a_search_console_export_through_its_columns_page(api, world, administrator):
+    report = administrator.upload(world.project_id, GSC, name="Queries.csv")
+    assert report.endswith("/columns")
+    page = administrator.get(report).text
+    assert "<h1>Columns of “Queries.csv”</h1>" in page
+    assert '<option value="Top queries" selected>' in page  # guessed
+    for label in ("Query column", "Language column", "Language for every row",
+                  "Country column", "Country for every row", "Tags separator"):
+        assert f">{label}</label>" in page
+    assert "<legend>Tags column</legend>" in page
+    assert "Create tags that do not exist yet" in page
+    assert ">Check the file</button>" in page and ">Import queries</button>" in page
+    form = {"csrf_token": administrator.csrf(report), "query_column": "Top queries",
+            "language_column": "", "country_column": "", "tags_separator": ";"}
+    refused = administrator.post(report, data={**form, "action": "check"})
+    assert refused.status_code == 422
+    assert "The file has no language column: choose one" in refused.text
+    checked = administrator.post(report, data={**form, "language": "German",
+                                              "country": "de", "action": "check"})
+    assert checked.status_code == 200, checked.text[:500]
+    assert "Checked, nothing changed: 2 will be added, 0 already present, 0 rejected." in \
+        checked.text
+    assert "laufschuhe herren" in checked.text  # the preview
+    assert queries(api) == set()
+    started = administrator.post(report, data={**form, "language": "German",
+                                              "country": "de", "action": "import"})
+    assert started.status_code == 303
+    location = started.headers["Location"]
+    assert administrator.finished(location)["state"] == "finished"
+    assert queries(api) == {("laufschuhe herren", "de", "DE", ()),
+                            ("schuhe, günstig", "de", "DE", ())}
+    # The next file of that shape starts from the choice made.
+    again = administrator.upload(world.project_id, GSC.replace("herren", "damen"),
+                                 name="Queries (2).csv")
+    page = administrator.get(again).text
+    assert 'name="language" value="German"' in page and 'name="country" value="de"' in page
+
+
+def test_missing_tags_are_named_by_the_check_and_created_on_request(api, world,
+                                                                    administrator):
+    content = "Keyword;Language;Country;Labels\na1;en;US;product|price\na2;en;US;product\n"
+    report = administrator.upload(world.project_id, content, name="labels.csv")
+    form = {"csrf_token": administrator.csrf(report), "query_column": "Keyword",
+            "language_column": "Language", "country_column": "Country",
+            "tags_columns": "Labels", "tags_separator": "|"}
+    checked = administrator.post(report, data={**form, "action": "check"}).text
+    assert "0 will be added, 0 already present, 2 rejected." in checked
+    assert "Rows name tags this project does not have: product (2), price (1)." in checked
+    with_tags = administrator.post(report, data={**form, "create_tags": "1",
+                                                 "action": "check"}).text
+    assert "2 will be added, 0 already present, 0 rejected." in with_tags
+    assert "These tags would be created: product, price." in with_tags
+    started = administrator.post(report, data={**form, "create_tags": "1", "action": "import"})
+    assert administrator.finished(started.headers["Location"])["state"] == "finished"
+    assert queries(api) == {("a1", "en", "US", ("price", "product")),
+                            ("a2", "en", "US", ("product",))}
+
+
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def test_migration_0030_keeps_a_projects_import_choice_and_takes_it_away(kind, tmp_path):
+    with engine_of_its_own(kind, tmp_path, "tagdesk_test_import_choice_") as engine:
+        migrated_with_rows(engine, "0029", [("shoes", "en", "US")])
+        migrate(engine, "0030")
+        assert "import_choice" in {c["name"] for c in inspect(engine).get_columns("projects")}
+        migrate(engine, "0029", down=True)
+        assert "import_choice" not in {c["name"] for c in
+                                       inspect(engine).get_columns("projects")}
+        migrate(engine, "head")

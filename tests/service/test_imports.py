@@ -661,13 +661,15 @@ def test_the_same_file_again_adds_nothing(browser):
     assert "The import is finished: 0 added, 2 already present, 0 rejected." in report
 
 
-def test_a_windows_1252_file_with_extra_columns_is_read_and_says_so(browser):
-    _, report = browser.imported("Keyword;Language;Country;Volume\ngröße;de;DE;10\n".encode(
+def test_a_windows_1252_file_with_extra_columns_has_its_columns_chosen_first(browser):
+    response = browser.upload("Keyword;Language;Country;Volume\ngröße;de;DE;10\n".encode(
         "cp1252"), name="export.csv")
-    assert "Read as Windows-1252 text separated by semicolons" in report
-    assert stored(browser.world) == {("größe", "de", "DE")}
+    assert response.status_code == 303 and response.headers["Location"].endswith("/columns")
+    page = browser.client.get(response.headers["Location"]).get_data(as_text=True)
+    assert "Read as Windows-1252 text separated by semicolons" in page
+    assert "größe" in page  # the preview
     (job,) = jobs(browser.world)
-    assert job.state == "finished"
+    assert job.state == "choosing" and stored(browser.world) == set()
 
 
 def test_a_file_that_is_not_csv_fails_with_its_sentence_and_changes_nothing(browser):
