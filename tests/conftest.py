@@ -82,8 +82,9 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(skip)
                 break
     # The longest files first (tests/support/ordering.py); every xdist worker orders the same.
-    if config.cache is not None:
-        items[:] = longest_files_first(items, config.cache.get(_record_key(), {}))
+    cache = getattr(config, "cache", None)  # None under -p no:cacheprovider
+    if cache is not None:
+        items[:] = longest_files_first(items, cache.get(_record_key(), {}))
 
 
 def _record_key() -> str:
@@ -100,10 +101,11 @@ def pytest_runtest_logreport(report):
 def pytest_sessionfinish(session, exitstatus):
     """The controller (or a run without workers) records how long each file took."""
     config = session.config
-    if config.cache is None or hasattr(config, "workerinput") or not _DURATIONS.seconds:
+    cache = getattr(config, "cache", None)
+    if cache is None or hasattr(config, "workerinput") or not _DURATIONS.seconds:
         return
     key = _record_key()
-    config.cache.set(key, _DURATIONS.merged_into(config.cache.get(key, {})))
+    cache.set(key, _DURATIONS.merged_into(cache.get(key, {})))
 
 
 @pytest.fixture(scope="session", autouse=True)
