@@ -351,21 +351,20 @@ class Shaping:
     def __init__(self, binary: BinaryIO, given: Choice) -> None:
         self.source = read_source(binary, given)
         self.choice = choice = guess(self.source.header, given)
-        problems = choice.problems()
-        if problems:
-            raise NotCsv(" ".join(problems))
         header = self.source.header
         self.query = _column(header, choice.query_column, "queries")
         self.language = _column(header, choice.language_column, "language")
         self.country = _column(header, choice.country_column, "country")
+        # What is still to choose before the rows can be imported (the rows can be shown).
+        self.problems = choice.problems()
         if self.query is None:
-            raise NotCsv("Choose the column that holds the queries.")
+            self.problems.append("Choose the column that holds the queries.")
         if self.language is None and not choice.language:
-            raise NotCsv("The file has no language column: choose one, or one language for "
-                          "every row.")
+            self.problems.append("The file has no language column: choose one, or one "
+                                 "language for every row.")
         if self.country is None and not choice.country:
-            raise NotCsv("The file has no country column: choose one, or one country for "
-                          "every row.")
+            self.problems.append("The file has no country column: choose one, or one country "
+                                 "for every row.")
         self.tags = [_column(header, name, "tags") for name in choice.tags_columns]
         self.every_language = language_code(choice.language) if choice.language else ""
         self.every_country = country_code(choice.country) if choice.country else ""
@@ -397,7 +396,10 @@ class Shaping:
         return found
 
     def write(self, out: TextIO) -> None:
-        """Every row, in the import's own shape; the lines above the header kept counted."""
+        """Every row, in the import's own shape; the lines above the header kept counted.
+        NotCsv while something is still to choose."""
+        if self.problems:
+            raise NotCsv(" ".join(self.problems))
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(["query", "language", "country", "tags"])
         out.write("\n" * (self.source.header_line - 1))

@@ -289,6 +289,7 @@ def import_columns(project_id: str, import_id: str):
     except (imports.NotCsv, OSError) as error:
         problems.append(str(error) if isinstance(error, imports.NotCsv)
                         else "The file is no longer here: upload it again.")
+    to_choose: list[str] = []
     if header:
         given = _choice_from_form(request.form) if posted else _for_header(
             _remembered(project), header)
@@ -297,10 +298,15 @@ def import_columns(project_id: str, import_id: str):
                 shaping = import_sources.Shaping(binary, given)
                 preview = shaping.first(PREVIEW_ROWS)
             choice = shaping.choice
-            described = import_sources.describe(choice, shaping.source)
+            to_choose = shaping.problems
+            if not to_choose:
+                described = import_sources.describe(choice, shaping.source)
         except imports.NotCsv as error:
             choice = import_sources.guess(header, given)
             problems.append(str(error))
+    if posted:
+        problems += to_choose
+        to_choose = []
     if posted and not problems:
         _remember(project, choice)
         if request.form.get("action") == "import":
@@ -310,7 +316,7 @@ def import_columns(project_id: str, import_id: str):
     return render_template(
         "settings/import_columns.html", section="projects", project=project, job=job,
         header=header, choice=choice, preview=preview, problems=problems, checked=checked,
-        described=described, create_tags=create_tags), status
+        described=described, to_choose=to_choose, create_tags=create_tags), status
 
 
 def _remember(project: Project, choice: Choice) -> None:

@@ -61,7 +61,7 @@ def sign_in(page, site, path: str) -> None:
 
 def import_file(page, path) -> None:
     section = page.get_by_role("region", name="Import queries")
-    section.get_by_label("CSV file").set_input_files(path)
+    section.get_by_label("File", exact=True).set_input_files(path)
     section.get_by_role("button", name="Import queries").click()
 
 
@@ -196,4 +196,43 @@ def test_a_larger_file_runs_as_a_job_whose_progress_survives_a_reload(request, s
     total = requests.post(site.url + "/api/queries/list", json={"limit": 1}, timeout=10,
                           headers={"x-api-key": world.key, "x-project-id": world.project_id})
     assert total.json()["page"]["totalRecords"] == 5000
+    assert csp_errors(page) == []
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_a_search_console_export_with_its_columns_chosen(request, size, site, tmp_path,
+                                                         screenshots):
+    """The file of another shape: its columns page (a preview of the first rows as they will
+    be read), the language and country for every row given by their fields' names, Check the
+    file (nothing changes), then Import queries."""
+    page = a_page(request, size)
+    world = site.world
+    sign_in(page, site, f"/settings/projects/{world.project_id}")
+    path = tmp_path / "Queries.csv"
+    path.write_text("Top queries,Clicks,Impressions,CTR,Position\n"
+                    "laufschuhe herren,120,3400,3.5%,4.2\n\"schuhe, günstig\",80,2000,4%,6.1\n",
+                    encoding="utf-8")
+    import_file(page, path)
+    expect(page.get_by_role("heading", name="Columns of “Queries.csv”", level=1)).to_be_visible()
+    expect(page.get_by_label("Query column", exact=True)).to_have_value("Top queries")
+    preview = page.get_by_role("table", name="The first rows, as they will be read")
+    expect(preview.get_by_role("row")).to_have_count(3)
+    expect(preview).to_contain_text("schuhe, günstig")
+    page.get_by_label("Language for every row", exact=True).fill("German")
+    page.get_by_label("Country for every row", exact=True).fill("Germany")
+    page.get_by_role("button", name="Check the file", exact=True).click()
+    expect(page.get_by_role("status")).to_contain_text(
+        "Checked, nothing changed: 2 will be added, 0 already present, 0 rejected.")
+    expect(preview).to_contain_text("de")
+    assert api_rows(site) == {}
+    if size == "phone":
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.screenshot(path=screenshots / f"settings-import-columns-{size}.png", full_page=True)
+    assert axe_serious(page) == []
+    page.get_by_role("button", name="Import queries", exact=True).click()
+    expect(page.get_by_role("status")).to_have_text(
+        "The import is finished: 2 added, 0 already present, 0 rejected.")
+    assert api_rows(site) == {"laufschuhe herren": ("de", "DE", []),
+                              "schuhe, günstig": ("de", "DE", [])}
+    assert axe_serious(page) == []
     assert csp_errors(page) == []
