@@ -288,6 +288,19 @@ def _workbook(binary: BinaryIO, choice: Choice) -> Source:
     raise _no_header(choice)
 
 
+def sheet_names(binary: BinaryIO) -> list[str]:
+    """A workbook's sheets, in order ([] for a text file, or a workbook that cannot be read:
+    reading it says why)."""
+    binary.seek(0)
+    if binary.read(4) != b"PK\x03\x04":
+        return []
+    binary.seek(0)
+    try:
+        return list(CalamineWorkbook.from_filelike(binary).sheet_names)
+    except CalamineError:
+        return []
+
+
 def _cell_text(value) -> str:
     if isinstance(value, str):
         return value

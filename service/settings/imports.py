@@ -215,6 +215,8 @@ def _own_shape(path: Path) -> bool:
             return True
         except imports.NotCsv:
             pass
+        if import_sources.sheet_names(binary):
+            return False  # a workbook: its sheet is chosen with its columns
         try:
             import_sources.read_source(binary)
         except imports.NotCsv:
@@ -283,16 +285,20 @@ def import_columns(project_id: str, import_id: str):
     posted = request.method == "POST"
     create_tags = posted and request.form.get("create_tags") == "1"
     header, preview, problems, checked, described, choice = [], [], [], None, "", Choice()
+    sheets: list[str] = []
     try:
         with open(path, "rb") as binary:
-            header = import_sources.read_source(binary).header
+            sheets = import_sources.sheet_names(binary)
+            sheet = request.form.get("sheet") if posted else None
+            sheet = sheet if sheet in sheets else None
+            header = import_sources.read_source(binary, Choice(sheet=sheet)).header
     except (imports.NotCsv, OSError) as error:
         problems.append(str(error) if isinstance(error, imports.NotCsv)
                         else "The file is no longer here: upload it again.")
     to_choose: list[str] = []
     if header:
-        given = _choice_from_form(request.form) if posted else _for_header(
-            _remembered(project), header)
+        given = replace(_choice_from_form(request.form) if posted else _for_header(
+            _remembered(project), header), sheet=sheet)
         try:
             with open(path, "rb") as binary:
                 shaping = import_sources.Shaping(binary, given)
@@ -316,7 +322,8 @@ def import_columns(project_id: str, import_id: str):
     return render_template(
         "settings/import_columns.html", section="projects", project=project, job=job,
         header=header, choice=choice, preview=preview, problems=problems, checked=checked,
-        described=described, to_choose=to_choose, create_tags=create_tags), status
+        described=described, to_choose=to_choose, create_tags=create_tags,
+        sheets=sheets), status
 
 
 def _remember(project: Project, choice: Choice) -> None:

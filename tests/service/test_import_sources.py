@@ -285,3 +285,21 @@ def test_migration_0030_keeps_a_projects_import_choice_and_takes_it_away(kind, t
         assert "import_choice" not in {c["name"] for c in
                                        inspect(engine).get_columns("projects")}
         migrate(engine, "head")
+
+
+def test_the_columns_page_offers_a_workbooks_sheets(api, world, administrator):
+    data = workbook({"Notes": [["Keyword list of the spring"]],
+                     "Keywords": [["Keyword", "Language", "Country"], ["boots", "en", "US"]]})
+    columns = administrator.upload(world.project_id, data, name="spring.xlsx")
+    assert columns.endswith("/columns")
+    page = administrator.get(columns).text  # its first sheet names no query column
+    assert "No line among the first 20 of this file names a query column" in page
+    assert ">Sheet</label>" in page and '<option value="Keywords">' in page
+    form = {"csrf_token": administrator.csrf(columns), "sheet": "Keywords",
+            "query_column": "Keyword", "language_column": "Language",
+            "country_column": "Country"}
+    checked = administrator.post(columns, data={**form, "action": "check"})
+    assert "1 will be added" in checked.text and "boots" in checked.text
+    started = administrator.post(columns, data={**form, "action": "import"})
+    assert administrator.finished(started.headers["Location"])["state"] == "finished"
+    assert queries(api) == {("boots", "en", "US", ())}
