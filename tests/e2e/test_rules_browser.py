@@ -235,7 +235,7 @@ def test_make_preview_save_pause_edit_delete(page, live_dashboard, org, width):
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_a_chip_says_its_rule_and_deleting_takes_back_its_tags_undoably(
-        page, live_dashboard, org, width):
+        page, live_dashboard, org, width, screenshots):
     project_name = f"Removal {width}"
     project = org.projects[project_name]
     before = snapshot(org, project_name)
@@ -258,6 +258,7 @@ def test_a_chip_says_its_rule_and_deleting_takes_back_its_tags_undoably(
     expect(page.get_by_role("checkbox", name="Also remove the tags it added (Price words)")
            ).to_be_checked()
     fits(page, width)
+    page.screenshot(path=screenshots / f"rules-delete-{width}.png", full_page=True)
     assert axe_serious(page) == []
     page.get_by_role("button", name="Delete Price words", exact=True).click()
     expect(page.locator("body")).to_contain_text(
