@@ -370,7 +370,8 @@ def test_the_document_marks_creating_a_tag_as_an_extension_and_nothing_else(live
                       *(("post", f"/api/views/{verb}")
                         for verb in ("list", "create", "update", "delete")),
                       *(("post", f"/api/rules/{verb}")
-                        for verb in ("list", "preview", "create", "update", "pause", "delete"))}
+                        for verb in ("list", "preview", "create", "update", "pause", "delete",
+                                     "apply", "unapply", "restore"))}
     operation = served["paths"][CREATE]["post"]
     assert operation["operationId"] == "createTag"
     assert "extension" in operation["summary"].lower()
