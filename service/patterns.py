@@ -174,3 +174,59 @@ def _class_end(text: str, at: int) -> int:
         last = character
         at += 1
     return -1
+
+
+_QUANTIFIERS = frozenset("?*+{")
+
+
+def required_literals(text: str) -> list[str] | None:
+    """Literal strings of which every match holds one (a prefilter: the texts holding none
+    cannot match), or None when none is known. Read from the pattern's start, after a `^`: a
+    run of at least two literal characters, or a group of literal alternatives that is not
+    optional ("^(wie|was|wo) " → wie, was, wo). A pattern with `|` outside a group says
+    nothing. Literals holding a character RE2 folds otherwise than the engine say nothing."""
+    body = text[1:] if text.startswith("^") else text
+    depth = 0
+    for character in _unescaped(body):
+        if character == "(":
+            depth += 1
+        elif character == ")":
+            depth -= 1
+        elif character == "|" and depth == 0:
+            return None
+    if body.startswith("("):
+        end = body.find(")")
+        if end < 0 or "(" in body[1:end] or body[end + 1:end + 2] in _QUANTIFIERS:
+            return None
+        inner = body[1:end]
+        found = literals(inner[2:] if inner.startswith("?:") else inner)
+    else:
+        run = []
+        for index, character in enumerate(body):
+            if character in _SPECIAL or character == "\\":
+                if body[index:index + 1] in _QUANTIFIERS and run:
+                    run.pop()  # the last character is repeated, perhaps not at all
+                break
+            run.append(character)
+        found = ["".join(run)] if run else None
+    if not found or any(len(literal) < 2 for literal in found):
+        return None
+    if any(character in FOLDED_OTHERWISE for literal in found for character in literal):
+        return None
+    return found
+
+
+def _unescaped(text: str):
+    """The characters of a pattern that are not escaped, outside classes."""
+    escaped = in_class = False
+    for character in text:
+        if escaped:
+            escaped = False
+        elif character == "\\":
+            escaped = True
+        elif in_class:
+            in_class = character != "]"
+        elif character == "[":
+            in_class = True
+        else:
+            yield character

@@ -11,7 +11,7 @@ from pyroaring import BitMap, FrozenBitMap
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..patterns import literals, matcher, within_words
+from ..patterns import literals, matcher, required_literals, within_words
 from . import folding, pieces
 from .held import EMPTY, Header, Held, Project_, all_keys
 from .keys import keys_condition
@@ -103,6 +103,10 @@ class Counter:
         if within_words(pattern) and matcher(pattern)("") is False:
             return self.store.term(key, lambda: FrozenBitMap(self._in_words(pattern))
                                    ) & self.everything
+        required = required_literals(pattern)
+        if required:  # a match holds one of them: the others need no check
+            candidates = candidates & BitMap.union(
+                BitMap(), *(self.text(literal) for literal in required))
         checked, found = self.store.remembered(key) or (EMPTY, EMPTY)
         unchecked = candidates - checked
         if unchecked:

@@ -39,7 +39,9 @@ PATTERNS = ["günstig|billig|cheap|pas cher", "schuhe|shoes", "İ", "ı", "i", "
             "straße|STRASSE", "ẞ", "é", "É|Ö", "(?-i:Run)", "zzz|yyy", "^(run|sale)",
             # Matched in the project's folded words (patterns.within_words), the Kelvin sign
             # and the long s (whose folds are k and s) among them.
-            r"k\w+", "[a-z]ale", r"s\w+", "[k]elvin", r"\w{5}", "[ſ]", "caf[eé]s?", r"\bk\w+"]
+            r"k\w+", "[a-z]ale", r"s\w+", "[k]elvin", r"\w{5}", "[ſ]", "caf[eé]s?", r"\bk\w+",
+            # Checked among the texts that hold a literal every match holds.
+            "^(run|sale) ", "^(gr|st)[a-zöß]+e$", "sale.*shoes", "caf.$"]
 _OPTIONS = re2.Options()
 _OPTIONS.case_sensitive = False
 

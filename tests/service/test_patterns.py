@@ -12,7 +12,14 @@ import re2
 
 from service import admin
 from service.engine.folding import fold
-from service.patterns import FOLDED_OTHERWISE, compile_pattern, literals, matcher, within_words
+from service.patterns import (
+    FOLDED_OTHERWISE,
+    compile_pattern,
+    literals,
+    matcher,
+    required_literals,
+    within_words,
+)
 
 
 def _characters() -> list[str]:
@@ -181,3 +188,18 @@ def test_a_pattern_within_words_finds_exactly_what_it_finds_in_the_texts(api, wo
         assert answer.status_code == 200, answer.text
         found = sorted(row["query"] for row in answer.json()["results"])
         assert found == sorted(t for t in texts if compile_pattern(pattern).search(t)), pattern
+
+
+@pytest.mark.parametrize("pattern, required", [
+    ("^(wie|was|wo) ", ["wie", "was", "wo"]), ("schuh.*kaufen", ["schuh"]),
+    ("abc+", ["ab"]), ("^kaufen\\b", ["kaufen"]), ("(?:gün|bil)stig", ["gün", "bil"]),
+    ("ab\\.cd", ["ab"]), ("^(a|bc)x", None), ("(ab)?c", None), ("ab*c", None),
+    ("a|bc", None), ("(wie|was)|x", None), ("[ab]cd", None), ("\\d+ euro", None),
+    ("(?i)ab", None), ("(wie|w(a)s)", None), ("x(ab)", None), ("ΐx|y", None)])
+def test_what_every_match_must_hold_is_told_by_the_syntax(pattern, required):
+    assert required_literals(pattern) == required
+    if required:  # never a text that matches without one of them
+        for text in ("wie geht", "was", "schuh kaufen", "abcc", "kaufen jetzt", "günstig",
+                     "ab.cd", "WIE GEHT", "Schuhe zum Kaufen"):
+            if compile_pattern(pattern).search(text):
+                assert any(literal in fold(text) for literal in required), (pattern, text)
