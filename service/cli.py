@@ -210,12 +210,8 @@ def import_queries(project_id, file, query_column, language_column, language, co
 def _in_own_shape(given, choice, shaped) -> io.BufferedIOBase:
     """The file as the import reads it: as it is when it has the import's own shape and no
     column was named; else written in that shape to `shaped` (what was read is said)."""
-    if choice == import_sources.Choice():
-        try:
-            imports.check_file(given)
-            return given
-        except imports.NotCsv:
-            pass
+    if choice == import_sources.Choice() and imports.in_own_shape(given):
+        return given
     try:
         made, source = import_sources.normalized(given, choice, shaped)
     except imports.NotCsv as error:
@@ -237,8 +233,7 @@ def _import(session, project_id, binary, file, named, create_tags, dry_run):
 
     if admin.project_by_id(session, project_id) is None:
         raise admin.AdminError(f"No project {project_id}.")
-    known = imports.project_tags(session, project_id)
-    lacking = [name for folded, name in named.items() if folded not in known]
+    lacking = import_sources.lacking_tags(session, project_id, named)
     if lacking:
         if dry_run:
             click.echo("Would create the tags " + ", ".join(lacking) + ".", err=True)

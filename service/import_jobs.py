@@ -425,11 +425,8 @@ def _in_own_shape(path: Path, shaped: Path) -> str:
     that shape to `shaped` (its columns guessed from its header: service/import_sources.py),
     or NotCsv."""
     with open(path, "rb") as binary:
-        try:
-            imports.check_file(binary)
+        if imports.in_own_shape(binary):
             return ""
-        except imports.NotCsv:
-            pass
         with open(shaped, "w", encoding="utf-8", newline="") as out:
             choice, source = import_sources.normalized(binary, import_sources.Choice(), out)
     return import_sources.describe(choice, source)

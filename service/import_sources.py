@@ -446,6 +446,12 @@ def tags_named(text_file: TextIO) -> dict[str, str]:
     return found
 
 
+def lacking_tags(session, project_id: str, names: dict[str, str]) -> list[str]:
+    """The names of `names` (by folded name, tags_named's answer) the project has no tag of."""
+    known = project_tags(session, project_id)
+    return [name for folded, name in names.items() if folded not in known]
+
+
 def create_missing_tags(session, project_id: str, names: dict[str, str]) -> list[str]:
     """Make the tags of `names` (by folded name) the project lacks, each in the palette
     colour its tags use least; their names, in the file's order."""

@@ -258,6 +258,17 @@ def check_file(binary: BinaryIO) -> Header:
     return header
 
 
+def in_own_shape(binary: BinaryIO) -> bool:
+    """Whether the file has the import's own shape (check_file takes it); left at its start.
+    A file of any other shape is read through service/import_sources.py first."""
+    try:
+        check_file(binary)
+        return True
+    except NotCsv:
+        binary.seek(0)
+        return False
+
+
 def _check_utf8(binary: BinaryIO) -> None:
     binary.seek(0)
     decoder = codecs.getincrementaldecoder("utf-8")()

@@ -210,11 +210,8 @@ def _own_shape(path: Path) -> bool:
     cannot be read at all (its import then fails with the sentence that says why). A file
     of any other shape has its columns chosen first."""
     with open(path, "rb") as binary:
-        try:
-            imports.check_file(binary)
+        if imports.in_own_shape(binary):
             return True
-        except imports.NotCsv:
-            pass
         if import_sources.sheet_names(binary):
             return False  # a workbook: its sheet is chosen with its columns
         try:
@@ -350,9 +347,8 @@ def _check(project: Project, path: Path, choice: Choice, create_tags: bool) -> d
     try:
         with open(shaped, encoding="utf-8", newline="") as text:
             named = import_sources.tags_named(text)
-        known = imports.project_tags(db, project.id)
-        lacking = [name for folded, name in named.items() if folded not in known]
-        missing = imports.MissingTags(known)
+        lacking = import_sources.lacking_tags(db, project.id, named)
+        missing = imports.MissingTags(imports.project_tags(db, project.id))
         first: list[str] = []
 
         class Sink(imports.Sink):
