@@ -1,0 +1,428 @@
+"""Files as keyword tools export them, byte for byte: Google Search Console (Queries CSV and
+its Excel workbook of seven sheets), Google Ads Keyword Planner (UTF-16 with tabs and title
+lines, "Keyword Stats" and "Keyword ideas", or CSV UTF-8), Semrush (Keyword Magic Tool,
+Organic Research; commas, or semicolons with decimal commas), Ahrefs Keywords Explorer
+("UTF-16 for Excel" or UTF-8, its `#` column first, countries as lower-case codes) and an
+Excel workbook made by hand (a title above the header, extra columns, countries by name,
+tags "product, price").
+
+Each `…()` gives the file's bytes; `EXPORTS` names every shape with its file name and what an
+import of it with only column choices must give (`Expected`)."""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from xml.sax.saxutils import escape
+
+# --- text files ------------------------------------------------------------------------------
+
+
+def _table(rows: list[list], separator: str, quoting: int = csv.QUOTE_MINIMAL,
+           newline: str = "\r\n") -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, delimiter=separator, quoting=quoting, lineterminator=newline)
+    for row in rows:
+        writer.writerow(row)
+    return out.getvalue()
+
+
+def _utf16(text: str) -> bytes:
+    """UTF-16 little-endian with its byte order mark, as Windows tools write it."""
+    return codecs.BOM_UTF16_LE + text.encode("utf-16-le")
+
+
+# Google Search Console, Performance → Export → CSV: a zip of CSV files, one of them
+# Queries.csv (UTF-8, no byte order mark; some tools re-save it with one).
+GSC_HEADER = ["Top queries", "Clicks", "Impressions", "CTR", "Position"]
+GSC_ROWS = [["laufschuhe herren", 412, 11743, "3.51%", 7.2],
+            ["laufschuhe damen sale", 128, 5021, "2.55%", 9.8],
+            ["\"trail\" schuhe, wasserdicht", 37, 1903, "1.94%", 12.4],
+            ["größe 44 laufschuh", 5, 622, "0.8%", 31],
+            ["hoka clifton 9", 0, 88, "0%", 54.1]]
+GSC_QUERIES = [row[0] for row in GSC_ROWS]
+
+
+def search_console_csv(bom: bool = False) -> bytes:
+    text = _table([GSC_HEADER, *GSC_ROWS], ",", newline="\n")
+    return (codecs.BOM_UTF8 if bom else b"") + text.encode("utf-8")
+
+
+def search_console_xlsx(queries_first: bool = True) -> bytes:
+    """Search Console's Excel export: a sheet a dimension, and the filters. Its queries are
+    on the sheet "Queries" — first, or (an export made from another tab) not first."""
+    sheets = {
+        "Queries": [GSC_HEADER] + [[q, c, i, float(ctr.rstrip("%")) / 100, p]
+                                   for q, c, i, ctr, p in GSC_ROWS],
+        "Pages": [["Top pages", "Clicks", "Impressions", "CTR", "Position"],
+                  ["https://shop.example/laufschuhe", 540, 17000, 0.0318, 8.1]],
+        "Countries": [["Country", "Clicks", "Impressions", "CTR", "Position"],
+                      ["Germany", 500, 15000, 0.0333, 7.9], ["Austria", 40, 2000, 0.02, 9]],
+        "Devices": [["Device", "Clicks", "Impressions", "CTR", "Position"],
+                    ["Mobile", 400, 12000, 0.0333, 8], ["Desktop", 140, 5000, 0.028, 7]],
+        "Search appearance": [["Search Appearance", "Clicks", "Impressions", "CTR",
+                               "Position"], ["Product snippets", 20, 900, 0.0222, 6.5]],
+        "Dates": [["Date", "Clicks", "Impressions", "CTR", "Position"],
+                  ["2026-11-27", 20, 610, 0.0328, 7.7], ["2026-11-26", 18, 590, 0.0305, 7.9]],
+        "Filters": [["Filter", "Value"], ["Search type", "Web"],
+                    ["Date", "Last 3 months"], ["Query", "+schuhe"]],
+    }
+    if not queries_first:
+        sheets = {name: sheets[name] for name in
+                  ("Dates", "Filters", "Pages", "Countries", "Queries", "Devices",
+                   "Search appearance")}
+    return styled_workbook(sheets, percent_columns={"CTR"})
+
+
+# Google Ads Keyword Planner, "Download keyword ideas" / forecast stats: CSV (UTF-16 LE with a
+# byte order mark, tab separated) or Google Sheets / CSV UTF-8, two title lines first.
+PLANNER_MONTHS = ["Nov 2025", "Dec 2025", "Jan 2026", "Feb 2026", "Mar 2026", "Apr 2026",
+                  "May 2026", "Jun 2026", "Jul 2026", "Aug 2026", "Sep 2026", "Oct 2026"]
+PLANNER_HEADER = ["Keyword", "Currency", "Avg. monthly searches", "Three month change",
+                  "YoY change", "Competition", "Competition (indexed value)",
+                  "Top of page bid (low range)", "Top of page bid (high range)",
+                  "Ad impression share", "Organic impression share",
+                  "Organic average position", "In account?", "In plan?"] + [
+    f"Searches: {month}" for month in PLANNER_MONTHS]
+PLANNER_ROWS = [
+    ["running shoes", "EUR", 49500, "0%", "-18%", "High", 100, 0.51, 1.87, "", "", "",
+     "", ""] + [40500, 40500, 49500, 49500, 60500, 60500, 60500, 49500, 49500, 40500,
+                40500, 40500],
+    ["trail running shoes", "EUR", 12100, "22%", "0%", "High", 90, 0.43, 1.38, "", "",
+     "", "Y", "N"] + [9900, 9900, 12100, 12100, 14800, 14800, 14800, 12100, 12100, 9900,
+                      9900, 9900],
+    ["running shoes, women's", "EUR", 880, "0%", "0%", "Medium", 55, "", "", "", "", "",
+     "", ""] + [720] * 12,
+    ["laufschuhe größe 46", "EUR", 10, "", "", "Low", 8, "", "", "", "", "", "", ""]
+    + [10] * 12,
+]
+PLANNER_QUERIES = [row[0] for row in PLANNER_ROWS]
+
+
+def keyword_planner(ideas: bool = False, utf8: bool = False) -> bytes:
+    """A Keyword Planner download: "Keyword Stats …" (the plan's) or "Keyword ideas" (its
+    ideas, over a date range) above the header; UTF-16 with tabs, or CSV UTF-8."""
+    title = (["Keyword ideas"], ["November 1, 2025 - October 31, 2026"]) if ideas else (
+        ["Keyword Stats 2026-11-28 at 10_00_00"], ["All locations"])
+    header, rows = PLANNER_HEADER, PLANNER_ROWS
+    if ideas:  # the ideas list has no "In account?" / "In plan?"
+        cut = PLANNER_HEADER.index("In account?")
+        header = PLANNER_HEADER[:cut] + PLANNER_HEADER[cut + 2:]
+        rows = [row[:cut] + row[cut + 2:] for row in PLANNER_ROWS]
+    if utf8:
+        return codecs.BOM_UTF8 + _table([*title, header, *rows], ",").encode("utf-8")
+    return _utf16(_table([*title, header, *rows], "\t"))
+
+
+# Semrush: Keyword Magic Tool and Organic Research → Export → CSV (UTF-8, comma separated; in
+# a European locale's setting, semicolons and decimal commas).
+MAGIC_HEADER = ["Keyword", "Intent", "Volume", "Trend", "Keyword Difficulty", "CPC (USD)",
+                "Competitive Density", "SERP Features", "Number of Results"]
+MAGIC_ROWS = [
+    ["nike air max", "Commercial, Transactional", 135000,
+     "0.81,0.81,1.00,0.81,0.67,0.67,0.67,0.67,0.81,0.81,0.81,0.81", 92, 0.78, 1.0,
+     "Sitelinks, Reviews, Image pack, Video, People also ask", 410000000],
+    ["nike air max 90", "Transactional", 49500,
+     "0.55,0.67,0.82,1.00,0.82,0.67,0.67,0.55,0.55,0.55,0.67,0.82", 74, 0.55, 1.0,
+     "Image pack, Shopping ads", 112000000],
+    ["air max \"plus\" sale", "Transactional", 90, "", 31, 0, 0.35, "", 0],
+]
+ORGANIC_HEADER = ["Keyword", "Position", "Previous position", "Search Volume",
+                  "Keyword Difficulty", "CPC", "URL", "Traffic", "Traffic (%)", "Traffic Cost",
+                  "Competition", "Number of Results", "Trends", "Timestamp",
+                  "SERP Features by Keyword", "Keyword Intents", "Position Type"]
+ORGANIC_ROWS = [
+    ["laufschuhe", 3, 4, 74000, 67, 0.89, "https://shop.example/laufschuhe", 5402, 12.37,
+     4807.78, 1.0, 56200000, "0.67,0.82,1.00,0.82,0.82,0.67,0.67,0.67,0.67,0.82,0.82,0.82",
+     "2026-11-27", "Sitelinks, Reviews, Image pack", "commercial, transactional",
+     "Organic"],
+    ["laufschuhe damen", 5, 5, 22200, 54, 0.71, "https://shop.example/damen", 710, 1.62,
+     504.1, 1.0, 11400000, "0.82,0.82,1.00,0.82,0.82,0.67,0.67,0.67,0.67,0.82,0.82,0.82",
+     "2026-11-27", "Image pack, Shopping ads", "transactional", "Organic"],
+    ["schuhe; größe 46", 18, 0, 40, 11, 0, "https://shop.example/grosse", 0, 0, 0, 0.12,
+     90000, "", "2026-11-25", "", "informational", "Organic"],
+]
+
+
+def _decimal_commas(value):
+    return str(value).replace(".", ",") if isinstance(value, float) else value
+
+
+def semrush(organic: bool = False, european: bool = False) -> bytes:
+    header, rows = (ORGANIC_HEADER, ORGANIC_ROWS) if organic else (MAGIC_HEADER, MAGIC_ROWS)
+    if european:
+        rows = [[_decimal_commas(value) for value in row] for row in rows]
+        return _table([header, *rows], ";", newline="\n").encode("utf-8")
+    return _table([header, *rows], ",", newline="\n").encode("utf-8")
+
+
+SEMRUSH_QUERIES = {False: [row[0] for row in MAGIC_ROWS], True: [row[0] for row in ORGANIC_ROWS]}
+
+
+# Ahrefs Keywords Explorer → Export: "UTF-16 for Excel" (tabs) or "UTF-8" (commas), every
+# field in quotes, a row number `#` first, countries as lower-case codes.
+AHREFS_HEADER = ["#", "Keyword", "Country", "Difficulty", "Volume", "CPC", "CPS",
+                 "Parent Keyword", "Last Update", "SERP Features", "Global volume",
+                 "Traffic potential", "Global traffic potential", "First seen", "Intents"]
+AHREFS_ROWS = [
+    [1, "running shoes", "us", 87, 92000, 1.4, 1.12, "running shoes", "2026-11-20 06:12:55",
+     "Sitelinks, Image pack, Top stories, Thumbnail", 301000, 61000, 180000,
+     "2015-09-04 00:00:00", "Informational, Commercial"],
+    [2, "laufschuhe", "de", 71, 74000, 0.6, 1.3, "laufschuhe", "2026-11-21 02:40:10",
+     "Image pack, Shopping", 99000, 50000, 60000, "2016-01-10 00:00:00", "Commercial"],
+    [3, "chaussures de course", "fr", 44, 12000, 0.35, 0.9, "chaussure running",
+     "2026-11-19 11:02:31", "", 21000, 9000, 12000, "2017-03-01 00:00:00", "Commercial"],
+    [4, "#1 running shoe", "gb", 12, 150, 0.2, 0.4, "best running shoes",
+     "2026-11-18 09:00:00", "Featured snippet", 800, 300, 900, "2020-06-11 00:00:00",
+     "Informational"],
+]
+
+
+def ahrefs(utf16: bool = True) -> bytes:
+    rows = [AHREFS_HEADER, *([str(v) for v in row] for row in AHREFS_ROWS)]
+    if utf16:
+        return _utf16(_table(rows, "\t", quoting=csv.QUOTE_ALL, newline="\n"))
+    return codecs.BOM_UTF8 + _table(rows, ",", quoting=csv.QUOTE_ALL,
+                                    newline="\n").encode("utf-8")
+
+
+# An Excel workbook made by hand: a title and a blank row above the header, a number column
+# first, extra columns, countries by English name, tags joined by ", ".
+HAND_SHEETS = {
+    "Keyword research": [
+        ["Keyword research – spring campaign 2026"],
+        [],
+        ["Nr.", "Keyword", "Search volume", "Country", "Tags", "Owner", "Notes"],
+        [1, "laufschuhe herren", 12100, "Germany", "product, price", "Ann", ""],
+        [2, "running shoes men", 40500, "United States", "product", "Ann", "check CPC"],
+        [3, "chaussures running", 6600, "France", "", "Bob", ""],
+        [4, "laufschuhe test", 8100, "Austria", "review, price", "", ""],
+    ],
+    "Notes": [["Volumes from the Keyword Planner, November 2026"]],
+}
+
+
+def hand_made_workbook() -> bytes:
+    return styled_workbook(HAND_SHEETS)
+
+
+# --- what an import of each shape gives ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Expected:
+    """A shape: its file, the choices made on its columns page (the fields' labels → values)
+    and the rows an import makes (query, language, country, tags)."""
+
+    name: str
+    file_name: str
+    content: Callable[[], bytes]
+    query_column: str
+    country_column: str | None = None  # guessed from the header, where the file has one
+    every_row: dict[str, str] = field(default_factory=dict)  # language / country for all
+    tags_columns: tuple[str, ...] = ()
+    rows: frozenset = frozenset()
+    header_line: int = 1
+    read_as: str = ""
+
+
+def _rows(queries, language, country, tags=()) -> frozenset:
+    return frozenset((q, language, country, tuple(tags)) for q in queries)
+
+
+EXPORTS = [
+    Expected("search-console-csv", "Queries.csv", search_console_csv, "Top queries",
+             every_row={"language": "German", "country": "Germany"},
+             rows=_rows(GSC_QUERIES, "de", "DE"),
+             read_as="Read as UTF-8 text separated by commas, its header on line 1"),
+    Expected("search-console-csv-bom", "Queries.csv",
+             lambda: search_console_csv(bom=True), "Top queries",
+             every_row={"language": "de", "country": "DE"},
+             rows=_rows(GSC_QUERIES, "de", "DE"),
+             read_as="Read as UTF-8 text separated by commas, its header on line 1"),
+    Expected("search-console-xlsx", "shop.example-Performance-on-Search-2026-11-28.xlsx",
+             search_console_xlsx, "Top queries",
+             every_row={"language": "de", "country": "Germany"},
+             rows=_rows(GSC_QUERIES, "de", "DE"),
+             read_as="Read the sheet “Queries” of an Excel workbook, its header on row 1"),
+    Expected("search-console-xlsx-queries-later", "Performance-Pages.xlsx",
+             lambda: search_console_xlsx(queries_first=False), "Top queries",
+             every_row={"language": "de", "country": "AT"},
+             rows=_rows(GSC_QUERIES, "de", "AT"),
+             read_as="Read the sheet “Queries” of an Excel workbook, its header on row 1"),
+    Expected("keyword-planner", "Keyword Stats 2026-11-28 at 10_00_00.csv", keyword_planner,
+             "Keyword", every_row={"language": "English", "country": "United States"},
+             rows=_rows(PLANNER_QUERIES, "en", "US"), header_line=3,
+             read_as="Read as UTF-16 text separated by tabs, its header on line 3"),
+    Expected("keyword-planner-ideas", "Keyword ideas.csv", lambda: keyword_planner(ideas=True),
+             "Keyword", every_row={"language": "en", "country": "gb"},
+             rows=_rows(PLANNER_QUERIES, "en", "GB"), header_line=3,
+             read_as="Read as UTF-16 text separated by tabs, its header on line 3"),
+    Expected("keyword-planner-utf8", "Keyword Stats 2026-11-28 at 10_00_00 (1).csv",
+             lambda: keyword_planner(utf8=True), "Keyword",
+             every_row={"language": "en", "country": "US"},
+             rows=_rows(PLANNER_QUERIES, "en", "US"), header_line=3,
+             read_as="Read as UTF-8 text separated by commas, its header on line 3"),
+    Expected("semrush-magic", "nike-air-max_broad-match_us_2026-11-28.csv", semrush,
+             "Keyword", every_row={"language": "en", "country": "US"},
+             rows=_rows(SEMRUSH_QUERIES[False], "en", "US"),
+             read_as="Read as UTF-8 text separated by commas, its header on line 1"),
+    Expected("semrush-organic-european", "shop.example-organic.Positions-de-20261128.csv",
+             lambda: semrush(organic=True, european=True), "Keyword",
+             every_row={"language": "German", "country": "de"},
+             rows=_rows(SEMRUSH_QUERIES[True], "de", "DE"),
+             read_as="Read as UTF-8 text separated by semicolons, its header on line 1"),
+    Expected("semrush-organic", "shop.example-organic.Positions-de-20261128.csv",
+             lambda: semrush(organic=True), "Keyword",
+             every_row={"language": "de", "country": "DE"},
+             rows=_rows(SEMRUSH_QUERIES[True], "de", "DE"),
+             read_as="Read as UTF-8 text separated by commas, its header on line 1"),
+    Expected("semrush-magic-european", "air-max_broad-match_de_2026-11-28.csv",
+             lambda: semrush(european=True), "Keyword",
+             every_row={"language": "de", "country": "DE"},
+             rows=_rows(SEMRUSH_QUERIES[False], "de", "DE"),
+             read_as="Read as UTF-8 text separated by semicolons, its header on line 1"),
+    Expected("ahrefs-utf16", "running-shoes_keywords_2026-11-28.csv", ahrefs, "Keyword",
+             country_column="Country", every_row={"language": "en"},
+             rows=frozenset({("running shoes", "en", "US", ()), ("laufschuhe", "en", "DE", ()),
+                             ("chaussures de course", "en", "FR", ()),
+                             ("#1 running shoe", "en", "GB", ())}),
+             read_as="Read as UTF-16 text separated by tabs, its header on line 1"),
+    Expected("ahrefs-utf8", "running-shoes_keywords_2026-11-28 (utf-8).csv",
+             lambda: ahrefs(utf16=False), "Keyword", country_column="Country",
+             every_row={"language": "en"},
+             rows=frozenset({("running shoes", "en", "US", ()), ("laufschuhe", "en", "DE", ()),
+                             ("chaussures de course", "en", "FR", ()),
+                             ("#1 running shoe", "en", "GB", ())}),
+             read_as="Read as UTF-8 text separated by commas, its header on line 1"),
+    Expected("hand-made-workbook", "Keyword research spring.xlsx", hand_made_workbook,
+             "Keyword", country_column="Country", every_row={"language": "German"},
+             tags_columns=("Tags",),
+             rows=frozenset({("laufschuhe herren", "de", "DE", ("price", "product")),
+                             ("running shoes men", "de", "US", ("product",)),
+                             ("chaussures running", "de", "FR", ()),
+                             ("laufschuhe test", "de", "AT", ("price", "review"))}),
+             header_line=3,
+             read_as="Read the sheet “Keyword research” of an Excel workbook, its header on "
+                     "row 3"),
+]
+BY_NAME = {shape.name: shape for shape in EXPORTS}
+
+
+# --- workbooks as Excel and Google write them -------------------------------------------------
+
+_NS = "http://schemas.openxmlformats.org"
+_CONTENT_TYPES = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\r\n'
+    f'<Types xmlns="{_NS}/package/2006/content-types">'
+    '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.'
+    'relationships+xml"/><Default Extension="xml" ContentType="application/xml"/>'
+    '<Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-'
+    'officedocument.spreadsheetml.sheet.main+xml"/>{sheets}'
+    '<Override PartName="/xl/styles.xml" ContentType="application/vnd.openxmlformats-'
+    'officedocument.spreadsheetml.styles+xml"/>'
+    '<Override PartName="/xl/sharedStrings.xml" ContentType="application/vnd.openxmlformats-'
+    'officedocument.spreadsheetml.sharedStrings+xml"/></Types>')
+_SHEET_TYPE = ('<Override PartName="/xl/worksheets/sheet{n}.xml" ContentType="application/vnd.'
+               'openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>')
+_ROOT_RELS = ('<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\r\n'
+              f'<Relationships xmlns="{_NS}/package/2006/relationships">'
+              f'<Relationship Id="rId1" Type="{_NS}/officeDocument/2006/relationships/'
+              'officeDocument" Target="xl/workbook.xml"/></Relationships>')
+_WORKBOOK = ('<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\r\n'
+             f'<workbook xmlns="{_NS}/spreadsheetml/2006/main" '
+             f'xmlns:r="{_NS}/officeDocument/2006/relationships"><sheets>{{sheets}}</sheets>'
+             '</workbook>')
+_WORKBOOK_RELS = ('<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\r\n'
+                  f'<Relationships xmlns="{_NS}/package/2006/relationships">{{rels}}'
+                  f'<Relationship Id="rIdStyles" Type="{_NS}/officeDocument/2006/'
+                  'relationships/styles" Target="styles.xml"/>'
+                  f'<Relationship Id="rIdStrings" Type="{_NS}/officeDocument/2006/'
+                  'relationships/sharedStrings" Target="sharedStrings.xml"/></Relationships>')
+_SHEET_REL = (f'<Relationship Id="rId{{n}}" Type="{_NS}/officeDocument/2006/relationships/'
+              'worksheet" Target="worksheets/sheet{n}.xml"/>')
+# Style 0: general; style 1: a percentage (0.00%); style 2: bold (the header).
+_STYLES = ('<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\r\n'
+           f'<styleSheet xmlns="{_NS}/spreadsheetml/2006/main">'
+           '<fonts count="2"><font><sz val="10"/><name val="Arial"/></font>'
+           '<font><b/><sz val="10"/><name val="Arial"/></font></fonts>'
+           '<fills count="1"><fill><patternFill patternType="none"/></fill></fills>'
+           '<borders count="1"><border/></borders>'
+           '<cellStyleXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0"/>'
+           '</cellStyleXfs><cellXfs count="3">'
+           '<xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/>'
+           '<xf numFmtId="10" fontId="0" fillId="0" borderId="0" xfId="0" '
+           'applyNumberFormat="1"/>'
+           '<xf numFmtId="0" fontId="1" fillId="0" borderId="0" xfId="0" applyFont="1"/>'
+           '</cellXfs></styleSheet>')
+_SHEET = ('<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\r\n'
+          f'<worksheet xmlns="{_NS}/spreadsheetml/2006/main" '
+          f'xmlns:r="{_NS}/officeDocument/2006/relationships">'
+          '<dimension ref="{dimension}"/><sheetData>{rows}</sheetData></worksheet>')
+
+
+def _column(index: int) -> str:
+    name = ""
+    index += 1
+    while index:
+        index, rest = divmod(index - 1, 26)
+        name = chr(65 + rest) + name
+    return name
+
+
+def styled_workbook(sheets: dict[str, list[list]], percent_columns: set[str] = frozenset()
+                    ) -> bytes:
+    """An .xlsx as Excel or Google Sheets save it: texts in the shared strings, numbers as
+    numbers (percentages styled as such in the columns named `percent_columns`), a bold
+    header, the used range in each sheet's <dimension>."""
+    strings: dict[str, int] = {}
+
+    def shared(text: str) -> int:
+        return strings.setdefault(text, len(strings))
+
+    def sheet_xml(rows: list[list]) -> str:
+        header = next((row for row in rows if len(row) > 1), [])
+        percent = {at for at, name in enumerate(header) if name in percent_columns}
+        lines, width = [], 1
+        for r, row in enumerate(rows, 1):
+            cells = []
+            for c, value in enumerate(row):
+                if value in ("", None):
+                    continue
+                width = max(width, c + 1)
+                ref = f"{_column(c)}{r}"
+                style = ' s="2"' if row is header else (' s="1"' if c in percent else "")
+                if isinstance(value, int | float) and not isinstance(value, bool):
+                    cells.append(f'<c r="{ref}"{style}><v>{value!r}</v></c>')
+                else:
+                    cells.append(f'<c r="{ref}"{style} t="s"><v>{shared(str(value))}</v></c>')
+            lines.append(f'<row r="{r}" spans="1:{max(len(row), 1)}">{"".join(cells)}</row>'
+                         if cells else "")
+        return _SHEET.format(dimension=f"A1:{_column(width - 1)}{max(len(rows), 1)}",
+                             rows="".join(lines))
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as packed:
+        numbered = list(enumerate(sheets.items(), 1))
+        packed.writestr("[Content_Types].xml", _CONTENT_TYPES.format(
+            sheets="".join(_SHEET_TYPE.format(n=n) for n, _ in numbered)))
+        packed.writestr("_rels/.rels", _ROOT_RELS)
+        packed.writestr("xl/workbook.xml", _WORKBOOK.format(sheets="".join(
+            f'<sheet name="{escape(name)}" sheetId="{n}" r:id="rId{n}"/>'
+            for n, (name, _rows) in numbered)))
+        packed.writestr("xl/_rels/workbook.xml.rels", _WORKBOOK_RELS.format(
+            rels="".join(_SHEET_REL.format(n=n) for n, _ in numbered)))
+        packed.writestr("xl/styles.xml", _STYLES)
+        for n, (_name, rows) in numbered:
+            packed.writestr(f"xl/worksheets/sheet{n}.xml", sheet_xml(rows))
+        packed.writestr("xl/sharedStrings.xml", (
+            '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\r\n'
+            f'<sst xmlns="{_NS}/spreadsheetml/2006/main" count="{len(strings)}" '
+            f'uniqueCount="{len(strings)}">'
+            + "".join(f'<si><t xml:space="preserve">{escape(text)}</t></si>'
+                      for text in strings) + "</sst>"))
+    return buffer.getvalue()
