@@ -167,9 +167,12 @@ def create_tag(project_id, name, color):
 @click.option("--country", metavar="CODE", help="One country for every row.")
 @click.option("--tags-column", metavar="NAME", multiple=True,
               help="A column of tags (repeatable).")
-@click.option("--tags-separator", metavar="SEP", default=";", show_default=True,
-              help="What separates the tags of a cell.")
-@click.option("--sheet", metavar="NAME", help="The sheet of a workbook (its first if none).")
+@click.option("--tags-separator", metavar="SEP",
+              help="What separates the tags of a cell (';' always does); guessed from the "
+                   "file's first rows if not given.")
+@click.option("--sheet", metavar="NAME",
+              help="The sheet of a workbook (if none: the first whose rows name a query "
+                   "column).")
 @click.option("--create-tags", is_flag=True, help="Create the tags the project lacks.")
 @click.option("--dry-run", is_flag=True, help="Check the file; change nothing.")
 def import_queries(project_id, file, query_column, language_column, language, country_column,

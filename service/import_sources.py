@@ -3,15 +3,18 @@ a Semrush or Ahrefs keyword list, any CSV or TSV — and turned into the import'
 (`query,language,country,tags`, service/imports.py), which the import then reads as it reads
 any file of that shape.
 
-- Text: UTF-8 with or without a byte order mark, UTF-16 (LE or BE) with one, else
-  Windows-1252 (said: `Source.encoding`). Separated by commas, semicolons or tabs, decided from
-  the header line.
+- Text: UTF-8 with or without a byte order mark, UTF-16 (LE or BE) with one or without (told
+  by its zero bytes), else Windows-1252 (said: `Source.encoding`). Separated by commas,
+  semicolons or tabs, decided from the header line.
 - The header is the first row (of the first TITLE_ROWS) that names a query column; the rows
   above it (an export's title lines) are passed over. Columns the choice does not name are
-  ignored, never a reason to refuse.
+  ignored, never a reason to refuse. Of a workbook, the chosen sheet; else the first whose
+  rows name a query column, a sheet named like one ("Queries", "Keywords") tried first (Search
+  Console's workbook has its Filters sheet, whose rows may read "Query | +shoes").
 - `Choice`: which column holds the query, the language (or one language for every row), the
   country (or one for every row) and the tags (none, one or several, with their separator);
-  `guess` makes one from the header's names in the languages of the demo.
+  `guess` makes one from the header's names in the languages of the demo; a separator left
+  open is guessed from the first rows' tags (`tags_separator`: "product, price" is two).
 - Languages and countries are codes in any case or English names ("German", "Germany"),
   read with Babel's names.
 
@@ -29,9 +32,10 @@ import re
 import unicodedata
 import zipfile
 from collections import Counter
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
 from functools import cache
+from itertools import chain, islice
 from typing import BinaryIO, TextIO
 
 from babel import Locale
@@ -50,9 +54,14 @@ SAMPLE_BYTES = 64 * 1024
 
 # Header names, compared folded and without spaces or punctuation.
 QUERY_NAMES = ("query", "queries", "topqueries", "keyword", "keywords", "searchterm",
-               "searchquery", "suchanfrage", "suchanfragen", "suchbegriff", "keyword",
+               "searchterms", "searchquery", "suchanfrage", "suchanfragen", "suchbegriff",
                "motcle", "motscles", "requete", "requetes", "consulta", "consultas",
-               "palabraclave", "palabrasclave", "parolachiave", "ricerca")
+               "palabraclave", "palabrasclave", "parolachiave", "ricerca",
+               # Search Console's "Top queries" in German, French, Spanish
+               "haufigstesuchanfragen", "requeteslesplusfrequentes", "consultasprincipales")
+# Tried in this order on a tags cell when no separator is chosen (";" always separates).
+TAG_SEPARATORS = (";", ",", "|")
+GUESS_ROWS = 200  # the rows a separator is guessed from
 LANGUAGE_NAMES = ("language", "lang", "languagecode", "sprache", "langue", "idioma",
                   "lingua")
 COUNTRY_NAMES = ("country", "countrycode", "land", "pays", "pais", "paese", "database",
@@ -77,8 +86,8 @@ class Choice:
     country_column: str | None = None
     country: str | None = None
     tags_columns: tuple[str, ...] = ()
-    tags_separator: str = ";"
-    sheet: str | None = None  # of a workbook: its first sheet when None
+    tags_separator: str | None = None  # None: guessed from the cells (tags_separator)
+    sheet: str | None = None  # of a workbook: guessed when None (read_source)
 
     def problems(self) -> list[str]:
         found = []
@@ -86,7 +95,7 @@ class Choice:
             found.append("Choose a language column or one language for every row, not both.")
         if self.country_column and self.country:
             found.append("Choose a country column or one country for every row, not both.")
-        if not self.tags_separator:
+        if self.tags_separator == "":
             found.append("The separator of the tags must not be empty.")
         return found
 
@@ -157,6 +166,7 @@ class Source:
     separator: str
     header_line: int = 1  # the header's line, once found
     header: list[str] = field(default_factory=list)
+    sheet: str | None = None  # of a workbook, the sheet read
 
 
 def _decoded(binary: BinaryIO) -> tuple[TextIO, str]:
@@ -169,6 +179,8 @@ def _decoded(binary: BinaryIO) -> tuple[TextIO, str]:
         return io.TextIOWrapper(binary, "utf-8-sig", newline=""), "UTF-8"
     if start.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return io.TextIOWrapper(binary, "utf-16", newline=""), "UTF-16"
+    if (order := _utf16_without_mark(start)) is not None:
+        return io.TextIOWrapper(binary, order, newline=""), "UTF-16"
     if b"\x00" in start:
         raise NotCsv("This is not a CSV file: it holds binary data, not text.")
     try:
@@ -178,6 +190,22 @@ def _decoded(binary: BinaryIO) -> tuple[TextIO, str]:
             return io.TextIOWrapper(binary, "cp1252", errors="replace",
                                     newline=""), "Windows-1252"
     return io.TextIOWrapper(binary, "utf-8", errors="strict", newline=""), "UTF-8"
+
+
+def _utf16_without_mark(start: bytes) -> str | None:
+    """"utf-16-le" or "utf-16-be" for UTF-16 text with no byte order mark, told by its
+    zero bytes (the high bytes of Latin letters, digits and separators); else None."""
+    pairs = start[:4096]
+    pairs = pairs[:len(pairs) - len(pairs) % 2]
+    if len(pairs) < 4:
+        return None
+    even, odd = pairs[0::2].count(0), pairs[1::2].count(0)
+    half = len(pairs) // 2
+    if odd >= half * 0.4 and even <= half * 0.02:
+        return "utf-16-le"
+    if even >= half * 0.4 and odd <= half * 0.02:
+        return "utf-16-be"
+    return None
 
 
 def _separator(line: str) -> str:
@@ -272,20 +300,33 @@ def _workbook(binary: BinaryIO, choice: Choice) -> Source:
         if choice.sheet is not None and choice.sheet not in names:
             raise NotCsv(f"The workbook has no sheet “{choice.sheet}”; its sheets are "
                          + ", ".join(f"“{name}”" for name in names[:12]) + ".")
-        sheet = book.get_sheet_by_name(choice.sheet or names[0])
-        rows = (list(map(_cell_text, row)) for row in sheet.iter_rows())
-        first_row = sheet.start[0] + 1 if sheet.start else 1
+        for name in [choice.sheet] if choice.sheet is not None else _sheets_to_try(names):
+            found = _sheet_header(book.get_sheet_by_name(name), choice)
+            if found:
+                return found
     except CalamineError as error:
         raise NotCsv(f"This workbook could not be read ({error}): save its sheet as CSV and "
                      "import that file.") from None
+    raise _no_header(choice)
+
+
+def _sheets_to_try(names: list[str]) -> list[str]:
+    """A workbook's sheets in the order their header is looked for: those named like a
+    query column first ("Queries", "Keywords"), then the others in order."""
+    return sorted(names, key=lambda name: folded_name(name) not in QUERY_NAMES)
+
+
+def _sheet_header(sheet, choice: Choice) -> Source | None:
+    rows = (list(map(_cell_text, row)) for row in sheet.iter_rows())
+    first_row = sheet.start[0] + 1 if sheet.start else 1
     for index in range(TITLE_ROWS):
         cells = next(rows, None)
         if cells is None:
             break
         if _names_query(cells, choice):
             return Source(rows, f"the sheet “{sheet.name}” of an Excel workbook", "",
-                          first_row + index, cells)
-    raise _no_header(choice)
+                          first_row + index, cells, sheet.name)
+    return None
 
 
 def sheet_names(binary: BinaryIO) -> list[str]:
@@ -363,7 +404,7 @@ class Shaping:
 
     def __init__(self, binary: BinaryIO, given: Choice) -> None:
         self.source = read_source(binary, given)
-        self.choice = choice = guess(self.source.header, given)
+        choice = replace(guess(self.source.header, given), sheet=self.source.sheet)
         header = self.source.header
         self.query = _column(header, choice.query_column, "queries")
         self.language = _column(header, choice.language_column, "language")
@@ -379,6 +420,13 @@ class Shaping:
             self.problems.append("The file has no country column: choose one, or one country "
                                  "for every row.")
         self.tags = [_column(header, name, "tags") for name in choice.tags_columns]
+        if choice.tags_separator is None:
+            first = list(islice(self.source.rows, GUESS_ROWS))
+            self.source.rows = chain(first, self.source.rows)
+            choice = replace(choice, tags_separator=tags_separator(
+                row[index] for row in first if row is not TOO_LONG
+                for index in self.tags if index is not None and index < len(row)))
+        self.choice = choice
         self.every_language = language_code(choice.language) if choice.language else ""
         self.every_country = country_code(choice.country) if choice.country else ""
         self.split = re.compile("|".join(map(re.escape, {choice.tags_separator, ";"})))
@@ -403,7 +451,8 @@ class Shaping:
         for row in self.source.rows:
             if row is TOO_LONG or not any(value.strip() for value in row):
                 continue
-            found.append(self.shaped(row))
+            query, language, country, tags = self.shaped(row)
+            found.append([*admin.query_key(query, language, country), tags])
             if len(found) == count:
                 break
         return found
@@ -419,6 +468,15 @@ class Shaping:
         too_long = "x" * (MAX_LINE + 1)  # the import rejects it as too long, on its line
         for row in self.source.rows:
             writer.writerow([too_long, "", "", ""] if row is TOO_LONG else self.shaped(row))
+
+
+def tags_separator(cells: Iterable[str]) -> str:
+    """What separates the tags of these cells: the first of TAG_SEPARATORS any holds, else
+    ";"."""
+    held = set()
+    for cell in cells:
+        held.update(separator for separator in TAG_SEPARATORS if separator in cell)
+    return next((separator for separator in TAG_SEPARATORS if separator in held), ";")
 
 
 def normalized(binary: BinaryIO, given: Choice, out: TextIO) -> tuple[Choice, Source]:
@@ -480,6 +538,8 @@ def describe(choice: Choice, source: Source) -> str:
         return f"{what} {fixed} for every row" if fixed else f"the {what} from “{name}”"
 
     tags = ", ".join(f"“{name}”" for name in choice.tags_columns)
+    if tags and choice.tags_separator and choice.tags_separator != ";":
+        tags += f" (separated by “{choice.tags_separator}”)"
     parts = [f"the queries from “{choice.query_column}”",
              column(choice.language_column, choice.language and language_code(choice.language),
                     "language"),

@@ -251,10 +251,13 @@ def _for_header(choice: Choice, header: list[str]) -> Choice:
     def kept(name: str | None) -> str | None:
         return name if name and import_sources.folded_name(name) in names else None
 
+    # ";" always separates tags: remembered, it would only stop the guess of another.
+    separator = None if choice.tags_separator == ";" else choice.tags_separator
     return replace(choice, query_column=kept(choice.query_column),
                    language_column=kept(choice.language_column),
                    country_column=kept(choice.country_column),
-                   tags_columns=tuple(n for n in choice.tags_columns if kept(n)), sheet=None)
+                   tags_columns=tuple(n for n in choice.tags_columns if kept(n)),
+                   tags_separator=separator, sheet=None)
 
 
 def _choice_from_form(form) -> Choice:
@@ -267,7 +270,7 @@ def _choice_from_form(form) -> Choice:
                   tags_columns=tuple(dict.fromkeys(
                       value.strip()[:200] for value in form.getlist("tags_columns")
                       if value.strip())),
-                  tags_separator=(form.get("tags_separator") or ";")[:5])
+                  tags_separator=(form.get("tags_separator") or "")[:5] or None)
 
 
 @bp.route("/projects/<project_id>/imports/<import_id>/columns", methods=["GET", "POST"])

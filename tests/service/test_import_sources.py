@@ -160,15 +160,17 @@ def test_an_excel_workbook_its_chosen_sheet_and_row_numbers(api, world, flask_cl
         "Keywords": [["Keyword export"], [], ["Keyword", "Language", "Country", "Volume"],
                      ["laufschuhe", "de", "DE", 1200], ["nike 270", "en", "United States", 90.0],
                      ["", "en", "US", 5]]}))
-    first = flask_cli("import-queries", world.project_id, path)
-    assert first.exit_code == 1
-    assert "No line among the first 20 of this file names a query column" in first.output
-    done = flask_cli("import-queries", world.project_id, path, "--sheet", "Keywords")
+    notes = flask_cli("import-queries", world.project_id, path, "--sheet", "Notes")
+    assert notes.exit_code == 1
+    assert "No line among the first 20 of this file names a query column" in notes.output
+    done = flask_cli("import-queries", world.project_id, path)  # the sheet is guessed
     assert done.exit_code == 1, done.output  # its last row has no query
     assert ("Read the sheet “Keywords” of an Excel workbook, its header on row 3: the queries "
             "from “Keyword”") in done.output
     assert "Line 6: The query is empty." in done.output
     assert queries(api) == {("laufschuhe", "de", "DE", ()), ("nike 270", "en", "US", ())}
+    chosen = flask_cli("import-queries", world.project_id, path, "--sheet", "Keywords")
+    assert "0 added, 2 already present, 1 rejected." in chosen.output
     missing = flask_cli("import-queries", world.project_id, path, "--sheet", "Sheet9")
     assert "The workbook has no sheet “Sheet9”; its sheets are “Notes”, “Keywords”." in \
         missing.output
@@ -293,8 +295,11 @@ def test_the_columns_page_offers_a_workbooks_sheets(api, world, administrator):
     columns = administrator.upload(world.project_id, data, name="spring.xlsx")
     assert columns.endswith("/columns")
     page = administrator.get(columns).text  # its first sheet names no query column
-    assert "No line among the first 20 of this file names a query column" in page
-    assert ">Sheet</label>" in page and '<option value="Keywords">' in page
+    assert ">Sheet</label>" in page and '<option value="Keywords" selected>' in page
+    assert "the queries from “Keyword”" in page  # the sheet that names one, guessed
+    notes = administrator.post(columns, data={
+        "csrf_token": administrator.csrf(columns), "sheet": "Notes", "action": "check"})
+    assert "No line among the first 20 of this file names a query column" in notes.text
     form = {"csrf_token": administrator.csrf(columns), "sheet": "Keywords",
             "query_column": "Keyword", "language_column": "Language",
             "country_column": "Country"}

@@ -1,0 +1,153 @@
+"""The files keyword tools export, as they write them (tests/support/tool_exports.py): each is
+read, its columns guessed (the query column; the country column where it has one), its first
+rows previewed as they will be imported, and imported through the settings area's columns
+page with nothing but the choices the page offers — its fields as the page fills them, and a
+language or country for every row where the file has none. On SQLite and
+(TAGDESK_TEST_POSTGRES=1) PostgreSQL."""
+
+from __future__ import annotations
+
+import codecs
+import io
+from html.parser import HTMLParser
+
+import pytest
+
+from service import import_sources
+from service.import_sources import Choice, Shaping
+from tests.service.test_import_sources import queries
+from tests.support.imports import Administrator
+from tests.support.tool_exports import BY_NAME, EXPORTS, search_console_xlsx
+
+SHAPES = [pytest.param(shape, id=shape.name) for shape in EXPORTS]
+
+
+def every_row(shape) -> Choice:
+    return Choice(language=shape.every_row.get("language"),
+                  country=shape.every_row.get("country"))
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_each_export_is_read_guessed_and_previewed(shape):
+    shaping = Shaping(io.BytesIO(shape.content()), every_row(shape))
+    assert shaping.choice.query_column == shape.query_column
+    assert shaping.choice.country_column == shape.country_column
+    assert shaping.choice.language_column is None
+    assert shaping.choice.tags_columns == shape.tags_columns
+    assert shaping.problems == []
+    assert shaping.source.header_line == shape.header_line
+    assert import_sources.describe(shaping.choice, shaping.source).startswith(shape.read_as)
+    preview = shaping.first(5)
+    expected = {(q, lang, country, tags) for q, lang, country, tags in shape.rows}
+    # The preview shows the rows as the import keeps them: codes in their case, tags split.
+    assert {(q, lang, country, tuple(sorted(filter(None, tags.split(";")))))
+            for q, lang, country, tags in preview} == expected
+
+
+def test_the_sheet_that_names_a_query_column_is_guessed():
+    """Search Console's workbook exported from another tab: its Queries sheet is not the
+    first, and its Filters sheet has a row "Query | +schuhe" that is not a header."""
+    data = search_console_xlsx(queries_first=False)
+    assert import_sources.sheet_names(io.BytesIO(data))[:2] == ["Dates", "Filters"]
+    source = import_sources.read_source(io.BytesIO(data))
+    assert source.sheet == "Queries" and source.header[0] == "Top queries"
+    shaping = Shaping(io.BytesIO(data), Choice(language="de", country="DE"))
+    assert shaping.choice.sheet == "Queries"
+    # A sheet chosen is read as chosen, even one that names no query column.
+    chosen = import_sources.read_source(io.BytesIO(data), Choice(sheet="Countries",
+                                                                 query_column="Country"))
+    assert chosen.sheet == "Countries" and chosen.header[0] == "Country"
+
+
+def test_a_hand_made_workbook_tags_separated_by_commas_are_guessed():
+    shaping = Shaping(io.BytesIO(BY_NAME["hand-made-workbook"].content()),
+                      Choice(language="de"))
+    assert shaping.choice.tags_separator == ","
+    # One that is chosen stays chosen.
+    chosen = Shaping(io.BytesIO(BY_NAME["hand-made-workbook"].content()),
+                     Choice(language="de", tags_separator="|"))
+    assert chosen.choice.tags_separator == "|"
+    assert chosen.first(1)[0][3] == "product, price"
+
+
+def test_utf16_without_a_byte_order_mark_is_read():
+    """Some tools (and some re-saves) write UTF-16 with no byte order mark."""
+    planner = BY_NAME["keyword-planner"].content()
+    ahrefs = BY_NAME["ahrefs-utf16"].content()
+    for data in (planner[len(codecs.BOM_UTF16_LE):], ahrefs[len(codecs.BOM_UTF16_LE):]):
+        source = import_sources.read_source(io.BytesIO(data))
+        assert source.encoding == "UTF-16" and source.separator == "\t"
+    big_endian = ahrefs[2:].decode("utf-16-le").encode("utf-16-be")
+    assert import_sources.read_source(io.BytesIO(big_endian)).header[:2] == ["#", "Keyword"]
+
+
+# --- through the settings area's columns page -------------------------------------------------
+
+
+class FormDefaults(HTMLParser):
+    """The values a browser would post from the columns page's form as it is filled: each
+    select's selected option (else its first), each text field's value, the checked boxes."""
+
+    def __init__(self):
+        super().__init__()
+        self.values: list[tuple[str, str]] = []
+        self._select: str | None = None
+        self._options: list[tuple[str, bool]] = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "select":
+            self._select, self._options = attrs["name"], []
+        elif tag == "option" and self._select:
+            self._options.append((attrs.get("value", ""), "selected" in attrs))
+        elif tag == "input" and attrs.get("name") and attrs.get("type") in ("text", "hidden"):
+            self.values.append((attrs["name"], attrs.get("value") or ""))
+        elif tag == "input" and attrs.get("type") == "checkbox" and "checked" in attrs:
+            self.values.append((attrs["name"], attrs.get("value", "on")))
+
+    def handle_endtag(self, tag):
+        if tag == "select" and self._select:
+            chosen = [value for value, selected in self._options if selected]
+            self.values.append((self._select, (chosen or [v for v, _ in self._options]
+                                               or [""])[0]))
+            self._select = None
+
+
+def form_of(page: str) -> dict[str, list[str]]:
+    parser = FormDefaults()
+    parser.feed(page)
+    found: dict[str, list[str]] = {}
+    for name, value in parser.values:
+        found.setdefault(name, []).append(value)
+    return found
+
+
+@pytest.fixture
+def administrator(service_config, tmp_path, live_service, world):
+    service_config["IMPORTS_FOLDER"] = str(tmp_path / "imports")
+    world.with_administrator("ann@example.com", "correct horse battery staple")
+    return Administrator(live_service.url, "ann@example.com", "correct horse battery staple")
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_each_export_imports_through_its_columns_page_with_only_choices(
+        shape, api, world, administrator):
+    columns = administrator.upload(world.project_id, shape.content(), name=shape.file_name)
+    assert columns.endswith("/columns")
+    page = administrator.get(columns).text
+    form = form_of(page)
+    assert form["query_column"] == [shape.query_column]
+    assert form["country_column"] == [shape.country_column or ""]
+    assert form.get("tags_columns", []) == list(shape.tags_columns)
+    form.update({name: [value] for name, value in shape.every_row.items()})
+    form["create_tags"] = ["1"]
+    checked = administrator.post(columns, data={**form, "action": "check"})
+    assert checked.status_code == 200, checked.text[:3000]
+    assert (f"Checked, nothing changed: {len(shape.rows)} will be added, 0 already present, "
+            "0 rejected.") in checked.text
+    assert shape.read_as in checked.text
+    assert queries(api) == set()
+    started = administrator.post(columns, data={**form, "action": "import"})
+    assert started.status_code == 303, started.text[:3000]
+    assert administrator.finished(started.headers["Location"])["state"] == "finished"
+    assert queries(api) == set(shape.rows)
