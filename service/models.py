@@ -120,6 +120,8 @@ class Tag(Base):
     # casefold(name): names are unique and matched without regard to case.
     name_folded: Mapped[str] = mapped_column(String(200))
     color: Mapped[str] = mapped_column(String(7))
+    # What the tag is for, in a sentence or two (migration 0031; NULL: none).
+    description: Mapped[str | None] = mapped_column(String(300), nullable=True)
 
 
 class SavedView(Base):

@@ -40,7 +40,19 @@ def query_records(rows, tags: dict[int, list[int]]) -> list[dict]:
 
 
 def tag_record(row) -> dict:
-    return {"id": row.id, "project": row.project_id, "name": row.name, "color": row.color}
+    """A tag as the reference's endpoints give it: its `description` (an extension) only
+    when it has one, so a reference client sees the reference's record."""
+    record = {"id": row.id, "project": row.project_id, "name": row.name, "color": row.color}
+    if getattr(row, "description", None):
+        record["description"] = row.description
+    return record
+
+
+def full_tag_record(row) -> dict:
+    """A tag as the extensions that change tags give it: `description` always, null when
+    none."""
+    return {"id": row.id, "project": row.project_id, "name": row.name, "color": row.color,
+            "description": row.description or None}
 
 
 def project_record(row) -> dict:

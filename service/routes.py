@@ -11,7 +11,7 @@ from flask import Blueprint, Response, g, jsonify
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from . import engine, rules, saved_views, search, tag_creation
+from . import engine, rules, saved_views, search, tag_changes, tag_creation
 from .auth import resolve_project
 from .db import get_session
 from .engine import entry_rules, listing, tagging
@@ -22,6 +22,7 @@ from .records import page_object, project_record, query_records, tag_record
 from .validation import (
     CreateTagBody,
     CreateViewBody,
+    MergeTagBody,
     Paged,
     PageParams,
     QueryFilterBody,
@@ -29,6 +30,8 @@ from .validation import (
     SetTagsBody,
     Strict,
     TagListBody,
+    UnmergeTagBody,
+    UpdateTagBody,
     UpdateViewBody,
     ViewIdBody,
     ViewListBody,
@@ -118,6 +121,27 @@ def create_tag():
     response = jsonify(tag_record(tag_creation.create_tag(session, project_id, body)))
     response.status_code = 201
     return response
+
+
+@bp.post("/tags/update")
+def update_tag():
+    """An extension: a tag renamed, recoloured or described (its record)."""
+    session, project_id, body = project_call(UpdateTagBody)
+    return json_response(tag_changes.update_tag(session, project_id, body))
+
+
+@bp.post("/tags/merge")
+def merge_tag():
+    """An extension: a tag merged into another, in one step (undone by tags/unmerge)."""
+    session, project_id, body = project_call(MergeTagBody)
+    return json_response(tag_changes.merge_tag(session, project_id, body))
+
+
+@bp.post("/tags/unmerge")
+def unmerge_tag():
+    """An extension: a merge undone: the tag back with its id and its links."""
+    session, project_id, body = project_call(UnmergeTagBody)
+    return json_response(tag_changes.unmerge_tag(session, project_id, body))
 
 
 def created(record: dict) -> Response:

@@ -35,6 +35,7 @@ MAX_PAGE = 1_000_000_000
 MAX_ID = 2**31 - 1  # ids are 32-bit integers (PostgreSQL `integer`); larger ones name no row
 MAX_TAG_NAME = 200  # as the command line's create-tag (admin.create_tag) and the tags table
 MAX_VIEW_NAME = 100  # as the saved_views table
+MAX_TAG_DESCRIPTION = 300  # as the tags table
 HEX_COLOR = re.compile(r"#[0-9a-fA-F]{6}")
 
 
@@ -69,6 +70,17 @@ def _tag_name(value: str) -> str:
     return _folded_name(value, MAX_TAG_NAME)
 
 
+def _tag_description(value: str) -> str | None:
+    """What a tag is for: the rule of characters of every text (weblib.text_rules), trimmed,
+    at most MAX_TAG_DESCRIPTION characters; empty means none."""
+    _printable(value)
+    value = value.strip()
+    if len(value) > MAX_TAG_DESCRIPTION:
+        raise ValueError(f"A description can be at most {MAX_TAG_DESCRIPTION} characters; "
+                         f"this one has {len(value):,}")
+    return value or None
+
+
 def _view_name(value: str) -> str:
     """A saved view's name (MAX_VIEW_NAME), compared as tag names are."""
     return _folded_name(value, MAX_VIEW_NAME)
@@ -100,6 +112,7 @@ TagRef = Int | Text
 TagName = Annotated[StrictStr, AfterValidator(_tag_name)]
 TagColor = Annotated[StrictStr, AfterValidator(_tag_color)]
 ViewName = Annotated[StrictStr, AfterValidator(_view_name)]
+TagDescription = Annotated[StrictStr, AfterValidator(_tag_description)]
 Pattern = Annotated[StrictStr, AfterValidator(_printable), AfterValidator(_pattern)]
 
 
@@ -146,6 +159,29 @@ class TagListBody(Paged):
 class CreateTagBody(Strict):
     name: TagName
     color: TagColor | None = None
+
+
+class UpdateTagBody(Strict):
+    """A tag's new name, colour or description (an extension). Absent: kept; the defaults are
+    never validated, so a `null` name or colour is a 400, while `"description": null` (or
+    "") takes the description away."""
+
+    id: Int
+    name: TagName = None
+    color: TagColor = None
+    description: TagDescription | None = None
+
+
+class MergeTagBody(Strict):
+    id: Int
+    intoId: Int  # noqa: N815
+
+
+OPERATION = r"^[0-9a-f]{32}$"
+
+
+class UnmergeTagBody(Strict):
+    operation: Annotated[str, Field(pattern=OPERATION)]
 
 
 class ViewListBody(Strict):

@@ -13,7 +13,7 @@ from .tables import Query, query_tags
 from .writer import Writer
 
 
-def _lock_tag_and_its_queries(session: Session, tag_id: int) -> None:
+def lock_tag_and_its_queries(session: Session, tag_id: int) -> None:
     """PostgreSQL: take the rows in the order a set-tags call takes them — its queries' rows
     first (in key order), then the tag's — so that the two rarely wait for each other in a
     circle. Once the tag's row is held no link to it can be added (adding one reads the tag's
@@ -28,7 +28,7 @@ def _lock_tag_and_its_queries(session: Session, tag_id: int) -> None:
 def delete_tag(session: Session, project_id: str, tag_id: int) -> int:
     """In the caller's write transaction; how many queries carried the tag."""
     if session.get_bind().dialect.name == "postgresql":
-        _lock_tag_and_its_queries(session, tag_id)
+        lock_tag_and_its_queries(session, tag_id)
     name = session.scalar(select(Tag.name).where(Tag.id == tag_id))
     with Writer(session.connection(), project_id) as writer:
         carriers = select(query_tags.c.query_pk).where(query_tags.c.tag_id == tag_id)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import (
+    Boolean,
     Column,
     DateTime,
     ForeignKey,
@@ -106,4 +107,38 @@ rule_removals = Table(
     Column("rule_id", Integer, nullable=False),
     Column("added_at", DateTime, nullable=True),
     Column("removed_at", DateTime, nullable=False),
+)
+
+
+# A tag merged into another (tags/merge, migration 0031), kept until its undo (tags/unmerge)
+# or until it is a week old: the tag's row as it was (its id is given back on undo, never to
+# another tag), the tag it went into, and the rules it changed (JSON: rule id → the rule's
+# tag ids and condition before, and after).
+tag_merges = Table(
+    "tag_merges",
+    Base.metadata,
+    Column("operation", String(36), primary_key=True),
+    Column("project_id", ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+    Column("tag_id", Integer, nullable=False),
+    Column("into_id", Integer, nullable=False),
+    Column("name", String(200), nullable=False),
+    Column("name_folded", String(200), nullable=False),
+    Column("color", String(7), nullable=False),
+    Column("description", String(300), nullable=True),
+    Column("rule_changes", Text, nullable=False),
+    Column("merged_at", DateTime, nullable=False),
+)
+
+# The links a merge changed: each link of the merged tag as it was (`made` false: its rule,
+# time and author), and each link to the other tag the merge made (`made` true).
+tag_merge_links = Table(
+    "tag_merge_links",
+    Base.metadata,
+    Column("operation", ForeignKey("tag_merges.operation", ondelete="CASCADE"),
+           primary_key=True),
+    Column("made", Boolean, primary_key=True),
+    Column("query_pk", Integer, primary_key=True),
+    Column("from_rule", Integer, nullable=True),
+    Column("linked_at", DateTime, nullable=True),
+    Column("linked_by", String(100), nullable=True),
 )

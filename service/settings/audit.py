@@ -29,6 +29,8 @@ CHANGES = {
     "tag.created": "Tag created",
     "tag.edited": "Tag edited",
     "tag.deleted": "Tag deleted",
+    "tag.merged": "Tag merged",
+    "tag.unmerged": "Tag merge undone",
     "import.finished": "Queries imported",
     "import.failed": "Import failed",
     "person.added": "Administrator added",

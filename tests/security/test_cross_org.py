@@ -38,7 +38,8 @@ BODIES = {"listQueries": {}, "listTags": {}, "setQueryTags": {"queries": []},
           "createRule": {"name": "planted", "condition": {}, "tagIds": [1]},
           "updateRule": {"id": 1}, "pauseRule": {"id": 1, "paused": True},
           "deleteRule": {"id": 1}, "applyRule": {"id": 1}, "unapplyRule": {"id": 1},
-          "restoreRule": {"operation": "0" * 32}}
+          "restoreRule": {"operation": "0" * 32}, "updateTag": {"id": 1},
+          "mergeTag": {"id": 1, "intoId": 2}, "unmergeTag": {"operation": "0" * 32}}
 TIMING_PAIRS = 40
 # How far apart the medians of "another organization's" and "does not exist" may be. Both take
 # the same path through the code; the gap measured is well under a millisecond on an idle

@@ -1,0 +1,225 @@
+"""A tag merged into another, and the merge undone (an extension: tags/merge and tags/unmerge,
+service/tag_changes.py), each one transaction through a Writer.
+
+- merge: every query that carried the tag carries the other (a link it lacked is made, with
+  the merged link's rule, time and author), the tag's links go, and so does its row; every
+  query that carried it is touched (`updatedAt`), since its tags changed. Rules that named
+  the tag (their tags, or their condition) name the other instead, each tag once. What it
+  took and made is kept under the operation's id (`tag_merges`, `tag_merge_links`).
+- unmerge: the tag's row comes back under its own id (ids are never given to another tag, so
+  the id is still its own), its links exactly as they were (to the queries still there), the
+  links the merge made are taken away, the rules it changed are put back where nobody has
+  changed them since, and the record goes: an operation is undone once.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+from sqlalchemy import DateTime, Integer, String, delete, insert, literal, select
+from sqlalchemy.orm import Session
+
+from weblib.tag_names import fold_tag_name
+
+from ..models import Rule, Tag, utcnow
+from .deleting import lock_tag_and_its_queries
+from .keys import keys_condition
+from .tables import Query, query_tags, tag_merge_links, tag_merges
+from .tagging import touch
+from .writer import Writer
+
+# A merge is kept this long for its undo.
+KEPT = timedelta(days=7)
+
+
+class NameTaken(Exception):
+    """Undo: a tag of the merged tag's name was made since (its name, as it reads)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+
+def _as_id(value) -> int | None:
+    if isinstance(value, int):
+        return value
+    text = value.strip() if isinstance(value, str) else ""
+    return int(text) if text.isascii() and text.isdigit() else None
+
+
+def _renamed_ids(values: list, tag_id: int, into_id: int) -> list:
+    """`values` (tag ids, as numbers or text) with `tag_id` as `into_id`, each tag once."""
+    out: list = []
+    seen: set[int] = set()
+    for value in values:
+        number = _as_id(value)
+        if number == tag_id:
+            value, number = into_id, into_id
+        if number is not None:
+            if number in seen:
+                continue
+            seen.add(number)
+        out.append(value)
+    return out
+
+
+def _renamed_names(values: list[str], folded: str, into_name: str) -> list[str]:
+    out: list[str] = []
+    for value in values:
+        if fold_tag_name(value) == folded:
+            value = into_name
+        if fold_tag_name(value) not in {fold_tag_name(each) for each in out}:
+            out.append(value)
+    return out
+
+
+def renamed_condition(condition: dict, tag: Tag, into: Tag) -> dict:
+    """A rule's condition (as stored) naming `into` wherever it named `tag`."""
+    changed = dict(condition)
+    for field in ("tagIds", "excludeTagIds"):
+        if field in changed:
+            changed[field] = _renamed_ids(changed[field], tag.id, into.id)
+    for field in ("tagNames", "excludeTagNames"):
+        if field in changed:
+            changed[field] = _renamed_names(changed[field], tag.name_folded, into.name)
+    return changed
+
+
+def _rules_renamed(session: Session, project_id: str, tag: Tag, into: Tag, now) -> dict:
+    """Every rule naming `tag` names `into` instead; by rule id, its tags and condition
+    before and after."""
+    changed = {}
+    for rule in session.scalars(select(Rule).where(Rule.project_id == project_id)
+                                .order_by(Rule.id)):
+        ids, condition = json.loads(rule.tag_ids), json.loads(rule.condition)
+        new_ids = _renamed_ids(ids, tag.id, into.id)
+        new_condition = renamed_condition(condition, tag, into)
+        if new_ids == ids and new_condition == condition:
+            continue
+        after_ids = json.dumps(new_ids)
+        after_condition = json.dumps(new_condition, ensure_ascii=False, separators=(",", ":"))
+        changed[str(rule.id)] = {"tagIds": [rule.tag_ids, after_ids],
+                                 "condition": [rule.condition, after_condition]}
+        rule.tag_ids, rule.condition, rule.updated_at = after_ids, after_condition, now
+    session.flush()
+    return changed
+
+
+def merge(session: Session, project_id: str, tag: Tag, into: Tag, operation: str) -> int:
+    """Merge `tag` into `into` (both of the project) in the caller's write transaction; how
+    many queries changed (those that carried `tag`)."""
+    if session.get_bind().dialect.name == "postgresql":
+        lock_tag_and_its_queries(session, tag.id)
+    now = utcnow()
+    old = select(tag_merges.c.operation).where(tag_merges.c.merged_at < now - KEPT)
+    session.execute(delete(tag_merge_links).where(tag_merge_links.c.operation.in_(old)))
+    session.execute(delete(tag_merges).where(tag_merges.c.merged_at < now - KEPT))
+    links = query_tags.c
+    carried = session.execute(
+        select(links.query_pk, links.rule_id, links.added_at, links.added_by)
+        .where(links.tag_id == tag.id).order_by(links.query_pk)).all()
+    keys = [row.query_pk for row in carried]
+    had = set(session.scalars(select(links.query_pk).where(
+        links.tag_id == into.id, keys_condition(session, links.query_pk, keys)))) if keys else set()
+    lacking = [row for row in carried if row.query_pk not in had]
+    rules = _rules_renamed(session, project_id, tag, into, now)
+    session.execute(insert(tag_merges).values(
+        operation=operation, project_id=project_id, tag_id=tag.id, into_id=into.id,
+        name=tag.name, name_folded=tag.name_folded, color=tag.color,
+        description=tag.description, rule_changes=json.dumps(rules), merged_at=now))
+    kept = [{"operation": operation, "made": False, "query_pk": row.query_pk,
+             "from_rule": row.rule_id, "linked_at": row.added_at, "linked_by": row.added_by}
+            for row in carried]
+    kept += [{"operation": operation, "made": True, "query_pk": row.query_pk,
+              "from_rule": None, "linked_at": None, "linked_by": None} for row in lacking]
+    if kept:
+        session.execute(insert(tag_merge_links), kept)
+    with Writer(session.connection(), project_id) as writer:
+        if lacking:
+            session.execute(insert(query_tags), [
+                {"query_pk": row.query_pk, "tag_id": into.id, "updated_at": now,
+                 "rule_id": row.rule_id, "added_at": row.added_at, "added_by": row.added_by}
+                for row in lacking])
+            writer.added_links([(row.query_pk, into.id) for row in lacking])
+        session.execute(delete(query_tags).where(links.tag_id == tag.id)
+                        .execution_options(synchronize_session=False))
+        touch(session, keys, now)
+        session.execute(delete(Tag).where(Tag.id == tag.id)
+                        .execution_options(synchronize_session=False))
+        writer.dropped_tag(tag.id)
+    return len(keys)
+
+
+def merged(session: Session, project_id: str, operation: str):
+    """The merge of that operation in the project, or None (another project's alike)."""
+    return session.execute(select(tag_merges).where(
+        tag_merges.c.operation == operation, tag_merges.c.project_id == project_id)).first()
+
+
+def _rules_restored(session: Session, project_id: str, rules: dict) -> None:
+    """Each rule the merge changed, and nobody since, as it was before."""
+    for rule_id, change in rules.items():
+        rule = session.scalar(select(Rule).where(Rule.id == int(rule_id),
+                                                 Rule.project_id == project_id))
+        if rule is None:
+            continue
+        before_ids, after_ids = change["tagIds"]
+        before_condition, after_condition = change["condition"]
+        if rule.tag_ids == after_ids:
+            rule.tag_ids = before_ids
+        if rule.condition == after_condition:
+            rule.condition = before_condition
+        rule.updated_at = utcnow()
+    session.flush()
+
+
+def unmerge(session: Session, project_id: str, record) -> tuple[Tag, int]:
+    """Undo the merge `record` (merged()) in the caller's write transaction: the tag back, and
+    how many queries changed. NameTaken: a tag of its name was made since."""
+    existing = session.scalar(select(Tag.name).where(
+        Tag.project_id == project_id, Tag.name_folded == record.name_folded))
+    if existing is not None:
+        raise NameTaken(existing)
+    now = utcnow()
+    saved = tag_merge_links.c
+    rows = session.execute(select(saved.made, saved.query_pk, saved.from_rule, saved.linked_at,
+                                  saved.linked_by).where(saved.operation == record.operation)
+                           ).all()
+    taken = [row for row in rows if not row.made]
+    made = [row.query_pk for row in rows if row.made]
+    links = query_tags.c
+    with Writer(session.connection(), project_id) as writer:
+        session.execute(insert(Tag.__table__).values(
+            id=record.tag_id, project_id=project_id, name=record.name,
+            name_folded=record.name_folded, color=record.color,
+            description=record.description))
+        back: list[int] = []
+        groups: dict[tuple, list[int]] = {}
+        for row in taken:
+            groups.setdefault((row.from_rule, row.linked_at, row.linked_by), []).append(
+                row.query_pk)
+        for (rule_id, added_at, added_by), keys in groups.items():
+            statement = insert(query_tags).from_select(
+                ["query_pk", "tag_id", "updated_at", "rule_id", "added_at", "added_by"],
+                select(Query.pk, literal(record.tag_id, Integer), literal(now),
+                       literal(rule_id, Integer), literal(added_at, DateTime),
+                       literal(added_by, String))
+                .where(keys_condition(session, Query.pk, keys),
+                       Query.project_id == project_id)
+            ).returning(query_tags.c.query_pk)
+            back += list(session.execute(statement).scalars())
+        writer.added_links([(pk, record.tag_id) for pk in back])
+        gone: list[int] = []
+        if made:
+            gone = list(session.execute(delete(query_tags).where(
+                links.tag_id == record.into_id, keys_condition(session, links.query_pk, made))
+                .returning(links.query_pk)).scalars())
+            writer.removed_links([(pk, record.into_id) for pk in gone])
+        changed = sorted(set(back) | set(gone))
+        touch(session, changed, now)
+    _rules_restored(session, project_id, json.loads(record.rule_changes))
+    session.execute(delete(tag_merge_links).where(saved.operation == record.operation))
+    session.execute(delete(tag_merges).where(tag_merges.c.operation == record.operation))
+    tag = session.scalar(select(Tag).where(Tag.id == record.tag_id))
+    return tag, len(changed)
