@@ -42,8 +42,10 @@ from .records import (
     SavedView,
     Tag,
     TagAssignment,
+    TagMerge,
     TagPage,
     TagSource,
+    TagUnmerge,
 )
 from .retries import Mode
 from .stats import ClientStats
@@ -73,8 +75,10 @@ __all__ = [
     "SavedView",
     "Tag",
     "TagAssignment",
+    "TagMerge",
     "TagSource",
     "TagPage",
+    "TagUnmerge",
     "TransportError",
     "Unavailable",
     "mask",

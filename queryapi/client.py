@@ -50,7 +50,9 @@ from .records import (
     SavedView,
     Tag,
     TagAssignment,
+    TagMerge,
     TagPage,
+    TagUnmerge,
     read_capabilities,
     read_facets,
     read_project_page,
@@ -64,7 +66,9 @@ from .records import (
     read_saved_view,
     read_saved_views,
     read_tag,
+    read_tag_merge,
     read_tag_page,
+    read_tag_unmerge,
 )
 from .retries import Mode
 from .stats import ClientStats
@@ -86,6 +90,9 @@ TAGS = "/api/tags/list"
 OPENAPI = "/api/openapi.json"
 # Extensions: see capabilities().
 CREATE_TAG = "/api/tags/create"
+UPDATE_TAG = "/api/tags/update"
+MERGE_TAG = "/api/tags/merge"
+UNMERGE_TAG = "/api/tags/unmerge"
 FACETS = "/api/queries/facets"
 VIEWS = "/api/views/list"
 CREATE_VIEW = "/api/views/create"
@@ -109,6 +116,8 @@ EXTENSIONS = {
     "saved_views": ("POST", VIEWS),
     "rules": ("POST", RULES),
     "rule_apply": ("POST", APPLY_RULE),
+    "tag_editing": ("POST", UPDATE_TAG),
+    "tag_merging": ("POST", MERGE_TAG),
 }
 
 Listing = TypeVar("Listing", ProjectPage, QueryPage, TagPage)
@@ -269,6 +278,47 @@ class Client:
         payload = self._transport.call("POST", CREATE_TAG, project_id=_project(project_id),
                                        body=body, idempotent=False)
         return read_tag(payload, f"POST {CREATE_TAG}")
+
+    def update_tag(self, project_id: str, tag_id: int, *, name: str | None = None,
+                   color: str | None = None, description: str | None = None,
+                   clear_description: bool = False) -> Tag:
+        """The tag with each field given changed (POST /api/tags/update, an extension:
+        `capabilities().tag_editing`); fields left None are kept, `clear_description` takes
+        the description away. A name another tag of the project has (as names compare) is a
+        Conflict; a tag that is not the project's is NotFound. Safe to repeat."""
+        body: dict[str, Any] = {"id": _tag_id(tag_id)}
+        for field, value, what in (("name", name, "name"), ("color", color, "colour"),
+                                   ("description", description, "description")):
+            if value is not None:
+                if not isinstance(value, str):
+                    raise InvalidRequest(f"A tag's {what} is text.")
+                body[field] = value
+        if clear_description:
+            body["description"] = None
+        payload = self._transport.call("POST", UPDATE_TAG, project_id=_project(project_id),
+                                       body=body)
+        return read_tag(payload, f"POST {UPDATE_TAG}")
+
+    def merge_tag(self, project_id: str, tag_id: int, into_id: int) -> TagMerge:
+        """Merge the tag into another (POST /api/tags/merge, an extension:
+        `capabilities().tag_merging`): its queries carry the other, it is gone, rules name the
+        other. The answer's operation undoes it (unmerge_tag). Not sent again after an
+        unknown outcome (a second merge of a tag that is gone is NotFound): list the tags to
+        see whether it went."""
+        body = {"id": _tag_id(tag_id), "intoId": _tag_id(into_id)}
+        payload = self._transport.call("POST", MERGE_TAG, project_id=_project(project_id),
+                                       body=body, idempotent=False)
+        return read_tag_merge(payload, f"POST {MERGE_TAG}")
+
+    def unmerge_tag(self, project_id: str, operation: str) -> TagUnmerge:
+        """Undo a merge: the tag back under its id with its links as they were. A merge
+        undone already (or a week old, or another project's) is NotFound; a tag of the
+        merged tag's name made since is a Conflict."""
+        if not isinstance(operation, str):
+            raise InvalidRequest("A merge's operation is text.")
+        payload = self._transport.call("POST", UNMERGE_TAG, project_id=_project(project_id),
+                                       body={"operation": operation}, idempotent=False)
+        return read_tag_unmerge(payload, f"POST {UNMERGE_TAG}")
 
     # -- extensions: facets and saved views ------------------------------------------------
 
@@ -478,6 +528,12 @@ def _check_assignments(items: list) -> None:
     if repeats:
         shown = repeats[:10] + ([f"… and {len(repeats) - 10} more."] if len(repeats) > 10 else [])
         raise InvalidRequest(" ".join(shown), details=shown)
+
+
+def _tag_id(tag_id: int) -> int:
+    if not isinstance(tag_id, int) or isinstance(tag_id, bool) or tag_id < 1:
+        raise InvalidRequest("A tag's id is a whole number from 1.")
+    return tag_id
 
 
 def _view_id(view_id: int) -> int:

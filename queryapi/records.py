@@ -142,6 +142,31 @@ class Tag:
     project: str
     name: str
     color: str
+    # What the tag is for (an extension: a deployment without it, or a tag without one,
+    # gives None).
+    description: str | None = None
+
+
+@dataclass(frozen=True)
+class TagMerge:
+    """A tag merged into another (POST /api/tags/merge, an extension): the merged tag as it
+    was, the tag it went into, the queries that changed, and the operation that undoes it
+    (`Client.unmerge_tag`)."""
+
+    merged: Tag
+    into: Tag
+    operation: str
+    queries: int
+
+
+@dataclass(frozen=True)
+class TagUnmerge:
+    """A merge undone (POST /api/tags/unmerge): the tag back under its own id, and the
+    queries that changed."""
+
+    restored: Tag
+    operation: str
+    queries: int
 
 
 @dataclass(frozen=True)
@@ -233,6 +258,8 @@ class Capabilities:
     saved_views: bool = False  # POST /api/views/list (create, update, delete)
     rules: bool = False  # POST /api/rules/list (preview, create, update, pause, delete)
     rule_apply: bool = False  # POST /api/rules/apply (unapply, restore)
+    tag_editing: bool = False  # POST /api/tags/update (name, colour, description)
+    tag_merging: bool = False  # POST /api/tags/merge (and unmerge, its undo)
 
 
 @dataclass(frozen=True)
@@ -407,11 +434,14 @@ def _tag_sources(value: Any, where: str) -> tuple[TagSource, ...]:
 
 
 def parse_tag(obj: Any, where: str) -> Tag:
+    description = obj.get("description") if isinstance(obj, dict) else None
     return Tag(
         id=_integer(_get(obj, "id", where), _at(where, "id")),
         project=_identifier(_get(obj, "project", where), _at(where, "project")),
         name=_text(_get(obj, "name", where), _at(where, "name")),
         color=_text(_get(obj, "color", where), _at(where, "color")),
+        description=(None if description is None
+                     else _text(description, _at(where, "description")) or None),
     )
 
 
@@ -437,6 +467,21 @@ def read_query_page(payload: Any, what: str) -> QueryPage:
 
 def read_tag(payload: Any, what: str) -> Tag:
     return _read(what, lambda: parse_tag(payload, ""))
+
+
+def read_tag_merge(payload: Any, what: str) -> TagMerge:
+    return _read(what, lambda: TagMerge(
+        merged=parse_tag(_get(payload, "merged", ""), "merged"),
+        into=parse_tag(_get(payload, "into", ""), "into"),
+        operation=_text(_get(payload, "operation", ""), "operation"),
+        queries=_count(_get(payload, "queries", ""), "queries")))
+
+
+def read_tag_unmerge(payload: Any, what: str) -> TagUnmerge:
+    return _read(what, lambda: TagUnmerge(
+        restored=parse_tag(_get(payload, "restored", ""), "restored"),
+        operation=_text(_get(payload, "operation", ""), "operation"),
+        queries=_count(_get(payload, "queries", ""), "queries")))
 
 
 def read_capabilities(document: Any,
