@@ -245,7 +245,9 @@ def _remembered(project: Project) -> Choice:
 
 
 def _for_header(choice: Choice, header: list[str]) -> Choice:
-    """The remembered choice without the columns this file does not have."""
+    """The remembered choice without the columns this file does not have, and without a
+    language or country for every row where this file has a column of it (an Ahrefs list
+    after a Search Console export: its countries, not the one given for every row)."""
     names = {import_sources.folded_name(name) for name in header}
 
     def kept(name: str | None) -> str | None:
@@ -253,11 +255,14 @@ def _for_header(choice: Choice, header: list[str]) -> Choice:
 
     # ";" always separates tags: remembered, it would only stop the guess of another.
     separator = None if choice.tags_separator == ";" else choice.tags_separator
-    return replace(choice, query_column=kept(choice.query_column),
-                   language_column=kept(choice.language_column),
-                   country_column=kept(choice.country_column),
-                   tags_columns=tuple(n for n in choice.tags_columns if kept(n)),
-                   tags_separator=separator, sheet=None)
+    columns = replace(choice, query_column=kept(choice.query_column),
+                      language_column=kept(choice.language_column), language=None,
+                      country_column=kept(choice.country_column), country=None,
+                      tags_columns=tuple(n for n in choice.tags_columns if kept(n)),
+                      tags_separator=separator, sheet=None)
+    found = import_sources.guess(header, columns)
+    return replace(columns, language=None if found.language_column else choice.language,
+                   country=None if found.country_column else choice.country)
 
 
 def _choice_from_form(form) -> Choice:

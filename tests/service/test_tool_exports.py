@@ -151,3 +151,22 @@ def test_each_export_imports_through_its_columns_page_with_only_choices(
     assert started.status_code == 303, started.text[:3000]
     assert administrator.finished(started.headers["Location"])["state"] == "finished"
     assert queries(api) == set(shape.rows)
+
+
+def test_a_file_with_a_country_column_uses_it_after_one_given_for_every_row(
+        api, world, administrator):
+    """The columns page starts from the project's last choice, but a column this file has
+    wins over a value given for every row to a file that had none."""
+    for name, country, language in (("semrush-magic", "", ""), ("ahrefs-utf16", "", "en"),
+                                    ("semrush-organic", "", "en")):
+        shape = BY_NAME[name]
+        columns = administrator.upload(world.project_id, shape.content(),
+                                       name=shape.file_name)
+        form = form_of(administrator.get(columns).text)
+        assert form["country_column"] == [shape.country_column or ""]
+        # The last choice, but for a column the file has (no country for every row then)
+        assert (form["country"], form["language"]) == ([country], [language])
+        form.update({name: [value] for name, value in shape.every_row.items()})
+        started = administrator.post(columns, data={**form, "action": "import"})
+        assert administrator.finished(started.headers["Location"])["state"] == "finished"
+    assert ("laufschuhe", "en", "DE", ()) in queries(api)
