@@ -16,6 +16,7 @@ from service import import_sources
 from service.import_sources import country_code, folded_name, guess, language_code
 from tests.service.migrating import engine_of_its_own, migrate, migrated_with_rows
 from tests.support.imports import Administrator
+from tests.support.tool_exports import BY_NAME
 from tests.support.xlsx import workbook
 
 GSC = ("Top queries,Clicks,Impressions,CTR,Position\n"
@@ -138,6 +139,101 @@ def test_guesses_and_names():
         "de", "EN", "de", "fr", "tlh", "Nowhere"]
     assert [country_code(v) for v in ("de", "United States", "germany", "Atlantis")] == [
         "de", "US", "DE", "Atlantis"]
+
+
+def test_keyword_planner_exports_as_the_tool_writes_them(api, world, flask_cli, tmp_path):
+    """UTF-16 with tabs and two title lines, its "Keyword ideas" and CSV UTF-8 variants: the
+    flags name the column and give a language and country for every row."""
+    path = tmp_path / "Keyword Stats 2026-11-28 at 10_00_00.csv"
+    path.write_bytes(BY_NAME["keyword-planner"].content())
+    wrong = flask_cli("import-queries", world.project_id, path, "--language", "en",
+                      "--country-column", "Country")
+    assert wrong.exit_code == 1
+    assert ("The file has no column “Country” for the country; its columns are “Keyword”, "
+            "“Currency”, “Avg. monthly searches”") in wrong.output
+    checked = flask_cli("import-queries", world.project_id, path, "--query-column", "Keyword",
+                        "--language", "English", "--country", "United States", "--dry-run")
+    assert checked.exit_code == 0, checked.output
+    assert ("Read as UTF-16 text separated by tabs, its header on line 3: the queries from "
+            "“Keyword”, language en for every row, country US for every row, no tags."
+            ) in checked.output
+    assert "Checked, nothing changed: 4 to add, 0 already present, 0 rejected." in \
+        checked.output
+    assert queries(api) == set()
+    done = flask_cli("import-queries", world.project_id, path, "--query-column", "Keyword",
+                     "--language", "English", "--country", "United States")
+    assert done.exit_code == 0, done.output
+    assert queries(api) == set(BY_NAME["keyword-planner"].rows)
+    for name in ("keyword-planner-ideas", "keyword-planner-utf8"):
+        shape = BY_NAME[name]
+        path = tmp_path / shape.file_name
+        path.write_bytes(shape.content())
+        done = flask_cli("import-queries", world.project_id, path,
+                         "--language", shape.every_row["language"],
+                         "--country", shape.every_row["country"])
+        assert done.exit_code == 0, done.output
+        assert shape.read_as in done.output
+    assert queries(api) >= set(BY_NAME["keyword-planner-ideas"].rows)
+
+
+def test_ahrefs_exports_their_countries_and_row_numbers(api, world, flask_cli, tmp_path):
+    """Ahrefs' "UTF-16 for Excel" (tabs, every field quoted, `#` first) and UTF-8: the country
+    column guessed, or named; lower-case codes kept upper-case."""
+    path = tmp_path / "running-shoes_keywords.csv"
+    path.write_bytes(BY_NAME["ahrefs-utf16"].content())
+    checked = flask_cli("import-queries", world.project_id, path, "--language", "en",
+                        "--dry-run")
+    assert checked.exit_code == 0, checked.output
+    assert ("Read as UTF-16 text separated by tabs, its header on line 1: the queries from "
+            "“Keyword”, language en for every row, the country from “Country”, no tags."
+            ) in checked.output
+    assert "Checked, nothing changed: 4 to add, 0 already present, 0 rejected." in \
+        checked.output
+    done = flask_cli("import-queries", world.project_id, path, "--query-column", "Keyword",
+                     "--language", "en", "--country-column", "Country")
+    assert done.exit_code == 0, done.output
+    assert queries(api) == set(BY_NAME["ahrefs-utf16"].rows)
+    utf8 = tmp_path / "running-shoes_keywords (utf-8).csv"
+    utf8.write_bytes(BY_NAME["ahrefs-utf8"].content())
+    again = flask_cli("import-queries", world.project_id, utf8, "--language", "en")
+    assert again.exit_code == 0, again.output
+    assert "Read as UTF-8 text separated by commas" in again.output
+    assert "0 added, 4 already present, 0 rejected." in again.output
+    one_country = flask_cli("import-queries", world.project_id, utf8, "--language", "de",
+                            "--country", "at")
+    assert "language de for every row, country at for every row" in one_country.output
+    assert ("laufschuhe", "de", "AT", ()) in queries(api)
+
+
+def test_workbooks_their_sheet_guessed_and_tags_created(api, world, flask_cli, tmp_path):
+    """Search Console's workbook whose Queries sheet is not the first; a workbook made by hand
+    with its tags joined by ", " (the separator guessed, or given) and created on request."""
+    search_console = tmp_path / "Performance.xlsx"
+    search_console.write_bytes(BY_NAME["search-console-xlsx-queries-later"].content())
+    done = flask_cli("import-queries", world.project_id, search_console, "--language", "de",
+                     "--country", "AT")
+    assert done.exit_code == 0, done.output
+    assert "Read the sheet “Queries” of an Excel workbook, its header on row 1" in done.output
+    hand = tmp_path / "Keyword research spring.xlsx"
+    hand.write_bytes(BY_NAME["hand-made-workbook"].content())
+    missing = flask_cli("import-queries", world.project_id, hand, "--language", "German")
+    assert missing.exit_code == 1
+    assert "Rows name tags this project does not have: product (2), price (2), review (1)." \
+        in missing.output
+    checked = flask_cli("import-queries", world.project_id, hand, "--sheet",
+                        "Keyword research", "--language", "German", "--country-column",
+                        "Country", "--tags-column", "Tags", "--tags-separator", ",",
+                        "--create-tags", "--dry-run")
+    assert checked.exit_code == 0, checked.output
+    assert ("its header on row 3: the queries from “Keyword”, language de for every row, the "
+            "country from “Country”, the tags from “Tags” (separated by “,”).") in checked.output
+    assert "Would create the tags product, price, review." in checked.output
+    made = flask_cli("import-queries", world.project_id, hand, "--language", "German",
+                     "--create-tags")
+    assert made.exit_code == 0, made.output
+    assert "Created the tags product, price, review." in made.output
+    assert queries(api) == set(BY_NAME["hand-made-workbook"].rows) | set(
+        BY_NAME["search-console-xlsx-queries-later"].rows)
 
 
 @pytest.mark.parametrize("content, words", [
