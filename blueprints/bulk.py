@@ -13,7 +13,9 @@ count and its words, then stored as a job; the job re-runs the filter when it ex
 
 The picker of Add, Replace and Edit also creates tags, when the API offers it (an extension
 of the reference, learned once per session): a name no tag has offers "Create tag “…”", which
-creates it through the client and draws the picker again with the new tag ticked.
+creates it through the client and draws the picker again with the new tag ticked. A name the
+project has already, as names compare (weblib.tag_names: "Brand ", "brand", "Bra\u200bnd" are
+"Brand"), creates nothing: the picker says so and offers that tag (**Use “Brand”**).
 
 An edit that would take every tag off the selected rows (Replace with nothing ticked, or Remove
 with every tag of the project ticked) is never applied straight away: Apply answers with the
@@ -210,17 +212,18 @@ def picker(project_id: str):
 
 def render_picker(project, action: str, tags: list[Tag], row: RowKey | None, row_json: str,
                   had: set[int], ticked: set[int], find: str = "",
-                  notice: tuple[str, str] | None = None) -> str:
+                  notice: tuple[str, str] | None = None, use: Tag | None = None) -> str:
     """The picker's form: a checkbox per tag (`ticked` ticked), the finder (holding `find`),
     "Create tag “…”" where the API offers it, and `notice` (kind, sentence) in its message
-    area."""
-    options = [{"id": tag.id, "name": tag.name, "chip": chip_html(tag.name, tag.color),
+    area, with a button that ticks `use` (an existing tag offered instead of a new one)."""
+    options = [{"id": tag.id, "name": tag.name, "description": tag.description,
+                "chip": chip_html(tag.name, tag.color, description=tag.description),
                 "checked": tag.id in ticked} for tag in tags]
     creating = action in CREATING and apiclient.offers_tag_creation()
     return render_template(
         "bulk/_picker.html", project=project, action=action, title=VERBS[action],
         options=options, row=row, row_json=row_json, had=sorted(had), find=find,
-        notice=notice, apply_url=url_for("bulk.apply", project_id=project.id),
+        notice=notice, use=use, apply_url=url_for("bulk.apply", project_id=project.id),
         create_url=url_for("bulk.create_tag", project_id=project.id) if creating else None)
 
 
@@ -271,7 +274,8 @@ def sentences_in_the_picker() -> Iterator[None]:
 def create_tag(project_id: str):
     """Create the tag named in the finder (the API picks its colour), then draw the picker
     again — tags read afresh, the new one ticked with whatever was ticked before. A name the
-    project has already is not created again: that tag is ticked, and a sentence says so."""
+    project has already is not created again: a sentence says so, with a button that ticks
+    that tag."""
     project = load_project(project_id)
     form = request.form
     action = form.get("action", "")
@@ -312,15 +316,22 @@ def create_tag(project_id: str):
                 [], project_id=project.id, kind="tag", scope="project",
                 tag_names={str(created.id): created.name}, **who())
             tags = apiclient.tag_created(project.id, created)
-            tag, notice = created, ("success", f"Created the tag “{created.name}”. It is "
-                                               "ticked, ready to apply.")
+            html = render_picker(project, action, tags, row, form.get("row", "") if row else "",
+                                 had, ticked | {created.id}, find=created.name,
+                                 notice=("success", f"Created the tag “{created.name}”. It is "
+                                                    "ticked, ready to apply."))
         else:
-            tags = apiclient.tags(project.id)
-            tag, notice = existing, ("warning", f"This project already has a tag named "
-                                                f"“{existing.name}”, so no new one was "
-                                                "created. It is ticked, ready to apply.")
-    html = render_picker(project, action, tags, row, form.get("row", "") if row else "", had,
-                         ticked | {tag.id}, find=tag.name, notice=notice)
+            # The name is one the project has, as names compare (case, spaces, invisible
+            # characters: weblib.tag_names): that tag is offered instead of a look-alike.
+            html = render_picker(project, action, apiclient.tags(project.id), row,
+                                 form.get("row", "") if row else "", had, ticked,
+                                 find=existing.name, notice=(
+                                     "warning", f"This project already has a tag named "
+                                                f"“{existing.name}” (names are compared as "
+                                                "they read: capital letters, spaces and "
+                                                "invisible characters make no difference), so "
+                                                "no new one was created."),
+                                 use=existing)
     return htmx_response(html, retarget="[data-bulk-dialog-body]", reswap="innerHTML")
 
 

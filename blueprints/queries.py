@@ -221,13 +221,15 @@ class TagOption:
     chip: Markup
     checked: bool
     excluded: bool = False
+    description: str | None = None
 
 
 def tag_options(tags: list[Tag], view: QueryView) -> list[TagOption]:
     chosen = {fold_tag_name(name) for name in view.tags}
     excluded = {fold_tag_name(name) for name in view.not_tags}
-    options = [TagOption(tag.name, chip_html(tag.name, tag.color),
-                         fold_tag_name(tag.name) in chosen, fold_tag_name(tag.name) in excluded)
+    options = [TagOption(tag.name, chip_html(tag.name, tag.color, description=tag.description),
+                         fold_tag_name(tag.name) in chosen, fold_tag_name(tag.name) in excluded,
+                         tag.description)
                for tag in tags]
     known = {fold_tag_name(tag.name) for tag in tags}
     options += [TagOption(name, chip_html(name, None), True)

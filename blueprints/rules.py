@@ -113,7 +113,8 @@ def _form_page(project, view: QueryView, rule: Rule | None = None, form=None, pr
         "name": (form.get("name") if form is not None else (rule.name if rule else "")) or "",
         "pattern": (form.get("pattern") if form is not None
                     else (rule.condition.pattern if rule else "")) or "",
-        "tag_options": [(tag, chip_html(tag.name, tag.color), tag.id in chosen) for tag in tags],
+        "tag_options": [(tag, chip_html(tag.name, tag.color, description=tag.description),
+                         tag.id in chosen) for tag in tags],
         "preview": preview, "problems": problems,
         "page_title": (f"Edit {rule.name}" if rule else "New rule")
         + f" · {project.name} · Tagdesk",

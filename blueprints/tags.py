@@ -1,4 +1,6 @@
-"""A project's tags as coloured chips, each leading to the queries that have it.
+"""A project's tags as coloured chips, each leading to the queries that have it; where the
+API offers it (extensions, learned once per session), each tag's **Edit** (name, colour,
+description) and **Merge** (into another tag, with Undo).
 
 One `tags/list` call per view (every tag, so the name filter works on the full list and the
 session's tag cache is refreshed with it on the way).
@@ -6,17 +8,31 @@ session's tag cache is refreshed with it on the way).
 
 from __future__ import annotations
 
-from flask import Blueprint, make_response, render_template, request, url_for
+import re
+
+from flask import (
+    Blueprint,
+    abort,
+    flash,
+    make_response,
+    redirect,
+    render_template,
+    request,
+    session,
+    url_for,
+)
 from flask_login import login_required
 
 from dashboard import apiclient
 from dashboard.counts import counts_response, every_count
 from dashboard.current_project import load_project
+from dashboard.edits import jobs_store, who
 from dashboard.htmx import wants_partial
 from dashboard.rows import chip_html
 from dashboard.viewstate import QueryView, TagView
-from queryapi import QueryFilters
+from queryapi import Conflict, InvalidRequest, NotFound, QueryFilters, Tag
 from weblib.tag_names import fold_tag_name
+from weblib.text_rules import has_forbidden_character
 
 bp = Blueprint("tags", __name__)
 
@@ -40,9 +56,11 @@ def index(project_id: str):
     tags = [{
         "id": tag.id,
         "name": tag.name,
-        "link": chip_html(tag.name, tag.color,
+        "description": tag.description,
+        "link": chip_html(tag.name, tag.color, description=tag.description,
                           href=queries_url + QueryView(tags=(tag.name,)).query_string()),
     } for tag in shown]
+    offered = apiclient.capabilities()
     title = (f"“{view.name}” – " if view.name else "") + f"Tags · {project.name} · Tagdesk"
     context = {
         "project": project,
@@ -52,6 +70,9 @@ def index(project_id: str):
         "count_text": count_text(len(shown), len(every), bool(needle)),
         "counts_url": url_for("tags.counts", project_id=project.id) + view.query_string(),
         "page_title": title,
+        "editing": offered.tag_editing,
+        "merging": offered.tag_merging and len(every) > 1,
+        "merged": session.pop(_merged_key(project.id), None),
     }
     if wants_partial():
         response = make_response(render_template("tags/partial.html", **context))
@@ -81,3 +102,178 @@ def counts(project_id: str):
               for tag in shown]
     return counts_response(wanted, url_for("tags.counts", project_id=project.id)
                            + view.query_string())
+
+
+# --- edit and merge (extensions) ---------------------------------------------------------------
+
+MAX_NAME = 200
+MAX_DESCRIPTION = 300
+COLOUR = re.compile(r"#?[0-9a-fA-F]{6}")
+
+
+def _merged_key(project_id: str) -> str:
+    """Where the session keeps a merge just made, for the Tags page to offer its Undo once."""
+    return f"tag-merged:{project_id}"
+
+
+def _tag(project_id: str, tag_id: int) -> Tag:
+    tag = next((t for t in apiclient.tags(project_id, refresh=True) if t.id == tag_id), None)
+    if tag is None:
+        abort(404)
+    return tag
+
+
+def _tags_page(project_id: str):
+    return redirect(url_for("tags.index", project_id=project_id))
+
+
+def read_tag_form(form) -> tuple[dict, list[str]]:
+    """The edit form's name, colour and description, and what is wrong with them, in
+    sentences (the API's own rules, checked here first so the person reads them at once)."""
+    name = form.get("name", "").strip()
+    colour = form.get("color", "").strip()
+    description = form.get("description", "").strip()
+    problems = []
+    if not name:
+        problems.append("Give the tag a name.")
+    elif len(name) > MAX_NAME:
+        problems.append(f"A tag's name can have at most {MAX_NAME} characters; this one has "
+                        f"{len(name):,}.")
+    if not COLOUR.fullmatch(colour):
+        problems.append("The colour is # followed by six hexadecimal digits, such as #1f77b4.")
+    if len(description) > MAX_DESCRIPTION:
+        problems.append(f"A description can have at most {MAX_DESCRIPTION} characters; this "
+                        f"one has {len(description):,}.")
+    for what, value in (("name", name), ("description", description)):
+        if has_forbidden_character(value):
+            problems.append(f"The {what} cannot contain tabs, line breaks or other control "
+                            "characters.")
+    if colour and not colour.startswith("#"):
+        colour = "#" + colour
+    return {"name": name, "color": colour.lower(), "description": description}, problems
+
+
+def _edit_page(project, tag: Tag, values: dict, problems: list[str], status: int = 200):
+    page = render_template("tags/edit.html", project=project, tag=tag, values=values,
+                           problems=problems, section="tags",
+                           page_title=f"Edit {tag.name} · Tags · {project.name} · Tagdesk")
+    return page, status
+
+
+@bp.route("/projects/<project_id>/tags/<int:tag_id>/edit", methods=["GET", "POST"])
+@login_required
+def edit(project_id: str, tag_id: int):
+    """Edit a tag's name, colour and description (tags/update)."""
+    project = load_project(project_id)
+    if not apiclient.capabilities().tag_editing:
+        abort(404)
+    tag = _tag(project.id, tag_id)
+    if request.method == "GET":
+        return _edit_page(project, tag, {"name": tag.name, "color": tag.color,
+                                         "description": tag.description or ""}, [])
+    values, problems = read_tag_form(request.form)
+    if problems:
+        return _edit_page(project, tag, values, problems, 422)
+    try:
+        saved = apiclient.client().update_tag(
+            project.id, tag.id, name=values["name"], color=values["color"],
+            description=values["description"] or None,
+            clear_description=not values["description"])
+    except Conflict:
+        existing = next((t for t in apiclient.tags(project.id, refresh=True)
+                         if fold_tag_name(t.name) == fold_tag_name(values["name"])), tag)
+        return _edit_page(project, tag, values, [
+            f"This project already has a tag named “{existing.name}” (names are compared as "
+            "they read: capital letters and invisible characters make no difference). Choose "
+            "another name, or merge this tag into it."], 409)
+    except InvalidRequest as error:
+        return _edit_page(project, tag, values, [f"The service did not accept it: "
+                                                 f"{error.message}"], 422)
+    except NotFound:
+        abort(404)
+    apiclient.invalidate(project.id)
+    if (saved.name, saved.color, saved.description) != (tag.name, tag.color, tag.description):
+        jobs_store().record_finished(
+            [], project_id=project.id, kind="tag-edit", scope="project",
+            scope_words=(f"renamed from “{tag.name}”" if saved.name != tag.name else ""),
+            tag_names={str(saved.id): saved.name}, **who())
+    flash(f"Saved the tag “{saved.name}”.", "success")
+    return _tags_page(project.id)
+
+
+@bp.route("/projects/<project_id>/tags/<int:tag_id>/merge", methods=["GET", "POST"])
+@login_required
+def merge(project_id: str, tag_id: int):
+    """Merge a tag into another (tags/merge): one step, with Undo on the Tags page after."""
+    project = load_project(project_id)
+    if not apiclient.capabilities().tag_merging:
+        abort(404)
+    tag = _tag(project.id, tag_id)
+    others = [t for t in apiclient.tags(project.id) if t.id != tag.id]
+    problems: list[str] = []
+    if request.method == "POST":
+        into = next((t for t in others if str(t.id) == request.form.get("into", "")), None)
+        if into is None:
+            problems.append("Choose the tag to merge it into.")
+        else:
+            try:
+                done = apiclient.client().merge_tag(project.id, tag.id, into.id)
+            except (InvalidRequest, Conflict) as error:
+                problems.append(f"The service did not merge it: {error.message}")
+            except NotFound:
+                problems.append("One of the two tags is gone (someone changed the tags "
+                                "meanwhile). Please go back to the tags and try again.")
+            else:
+                apiclient.invalidate(project.id)
+                record = jobs_store().record_finished(
+                    [], project_id=project.id, kind="tag-merge", scope="project",
+                    delta={"operation": done.operation, "merged": tag.id, "into": into.id},
+                    tag_names={str(tag.id): tag.name, str(into.id): into.name},
+                    changed=done.queries, processed=done.queries, total=done.queries,
+                    **who())
+                session[_merged_key(project.id)] = {
+                    "edit": record.id, "name": tag.name, "into": into.name,
+                    "queries": done.queries}
+                return _tags_page(project.id)
+    options = [{"tag": t, "chip": chip_html(t.name, t.color, description=t.description)}
+               for t in others]
+    page = render_template("tags/merge.html", project=project, tag=tag, options=options,
+                           problems=problems, section="tags",
+                           chosen=request.form.get("into", ""),
+                           page_title=f"Merge {tag.name} · Tags · {project.name} · Tagdesk")
+    return page, 422 if problems else 200
+
+
+@bp.post("/projects/<project_id>/tags/unmerge")
+@login_required
+def unmerge(project_id: str):
+    """Undo a merge made in Tagdesk: the tag back with its id and its queries as they were."""
+    project = load_project(project_id)
+    record = jobs_store().get(request.form.get("edit", ""))
+    if (record is None or record.project_id != project.id or record.kind != "tag-merge"
+            or not isinstance(record.delta, dict)):
+        abort(404)
+    names = record.tag_names or {}
+    name = names.get(str(record.delta.get("merged")), "the tag")
+    if record.undone_by:
+        flash(f"That merge of “{name}” was undone already.", "info")
+        return _tags_page(project.id)
+    try:
+        done = apiclient.client().unmerge_tag(project.id, str(record.delta.get("operation")))
+    except Conflict as error:
+        flash(f"The merge of “{name}” was not undone: {error.message}", "error")
+        return _tags_page(project.id)
+    except NotFound:
+        flash(f"The merge of “{name}” can no longer be undone: it was undone already or is "
+              "more than a week old.", "error")
+        return _tags_page(project.id)
+    apiclient.invalidate(project.id)
+    undo = jobs_store().record_finished(
+        [], project_id=project.id, kind="tag-unmerge", scope="project", undo_of=record.id,
+        delta=record.delta, tag_names=names, changed=done.queries, processed=done.queries,
+        total=done.queries, **who())
+    jobs_store().update(record.id, undone_by=undo.id)
+    queries = "1 query" if done.queries == 1 else f"{done.queries:,} queries"
+    flash(f"Undone: “{done.restored.name}” is back with its queries as they were ({queries} "
+          "changed).", "success")
+    return _tags_page(project.id)

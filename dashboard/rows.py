@@ -18,24 +18,34 @@ from .chips import chip_style, valid_color
 # --- chips -------------------------------------------------------------------------------------
 
 
-CHIP = Markup('<span class="{classes}"{style}>{name}</span>')
-CHIP_LINK = Markup('<a class="{classes}"{style} href="{href}">{name}</a>')
+CHIP = Markup('<span class="{classes}"{style}{title}>{name}</span>')
+CHIP_LINK = Markup('<a class="{classes}"{style}{title} href="{href}">{name}</a>')
 STYLE = Markup(' style="{}"')
+TITLE = Markup(' title="{}"')
 NOTHING = Markup("")
 # A chip whose origin is known (a rule, a person, a time): said on hover (title) and to
 # screen readers (hidden words, after the chip: its own text stays the tag's name).
-SOURCED_CHIP = Markup('<span class="{classes}"{style} title="{origin}">{name}</span>'
+SOURCED_CHIP = Markup('<span class="{classes}"{style} title="{title}">{name}</span>'
                       '<span class="visually-hidden"> ({origin})</span>')
 
 
-def chip_html(name: str, color: object, href: str | None = None, small: bool = False) -> Markup:
-    """A tag chip: the tag's colour as background when it is #RRGGBB, else a neutral chip.
-    (Markup.format escapes every value it is given.)"""
-    return _chip_html(name, valid_color(color), href, small)
+def chip_title(description: str | None, origin: str = "") -> str:
+    """What a chip says when hovered or focused (its title, which is also its accessible
+    description): the tag's description, then who or which rule added it; "" for neither."""
+    return " — ".join(part for part in (description or "", origin) if part)
+
+
+def chip_html(name: str, color: object, href: str | None = None, small: bool = False,
+              description: str | None = None) -> Markup:
+    """A tag chip: the tag's colour as background when it is #RRGGBB, else a neutral chip;
+    its description, if any, said on hover and focus (chip_title). (Markup.format escapes
+    every value it is given.)"""
+    return _chip_html(name, valid_color(color), href, small, chip_title(description))
 
 
 @lru_cache(maxsize=1024)
-def _chip_html(name: str, color: str | None, href: str | None, small: bool) -> Markup:
+def _chip_html(name: str, color: str | None, href: str | None, small: bool,
+               title: str) -> Markup:
     """Drawn once per tag: Markup.format is slow, and every page shows the same few chips
     (the tag picker draws all of a project's tags on every whole page)."""
     style = chip_style(color)
@@ -43,7 +53,8 @@ def _chip_html(name: str, color: str | None, href: str | None, small: bool) -> M
                                                             else " chip--neutral")
     style_attribute = STYLE.format(style.style) if style.background else NOTHING
     template = CHIP if href is None else CHIP_LINK
-    return template.format(classes=classes, style=style_attribute, href=href or "", name=name)
+    return template.format(classes=classes, style=style_attribute, href=href or "", name=name,
+                           title=TITLE.format(title) if title else NOTHING)
 
 
 # --- rows ----------------------------------------------------------------------------------------
@@ -108,13 +119,15 @@ def tag_origin(source: TagSource, rule_names: dict[int, str]) -> str:
     return f"Added{who}{when}" if who or when else ""
 
 
-def sourced_chip_html(name: str, color: object, origin: str, by_rule: bool) -> Markup:
-    """The chip of a tag whose origin is known: said on hover (title) and to screen readers
-    (hidden words)."""
+def sourced_chip_html(name: str, color: object, origin: str, by_rule: bool,
+                      description: str | None = None) -> Markup:
+    """The chip of a tag whose origin is known: said on hover (title, after the tag's
+    description: chip_title) and to screen readers (hidden words)."""
     style = chip_style(valid_color(color))
     classes = "chip chip--small" + ("" if style.background else " chip--neutral") + (
         " chip--by-rule" if by_rule else "")
     return SOURCED_CHIP.format(classes=classes, name=name, origin=origin,
+                               title=chip_title(description, origin),
                                style=STYLE.format(style.style) if style.background else NOTHING)
 
 
@@ -135,12 +148,14 @@ def rows_for(results: tuple[Query, ...], tags_by_id: dict[int, Tag],
             if origin and tag_id in tags_by_id:
                 tag = tags_by_id[tag_id]
                 row_chips.append(sourced_chip_html(tag.name, tag.color, origin,
-                                                   source.rule_id is not None))
+                                                   source.rule_id is not None,
+                                                   tag.description))
                 continue
             chip = chips.get(tag_id)
             if chip is None:
                 tag = tags_by_id.get(tag_id)
-                chip = (chip_html(tag.name, tag.color, small=True) if tag is not None
+                chip = (chip_html(tag.name, tag.color, small=True,
+                                  description=tag.description) if tag is not None
                         else chip_html(f"Tag {tag_id}", None, small=True))
                 chips[tag_id] = chip
             row_chips.append(chip)

@@ -110,6 +110,8 @@ def task_title(edit: Edit, original: Edit | None = None) -> str:
     number = edit.expected or edit.total
     if edit.kind == "tag":
         return f"Created tag “{next(iter((edit.tag_names or {}).values()), '')}”"
+    if edit.kind in TAG_CHANGES:
+        return tag_change_title(edit)
     if edit.kind == "export":
         return f"Export {count(number)} {edit.scope_words or 'in this project'} as CSV"
     if edit.kind == "undo":
@@ -204,6 +206,8 @@ def summary(edit: Edit, original: Edit | None = None) -> str:
     """The sentence for a finished, cancelled, interrupted or failed edit."""
     if edit.kind == "tag":
         return "A new tag of this project, made in the tag picker; no query was changed"
+    if edit.kind in TAG_CHANGES:
+        return tag_change_summary(edit)
     if edit.kind == "export":
         if edit.state == "done":
             return f"Exported {count(edit.processed)} as CSV"
@@ -232,3 +236,37 @@ def time_left(seconds: float | None) -> str:
     if minutes < 90:
         return f"about {minutes} minutes left"
     return f"about {round(seconds / 3600)} hours left"
+
+
+# --- changes to the tags themselves (the Tags page) ---------------------------------------------
+
+TAG_CHANGES = ("tag-edit", "tag-merge", "tag-unmerge")
+
+
+def _merge_names(edit: Edit) -> tuple[str, str]:
+    names, delta = edit.tag_names or {}, edit.delta or {}
+    return (names.get(str(delta.get("merged")), "a tag"),
+            names.get(str(delta.get("into")), "another tag"))
+
+
+def tag_change_title(edit: Edit) -> str:
+    """'Edited tag “brand”', 'Merged tag “brand” into “sale”', 'Undid the merge of …'."""
+    if edit.kind == "tag-edit":
+        return f"Edited tag “{next(iter((edit.tag_names or {}).values()), '')}”"
+    merged, into = _merge_names(edit)
+    if edit.kind == "tag-merge":
+        return f"Merged tag “{merged}” into “{into}”"
+    return f"Undid the merge of “{merged}” into “{into}”"
+
+
+def tag_change_summary(edit: Edit) -> str:
+    if edit.kind == "tag-edit":
+        said = f"Its name, colour or description, {edit.scope_words}" if edit.scope_words \
+            else "Its name, colour or description"
+        return said + "; no query was changed"
+    merged, into = _merge_names(edit)
+    if edit.kind == "tag-merge":
+        text = (f"{count(edit.changed)} that had “{merged}” now have “{into}”, and “{merged}” "
+                "is gone")
+        return text + (" (undone since)" if edit.undone_by else "")
+    return f"“{merged}” is back, with its queries as they were ({count(edit.changed)} changed)"

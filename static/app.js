@@ -156,6 +156,25 @@
     filterPicker(find);
   });
 
+  // "Use “name”": a name the project has already was typed; tick that tag instead.
+  document.addEventListener("click", function (event) {
+    var use = event.target.closest && event.target.closest("[data-use-tag]");
+    if (!use) return;
+    var picker = use.closest("[data-picker]");
+    var box = picker && picker.querySelector('input[name="apply_tag"][value="' +
+                                             use.getAttribute("data-use-tag") + '"]');
+    if (!box) return;
+    box.checked = true;
+    var find = picker.querySelector("[data-picker-find]");
+    if (find) {
+      find.value = "";
+      filterPicker(find);
+    }
+    var notice = use.closest(".notice");
+    if (notice) notice.textContent = use.textContent.replace(/^Use /, "") + " is ticked, ready to apply.";
+    box.focus();
+  });
+
   // "Create tag" sends the finder's text as the new tag's name.
   document.addEventListener("htmx:configRequest", function (event) {
     var elt = event.detail.elt;

@@ -172,15 +172,20 @@ def test_replace_keeps_its_words_and_the_quick_edit_keeps_its_row(app, signed_in
     assert ticked_ids(body) == {shop.tags["question"], new.id}
 
 
-def test_a_name_the_project_has_ticks_that_tag_and_says_so(app, signed_in, shop):
+@pytest.mark.parametrize("typed", ["BRAND", "brand ", "Bra\u200bnd", "ｂｒａｎｄ"])
+def test_a_name_the_project_has_offers_that_tag_instead(app, signed_in, shop, typed):
     html = page(signed_in, shop)
     before = service_tags(app, shop)
-    response = create(signed_in, shop, "BRAND", html)
+    response = create(signed_in, shop, typed, html, apply_tag=[str(shop.tags["sale"])])
     body = response.get_data(as_text=True)
     assert response.status_code == 200, body
-    assert ("This project already has a tag named “brand”, so no new one was created. "
-            "It is ticked, ready to apply.") in text_of(body)
-    assert ticked_ids(body) == {shop.tags["brand"]}
+    assert ("This project already has a tag named “brand” (names are compared as they read: "
+            "capital letters, spaces and invisible characters make no difference), so no new "
+            "one was created.") in text_of(body)
+    assert re.search(rf'<button type="button" class="button" data-use-tag="{shop.tags["brand"]}">'
+                     r'Use “brand”</button>', body)
+    assert ticked_ids(body) == {shop.tags["sale"]}  # what was ticked; "brand" is offered
+    assert finder_value(body) == "brand"
     assert service_tags(app, shop) == before
 
 
@@ -195,7 +200,7 @@ def test_a_tag_made_elsewhere_since_the_cache_was_filled_is_found_after_the_409(
     assert response.status_code == 200, body
     assert api_calls.paths["/api/tags/create"] == 1  # answered 409
     assert "already has a tag named “Made Elsewhere”" in text_of(body)
-    assert ticked_ids(body) == {made}
+    assert f'data-use-tag="{made}">Use “Made Elsewhere”</button>' in body
     assert [name for name in service_tags(app, shop) if name.casefold() == "made elsewhere"] \
         == ["Made Elsewhere"]
 
