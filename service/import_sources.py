@@ -15,8 +15,9 @@ any file of that shape.
   country (or one for every row) and the tags (none, one or several, with their separator);
   `guess` makes one from the header's names in the languages of the demo; a separator left
   open is guessed from the first rows' tags (`tags_separator`: "product, price" is two).
-- Languages and countries are codes in any case or English names ("German", "Germany"),
-  read with Babel's names.
+- Languages and countries are codes in any case or names in English or in the languages of
+  the header names ("German", "Germany", "Deutschland", "Allemagne"), read with Babel's
+  names (English first where two would differ).
 
 The rows keep their line numbers: the normalized file has a blank line (which an import
 passes over but counts) for each line above the header, so a rejected row is named by its
@@ -66,6 +67,14 @@ LANGUAGE_NAMES = ("language", "lang", "languagecode", "sprache", "langue", "idio
                   "lingua")
 COUNTRY_NAMES = ("country", "countrycode", "land", "pays", "pais", "paese", "database",
                  "location", "market")
+# The names of languages and countries read as their codes: English, then the languages of
+# the header names above.
+NAME_LOCALES = ("en", "de", "fr", "es", "it")
+# Names people use that Babel's English names are not: the official, newer or longer name is.
+COUNTRY_ALIASES = {"uk": "GB", "greatbritain": "GB", "usa": "US",
+                   "unitedstatesofamerica": "US", "turkey": "TR", "czechrepublic": "CZ",
+                   "holland": "NL", "hongkong": "HK", "macau": "MO", "palestine": "PS",
+                   "ivorycoast": "CI", "swaziland": "SZ", "burma": "MM"}
 TAG_NAMES = ("tags", "tag", "labels", "label", "schlagworter", "etiquettes", "etiquetas")
 
 
@@ -129,11 +138,15 @@ def guess(header: list[str], given: Choice = Choice()) -> Choice:
 
 @cache
 def _names(kind: str) -> dict[str, str]:
-    """Folded English name → code, of Babel's languages or territories."""
-    english = Locale("en")
-    names = english.languages if kind == "language" else english.territories
-    return {folded_name(name): code for code, name in names.items()
-            if code.isalpha() and "_" not in code}
+    """Folded name → code, of Babel's languages or territories, in NAME_LOCALES (the first
+    locale's name kept where two would differ)."""
+    found: dict[str, str] = {}
+    for locale in map(Locale, NAME_LOCALES):
+        names = locale.languages if kind == "language" else locale.territories
+        for code, name in names.items():
+            if code.isalpha() and "_" not in code:
+                found.setdefault(folded_name(name), code)
+    return found
 
 
 def language_code(value: str) -> str:
@@ -146,9 +159,11 @@ def language_code(value: str) -> str:
 
 
 def country_code(value: str) -> str:
-    """A country as an import reads it: its code as it is, or the code of its English name
-    ("Germany" → "DE")."""
+    """A country as an import reads it: its code as it is, or the code of its name ("Germany",
+    "Deutschland" → "DE"; "UK", "USA", "Turkey": COUNTRY_ALIASES)."""
     value = value.strip()
+    if (alias := COUNTRY_ALIASES.get(folded_name(value))) is not None:
+        return alias
     if len(value) > 3 or not value.isalpha():
         return _names("country").get(folded_name(value), value)
     return value
@@ -251,14 +266,18 @@ def _no_header(choice: Choice) -> NotCsv:
                   f"({named}): choose the column that holds the queries.")
 
 
-def read_source(binary: BinaryIO, choice: Choice = Choice()) -> Source:
+def read_source(binary: BinaryIO, choice: Choice = Choice(), any_header: bool = False
+                ) -> Source:
     """The file's rows, its header found (the first of its first TITLE_ROWS rows that names
-    a query column: `choice.query_column`, or a name of QUERY_NAMES), or NotCsv."""
+    a query column: `choice.query_column`, or a name of QUERY_NAMES), or NotCsv. With
+    `any_header`, when none names one, the first of the widest of those rows (two cells or
+    more): its columns are offered for a person to choose the query column among them."""
     binary.seek(0)
     if binary.read(4) == b"PK\x03\x04":
-        return _workbook(binary, choice)
+        return _workbook(binary, choice, any_header)
     text, encoding = _decoded(binary)
     lines = _bounded_lines(text)
+    seen: list[tuple[str, str, list[str]]] = []  # (line, separator, cells), when any_header
     for number in range(1, TITLE_ROWS + 1):
         try:
             line = next(lines)
@@ -272,7 +291,22 @@ def read_source(binary: BinaryIO, choice: Choice = Choice()) -> Source:
         cells = next(csv.reader([line], delimiter=separator), [])
         if _names_query(cells, choice):
             return Source(_rows(lines, separator), encoding, separator, number, cells)
+        if any_header:
+            seen.append((line, separator, cells))
+    if (at := _widest([cells for _line, _separator, cells in seen])) is not None:
+        _line, separator, cells = seen[at]
+        rest = chain((line for line, _separator, _cells in seen[at + 1:]), lines)
+        return Source(_rows(rest, separator), encoding, separator, at + 1, cells)
     raise _no_header(choice)
+
+
+def _widest(rows: list[list[str]]) -> int | None:
+    """The index of the first of the rows with the most cells that hold text, if two or
+    more do."""
+    widths = [sum(1 for cell in row if cell.strip()) for row in rows]
+    if not widths or max(widths) < 2:
+        return None
+    return widths.index(max(widths))
 
 
 # The most a workbook's sheets and shared strings may hold unpacked (a small file can unpack
@@ -280,7 +314,7 @@ def read_source(binary: BinaryIO, choice: Choice = Choice()) -> Source:
 MAX_UNPACKED = 512 * 1024 * 1024
 
 
-def _workbook(binary: BinaryIO, choice: Choice) -> Source:
+def _workbook(binary: BinaryIO, choice: Choice, any_header: bool = False) -> Source:
     """An Excel workbook's sheet (the chosen one, else the first), read with python-calamine;
     each cell as text ("42", not "42.0")."""
     binary.seek(0)
@@ -300,8 +334,13 @@ def _workbook(binary: BinaryIO, choice: Choice) -> Source:
         if choice.sheet is not None and choice.sheet not in names:
             raise NotCsv(f"The workbook has no sheet “{choice.sheet}”; its sheets are "
                          + ", ".join(f"“{name}”" for name in names[:12]) + ".")
-        for name in [choice.sheet] if choice.sheet is not None else _sheets_to_try(names):
+        tried = [choice.sheet] if choice.sheet is not None else _sheets_to_try(names)
+        for name in tried:
             found = _sheet_header(book.get_sheet_by_name(name), choice)
+            if found:
+                return found
+        if any_header and tried:
+            found = _sheet_header(book.get_sheet_by_name(tried[0]), choice, any_header)
             if found:
                 return found
     except CalamineError as error:
@@ -316,16 +355,21 @@ def _sheets_to_try(names: list[str]) -> list[str]:
     return sorted(names, key=lambda name: folded_name(name) not in QUERY_NAMES)
 
 
-def _sheet_header(sheet, choice: Choice) -> Source | None:
+def _sheet_header(sheet, choice: Choice, any_header: bool = False) -> Source | None:
     rows = (list(map(_cell_text, row)) for row in sheet.iter_rows())
     first_row = sheet.start[0] + 1 if sheet.start else 1
+    read_as = f"the sheet “{sheet.name}” of an Excel workbook"
+    seen: list[list[str]] = []
     for index in range(TITLE_ROWS):
         cells = next(rows, None)
         if cells is None:
             break
         if _names_query(cells, choice):
-            return Source(rows, f"the sheet “{sheet.name}” of an Excel workbook", "",
-                          first_row + index, cells, sheet.name)
+            return Source(rows, read_as, "", first_row + index, cells, sheet.name)
+        seen.append(cells)
+    if any_header and (at := _widest(seen)) is not None:
+        return Source(chain(seen[at + 1:], rows), read_as, "", first_row + at, seen[at],
+                      sheet.name)
     return None
 
 
@@ -402,8 +446,8 @@ class Shaping:
     """A file's rows turned into the import's own (query, language, country, tags), as a
     choice of columns says; NotCsv when the choice cannot be made on this file."""
 
-    def __init__(self, binary: BinaryIO, given: Choice) -> None:
-        self.source = read_source(binary, given)
+    def __init__(self, binary: BinaryIO, given: Choice, any_header: bool = False) -> None:
+        self.source = read_source(binary, given, any_header)
         choice = replace(guess(self.source.header, given), sheet=self.source.sheet)
         header = self.source.header
         self.query = _column(header, choice.query_column, "queries")

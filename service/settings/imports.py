@@ -215,7 +215,7 @@ def _own_shape(path: Path) -> bool:
         if import_sources.sheet_names(binary):
             return False  # a workbook: its sheet is chosen with its columns
         try:
-            import_sources.read_source(binary)
+            import_sources.read_source(binary, any_header=True)
         except imports.NotCsv:
             return True
         return False
@@ -296,7 +296,8 @@ def import_columns(project_id: str, import_id: str):
             sheets = import_sources.sheet_names(binary)
             sheet = request.form.get("sheet") if posted else None
             sheet = sheet if sheet in sheets else None
-            header = import_sources.read_source(binary, Choice(sheet=sheet)).header
+            header = import_sources.read_source(binary, Choice(sheet=sheet),
+                                                any_header=True).header
     except (imports.NotCsv, OSError) as error:
         problems.append(str(error) if isinstance(error, imports.NotCsv)
                         else "The file is no longer here: upload it again.")
@@ -306,7 +307,7 @@ def import_columns(project_id: str, import_id: str):
             _remembered(project), header), sheet=sheet)
         try:
             with open(path, "rb") as binary:
-                shaping = import_sources.Shaping(binary, given)
+                shaping = import_sources.Shaping(binary, given, any_header=True)
                 preview = shaping.first(PREVIEW_ROWS)
             choice = shaping.choice
             to_choose = shaping.problems

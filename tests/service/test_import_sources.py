@@ -139,6 +139,11 @@ def test_guesses_and_names():
         "de", "EN", "de", "fr", "tlh", "Nowhere"]
     assert [country_code(v) for v in ("de", "United States", "germany", "Atlantis")] == [
         "de", "US", "DE", "Atlantis"]
+    # Names in the languages of the header names, and the names people use for some.
+    assert [country_code(v) for v in ("Deutschland", "Allemagne", "Österreich", "Vereinigte "
+                                      "Staaten", "UK", "usa", "Turkey", "Czech Republic")] == [
+        "DE", "DE", "AT", "US", "GB", "US", "TR", "CZ"]
+    assert [language_code(v) for v in ("Deutsch", "anglais", "español")] == ["de", "en", "es"]
 
 
 def test_keyword_planner_exports_as_the_tool_writes_them(api, world, flask_cli, tmp_path):

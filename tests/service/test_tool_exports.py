@@ -17,7 +17,7 @@ from service import import_sources
 from service.import_sources import Choice, Shaping
 from tests.service.test_import_sources import queries
 from tests.support.imports import Administrator
-from tests.support.tool_exports import BY_NAME, EXPORTS, search_console_xlsx
+from tests.support.tool_exports import BY_NAME, EXPORTS, search_console_xlsx, styled_workbook
 
 SHAPES = [pytest.param(shape, id=shape.name) for shape in EXPORTS]
 
@@ -170,3 +170,31 @@ def test_a_file_with_a_country_column_uses_it_after_one_given_for_every_row(
         started = administrator.post(columns, data={**form, "action": "import"})
         assert administrator.finished(started.headers["Location"])["state"] == "finished"
     assert ("laufschuhe", "en", "DE", ()) in queries(api)
+
+
+@pytest.mark.parametrize("kind", ["csv", "xlsx"])
+def test_a_file_whose_query_column_has_a_name_not_known_offers_its_columns(
+        kind, api, world, administrator):
+    """No row names a query column (a tool in another language): the widest of the first
+    rows is offered as the header, its query column to choose, rather than a failed import."""
+    rows = [["Export vom 28.11.2026"], ["Begriff", "Suchvolumen", "Land"],
+            ["laufschuhe", "1000", "Deutschland"], ["turnschuhe", "90", "AT"]]
+    if kind == "csv":
+        content = "\r\n".join(";".join(row) for row in rows).encode("utf-8")
+    else:
+        content = styled_workbook({"Tabelle1": rows})
+    columns = administrator.upload(world.project_id, content, name=f"begriffe.{kind}")
+    assert columns.endswith("/columns")
+    page = administrator.get(columns).text
+    assert "Choose the column that holds the queries." in page
+    assert 'role="alert"' not in page
+    form = form_of(page)
+    assert form["query_column"] == ["Begriff"]  # the first, as a browser posts it
+    form.update(language=["de"], country_column=["Land"])
+    checked = administrator.post(columns, data={**form, "action": "check"})
+    assert "2 will be added, 0 already present, 0 rejected." in checked.text
+    started = administrator.post(columns, data={**form, "action": "import"})
+    assert administrator.finished(started.headers["Location"])["state"] == "finished"
+    assert queries(api) == {("laufschuhe", "de", "DE", ()), ("turnschuhe", "de", "AT", ())}
+    with pytest.raises(import_sources.NotCsv, match="No line among the first 20"):
+        import_sources.read_source(io.BytesIO(content))  # elsewhere the column is named
