@@ -243,8 +243,9 @@ def create_tag(session: Session, org_id: str, project_id: str, user_id: int, nam
 
 
 def edit_tag(session: Session, org_id: str, project_id: str, tag_id: int, user_id: int,
-             name: str, colour: str) -> OrgEvent | None:
-    """The record of the edit; None when nothing changed. LookupError: the tag is gone."""
+             name: str, colour: str, description: str | None = None) -> OrgEvent | None:
+    """The record of the edit (name, colour, description: None or "" for none); None when
+    nothing changed. LookupError: the tag is gone."""
     with _writing(session, tag_name=name):
         project = org_project(session, org_id, project_id)
         tag = project_tag(session, project, tag_id) if project is not None else None
@@ -256,9 +257,13 @@ def edit_tag(session: Session, org_id: str, project_id: str, tag_id: int, user_i
             changes.append(f"renamed from “{tag.name}”")
         if colour != tag.color.lower():
             changes.append(f"colour {tag.color.lower()} changed to {colour}")
+        description = description or None
+        if description != tag.description:
+            changes.append("description changed" if description else "description removed")
         if not changes:
             return None
         tag.name, tag.name_folded, tag.color = name, fold_tag_name(name), colour
+        tag.description = description
         session.flush()
         event = audit.record_change(session, org_id, "tag.edited", name,
                                     f"In “{project.name}”: {'; '.join(changes)}.",

@@ -1,5 +1,5 @@
 """The forms of Projects in the settings area (Flask-WTF: each carries the session's CSRF
-token): a project's name, and a tag's name and colour.
+token): a project's name, and a tag's name and colour (and, on its edit page, description).
 
 Names are trimmed, at most 200 characters (the tables' limit), free of control characters;
 a tag's name also stays within 200 once case is folded, as the API compares it
@@ -12,13 +12,14 @@ from __future__ import annotations
 import re
 
 from flask_wtf import FlaskForm
-from wtforms import StringField
+from wtforms import StringField, TextAreaField
 from wtforms.validators import DataRequired, Length, ValidationError
 
 from weblib.tag_names import fold_tag_name, tag_name_problem
 from weblib.text_rules import has_forbidden_character
 
 MAX_NAME = 200  # projects.name and tags.name are VARCHAR(200)
+MAX_DESCRIPTION = 300  # tags.description is VARCHAR(300)
 HEX_COLOUR = re.compile(r"#[0-9a-f]{6}")
 
 
@@ -83,3 +84,19 @@ class TagForm(FlaskForm):
         if not HEX_COLOUR.fullmatch(field.data or ""):
             raise ValidationError("Please enter the colour as # followed by six digits or "
                                   "letters from a to f, such as #1f77b4.")
+
+
+class EditTagForm(TagForm):
+    """A tag's edit page: its name, colour and description (empty: none)."""
+
+    description = TextAreaField("Description", filters=[_strip], validators=[
+        Length(max=MAX_DESCRIPTION, message=f"The description can be at most "
+                                            f"{MAX_DESCRIPTION} characters long.")])
+
+    def validate_description(self, field):
+        if has_forbidden_character(field.data or ""):
+            raise ValidationError("The description cannot contain control characters, such "
+                                  "as line breaks or tabs.")
+
+    def values(self) -> tuple[str, str, str | None]:
+        return self.name.data, self.color.data, self.description.data or None

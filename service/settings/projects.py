@@ -20,7 +20,7 @@ from ..db import get_session
 from ..models import OrgEvent, Project
 from . import project_changes as changes
 from .forms import ConfirmForm
-from .project_forms import ProjectForm, TagForm, colour_code
+from .project_forms import EditTagForm, ProjectForm, TagForm, colour_code
 from .views import bp, signin_required
 
 SECTION = "projects"
@@ -179,9 +179,10 @@ def edit_tag(project_id: str, tag_id: int):
     project = signed_in_project(project_id)
     tag = _tag(project, tag_id)
     if request.method == "GET":
-        form = TagForm(formdata=None, data={"name": tag.name, "color": tag.color.lower()})
+        form = EditTagForm(formdata=None, data={"name": tag.name, "color": tag.color.lower(),
+                                                "description": tag.description or ""})
         return _edit_page(project, tag, form)
-    form = TagForm()
+    form = EditTagForm()
     event = _change(form, lambda: changes.edit_tag(
         get_session(), g.user.org_id, project.id, tag.id, g.user.id, *form.values()),
         lambda form: _edit_again(project_id, tag_id, form))

@@ -16,6 +16,7 @@ from sqlalchemy import inspect, select
 from service import admin
 from service.models import Base, OrgEvent
 from tests.service.migrating import engine_of_its_own, migrate, migrated_with_rows
+from tests.service.test_settings_projects import EMAIL, PASSWORD, Settings
 from tests.support.api import Api
 
 UPDATE, MERGE, UNMERGE = (f"/api/tags/{name}" for name in ("update", "merge", "unmerge"))
@@ -267,3 +268,38 @@ def test_migration_0031_adds_descriptions_and_merges_and_takes_them_away(kind, t
         assert not {"tag_merges", "tag_merge_links"} & set(inspect(engine).get_table_names())
         assert "description" not in {c["name"] for c in inspect(engine).get_columns("tags")}
         migrate(engine, "head")
+
+
+# --- the settings area's tag editing ------------------------------------------------------------
+
+
+@pytest.fixture
+def administrator(service_app, seeded):
+    settings = Settings(service_app, seeded.with_administrator(EMAIL, PASSWORD))
+    assert settings.sign_in().status_code == 303
+    return settings
+
+
+def test_the_settings_edit_page_describes_a_tag_on_record(api, administrator, seeded):
+    brand = seeded.tags["brand"]
+    path = f"/settings/projects/{seeded.project_id}/tags/{brand}/edit"
+    assert ">Description</label>" in administrator.html(path)
+    saved = administrator.post(path, {"name": "brand", "color": "#1f77b4",
+                                      "description": " Our brands. "}, csrf_from=path)
+    assert saved.status_code == 303
+    assert listed_tags(api)["brand"]["description"] == "Our brands."
+    assert "Our brands.</textarea>" in administrator.html(path)
+    refused = administrator.post(path, {"name": "brand", "color": "#1f77b4",
+                                        "description": "two\nlines"}, csrf_from=path)
+    assert refused.status_code == 400
+    assert ("The description cannot contain control characters, such as line breaks or "
+            "tabs.") in refused.get_data(as_text=True)
+    too_long = administrator.post(path, {"name": "brand", "color": "#1f77b4",
+                                         "description": "x" * 301}, csrf_from=path)
+    assert "The description can be at most 300 characters long." in \
+        too_long.get_data(as_text=True)
+    assert listed_tags(api)["brand"]["description"] == "Our brands."
+    events = seeded.run(lambda s: [e.detail for e in s.scalars(
+        select(OrgEvent).where(OrgEvent.org_id == seeded.org_id, OrgEvent.action ==
+                               "tag.edited"))])
+    assert events == ["In “Shop search”: description changed."]
