@@ -30,6 +30,8 @@ import codecs
 import csv
 import io
 import re
+import shutil
+import tempfile
 import unicodedata
 import zipfile
 from collections import Counter
@@ -274,7 +276,13 @@ def read_source(binary: BinaryIO, choice: Choice = Choice(), any_header: bool = 
     more): its columns are offered for a person to choose the query column among them."""
     binary.seek(0)
     if binary.read(4) == b"PK\x03\x04":
+        if (members := _archived_texts(binary)) is not None:
+            return _archive(binary, members, choice, any_header)
         return _workbook(binary, choice, any_header)
+    return _text_source(binary, choice, any_header)
+
+
+def _text_source(binary: BinaryIO, choice: Choice, any_header: bool) -> Source:
     text, encoding = _decoded(binary)
     lines = _bounded_lines(text)
     seen: list[tuple[str, str, list[str]]] = []  # (line, separator, cells), when any_header
@@ -350,9 +358,75 @@ def _workbook(binary: BinaryIO, choice: Choice, any_header: bool = False) -> Sou
 
 
 def _sheets_to_try(names: list[str]) -> list[str]:
-    """A workbook's sheets in the order their header is looked for: those named like a
-    query column first ("Queries", "Keywords"), then the others in order."""
-    return sorted(names, key=lambda name: folded_name(name) not in QUERY_NAMES)
+    """A workbook's sheets (or an archive's files) in the order their header is looked for:
+    those named like a query column first ("Queries", "Keywords.csv"), then the others in
+    order."""
+    return sorted(names, key=lambda name: folded_name(_stem(name)) not in QUERY_NAMES)
+
+
+def _stem(name: str) -> str:
+    base = name.rsplit("/", 1)[-1]
+    stem, dot, extension = base.rpartition(".")
+    return stem if dot and extension.lower() in TEXT_EXTENSIONS else base
+
+
+# --- a zip archive of CSV files (Search Console's "Download CSV") -------------------------------
+
+TEXT_EXTENSIONS = ("csv", "tsv", "txt")
+WORKBOOK_PARTS = ("xl/workbook.xml", "xl/workbook.bin", "content.xml")
+ARCHIVE_MEMORY = 16 * 1024 * 1024  # a member is copied out, on disk beyond this
+
+
+def _archived_texts(binary: BinaryIO) -> list[str] | None:
+    """The CSV, TSV and text files of a zip archive that is not a workbook, in its order;
+    None for a workbook (or a file zipfile cannot open: read as a workbook, it says why)."""
+    binary.seek(0)
+    try:
+        with zipfile.ZipFile(binary) as packed:
+            names = packed.namelist()
+            unpacked = sum(item.file_size for item in packed.infolist())
+    except zipfile.BadZipFile:
+        return None
+    if any(part in names for part in WORKBOOK_PARTS):
+        return None
+    if unpacked > MAX_UNPACKED:
+        raise NotCsv(f"This zip archive unpacks to more than {MAX_UNPACKED >> 20} MiB: import "
+                     "its CSV file itself.")
+    found = [name for name in names if not name.endswith("/")
+             and not name.startswith("__MACOSX/")
+             and name.rpartition(".")[2].lower() in TEXT_EXTENSIONS]
+    if not found:
+        raise NotCsv("This zip archive holds no CSV file: import a CSV file or a workbook.")
+    return found
+
+
+def _archive(binary: BinaryIO, members: list[str], choice: Choice, any_header: bool
+             ) -> Source:
+    """A file of a zip archive of CSV files, as a sheet of a workbook: the chosen one, else
+    the first whose rows name a query column."""
+    if choice.sheet is not None and choice.sheet not in members:
+        raise NotCsv(f"The archive has no file “{choice.sheet}”; its files are "
+                     + ", ".join(f"“{name}”" for name in members[:12]) + ".")
+    tried = [choice.sheet] if choice.sheet is not None else _sheets_to_try(members)
+    # Each file for a header that names a query column; then, with any_header, the first
+    # for its widest row.
+    attempts = [(name, False) for name in tried] + [(tried[0], True)] * any_header
+    for index, (name, widest) in enumerate(attempts):
+        binary.seek(0)
+        with zipfile.ZipFile(binary) as packed, packed.open(name) as member:
+            copy = tempfile.SpooledTemporaryFile(ARCHIVE_MEMORY)  # noqa: SIM115 — the rows read it
+            shutil.copyfileobj(member, copy)
+        try:
+            found = _text_source(copy, choice, widest)
+        except NotCsv as error:
+            if index < len(attempts) - 1:
+                continue
+            if choice.sheet is None and not widest:
+                raise
+            raise NotCsv(f"“{name}” of this archive: {error}") from None
+        found.sheet = name
+        return found
+    raise _no_header(choice)  # not reached: the last attempt returns or raises
 
 
 def _sheet_header(sheet, choice: Choice, any_header: bool = False) -> Source | None:
@@ -374,10 +448,15 @@ def _sheet_header(sheet, choice: Choice, any_header: bool = False) -> Source | N
 
 
 def sheet_names(binary: BinaryIO) -> list[str]:
-    """A workbook's sheets, in order ([] for a text file, or a workbook that cannot be read:
-    reading it says why)."""
+    """A workbook's sheets, or the CSV files of a zip archive, in order ([] for a text file,
+    or a workbook or archive that cannot be read: reading it says why)."""
     binary.seek(0)
     if binary.read(4) != b"PK\x03\x04":
+        return []
+    try:
+        if (members := _archived_texts(binary)) is not None:
+            return members
+    except NotCsv:
         return []
     binary.seek(0)
     try:
@@ -593,5 +672,7 @@ def describe(choice: Choice, source: Source) -> str:
     if not source.separator:  # a workbook
         return (f"Read {source.encoding}, its header on row {source.header_line}: "
                 + ", ".join(parts) + ".")
-    return (f"Read as {source.encoding} text separated by {SEPARATOR_NAMES[source.separator]}, "
-            f"its header on line {source.header_line}: " + ", ".join(parts) + ".")
+    within = f"the file “{source.sheet}” of a zip archive " if source.sheet else ""
+    return (f"Read {within}as {source.encoding} text separated by "
+            f"{SEPARATOR_NAMES[source.separator]}, its header on line {source.header_line}: "
+            + ", ".join(parts) + ".")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import io
+import zipfile
 from html.parser import HTMLParser
 
 import pytest
@@ -198,3 +199,26 @@ def test_a_file_whose_query_column_has_a_name_not_known_offers_its_columns(
     assert queries(api) == {("laufschuhe", "de", "DE", ()), ("turnschuhe", "de", "AT", ())}
     with pytest.raises(import_sources.NotCsv, match="No line among the first 20"):
         import_sources.read_source(io.BytesIO(content))  # elsewhere the column is named
+
+
+def test_a_zip_archive_of_csv_files_is_read_as_a_workbook_of_them(world, flask_cli, tmp_path):
+    data = BY_NAME["search-console-zip"].content()
+    assert import_sources.sheet_names(io.BytesIO(data)) == [
+        "Dates.csv", "Filters.csv", "Pages.csv", "Queries.csv", "Countries.csv"]
+    pages = import_sources.read_source(io.BytesIO(data), Choice(sheet="Pages.csv"),
+                                       any_header=True)
+    assert pages.sheet == "Pages.csv" and pages.header[0] == "Top pages"
+    with pytest.raises(import_sources.NotCsv, match="The archive has no file “Sheet1”; its "
+                       "files are “Dates.csv”, “Filters.csv”"):
+        import_sources.read_source(io.BytesIO(data), Choice(sheet="Sheet1"))
+    empty = io.BytesIO()
+    with zipfile.ZipFile(empty, "w") as packed:
+        packed.writestr("notes.md", "nothing here")
+    with pytest.raises(import_sources.NotCsv, match="This zip archive holds no CSV file"):
+        import_sources.read_source(empty)
+    path = tmp_path / "Performance.zip"
+    path.write_bytes(data)
+    done = flask_cli("import-queries", world.project_id, path, "--sheet", "Queries.csv",
+                     "--language", "de", "--country", "CH", "--dry-run")
+    assert done.exit_code == 0, done.output
+    assert "Checked, nothing changed: 5 to add, 0 already present, 0 rejected." in done.output

@@ -6,6 +6,8 @@ Organic Research; commas, or semicolons with decimal commas), Ahrefs Keywords Ex
 Excel workbook made by hand (a title above the header, extra columns, countries by name,
 tags "product, price").
 
+Search Console's "Download CSV" is a zip archive of such files (`search_console_zip`).
+
 Each `…()` gives the file's bytes; `EXPORTS` names every shape with its file name and what an
 import of it with only column choices must give (`Expected`)."""
 
@@ -50,6 +52,27 @@ GSC_QUERIES = [row[0] for row in GSC_ROWS]
 def search_console_csv(bom: bool = False) -> bytes:
     text = _table([GSC_HEADER, *GSC_ROWS], ",", newline="\n")
     return (codecs.BOM_UTF8 if bom else b"") + text.encode("utf-8")
+
+
+def search_console_zip() -> bytes:
+    """Search Console's "Download CSV": a zip archive of a CSV file a dimension and the
+    filters, Queries.csv not the first."""
+    tables = {
+        "Dates.csv": [["Date", "Clicks", "Impressions", "CTR", "Position"],
+                      ["2026-11-27", 20, 610, "3.28%", 7.7]],
+        "Filters.csv": [["Filter", "Value"], ["Search type", "Web"],
+                        ["Date", "Last 3 months"], ["Query", "+schuhe"]],
+        "Pages.csv": [["Top pages", "Clicks", "Impressions", "CTR", "Position"],
+                      ["https://shop.example/laufschuhe", 540, 17000, "3.18%", 8.1]],
+        "Queries.csv": [GSC_HEADER, *GSC_ROWS],
+        "Countries.csv": [["Country", "Clicks", "Impressions", "CTR", "Position"],
+                          ["Germany", 500, 15000, "3.33%", 7.9]],
+    }
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as packed:
+        for name, rows in tables.items():
+            packed.writestr(name, _table(rows, ",", newline="\n").encode("utf-8"))
+    return buffer.getvalue()
 
 
 def search_console_xlsx(queries_first: bool = True) -> bytes:
@@ -244,6 +267,12 @@ EXPORTS = [
              every_row={"language": "de", "country": "DE"},
              rows=_rows(GSC_QUERIES, "de", "DE"),
              read_as="Read as UTF-8 text separated by commas, its header on line 1"),
+    Expected("search-console-zip", "shop.example-Performance-on-Search-2026-11-28.zip",
+             search_console_zip, "Top queries",
+             every_row={"language": "de", "country": "CH"},
+             rows=_rows(GSC_QUERIES, "de", "CH"),
+             read_as="Read the file “Queries.csv” of a zip archive as UTF-8 text separated by "
+                     "commas, its header on line 1"),
     Expected("search-console-xlsx", "shop.example-Performance-on-Search-2026-11-28.xlsx",
              search_console_xlsx, "Top queries",
              every_row={"language": "de", "country": "Germany"},
