@@ -96,7 +96,13 @@ def merge_tag(session: Session, project_id: str, body: MergeTagBody) -> dict:
         into = _tag(session, project_id, body.intoId, "intoId")
         merged = full_tag_record(tag)
         operation = uuid.uuid4().hex
-        changed = merging.merge(session, project_id, tag, into, operation)
+        try:
+            changed = merging.merge(session, project_id, tag, into, operation)
+        except IntegrityError:
+            # PostgreSQL: the other tag was deleted (settings) after it was found, and a link
+            # to it can no longer be made; nothing was changed.
+            session.rollback()
+            raise NotFound(f"Tag {body.intoId} ('intoId') not found.") from None
         org_id, project = _project_name(session, project_id)
         audit.record_change(session, org_id, "tag.merged", merged["name"],
                             f"In “{project}”, into “{into.name}”: {_queries(changed)} "

@@ -17,10 +17,14 @@ record.
 - Deleting a tag takes it off every query that carries it, and those queries' `updatedAt`
   becomes the time of the deletion — the API's rule that a change of a query's tags is a
   change of the query (service/engine/deleting.py).
+- Merging a tag into another gives its queries the other tag and removes it, as the API's
+  tags/merge does, and its undo gives it back with its id and its links
+  (service/engine/merging.py).
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -33,7 +37,7 @@ from weblib.tag_names import fold_tag_name
 
 from .. import palette
 from ..db import begin_write, retried, retryable
-from ..engine import deleting, sizes
+from ..engine import deleting, merging, sizes
 from ..models import Organization, OrgEvent, Project, Tag, is_uuid
 from ..validation import MAX_ID
 from . import audit
@@ -308,3 +312,75 @@ def delete_tag(session: Session, org_id: str, project_id: str, tag_id: int,
     except BaseException:
         session.rollback()
         raise
+
+
+def _queries(number: int) -> str:
+    return "1 query" if number == 1 else f"{number:,} queries"
+
+
+def _merge_once(session: Session, org_id: str, project_id: str, tag_id: int, into_id: int,
+                user_id: int) -> tuple[OrgEvent, str]:
+    begin_write(session)
+    project = org_project(session, org_id, project_id)
+    tag = project_tag(session, project, tag_id) if project is not None else None
+    into = project_tag(session, project, into_id) if project is not None else None
+    if tag is None or into is None or tag.id == into.id:
+        session.rollback()
+        raise LookupError(tag_id if tag is None else into_id)
+    operation = uuid.uuid4().hex
+    name, into_name = tag.name, into.name
+    changed = merging.merge(session, project.id, tag, into, operation)
+    session.expunge(tag)
+    event = audit.record_change(session, org_id, "tag.merged", name,
+                                f"In “{project.name}”, into “{into_name}”: "
+                                f"{_queries(changed)} changed.", user_id=user_id)
+    session.commit()
+    return event, operation
+
+
+def merge_tag(session: Session, org_id: str, project_id: str, tag_id: int, into_id: int,
+              user_id: int) -> tuple[OrgEvent, str]:
+    """Merge the tag into another of the project, in one transaction: the record of it and
+    the operation that undoes it. LookupError: either tag is gone (or they are one). Busy:
+    concurrent changes to the same queries kept deadlocking with it (PostgreSQL)."""
+    try:
+        return retried(session, lambda: _merge_once(session, org_id, project_id, tag_id,
+                                                    into_id, user_id))
+    except OperationalError as error:  # rolled back by retried
+        if not retryable(error):
+            raise
+        raise Busy("Other changes to these tags' queries were being saved at the same "
+                   "moment, so nothing was merged. Please try again.") from None
+    except IntegrityError:  # PostgreSQL: the other tag was deleted meanwhile
+        session.rollback()
+        raise LookupError(into_id) from None
+    except BaseException:
+        session.rollback()
+        raise
+
+
+def pending_merge(session: Session, project: Project, operation: str):
+    """The project's merge of that operation, while it can be undone; None else."""
+    if len(operation) != 32 or not all(c in "0123456789abcdef" for c in operation):
+        return None
+    return merging.merged(session, project.id, operation)
+
+
+def unmerge_tag(session: Session, org_id: str, project_id: str, operation: str,
+                user_id: int) -> OrgEvent:
+    """Undo a merge: the record of it. LookupError: no such merge (undone already, a week
+    old, or another project's). Refused: a tag of its name was made since."""
+    with _writing(session):
+        project = org_project(session, org_id, project_id)
+        record = pending_merge(session, project, operation) if project is not None else None
+        if record is None:
+            raise LookupError(operation)
+        try:
+            tag, changed = merging.unmerge(session, project.id, record)
+        except merging.NameTaken as taken:
+            raise Refused(f"The merge cannot be undone: the project has a tag named "
+                          f"“{taken.name}” again. Rename or merge that tag first.") from None
+        event = audit.record_change(session, org_id, "tag.unmerged", tag.name,
+                                    f"In “{project.name}”: {_queries(changed)} changed.",
+                                    user_id=user_id)
+    return event

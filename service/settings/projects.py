@@ -32,6 +32,8 @@ NOTICES = {
     "tag.created": "The tag “{subject}” is created.",
     "tag.edited": "The tag “{subject}” is saved.",
     "tag.deleted": "The tag “{subject}” is deleted. {detail}",
+    "tag.merged": "The tag “{subject}” is merged. {detail}",
+    "tag.unmerged": "The merge of “{subject}” is undone: it is back. {detail}",
 }
 
 
@@ -103,7 +105,8 @@ def create_project():
 
 
 def _project_page(project: Project, rename_form: ProjectForm | None = None,
-                  tag_form: TagForm | None = None, status: int = 200, notice=None):
+                  tag_form: TagForm | None = None, status: int = 200, notice=None,
+                  undo: str | None = None, error: str | None = None):
     db = get_session()
     if rename_form is None:
         rename_form = ProjectForm(formdata=None, data={"name": project.name})
@@ -114,7 +117,7 @@ def _project_page(project: Project, rename_form: ProjectForm | None = None,
         "settings/project.html", section=SECTION, project=project,
         tags=changes.project_tags(db, project), query_count=changes.query_count(db, project),
         rename_form=rename_form, tag_form=tag_form,
-        colour=_colour_view(tag_form), notice=notice), status
+        colour=_colour_view(tag_form), notice=notice, undo=undo, error=error), status
 
 
 def _colour_view(form: TagForm) -> dict:
@@ -128,7 +131,10 @@ def _colour_view(form: TagForm) -> dict:
 @bp.get("/projects/<project_id>")
 @signin_required
 def project(project_id: str):
-    return _project_page(signed_in_project(project_id), notice=_notice())
+    project = signed_in_project(project_id)
+    operation = request.args.get("undo", "")
+    undo = operation if changes.pending_merge(get_session(), project, operation) else None
+    return _project_page(project, notice=_notice(), undo=undo)
 
 
 def _posted_on_project_page(project_id: str, form: ProjectForm | TagForm, form_name: str,
@@ -211,6 +217,53 @@ def delete_tag(project_id: str, tag_id: int):
                                carriers=changes.carriers(get_session(), project, tag)), 409
     if event is None:  # deleted by someone else in the meantime
         abort(404)
+    return redirect(url_for("settings.project", project_id=project.id, done=event.id,
+                            _anchor="tags"), 303)
+
+
+@bp.route("/projects/<project_id>/tags/<id:tag_id>/merge", methods=["GET", "POST"])
+@signin_required
+def merge_tag(project_id: str, tag_id: int):
+    project = signed_in_project(project_id)
+    tag = _tag(project, tag_id)
+    others = [row for row in changes.project_tags(get_session(), project) if row.id != tag.id]
+    error = None
+    if request.method == "POST":
+        chosen = request.form.get("into", "")
+        into = next((row for row in others if str(row.id) == chosen), None)
+        if into is None:
+            error = "Choose the tag to merge it into."
+        else:
+            try:
+                event, operation = changes.merge_tag(get_session(), g.user.org_id, project.id,
+                                                     tag.id, into.id, g.user.id)
+            except changes.Busy as busy:
+                error = str(busy)
+            except LookupError:
+                abort(404)
+            else:
+                return redirect(url_for("settings.project", project_id=project.id,
+                                        done=event.id, undo=operation, _anchor="tags"), 303)
+        project = signed_in_project(project_id)
+        tag = _tag(project, tag_id)
+    return render_template("settings/tag_merge.html", section=SECTION, project=project,
+                           tag=tag, others=others, error=error,
+                           carriers=changes.carriers(get_session(), project, tag)), \
+        400 if error else 200
+
+
+@bp.post("/projects/<project_id>/tags/unmerge")
+@signin_required
+def unmerge_tag(project_id: str):
+    project = signed_in_project(project_id)
+    try:
+        event = changes.unmerge_tag(get_session(), g.user.org_id, project.id,
+                                    request.form.get("operation", ""), g.user.id)
+    except LookupError:
+        abort(404)
+    except changes.Refused as refused:
+        return _project_page(signed_in_project(project_id), status=409, notice=None,
+                             undo=None, error=str(refused))
     return redirect(url_for("settings.project", project_id=project.id, done=event.id,
                             _anchor="tags"), 303)
 

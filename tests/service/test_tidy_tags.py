@@ -6,6 +6,7 @@ migration 0031 forward and back."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -303,3 +304,39 @@ def test_the_settings_edit_page_describes_a_tag_on_record(api, administrator, se
         select(OrgEvent).where(OrgEvent.org_id == seeded.org_id, OrgEvent.action ==
                                "tag.edited"))])
     assert events == ["In “Shop search”: description changed."]
+
+
+def test_the_settings_area_merges_a_tag_and_undoes_it_on_record(api, administrator, seeded):
+    brand, sale = seeded.tags["brand"], seeded.tags["sale"]
+    before, counted = records(api), facets(api)
+    project = f"/settings/projects/{seeded.project_id}"
+    assert f'href="{project}/tags/{brand}/merge">Merge<span class="visually-hidden"> brand' \
+        in administrator.html(project)
+    path = f"{project}/tags/{brand}/merge"
+    page = administrator.html(path)
+    assert "<legend>Merge into</legend>" in page and f'value="{brand}"' not in page
+    refused = administrator.post(path, {}, csrf_from=path)
+    assert refused.status_code == 400 and "Choose the tag to merge it into." in refused.text
+    merged = administrator.post(path, {"into": str(sale)}, csrf_from=path)
+    assert merged.status_code == 303
+    assert "brand" not in listed_tags(api)
+    assert dict((t["id"], t["count"]) for t in facets(api)["tags"])[sale] == 4
+    landing = administrator.html(merged.headers["Location"])
+    assert "The tag “brand” is merged. In “Shop search”, into “sale”: 2 queries changed." in \
+        landing
+    operation = re.search(r'name="operation" value="([0-9a-f]{32})"', landing).group(1)
+    assert ">Undo the merge</button>" in landing
+    undone = administrator.post(f"{project}/tags/unmerge", {"operation": operation},
+                                csrf_from=project)
+    assert undone.status_code == 303
+    assert "The merge of “brand” is undone: it is back." in administrator.html(
+        undone.headers["Location"])
+    assert facets(api) == counted
+    assert {q: sorted(r["tags"]) for q, r in records(api).items()} == {
+        q: sorted(r["tags"]) for q, r in before.items()}
+    again = administrator.post(f"{project}/tags/unmerge", {"operation": operation},
+                               csrf_from=project)
+    assert again.status_code == 404
+    events = seeded.run(lambda s: [(e.action, e.user_id) for e in s.scalars(
+        select(OrgEvent).where(OrgEvent.org_id == seeded.org_id))])
+    assert events[-2:] == [("tag.merged", seeded.user_id), ("tag.unmerged", seeded.user_id)]
