@@ -285,36 +285,46 @@ def read_source(binary: BinaryIO, choice: Choice = Choice(), any_header: bool = 
 def _text_source(binary: BinaryIO, choice: Choice, any_header: bool) -> Source:
     text, encoding = _decoded(binary)
     lines = _bounded_lines(text)
-    seen: list[tuple[str, str, list[str]]] = []  # (line, separator, cells), when any_header
-    for number in range(1, TITLE_ROWS + 1):
-        try:
-            line = next(lines)
-        except StopIteration:
+    first: list[tuple[str, str, list[str]]] = []  # (line, separator, cells)
+    for _ in range(TITLE_ROWS):
+        line = next(lines, None)
+        if line is None:
             break
-        if line is TOO_LONG:
-            which = "first line" if number == 1 else f"line {number}"
+        if line is TOO_LONG:  # a header is looked for above it only
+            lines = chain([TOO_LONG], lines)
+            break
+        separator = _separator(line)
+        first.append((line, separator, next(csv.reader([line], delimiter=separator), [])))
+    at = _header_index([cells for _line, _separator, cells in first], choice, any_header)
+    if at is None:
+        if len(first) < TITLE_ROWS and next(lines, None) is TOO_LONG:
+            which = "first line" if not first else f"line {len(first) + 1}"
             raise NotCsv(f"The header must name a query column, but this file's {which} is "
                          f"longer than {HEADER_BYTES // 1024} KiB.")
-        separator = _separator(line)
-        cells = next(csv.reader([line], delimiter=separator), [])
-        if _names_query(cells, choice):
-            return Source(_rows(lines, separator), encoding, separator, number, cells)
-        if any_header:
-            seen.append((line, separator, cells))
-    if (at := _widest([cells for _line, _separator, cells in seen])) is not None:
-        _line, separator, cells = seen[at]
-        rest = chain((line for line, _separator, _cells in seen[at + 1:]), lines)
-        return Source(_rows(rest, separator), encoding, separator, at + 1, cells)
-    raise _no_header(choice)
+        raise _no_header(choice)
+    _line, separator, cells = first[at]
+    rest = chain((line for line, _separator, _cells in first[at + 1:]), lines)
+    return Source(_rows(rest, separator), encoding, separator, at + 1, cells)
 
 
-def _widest(rows: list[list[str]]) -> int | None:
-    """The index of the first of the rows with the most cells that hold text, if two or
-    more do."""
-    widths = [sum(1 for cell in row if cell.strip()) for row in rows]
+def _header_index(rows: list[list[str]], choice: Choice, any_header: bool) -> int | None:
+    """Which of a file's first rows is its header: the first that names a query column and
+    holds two cells or more (a title "Keywords" alone above it is passed over), else the first
+    that names one; else, with `any_header`, the first of the widest, if two cells or more
+    hold text."""
+    naming = [at for at, cells in enumerate(rows) if _names_query(cells, choice)]
+    if naming:
+        return next((at for at in naming if _filled(rows[at]) >= 2), naming[0])
+    if not any_header:
+        return None
+    widths = [_filled(cells) for cells in rows]
     if not widths or max(widths) < 2:
         return None
     return widths.index(max(widths))
+
+
+def _filled(cells: list[str]) -> int:
+    return sum(1 for cell in cells if cell.strip())
 
 
 # The most a workbook's sheets and shared strings may hold unpacked (a small file can unpack
@@ -431,20 +441,13 @@ def _archive(binary: BinaryIO, members: list[str], choice: Choice, any_header: b
 
 def _sheet_header(sheet, choice: Choice, any_header: bool = False) -> Source | None:
     rows = (list(map(_cell_text, row)) for row in sheet.iter_rows())
+    first = list(islice(rows, TITLE_ROWS))
+    at = _header_index(first, choice, any_header)
+    if at is None:
+        return None
     first_row = sheet.start[0] + 1 if sheet.start else 1
-    read_as = f"the sheet “{sheet.name}” of an Excel workbook"
-    seen: list[list[str]] = []
-    for index in range(TITLE_ROWS):
-        cells = next(rows, None)
-        if cells is None:
-            break
-        if _names_query(cells, choice):
-            return Source(rows, read_as, "", first_row + index, cells, sheet.name)
-        seen.append(cells)
-    if any_header and (at := _widest(seen)) is not None:
-        return Source(chain(seen[at + 1:], rows), read_as, "", first_row + at, seen[at],
-                      sheet.name)
-    return None
+    return Source(chain(first[at + 1:], rows), f"the sheet “{sheet.name}” of an Excel workbook",
+                  "", first_row + at, first[at], sheet.name)
 
 
 def sheet_names(binary: BinaryIO) -> list[str]:

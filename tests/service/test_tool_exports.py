@@ -222,3 +222,20 @@ def test_a_zip_archive_of_csv_files_is_read_as_a_workbook_of_them(world, flask_c
                      "--language", "de", "--country", "CH", "--dry-run")
     assert done.exit_code == 0, done.output
     assert "Checked, nothing changed: 5 to add, 0 already present, 0 rejected." in done.output
+
+
+@pytest.mark.parametrize("kind", ["csv", "xlsx"])
+def test_a_title_that_names_a_query_column_alone_is_passed_over(kind):
+    """A workbook made by hand titled "Keywords" above its header: the header is the row of
+    two cells or more that names a query column; a file of one column keeps its own."""
+    rows = [["Keywords"], [], ["Keyword", "Country", "Tags"], ["boots", "Germany", "a, b"]]
+    if kind == "csv":
+        content = "\n".join(",".join(row) for row in rows).replace("a, b", '"a, b"').encode()
+    else:
+        content = styled_workbook({"Sheet1": rows})
+    shaping = Shaping(io.BytesIO(content), Choice(language="de"))
+    assert shaping.source.header_line == 3 and shaping.source.header[0] == "Keyword"
+    assert shaping.first(5) == [["boots", "de", "DE", "a;b"]]
+    alone = Shaping(io.BytesIO(b"Keyword\nboots\nshoes\n"), Choice(language="de", country="AT"))
+    assert alone.source.header_line == 1 and alone.first(5) == [
+        ["boots", "de", "AT", ""], ["shoes", "de", "AT", ""]]
