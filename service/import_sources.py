@@ -6,11 +6,15 @@ any file of that shape.
 - Text: UTF-8 with or without a byte order mark, UTF-16 (LE or BE) with one or without (told
   by its zero bytes), else Windows-1252 (said: `Source.encoding`). Separated by commas,
   semicolons or tabs, decided from the header line.
-- The header is the first row (of the first TITLE_ROWS) that names a query column; the rows
-  above it (an export's title lines) are passed over. Columns the choice does not name are
-  ignored, never a reason to refuse. Of a workbook, the chosen sheet; else the first whose
-  rows name a query column, a sheet named like one ("Queries", "Keywords") tried first (Search
-  Console's workbook has its Filters sheet, whose rows may read "Query | +shoes").
+- The header is the first row (of the first TITLE_ROWS) that names a query column, one of
+  two cells or more first (`_header_index`); the rows above it (an export's title lines) are
+  passed over. Columns the choice does not name are ignored, never a reason to refuse. For
+  the settings' columns page (`any_header`), a file none of whose rows names one has the
+  columns of its widest first row offered to choose from.
+- Of a workbook (.xlsx, read with python-calamine) or a zip archive of CSV files (Search
+  Console's "Download CSV"), the chosen sheet or file; else the first whose rows name a query
+  column, one named like one ("Queries", "Keywords.csv") tried first (Search Console's Filters
+  sheet may have a row "Query | +shoes").
 - `Choice`: which column holds the query, the language (or one language for every row), the
   country (or one for every row) and the tags (none, one or several, with their separator);
   `guess` makes one from the header's names in the languages of the demo; a separator left
@@ -333,8 +337,8 @@ MAX_UNPACKED = 512 * 1024 * 1024
 
 
 def _workbook(binary: BinaryIO, choice: Choice, any_header: bool = False) -> Source:
-    """An Excel workbook's sheet (the chosen one, else the first), read with python-calamine;
-    each cell as text ("42", not "42.0")."""
+    """An Excel workbook's sheet (the chosen one, else the first whose rows name a query
+    column), read with python-calamine; each cell as text ("42", not "42.0")."""
     binary.seek(0)
     try:
         with zipfile.ZipFile(binary) as packed:
