@@ -4,12 +4,13 @@ service/tag_changes.py), each one transaction through a Writer.
 - merge: every query that carried the tag carries the other (a link it lacked is made, with
   the merged link's rule, time and author), the tag's links go, and so does its row; every
   query that carried it is touched (`updatedAt`), since its tags changed. Rules that named
-  the tag (their tags, or their condition) name the other instead, each tag once. What it
+  the tag (their tags, or their condition) and saved views that did (their filter) name the
+  other instead, each tag once. What it
   took and made is kept under the operation's id (`tag_merges`, `tag_merge_links`).
 - unmerge: the tag's row comes back under its own id (ids are never given to another tag, so
   the id is still its own), its links exactly as they were (to the queries still there), the
-  links the merge made are taken away, the rules it changed are put back where nobody has
-  changed them since, and the record goes: an operation is undone once.
+  links the merge made are taken away, the rules and saved views it changed are put back
+  where nobody has changed them since, and the record goes: an operation is undone once.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from sqlalchemy.orm import Session
 
 from weblib.tag_names import fold_tag_name
 
-from ..models import Rule, Tag, utcnow
+from ..models import Rule, SavedView, Tag, utcnow
 from .deleting import lock_tag_and_its_queries
 from .keys import keys_condition
 from .tables import Query, query_tags, tag_merge_links, tag_merges
@@ -86,10 +87,11 @@ def renamed_condition(condition: dict, tag: Tag, into: Tag) -> dict:
     return changed
 
 
-def _rules_renamed(session: Session, project_id: str, tag: Tag, into: Tag, now) -> dict:
-    """Every rule naming `tag` names `into` instead; by rule id, its tags and condition
-    before and after."""
-    changed = {}
+def _renamed_everywhere(session: Session, project_id: str, tag: Tag, into: Tag,
+                        now) -> dict:
+    """Every rule (its tags, its condition) and saved view (its filter) naming `tag` names
+    `into` instead; what each was before and after, by kind and id, for the undo."""
+    changed: dict[str, dict] = {"rules": {}, "views": {}}
     for rule in session.scalars(select(Rule).where(Rule.project_id == project_id)
                                 .order_by(Rule.id)):
         ids, condition = json.loads(rule.tag_ids), json.loads(rule.condition)
@@ -97,13 +99,26 @@ def _rules_renamed(session: Session, project_id: str, tag: Tag, into: Tag, now) 
         new_condition = renamed_condition(condition, tag, into)
         if new_ids == ids and new_condition == condition:
             continue
-        after_ids = json.dumps(new_ids)
-        after_condition = json.dumps(new_condition, ensure_ascii=False, separators=(",", ":"))
-        changed[str(rule.id)] = {"tagIds": [rule.tag_ids, after_ids],
-                                 "condition": [rule.condition, after_condition]}
+        after_ids, after_condition = json.dumps(new_ids), _json(new_condition)
+        changed["rules"][str(rule.id)] = {"tagIds": [rule.tag_ids, after_ids],
+                                          "condition": [rule.condition, after_condition]}
         rule.tag_ids, rule.condition, rule.updated_at = after_ids, after_condition, now
+    for view in session.scalars(select(SavedView).where(SavedView.project_id == project_id)
+                                .order_by(SavedView.id)):
+        filters = json.loads(view.filters)
+        new_filters = renamed_condition(filters, tag, into)
+        if new_filters == filters:
+            continue
+        after = _json(new_filters)
+        changed["views"][str(view.id)] = {"filters": [view.filters, after]}
+        view.filters, view.updated_at = after, now
     session.flush()
     return changed
+
+
+def _json(value: dict) -> str:
+    """As rules and saved views keep their filters."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def merge(session: Session, project_id: str, tag: Tag, into: Tag, operation: str) -> int:
@@ -123,11 +138,11 @@ def merge(session: Session, project_id: str, tag: Tag, into: Tag, operation: str
     had = set(session.scalars(select(links.query_pk).where(
         links.tag_id == into.id, keys_condition(session, links.query_pk, keys)))) if keys else set()
     lacking = [row for row in carried if row.query_pk not in had]
-    rules = _rules_renamed(session, project_id, tag, into, now)
+    named_in = _renamed_everywhere(session, project_id, tag, into, now)
     session.execute(insert(tag_merges).values(
         operation=operation, project_id=project_id, tag_id=tag.id, into_id=into.id,
         name=tag.name, name_folded=tag.name_folded, color=tag.color,
-        description=tag.description, rule_changes=json.dumps(rules), merged_at=now))
+        description=tag.description, named_in=json.dumps(named_in), merged_at=now))
     kept = [{"operation": operation, "made": False, "query_pk": row.query_pk,
              "from_rule": row.rule_id, "linked_at": row.added_at, "linked_by": row.added_by}
             for row in carried]
@@ -157,20 +172,25 @@ def merged(session: Session, project_id: str, operation: str):
         tag_merges.c.operation == operation, tag_merges.c.project_id == project_id)).first()
 
 
-def _rules_restored(session: Session, project_id: str, rules: dict) -> None:
-    """Each rule the merge changed, and nobody since, as it was before."""
-    for rule_id, change in rules.items():
+def _restored_everywhere(session: Session, project_id: str, named_in: dict) -> None:
+    """Each rule and saved view the merge changed, and nobody since, as it was before."""
+    now = utcnow()
+    for rule_id, change in named_in.get("rules", {}).items():
         rule = session.scalar(select(Rule).where(Rule.id == int(rule_id),
                                                  Rule.project_id == project_id))
         if rule is None:
             continue
-        before_ids, after_ids = change["tagIds"]
-        before_condition, after_condition = change["condition"]
-        if rule.tag_ids == after_ids:
-            rule.tag_ids = before_ids
-        if rule.condition == after_condition:
-            rule.condition = before_condition
-        rule.updated_at = utcnow()
+        for field, column in (("tagIds", "tag_ids"), ("condition", "condition")):
+            before, after = change[field]
+            if getattr(rule, column) == after:
+                setattr(rule, column, before)
+        rule.updated_at = now
+    for view_id, change in named_in.get("views", {}).items():
+        view = session.scalar(select(SavedView).where(SavedView.id == int(view_id),
+                                                      SavedView.project_id == project_id))
+        before, after = change["filters"]
+        if view is not None and view.filters == after:
+            view.filters, view.updated_at = before, now
     session.flush()
 
 
@@ -218,7 +238,7 @@ def unmerge(session: Session, project_id: str, record) -> tuple[Tag, int]:
             writer.removed_links([(pk, record.into_id) for pk in gone])
         changed = sorted(set(back) | set(gone))
         touch(session, changed, now)
-    _rules_restored(session, project_id, json.loads(record.rule_changes))
+    _restored_everywhere(session, project_id, json.loads(record.named_in))
     session.execute(delete(tag_merge_links).where(saved.operation == record.operation))
     session.execute(delete(tag_merges).where(tag_merges.c.operation == record.operation))
     tag = session.scalar(select(Tag).where(Tag.id == record.tag_id))

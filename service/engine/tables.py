@@ -112,8 +112,8 @@ rule_removals = Table(
 
 # A tag merged into another (tags/merge, migration 0031), kept until its undo (tags/unmerge)
 # or until it is a week old: the tag's row as it was (its id is given back on undo, never to
-# another tag), the tag it went into, and the rules it changed (JSON: rule id → the rule's
-# tag ids and condition before, and after).
+# another tag), the tag it went into, and the rules and saved views it changed (`named_in`,
+# JSON: by kind and id, their tag ids, condition or filter before and after).
 tag_merges = Table(
     "tag_merges",
     Base.metadata,
@@ -125,7 +125,7 @@ tag_merges = Table(
     Column("name_folded", String(200), nullable=False),
     Column("color", String(7), nullable=False),
     Column("description", String(300), nullable=True),
-    Column("rule_changes", Text, nullable=False),
+    Column("named_in", Text, nullable=False),
     Column("merged_at", DateTime, nullable=False),
 )
 

@@ -140,6 +140,9 @@ def test_merge_moves_the_queries_and_undo_puts_everything_back_exactly(api, seed
     rule = post(api, "/api/rules/create", {
         "name": "Shoes", "condition": {"query": "shoes", "tagIds": [brand]},
         "tagIds": [brand, sale]}).json()
+    view = post(api, "/api/views/create", {"name": "Brands", "filters": {
+        "tagIds": [str(brand)], "excludeTagNames": ["BRAND", "question"]}}).json()
+    assert view["totalRecords"] == 0
     facets_before, before = facets(api), records(api)
     assert tag_count(api, brand) == 2 and tag_count(api, sale) == 3
     time.sleep(0.01)
@@ -168,6 +171,8 @@ def test_merge_moves_the_queries_and_undo_puts_everything_back_exactly(api, seed
                  if r["id"] == rule["id"])
     assert shoes["tagIds"] == [sale]  # named once
     assert shoes["condition"] == {"query": "shoes", "tagIds": [sale]}
+    views = post(api, "/api/views/list", {}).json()["results"]
+    assert views[0]["filters"] == {"tagIds": [sale], "excludeTagNames": ["sale", "question"]}
 
     undone = post(api, UNMERGE, {"operation": merged["operation"]})
     assert undone.status_code == 200, undone.text
@@ -183,6 +188,7 @@ def test_merge_moves_the_queries_and_undo_puts_everything_back_exactly(api, seed
                  if r["id"] == rule["id"])
     assert shoes["tagIds"] == [brand, sale]
     assert shoes["condition"] == {"query": "shoes", "tagIds": [brand]}
+    assert post(api, "/api/views/list", {}).json()["results"][0]["filters"] == view["filters"]
     # An operation is undone once.
     again = post(api, UNMERGE, {"operation": merged["operation"]})
     assert again.status_code == 404 and "Merge not found" in again.json()["message"]

@@ -3,10 +3,11 @@ API: tags/update, tags/merge, tags/unmerge; service/engine/merging.py).
 
 `tags.description`: what the tag is for, up to 300 characters (NULL: none).
 
-`tag_merges`: a merged tag's row as it was, the tag it went into and the rules the merge
-changed, under the operation's id; `tag_merge_links`: the merged tag's links as they were and
-the links to the other tag the merge made. Undo puts the tag back under its own id (ids are
-never given to another tag) with exactly those links, and takes away the ones it made.
+`tag_merges`: a merged tag's row as it was, the tag it went into and the rules and saved
+views the merge changed, under the operation's id; `tag_merge_links`: the merged tag's links
+as they were and the links to the other tag the merge made. Undo puts the tag back under its
+own id (ids are never given to another tag) with exactly those links, and takes away the
+ones it made.
 
 A nullable column and two new tables: no table is rewritten on either database.
 
@@ -34,7 +35,7 @@ def upgrade() -> None:
         sa.Column("name_folded", sa.String(200), nullable=False),
         sa.Column("color", sa.String(7), nullable=False),
         sa.Column("description", sa.String(300)),
-        sa.Column("rule_changes", sa.Text, nullable=False),
+        sa.Column("named_in", sa.Text, nullable=False),
         sa.Column("merged_at", sa.DateTime, nullable=False),
     )
     op.create_table(
