@@ -153,9 +153,12 @@ def read_tag_form(form) -> tuple[dict, list[str]]:
     return {"name": name, "color": colour.lower(), "description": description}, problems
 
 
-def _edit_page(project, tag: Tag, values: dict, problems: list[str], status: int = 200):
+def _edit_page(project, tag: Tag, values: dict, problems: list[str], status: int = 200,
+               twin: Tag | None = None):
+    """The edit form; `twin`: the tag whose name was typed, offered to merge this one into."""
     page = render_template("tags/edit.html", project=project, tag=tag, values=values,
-                           problems=problems, section="tags",
+                           problems=problems, section="tags", twin=twin,
+                           merging=twin is not None and apiclient.capabilities().tag_merging,
                            page_title=f"Edit {tag.name} · Tags · {project.name} · Tagdesk")
     return page, status
 
@@ -185,7 +188,8 @@ def edit(project_id: str, tag_id: int):
         return _edit_page(project, tag, values, [
             f"This project already has a tag named “{existing.name}” (names are compared as "
             "they read: capital letters and invisible characters make no difference). Choose "
-            "another name, or merge this tag into it."], 409)
+            "another name, or merge this tag into it."], 409,
+            twin=existing if existing.id != tag.id else None)
     except InvalidRequest as error:
         return _edit_page(project, tag, values, [f"The service did not accept it: "
                                                  f"{error.message}"], 422)
@@ -211,6 +215,7 @@ def merge(project_id: str, tag_id: int):
     tag = _tag(project.id, tag_id)
     others = [t for t in apiclient.tags(project.id) if t.id != tag.id]
     problems: list[str] = []
+    chosen = request.values.get("into", "")
     if request.method == "POST":
         into = next((t for t in others if str(t.id) == request.form.get("into", "")), None)
         if into is None:
@@ -239,7 +244,7 @@ def merge(project_id: str, tag_id: int):
                for t in others]
     page = render_template("tags/merge.html", project=project, tag=tag, options=options,
                            problems=problems, section="tags",
-                           chosen=request.form.get("into", ""),
+                           chosen=chosen,
                            page_title=f"Merge {tag.name} · Tags · {project.name} · Tagdesk")
     return page, 422 if problems else 200
 

@@ -104,6 +104,11 @@ def test_edit_refuses_with_sentences_and_changes_nothing(app, signed_in, shop):
     assert taken.status_code == 409
     assert "This project already has a tag named “sale”" in text_of(
         taken.get_data(as_text=True))
+    # It offers to merge the tag into the one of that name: the merge page, that tag chosen.
+    offer = re.search(r'<a href="([^"]+)">Merge “brand” into “sale”</a>',
+                      taken.get_data(as_text=True))
+    merge_page = signed_in.get(offer.group(1).replace("&amp;", "&")).get_data(as_text=True)
+    assert re.search(rf'value="{shop.tags["sale"]}" checked', merge_page)
     assert service_tags(app, shop) == before
 
 
