@@ -21,10 +21,11 @@ from tests.support.tool_exports import BY_NAME
 
 pytestmark = pytest.mark.browser
 
-# One file of each tool's shapes at the laptop's width (the others are read and imported by
-# tests/service/test_tool_exports.py): the axe check on the first columns page and report.
-LAPTOP_SHAPES = ["search-console-csv", "search-console-xlsx-queries-later", "keyword-planner",
-                 "keyword-planner-utf8", "semrush-organic-european", "semrush-magic",
+# The tools' shapes at the laptop's width, one file each (the other variants are read and
+# imported through the columns page by tests/service/test_tool_exports.py); the axe check
+# on the columns page and the report of the first and of the last.
+LAPTOP_SHAPES = ["search-console-csv", "search-console-zip", "search-console-xlsx-queries-later",
+                 "keyword-planner", "semrush-organic-european", "semrush-magic",
                  "ahrefs-utf16", "ahrefs-utf8", "hand-made-workbook"]
 LABELS = {"language": "Language for every row", "country": "Country for every row"}
 
