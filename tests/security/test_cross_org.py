@@ -256,17 +256,19 @@ def test_every_page_answers_another_organizations_ids_like_missing_ones(site):
         attempts = [
             # Their project (and their edit), against a project and edit that do not exist.
             ({"project_id": site.rival.project_id, "edit_id": edit, "view_id": site.rival_view,
-              "rule_id": site.rival_rule},
+              "rule_id": site.rival_rule, "tag_id": str(rival_tag)},
              {"project_id": str(uuid.uuid4()), "edit_id": new_id(), "view_id": ABSENT_VIEW,
-              "rule_id": ABSENT_VIEW}),
+              "rule_id": ABSENT_VIEW, "tag_id": ABSENT_VIEW}),
         ]
         if "edit_id" in rule.arguments:
             # Our project with their edit, against our project with an edit that does not exist.
             attempts.append(({"project_id": acme_project, "edit_id": edit},
                              {"project_id": acme_project, "edit_id": new_id()}))
-        for name, theirs in (("view_id", site.rival_view), ("rule_id", site.rival_rule)):
+        for name, theirs in (("view_id", site.rival_view), ("rule_id", site.rival_rule),
+                             ("tag_id", str(rival_tag))):
             if name in rule.arguments:
-                # Our project with their saved view or rule, against one that does not exist.
+                # Our project with their saved view, rule or tag, against one that does not
+                # exist.
                 attempts.append(({"project_id": acme_project, name: theirs},
                                  {"project_id": acme_project, name: ABSENT_VIEW}))
         for foreign_values, absent_values in attempts:
