@@ -11,7 +11,7 @@ any file of that shape.
   passed over. Columns the choice does not name are ignored, never a reason to refuse. For
   the settings' columns page (`any_header`), a file none of whose rows names one has the
   columns of its widest first row offered to choose from.
-- Of a workbook (.xlsx, read with python-calamine) or a zip archive of CSV files (Search
+- Of a workbook (.xlsx or .ods, read with python-calamine) or a zip archive of CSV files (Search
   Console's "Download CSV"), the chosen sheet or file; else the first whose rows name a query
   column, one named like one ("Queries", "Keywords.csv") tried first (Search Console's Filters
   sheet may have a row "Query | +shoes").
@@ -337,12 +337,15 @@ MAX_UNPACKED = 512 * 1024 * 1024
 
 
 def _workbook(binary: BinaryIO, choice: Choice, any_header: bool = False) -> Source:
-    """An Excel workbook's sheet (the chosen one, else the first whose rows name a query
-    column), read with python-calamine; each cell as text ("42", not "42.0")."""
+    """A workbook's sheet (the chosen one, else the first whose rows name a query column):
+    Excel's .xlsx, or LibreOffice's .ods, read with python-calamine; each cell as text ("42",
+    not "42.0")."""
     binary.seek(0)
     try:
         with zipfile.ZipFile(binary) as packed:
             unpacked = sum(item.file_size for item in packed.infolist())
+            kind = ("an OpenDocument spreadsheet" if "content.xml" in packed.namelist()
+                    else "an Excel workbook")
     except zipfile.BadZipFile:
         raise NotCsv("This file looks like a workbook (.xlsx) but cannot be opened as one: "
                      "save it again, or as CSV, and import that file.") from None
@@ -358,11 +361,11 @@ def _workbook(binary: BinaryIO, choice: Choice, any_header: bool = False) -> Sou
                          + ", ".join(f"“{name}”" for name in names[:12]) + ".")
         tried = [choice.sheet] if choice.sheet is not None else _sheets_to_try(names)
         for name in tried:
-            found = _sheet_header(book.get_sheet_by_name(name), choice)
+            found = _sheet_header(book.get_sheet_by_name(name), kind, choice)
             if found:
                 return found
         if any_header and tried:
-            found = _sheet_header(book.get_sheet_by_name(tried[0]), choice, any_header)
+            found = _sheet_header(book.get_sheet_by_name(tried[0]), kind, choice, any_header)
             if found:
                 return found
     except CalamineError as error:
@@ -443,15 +446,16 @@ def _archive(binary: BinaryIO, members: list[str], choice: Choice, any_header: b
     raise _no_header(choice)  # not reached: the last attempt returns or raises
 
 
-def _sheet_header(sheet, choice: Choice, any_header: bool = False) -> Source | None:
+def _sheet_header(sheet, kind: str, choice: Choice, any_header: bool = False
+                  ) -> Source | None:
     rows = (list(map(_cell_text, row)) for row in sheet.iter_rows())
     first = list(islice(rows, TITLE_ROWS))
     at = _header_index(first, choice, any_header)
     if at is None:
         return None
     first_row = sheet.start[0] + 1 if sheet.start else 1
-    return Source(chain(first[at + 1:], rows), f"the sheet “{sheet.name}” of an Excel workbook",
-                  "", first_row + at, first[at], sheet.name)
+    return Source(chain(first[at + 1:], rows), f"the sheet “{sheet.name}” of {kind}", "",
+                  first_row + at, first[at], sheet.name)
 
 
 def sheet_names(binary: BinaryIO) -> list[str]:

@@ -4,7 +4,7 @@ lines, "Keyword Stats" and "Keyword ideas", or CSV UTF-8), Semrush (Keyword Magi
 Organic Research; commas, or semicolons with decimal commas), Ahrefs Keywords Explorer
 ("UTF-16 for Excel" or UTF-8, its `#` column first, countries as lower-case codes) and an
 Excel workbook made by hand (a title above the header, extra columns, countries by name,
-tags "product, price").
+tags "product, price"), and the same made in LibreOffice (.ods, countries in German).
 
 Search Console's "Download CSV" is a zip archive of such files (`search_console_zip`).
 
@@ -233,6 +233,15 @@ def hand_made_workbook() -> bytes:
     return styled_workbook(HAND_SHEETS)
 
 
+def hand_made_ods() -> bytes:
+    """The same, made in LibreOffice Calc (.ods), its countries in German."""
+    german = {"Germany": "Deutschland", "United States": "Vereinigte Staaten",
+              "France": "Frankreich", "Austria": "Österreich"}
+    rows = [[german.get(value, value) for value in row]
+            for row in HAND_SHEETS["Keyword research"]]
+    return opendocument_spreadsheet({"Tabelle1": rows, "Notizen": HAND_SHEETS["Notes"]})
+
+
 # --- what an import of each shape gives ------------------------------------------------------
 
 
@@ -328,6 +337,16 @@ EXPORTS = [
                              ("chaussures de course", "en", "FR", ()),
                              ("#1 running shoe", "en", "GB", ())}),
              read_as="Read as UTF-8 text separated by commas, its header on line 1"),
+    Expected("hand-made-ods", "Keyword research spring.ods", hand_made_ods,
+             "Keyword", country_column="Country", every_row={"language": "German"},
+             tags_columns=("Tags",),
+             rows=frozenset({("laufschuhe herren", "de", "DE", ("price", "product")),
+                             ("running shoes men", "de", "US", ("product",)),
+                             ("chaussures running", "de", "FR", ()),
+                             ("laufschuhe test", "de", "AT", ("price", "review"))}),
+             header_line=3,
+             read_as="Read the sheet “Tabelle1” of an OpenDocument spreadsheet, its header on "
+                     "row 3"),
     Expected("hand-made-workbook", "Keyword research spring.xlsx", hand_made_workbook,
              "Keyword", country_column="Country", every_row={"language": "German"},
              tags_columns=("Tags",),
@@ -454,4 +473,43 @@ def styled_workbook(sheets: dict[str, list[list]], percent_columns: set[str] = f
             f'uniqueCount="{len(strings)}">'
             + "".join(f'<si><t xml:space="preserve">{escape(text)}</t></si>'
                       for text in strings) + "</sst>"))
+    return buffer.getvalue()
+
+
+_ODS_NS = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+           'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" '
+           'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"')
+
+
+def opendocument_spreadsheet(sheets: dict[str, list[list]]) -> bytes:
+    """An .ods as LibreOffice Calc saves it: the mimetype first and stored, a manifest, the
+    cells in content.xml (numbers with their office:value)."""
+    def cell(value) -> str:
+        if value in ("", None):
+            return "<table:table-cell/>"
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return (f'<table:table-cell office:value-type="float" office:value="{value}">'
+                    f"<text:p>{value}</text:p></table:table-cell>")
+        return (f'<table:table-cell office:value-type="string"><text:p>{escape(str(value))}'
+                "</text:p></table:table-cell>")
+
+    tables = "".join(
+        f'<table:table table:name="{escape(name)}">' + "".join(
+            "<table:table-row>" + "".join(map(cell, row or [""])) + "</table:table-row>"
+            for row in rows) + "</table:table>"
+        for name, rows in sheets.items())
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as packed:
+        packed.writestr("mimetype", "application/vnd.oasis.opendocument.spreadsheet",
+                        compress_type=zipfile.ZIP_STORED)
+        packed.writestr("META-INF/manifest.xml", (
+            '<?xml version="1.0" encoding="UTF-8"?>\n<manifest:manifest xmlns:manifest="urn:'
+            'oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.2">'
+            '<manifest:file-entry manifest:full-path="/" manifest:media-type="application/'
+            'vnd.oasis.opendocument.spreadsheet"/><manifest:file-entry manifest:full-path="'
+            'content.xml" manifest:media-type="text/xml"/></manifest:manifest>'))
+        packed.writestr("content.xml", (
+            f'<?xml version="1.0" encoding="UTF-8"?>\n<office:document-content {_ODS_NS} '
+            f'office:version="1.2"><office:body><office:spreadsheet>{tables}'
+            "</office:spreadsheet></office:body></office:document-content>"))
     return buffer.getvalue()
