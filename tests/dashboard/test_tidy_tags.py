@@ -82,6 +82,11 @@ def test_edit_saves_name_colour_and_description_shown_in_pickers_and_chips(
                      queries)
     assert re.search(rf'<span class="chip chip--small"[^>]* title="{DESCRIPTION}[^"]*">Brand'
                      r'</span>', queries)
+    # The rule form's tags to add.
+    rule_form = signed_in.get(f"/projects/{shop.project_id}/rules/new").get_data(as_text=True)
+    assert re.search(rf'aria-label="Brand" aria-describedby="rule-tag-about-{brand}">.*?'
+                     rf'<span class="option__description" id="rule-tag-about-{brand}">'
+                     rf'{DESCRIPTION}</span>', rule_form)
     # Taken away again: no description anywhere.
     assert edit(signed_in, shop, brand, name="Brand", color="#0b5394",
                 description="").status_code == 302
