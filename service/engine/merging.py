@@ -167,9 +167,11 @@ def merge(session: Session, project_id: str, tag: Tag, into: Tag, operation: str
 
 
 def merged(session: Session, project_id: str, operation: str):
-    """The merge of that operation in the project, or None (another project's alike)."""
+    """The merge of that operation in the project while it can be undone (a week), or None
+    (another project's alike)."""
     return session.execute(select(tag_merges).where(
-        tag_merges.c.operation == operation, tag_merges.c.project_id == project_id)).first()
+        tag_merges.c.operation == operation, tag_merges.c.project_id == project_id,
+        tag_merges.c.merged_at >= utcnow() - KEPT)).first()
 
 
 def _restored_everywhere(session: Session, project_id: str, named_in: dict) -> None:

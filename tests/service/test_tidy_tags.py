@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import time
+from datetime import timedelta
 
 import pytest
 from alembic.autogenerate import compare_metadata
@@ -15,6 +16,8 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect, select
 
 from service import admin
+from service.engine import merging
+from service.engine.tables import tag_merges
 from service.models import Base, OrgEvent
 from tests.service.migrating import engine_of_its_own, migrate, migrated_with_rows
 from tests.service.test_settings_projects import EMAIL, PASSWORD, Settings
@@ -346,3 +349,15 @@ def test_the_settings_area_merges_a_tag_and_undoes_it_on_record(api, administrat
     events = seeded.run(lambda s: [(e.action, e.user_id) for e in s.scalars(
         select(OrgEvent).where(OrgEvent.org_id == seeded.org_id))])
     assert events[-2:] == [("tag.merged", seeded.user_id), ("tag.unmerged", seeded.user_id)]
+
+
+def test_a_merge_older_than_a_week_cannot_be_undone(api, seeded, monkeypatch):
+    operation = post(api, MERGE, {"id": seeded.tags["brand"],
+                                  "intoId": seeded.tags["sale"]}).json()["operation"]
+    monkeypatch.setattr(merging, "KEPT", timedelta(0))  # the server runs in this process
+    response = post(api, UNMERGE, {"operation": operation})
+    assert response.status_code == 404 and "Merge not found" in response.json()["message"]
+    # The next merge forgets it.
+    post(api, MERGE, {"id": seeded.tags["question"], "intoId": seeded.tags["sale"]})
+    remaining = seeded.run(lambda s: s.execute(select(tag_merges.c.operation)).scalars().all())
+    assert operation not in remaining
