@@ -63,7 +63,8 @@ SAMPLE_BYTES = 64 * 1024
 QUERY_NAMES = ("query", "queries", "topqueries", "keyword", "keywords", "searchterm",
                "searchterms", "searchquery", "suchanfrage", "suchanfragen", "suchbegriff",
                "motcle", "motscles", "requete", "requetes", "consulta", "consultas",
-               "palabraclave", "palabrasclave", "parolachiave", "ricerca",
+               "palabraclave", "palabrasclave", "parolachiave", "ricerca", "palavrachave",
+               "palavraschave", "zoekwoord", "zoekwoorden", "zoekterm", "zoekopdracht",
                # Search Console's "Top queries" in German, French, Spanish
                "haufigstesuchanfragen", "requeteslesplusfrequentes", "consultasprincipales")
 # Tried in this order on a tags cell when no separator is chosen (";" always separates).

@@ -120,8 +120,8 @@ PLANNER_ROWS = [
                       9900, 9900],
     ["running shoes, women's", "EUR", 880, "0%", "0%", "Medium", 55, "", "", "", "", "",
      "", ""] + [720] * 12,
-    ["laufschuhe größe 46", "EUR", 10, "", "", "Low", 8, "", "", "", "", "", "", ""]
-    + [10] * 12,
+    ["laufschuhe größe 46", "EUR", "10 – 100", "", "", "Low", 8, "", "", "", "", "", "",
+     ""] + [10] * 12,
 ]
 PLANNER_QUERIES = [row[0] for row in PLANNER_ROWS]
 
@@ -138,7 +138,10 @@ def keyword_planner(ideas: bool = False, utf8: bool = False) -> bytes:
         rows = [row[:cut] + row[cut + 2:] for row in PLANNER_ROWS]
     if utf8:
         return codecs.BOM_UTF8 + _table([*title, header, *rows], ",").encode("utf-8")
-    return _utf16(_table([*title, header, *rows], "\t"))
+    # Its tab-separated file quotes a field that holds a comma, as the CSV it also writes.
+    lines = ["\t".join(f'"{value}"' if "," in str(value) else str(value) for value in row)
+             for row in [*title, header, *rows]]
+    return _utf16("".join(line + "\r\n" for line in lines))
 
 
 # Semrush: Keyword Magic Tool and Organic Research → Export → CSV (UTF-8, comma separated; in
