@@ -1,10 +1,10 @@
 """Files as keyword tools export them, byte for byte: Google Search Console (Queries CSV and
 its Excel workbook of seven sheets), Google Ads Keyword Planner (UTF-16 with tabs and title
 lines, "Keyword Stats" and "Keyword ideas", or CSV UTF-8), Semrush (Keyword Magic Tool,
-Organic Research; commas, or semicolons with decimal commas), Ahrefs Keywords Explorer
-("UTF-16 for Excel" or UTF-8, its `#` column first, countries as lower-case codes) and an
-Excel workbook made by hand (a title above the header, extra columns, countries by name,
-tags "product, price"), and the same made in LibreOffice (.ods, countries in German).
+Organic Research; commas, or semicolons with decimal commas; its default .xlsx), Ahrefs
+Keywords Explorer ("UTF-16 for Excel" or UTF-8, its `#` column first, countries as lower-case
+codes) and an Excel workbook made by hand (a title above the header, extra columns, countries
+by name, tags "product, price"), and the same made in LibreOffice (.ods, countries in German).
 
 Search Console's "Download CSV" is a zip archive of such files (`search_console_zip`).
 
@@ -186,6 +186,12 @@ def semrush(organic: bool = False, european: bool = False) -> bytes:
     return _table([header, *rows], ",", newline="\n").encode("utf-8")
 
 
+def semrush_xlsx() -> bytes:
+    """Semrush's default export of the Keyword Magic Tool: an .xlsx of one sheet, numbers as
+    numbers."""
+    return styled_workbook({"Sheet 1": [MAGIC_HEADER, *MAGIC_ROWS]})
+
+
 SEMRUSH_QUERIES = {False: [row[0] for row in MAGIC_ROWS], True: [row[0] for row in ORGANIC_ROWS]}
 
 
@@ -312,6 +318,10 @@ EXPORTS = [
              "Keyword", every_row={"language": "en", "country": "US"},
              rows=_rows(SEMRUSH_QUERIES[False], "en", "US"),
              read_as="Read as UTF-8 text separated by commas, its header on line 1"),
+    Expected("semrush-magic-xlsx", "nike-air-max_broad-match_us_2026-11-28.xlsx", semrush_xlsx,
+             "Keyword", every_row={"language": "en", "country": "US"},
+             rows=_rows(SEMRUSH_QUERIES[False], "en", "US"),
+             read_as="Read the sheet “Sheet 1” of an Excel workbook, its header on row 1"),
     Expected("semrush-organic-european", "shop.example-organic.Positions-de-20261128.csv",
              lambda: semrush(organic=True, european=True), "Keyword",
              every_row={"language": "German", "country": "de"},
