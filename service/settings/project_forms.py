@@ -18,8 +18,9 @@ from wtforms.validators import DataRequired, Length, ValidationError
 from weblib.tag_names import fold_tag_name, tag_name_problem
 from weblib.text_rules import has_forbidden_character
 
+from ..validation import MAX_TAG_DESCRIPTION as MAX_DESCRIPTION  # as the API's
+
 MAX_NAME = 200  # projects.name and tags.name are VARCHAR(200)
-MAX_DESCRIPTION = 300  # tags.description is VARCHAR(300)
 HEX_COLOUR = re.compile(r"#[0-9a-f]{6}")
 
 
