@@ -15,11 +15,13 @@ against a database at head writes one into jobs/migrations/versions/ to complete
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 from sqlalchemy.engine import Connection
 
@@ -34,11 +36,17 @@ class UnknownLayout(RuntimeError):
     """Some of the jobs tables exist, but not all, and no revision is recorded."""
 
 
-def alembic_config(connection: Connection) -> Config:
+def alembic_config(connection: Connection | None) -> Config:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     config.attributes["connection"] = connection
     return config
+
+
+@cache
+def head_revision() -> str:
+    """The newest revision of the jobs migrations shipped with this code (read once a process)."""
+    return ScriptDirectory.from_config(alembic_config(None)).get_current_head()
 
 
 def revision(connection: Connection) -> str | None:
@@ -51,6 +59,8 @@ def upgrade(connection: Connection) -> bool:
     """Migrate to the newest revision, adopting a database `create_all` made; True when
     anything was done (a migration ran, or the database was stamped)."""
     before = revision(connection)
+    if before == head_revision():  # at the newest already: nothing for Alembic to load or run
+        return False
     if before is None:
         present = BASELINE_TABLES & set(inspect(connection).get_table_names())
         if present == BASELINE_TABLES:

@@ -2,11 +2,13 @@
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Connection, Engine
 
 MIGRATIONS = Path(__file__).parent / "migrations"
@@ -22,6 +24,12 @@ def alembic_config(connection) -> Config:
 def revision(engine: Engine) -> str | None:
     with engine.connect() as connection:
         return MigrationContext.configure(connection).get_current_revision()
+
+
+@cache
+def head_revision() -> str:
+    """The newest revision of the migrations shipped with this code (read once a process)."""
+    return ScriptDirectory.from_config(alembic_config(None)).get_current_head()
 
 
 @contextmanager
@@ -48,6 +56,9 @@ def upgrade(engine: Engine) -> bool:
     """Migrate to the newest revision, then build the bitmaps of every project that needs
     them (service/engine/rebuild.py); True when a migration ran."""
     before = revision(engine)
+    if before == head_revision():  # at the newest already: nothing for Alembic to load or run
+        rebuild_behind(engine)
+        return False
     with migrating(engine) as connection:
         command.upgrade(alembic_config(connection), "head")
     rebuild_behind(engine)

@@ -15,15 +15,14 @@ from pathlib import Path
 
 import flask
 import pytest
-import werkzeug.routing.rules
 from sqlalchemy import create_engine
 
 from service import admin, schema
 from service import create_app as create_service_app
+from service.settings import accounts
 from tests.support.api import Api
 from tests.support.databases import database_for, postgres_database_of_its_own
 from tests.support.ordering import Durations, longest_files_first, record_key
-from tests.support.routing import CompiledRules
 from tests.support.servers import LiveServer
 from tests.support.switches import wanted
 from tests.support.templates import CompiledTemplates
@@ -118,10 +117,12 @@ def compiled_templates():
 
 
 @pytest.fixture(scope="session", autouse=True)
-def compiled_rules():
-    """Every app of the process compiles each URL rule's builder once (tests/support/routing.py)."""
+def cheap_passwords():
+    """Password hashes of this process at a tiny scrypt cost: the default's ~0.1 s a hash was
+    a third of the settings tests' time. tests/security/test_password_cost.py checks the
+    default a fresh process uses."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(werkzeug.routing.rules, "compile", CompiledRules(), raising=False)
+        patch.setattr(accounts, "HASH_METHOD", "scrypt:256:8:1")
         yield
 
 

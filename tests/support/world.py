@@ -16,8 +16,8 @@ from service.settings import accounts
 UNLIMITED = (100_000, 1_000_000, 10_000_000)
 
 # The hash of each administrator's password, made once per process by the service's own
-# hash_password (scrypt, made slow on purpose: about 0.15 s of CPU a time, and most tests of the
-# settings begin with an administrator). Every hash is still checked at sign-in as it would be.
+# hash_password (most tests of the settings begin with an administrator). Every hash is still
+# checked at sign-in as it would be.
 _ADMINISTRATOR_HASHES: dict[str, str] = {}
 
 TAG_COLORS = {"brand": "#1f77b4", "sale": "#ff7f0e", "question": "#2ca02c", "local": "#d62728"}
