@@ -190,8 +190,11 @@ def test_a_file_whose_query_column_has_a_name_not_known_offers_its_columns(
     assert "Choose the column that holds the queries." in page
     assert 'role="alert"' not in page
     form = form_of(page)
-    assert form["query_column"] == ["Begriff"]  # the first, as a browser posts it
-    form.update(language=["de"], country_column=["Land"])
+    assert form["query_column"] == [""]  # "Choose a column"
+    refused = administrator.post(columns, data={**form, "action": "check"})
+    assert refused.status_code == 422
+    assert "Choose the column that holds the queries." in refused.text
+    form.update(query_column=["Begriff"], language=["de"], country_column=["Land"])
     checked = administrator.post(columns, data={**form, "action": "check"})
     assert "2 will be added, 0 already present, 0 rejected." in checked.text
     started = administrator.post(columns, data={**form, "action": "import"})
