@@ -19,6 +19,7 @@ from service import admin
 from service.engine import merging
 from service.engine.tables import tag_merges
 from service.models import Base, OrgEvent
+from tests.service.counters import assert_counters_exact
 from tests.service.migrating import engine_of_its_own, migrate, migrated_with_rows
 from tests.service.test_settings_projects import EMAIL, PASSWORD, Settings
 from tests.support.api import Api
@@ -165,6 +166,7 @@ def test_merge_moves_the_queries_and_undo_puts_everything_back_exactly(api, seed
     for query in ("laufschuhe", "schuhe", "boots"):
         assert after[query] == before[query]
     assert "brand" not in listed_tags(api)
+    assert_counters_exact(seeded)  # every piece as the rows give it; nothing went around it
     counted = facets(api)
     assert brand not in {t["id"] for t in counted["tags"]}
     assert dict((t["id"], t["count"]) for t in counted["tags"])[sale] == 4
@@ -182,6 +184,7 @@ def test_merge_moves_the_queries_and_undo_puts_everything_back_exactly(api, seed
     assert undone.json() == {"restored": merged["merged"], "operation": merged["operation"],
                              "queries": 2}
     assert facets(api) == facets_before
+    assert_counters_exact(seeded)
     restored = records(api)
     assert {q: sorted(r["tags"]) for q, r in restored.items()} == {
         q: sorted(r["tags"]) for q, r in before.items()}
