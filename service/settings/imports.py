@@ -327,7 +327,8 @@ def import_columns(project_id: str, import_id: str):
     status = 422 if posted and problems else 200
     return render_template(
         "settings/import_columns.html", section="projects", project=project, job=job,
-        header=header, choice=choice, preview=preview, problems=problems, checked=checked,
+        header=[name for name in header if name.strip()],  # the columns with a name
+        choice=choice, preview=preview, problems=problems, checked=checked,
         described=described, to_choose=to_choose, create_tags=create_tags,
         sheets=sheets), status
 

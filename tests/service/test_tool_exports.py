@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import io
+import re
 import zipfile
 from html.parser import HTMLParser
 
@@ -136,6 +137,8 @@ def test_each_export_imports_through_its_columns_page_with_only_choices(
     columns = administrator.upload(world.project_id, shape.content(), name=shape.file_name)
     assert columns.endswith("/columns")
     page = administrator.get(columns).text
+    # Only columns with a name are offered (a note beside a table makes nameless ones).
+    assert not re.search(r'<option value=""></option>|<label for="[^"]*"></label>', page)
     form = form_of(page)
     assert form["query_column"] == [shape.query_column]
     assert form["country_column"] == [shape.country_column or ""]

@@ -230,7 +230,8 @@ HAND_SHEETS = {
         [],
         ["Nr.", "Keyword", "Search volume", "Country", "Tags", "Owner", "Notes"],
         [1, "laufschuhe herren", 12100, "Germany", "product, price", "Ann", ""],
-        [2, "running shoes men", 40500, "United States", "product", "Ann", "check CPC"],
+        [2, "running shoes men", 40500, "United States", "product", "Ann", "check CPC", "",
+         "see the sheet Notes"],  # a note beside the table: two columns without a name
         [3, "chaussures running", 6600, "France", "", "Bob", ""],
         [4, "laufschuhe test", 8100, "Austria", "review, price", "", ""],
     ],
