@@ -28,6 +28,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from statistics import median
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -158,7 +159,10 @@ def add_rules(url: str, project_id: str) -> None:
         app.extensions["tagdesk_engine"].dispose()
 
 
-def imports(rows: int, folder: Path, postgres: bool) -> list[tuple[str, float, float]]:
+def imports(rows: int, folder: Path, postgres: bool, pairs: int) -> list[tuple]:
+    """Each database: `pairs` pairs of imports, without and with rules, in turn (ABBA: the
+    order flips each pair, so a drift of the machine's speed weighs on both alike); the
+    median seconds of each and the median of the pairs' ratios."""
     folder.mkdir(parents=True, exist_ok=True)
     source = folder / f"queries-{rows}.csv"
     if not source.exists():
@@ -168,18 +172,24 @@ def imports(rows: int, folder: Path, postgres: bool) -> list[tuple[str, float, f
         databases.append(("PostgreSQL", lambda _name: postgres_database()))
     found = []
     for label, database in databases:
-        timings = {}
-        for rules in (False, True):
-            with database(f"rules-{int(rules)}.sqlite3") as url:
-                project_id = prepared(url)
-                if rules:
-                    add_rules(url, project_id)
-                timing = run(f"import, {label}", [flask("import-queries", project_id,
-                                                        str(source))], service_env(url), rows)
-                timings[rules] = timing.seconds
-        found.append((label, timings[False], timings[True]))
-        print(f"  import {label}: {timings[False]:.1f} s without rules, {timings[True]:.1f} s "
-              f"with 20 ({timings[True] / timings[False]:.2f}×)", flush=True)
+        seconds = {False: [], True: []}
+        ratios = []
+        for pair in range(pairs):
+            timings = {}
+            for rules in ((False, True) if pair % 2 == 0 else (True, False)):
+                with database(f"rules-{int(rules)}.sqlite3") as url:
+                    project_id = prepared(url)
+                    if rules:
+                        add_rules(url, project_id)
+                    timing = run(f"import, {label}", [flask("import-queries", project_id,
+                                                            str(source))], service_env(url), rows)
+                    timings[rules] = timing.seconds
+                    seconds[rules].append(timing.seconds)
+            ratios.append(timings[True] / timings[False])
+            print(f"  import {label}, pair {pair + 1}: {timings[False]:.1f} s without rules, "
+                  f"{timings[True]:.1f} s with 20 ({ratios[-1]:.2f}×)", flush=True)
+        found.append((label, median(seconds[False]), median(seconds[True]), median(ratios),
+                      min(ratios), max(ratios)))
     return found
 
 
@@ -192,6 +202,8 @@ def main() -> None:
     parser.add_argument("--no-import", action="store_true")
     parser.add_argument("--no-service", action="store_true", help="the import only")
     parser.add_argument("--postgres", action="store_true", help="the import on PostgreSQL too")
+    parser.add_argument("--pairs", type=int, default=3,
+                        help="imports without and with rules, in turn, this many times")
     args = parser.parse_args()
     print(f"targets: {TARGETS}\nload average before: {load_average()}", flush=True)
     preview_rows, saved = [], None
@@ -209,7 +221,8 @@ def main() -> None:
         finally:
             service.terminate()
             service.wait(timeout=30)
-    import_rows = [] if args.no_import else imports(args.import_rows, args.folder, args.postgres)
+    import_rows = [] if args.no_import else imports(args.import_rows, args.folder, args.postgres,
+                                                           args.pairs)
     print(f"\nload average after: {load_average()}\n")
     if preview_rows:
         print(f"| preview, {args.queries:,} queries | matches | preview p50 / p95 ms "
@@ -222,11 +235,11 @@ def main() -> None:
               f"|---|---:|---:|---:|\n| rules/apply, every part | {matching:,} | {tagged:,} | "
               f"{applied:.1f} |\n| rules/unapply since (its undo) | | | {taken_back:.1f} |")
     if import_rows:
-        print(f"\n| import, {args.import_rows:,} rows | no rules s | 20 rules s | ratio |\n"
-              "|---|---:|---:|---:|")
-        for label, without, with_rules in import_rows:
+        print(f"\n| import, {args.import_rows:,} rows, median of {args.pairs} pairs "
+              "| no rules s | 20 rules s | ratio (min–max) |\n|---|---:|---:|---:|")
+        for label, without, with_rules, ratio, low, high in import_rows:
             print(f"| {label} | {without:.1f} | {with_rules:.1f} | "
-                  f"{with_rules / without:.2f}× |")
+                  f"{ratio:.2f}× ({low:.2f}–{high:.2f}) |")
 
 
 if __name__ == "__main__":
