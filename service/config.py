@@ -23,6 +23,10 @@ def load_config(instance_path: str, overrides: dict | None = None) -> dict:
         "DEFAULT_LIMITS": DEFAULT_LIMITS,
         "MAX_CONTENT_LENGTH": MAX_BODY_BYTES,
         "IMPORT_MAX_BYTES": int(os.environ.get("TAGDESK_IMPORT_MAX_BYTES") or IMPORT_MAX_BYTES),
+        # Hours an upload left on its Columns page (not imported) is kept, from its upload or
+        # its last check; then its file and its row are removed (service/import_jobs.sweep).
+        # Unset: import_jobs.KEEP_HOURS (24).
+        "IMPORT_KEEP_HOURS": float(os.environ.get("TAGDESK_IMPORT_KEEP_HOURS") or 0) or None,
         # Seconds between writes of a key's last_used_at: one write per request would make
         # every read a write; a minute's precision is what people need to spot idle keys.
         "LAST_USED_PRECISION": 60,

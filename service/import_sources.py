@@ -39,7 +39,7 @@ import tempfile
 import unicodedata
 import zipfile
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cache
 from itertools import chain, islice
@@ -70,6 +70,7 @@ QUERY_NAMES = ("query", "queries", "topqueries", "keyword", "keywords", "searcht
 # Tried in this order on a tags cell when no separator is chosen (";" always separates).
 TAG_SEPARATORS = (";", ",", "|")
 GUESS_ROWS = 200  # the rows a separator is guessed from
+PROGRESS_ROWS = 20_000  # Shaping.write tells its progress every this many rows
 LANGUAGE_NAMES = ("language", "lang", "languagecode", "sprache", "langue", "idioma",
                   "lingua")
 COUNTRY_NAMES = ("country", "countrycode", "land", "pays", "pais", "paese", "database",
@@ -592,17 +593,21 @@ class Shaping:
                 break
         return found
 
-    def write(self, out: TextIO) -> None:
+    def write(self, out: TextIO, progress: Callable[[int], None] | None = None,
+              every: int = PROGRESS_ROWS) -> None:
         """Every row, in the import's own shape; the lines above the header kept counted.
-        NotCsv while something is still to choose."""
+        NotCsv while something is still to choose. `progress`, if given, is called with the
+        rows written so far every `every` rows (it may raise to stop the writing)."""
         if self.problems:
             raise NotCsv(" ".join(self.problems))
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(["query", "language", "country", "tags"])
         out.write("\n" * (self.source.header_line - 1))
         too_long = "x" * (MAX_LINE + 1)  # the import rejects it as too long, on its line
-        for row in self.source.rows:
+        for count, row in enumerate(self.source.rows, start=1):
             writer.writerow([too_long, "", "", ""] if row is TOO_LONG else self.shaped(row))
+            if progress is not None and count % every == 0:
+                progress(count)
 
 
 def tags_separator(cells: Iterable[str]) -> str:

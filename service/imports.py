@@ -595,7 +595,8 @@ def import_file(session: Session, project_id: str, binary: BinaryIO, sink: Sink 
 
 
 def check_only(session: Session, project_id: str, binary: BinaryIO,
-               new_tags: Iterable[str] = (), sink: Sink | None = None) -> Counts:
+               new_tags: Iterable[str] = (), sink: Sink | None = None,
+               batch_rows: int = BATCH_ROWS) -> Counts:
     """What importing the file would do, writing nothing: its rows read and checked as an
     import checks them (the tags of `new_tags` counted as if they existed), and those the
     project has already (or that an earlier row of the file has) counted as present."""
@@ -607,10 +608,13 @@ def check_only(session: Session, project_id: str, binary: BinaryIO,
     for name in new_tags:
         tags.setdefault(fold_tag_name(name), -1)
     counts, seen = Counts(), set()
-    for batch in read_batches(binary, header, tags):
+    for batch in read_batches(binary, header, tags, batch_rows):
         counts = counts.read(batch)
         keys = [row[:3] for row in batch.rows]
         present = bulk_load.present_keys(session, project_id, keys)
+        # A read transaction a batch: a long check (a job of its own) never holds back the
+        # checkpoints of SQLite's log that an import beside it waits for.
+        session.rollback()
         new = 0
         for key in keys:
             if key not in present and key not in seen:

@@ -6,6 +6,12 @@ waits a moment for it, so a small file's report is the first page shown, and a l
 page shows a progress bar (settings.js polls `…/progress`) that survives a reload. The section
 of a project's page is the partial settings/_import_form.html (`project` in its context).
 
+A file of another shape has its Columns page first. "Check the file" runs as a job of the same
+threads (import_jobs.run_check) and is waited for the same moment, so a small file's result is
+on the page that follows; a large one's page shows its progress bar and Cancel until the
+result replaces them. Uploads left there are swept after IMPORT_KEEP_HOURS (24) by whoever
+looks at imports next (`_looked_at`), at most every SWEEP_SECONDS in a process.
+
 The service accepts request bodies of 1 MiB (config MAX_CONTENT_LENGTH); the upload alone
 accepts IMPORT_MAX_BYTES (TAGDESK_IMPORT_MAX_BYTES, 512 MiB by default), and only from a
 signed-in session.
@@ -15,9 +21,9 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import threading
+import time
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -34,14 +40,14 @@ from flask import (
 )
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField, FileRequired
-from sqlalchemy import select, update
+from sqlalchemy import select
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from .. import import_jobs, import_sources, imports
 from ..db import begin_write, get_session
-from ..import_jobs import ImportJob
+from ..import_jobs import Chosen, ImportJob
 from ..import_sources import Choice
-from ..models import Project, new_uuid, utcnow
+from ..models import Project, new_uuid
 from . import audit, web
 from .projects import signed_in_project
 from .views import bp, holds_a_session, load_user, signin_required
@@ -51,6 +57,7 @@ log = logging.getLogger(__name__)
 RECENT_IMPORTS = 5
 REJECTED_ON_PAGE = 100
 UPLOAD_ENDPOINT = "settings.import_upload"
+SWEEP_SECONDS = 600.0  # a process sweeps old uploads at most this often
 
 _runner_lock = threading.Lock()
 
@@ -99,11 +106,40 @@ def _stale_seconds() -> float:
 
 
 def _looked_at(jobs: list[ImportJob]) -> list[ImportJob]:
-    """The jobs, with any whose process is gone marked interrupted first."""
-    if any(job.active for job in jobs):
+    """The jobs, with any whose process is gone marked interrupted first (a check, given
+    up); old uploads swept when it is time (and left out)."""
+    ids = [job.id for job in jobs]
+    swept = _sweep_when_due()
+    jobs = [job for job, job_id in zip(jobs, ids, strict=True) if job_id not in swept]
+    if any(job.busy for job in jobs):
         import_jobs.interrupt_dead(get_session(), jobs, _folder(), _stale_seconds(),
                                    on_end=record_end)
     return jobs
+
+
+def _keep_hours() -> float:
+    return float(current_app.config.get("IMPORT_KEEP_HOURS") or import_jobs.KEEP_HOURS)
+
+
+def _sweep_when_due() -> set[str]:
+    """Uploads left on their Columns page longer than IMPORT_KEEP_HOURS, and their files,
+    removed (import_jobs.sweep): on the first look at imports after this process started,
+    then at most every SWEEP_SECONDS. The ids of the jobs removed."""
+    app = current_app._get_current_object()
+    now = time.monotonic()
+    every = float(app.config.get("IMPORT_SWEEP_SECONDS", SWEEP_SECONDS))
+    with _runner_lock:
+        last = app.extensions.get("tagdesk_imports_swept")
+        if last is not None and now - last < every:
+            return set()
+        app.extensions["tagdesk_imports_swept"] = now
+    db = get_session()
+    try:
+        return set(import_jobs.sweep(db, _folder(), _keep_hours() * 3600))
+    except Exception:  # the page is shown all the same; the next sweep tries again
+        db.rollback()
+        log.exception("old uploads not swept")
+        return set()
 
 
 # --- the size of the upload ----------------------------------------------------------------
@@ -145,11 +181,28 @@ def human_size(count: int) -> str:
 
 
 def _job(project: Project, import_id: str) -> ImportJob:
+    job, gone = _job_or_gone(project, import_id)
+    if gone is not None:
+        abort(404)
+    return job
+
+
+def _job_or_gone(project: Project, import_id: str):
+    """(the job, None), or (None, the page of an upload that is no longer here — swept, left on
+    its Columns page too long — to return instead)."""
     job = get_session().scalar(select(ImportJob).where(
         ImportJob.id == import_id, ImportJob.project_id == project.id))
-    if job is None:
-        abort(404)
-    return _looked_at([job])[0]
+    found = _looked_at([job] if job is not None else [])
+    if found:
+        return found[0], None
+    hours = _keep_hours()
+    return None, (render_template(
+        "settings/error.html", heading="This upload is no longer here", status=404,
+        sentence=f"A file that is not imported is removed {hours:g} hours after it was "
+                 "uploaded or last checked, and this one has been (or the address is not one "
+                 "of an upload). Upload the file again to import it.",
+        link_url=url_for("settings.import_page", project_id=project.id),
+        link_text="Upload a file"), 404)
 
 
 @bp.app_template_global("import_section")
@@ -225,7 +278,7 @@ def _started(project: Project, import_id: str):
     jobs = runner()
     jobs.submit(import_id)
     # A small file is imported while the person waits: its report is the next page.
-    jobs.wait(import_id, float(current_app.config.get("IMPORT_WAIT_SECONDS", 2.0)))
+    jobs.wait(import_id, _wait_seconds())
     return redirect(url_for("settings.import_report", project_id=project.id,
                             import_id=import_id), 303)
 
@@ -282,19 +335,24 @@ def _choice_from_form(form) -> Choice:
 @signin_required
 def import_columns(project_id: str, import_id: str):
     project = signed_in_project(project_id)
-    job = _job(project, import_id)
-    if job.state != import_jobs.CHOOSING:
+    job, gone = _job_or_gone(project, import_id)
+    if gone:
+        return gone
+    if job.state not in (import_jobs.CHOOSING, import_jobs.CHECKING):
         return redirect(url_for("settings.import_report", project_id=project.id,
                                 import_id=job.id), 303)
     path = import_jobs.upload_path(_folder(), job.id)
     posted = request.method == "POST"
-    create_tags = posted and request.form.get("create_tags") == "1"
-    header, preview, problems, checked, described, choice = [], [], [], None, "", Choice()
+    # Shown again: the columns of the check that runs or ran last (or of the import's start).
+    stored = None if posted else job.chosen
+    create_tags = request.form.get("create_tags") == "1" if posted else \
+        bool(stored and stored.create_tags)
+    header, preview, problems, described, choice = [], [], [], "", Choice()
     sheets: list[str] = []
     try:
         with open(path, "rb") as binary:
             sheets = import_sources.sheet_names(binary)
-            sheet = request.form.get("sheet") if posted else None
+            sheet = request.form.get("sheet") if posted else stored and stored.choice.sheet
             sheet = sheet if sheet in sheets else None
             header = import_sources.read_source(binary, Choice(sheet=sheet),
                                                 any_header=True).header
@@ -303,8 +361,12 @@ def import_columns(project_id: str, import_id: str):
                         else "The file is no longer here: upload it again.")
     to_choose: list[str] = []
     if header:
-        given = replace(_choice_from_form(request.form) if posted else _for_header(
-            _remembered(project), header), sheet=sheet)
+        if posted:
+            given = replace(_choice_from_form(request.form), sheet=sheet)
+        elif stored is not None:
+            given = replace(stored.choice, sheet=sheet)
+        else:
+            given = replace(_for_header(_remembered(project), header), sheet=sheet)
         try:
             with open(path, "rb") as binary:
                 shaping = import_sources.Shaping(binary, given, any_header=True)
@@ -322,13 +384,14 @@ def import_columns(project_id: str, import_id: str):
     if posted and not problems:
         _remember(project, choice)
         if request.form.get("action") == "import":
-            return _import_chosen(project, job, path, choice, create_tags)
-        checked = _check(project, path, choice, create_tags)
+            return _import_chosen(project, job, Chosen(choice, create_tags))
+        return _check_started(project, job, Chosen(choice, create_tags))
     status = 422 if posted and problems else 200
     return render_template(
         "settings/import_columns.html", section="projects", project=project, job=job,
         header=[name for name in header if name.strip()],  # the columns with a name
-        choice=choice, preview=preview, problems=problems, checked=checked,
+        choice=choice, preview=preview, problems=problems,
+        checked=None if posted else job.check_result, progress=progress_text(job),
         described=described, to_choose=to_choose, create_tags=create_tags,
         sheets=sheets), status
 
@@ -342,68 +405,53 @@ def _remember(project: Project, choice: Choice) -> None:
     db.commit()
 
 
-def _shaped(path: Path, choice: Choice) -> Path:
-    """The file written in the import's own shape, beside it."""
-    shaped = path.with_name(path.name + ".checked")
-    with open(path, "rb") as binary, open(shaped, "w", encoding="utf-8", newline="") as out:
-        import_sources.Shaping(binary, choice).write(out)
-    return shaped
+def _wait_seconds() -> float:
+    return float(current_app.config.get("IMPORT_WAIT_SECONDS", 2.0))
 
 
-def _check(project: Project, path: Path, choice: Choice, create_tags: bool) -> dict:
-    """What importing the file would do, as sentences; nothing is changed."""
-    db = get_session()
-    shaped = _shaped(path, choice)
-    try:
-        with open(shaped, encoding="utf-8", newline="") as text:
-            named = import_sources.tags_named(text)
-        lacking = import_sources.lacking_tags(db, project.id, named)
-        missing = imports.MissingTags(imports.project_tags(db, project.id))
-        first: list[str] = []
-
-        class Sink(imports.Sink):
-            def done(self, batch, counts):
-                missing.add(batch.rejected)
-                first.extend(imports.rejected_line(row)
-                             for row in batch.rejected[:REJECTED_SHOWN - len(first)])
-
-        with open(shaped, "rb") as binary:
-            counts = imports.check_only(db, project.id, binary,
-                                        lacking if create_tags else (), Sink())
-    finally:
-        shaped.unlink(missing_ok=True)
-    return {"summary": (f"{counts.added:,} will be added, {counts.present:,} already present, "
-                        f"{counts.rejected:,} rejected."),
-            "created": lacking if create_tags else [], "missing": missing.sentence(),
-            "rejected": first}
+def _check_started(project: Project, job: ImportJob, chosen: Chosen):
+    """Check the file as a job (replacing a check that runs), waited for a moment: a small
+    file's result is on the Columns page that follows, a large one's progress bar."""
+    columns = url_for("settings.import_columns", project_id=project.id, import_id=job.id)
+    check_id = import_jobs.start_check(get_session(), job.id, chosen,
+                                       import_jobs.process_owner())
+    if check_id is None:  # its import started meanwhile
+        return redirect(columns, 303)
+    jobs = runner()
+    jobs.submit_check(job.id, check_id)
+    jobs.wait(check_id, _wait_seconds())
+    return redirect(columns, 303)
 
 
-REJECTED_SHOWN = 5
+@bp.post("/projects/<project_id>/imports/<import_id>/check/cancel")
+@signin_required
+def import_check_cancel(project_id: str, import_id: str):
+    project = signed_in_project(project_id)
+    job, gone = _job_or_gone(project, import_id)
+    if gone:
+        return gone
+    import_jobs.cancel_check(get_session(), job.id)
+    return redirect(url_for("settings.import_columns", project_id=project.id,
+                            import_id=job.id), 303)
 
 
-def _import_chosen(project: Project, job: ImportJob, path: Path, choice: Choice,
-                   create_tags: bool):
-    shaped = _shaped(path, choice)
-    os.replace(shaped, path)
-    db = get_session()
-    if create_tags:
-        with open(path, encoding="utf-8", newline="") as text:
-            named = import_sources.tags_named(text)
-        begin_write(db)
-        import_sources.create_missing_tags(db, project.id, named)
-        db.commit()
-    begin_write(db)
-    db.execute(update(ImportJob).where(ImportJob.id == job.id,
-                                       ImportJob.state == import_jobs.CHOOSING)
-               .values(state=import_jobs.QUEUED, owner=import_jobs.process_owner(),
-                       file_size=path.stat().st_size, created_at=utcnow()))
-    db.commit()
+def _import_chosen(project: Project, job: ImportJob, chosen: Chosen):
+    """Queue the import with its columns (replacing a check that runs); the job writes the
+    file in the import's own shape, creates the tags if asked, and imports it."""
+    if not import_jobs.queue_chosen(get_session(), job.id, chosen, import_jobs.process_owner()):
+        return redirect(url_for("settings.import_report", project_id=project.id,
+                                import_id=job.id), 303)
     return _started(project, job.id)
 
 
 def progress_text(job: ImportJob) -> str:
     if job.state == import_jobs.QUEUED:
         return "Waiting to start…"
+    if job.state == import_jobs.CHECKING:
+        if not job.rows:
+            return f"{job.percent}% done: reading the file in the columns chosen."
+        return (f"{job.percent}% done: checking the rows ({job.rows:,} so far, "
+                f"{job.rejected:,} rejected).")
     # One figure of how far it is (the percentage); the rest are counts, never a second
     # fraction that could disagree with it.
     if job.active and job.reading:
@@ -418,8 +466,10 @@ def progress_text(job: ImportJob) -> str:
 @signin_required
 def import_report(project_id: str, import_id: str):
     project = signed_in_project(project_id)
-    job = _job(project, import_id)
-    if job.state == import_jobs.CHOOSING:
+    job, gone = _job_or_gone(project, import_id)
+    if gone:
+        return gone
+    if job.state in (import_jobs.CHOOSING, import_jobs.CHECKING):
         return redirect(url_for("settings.import_columns", project_id=project.id,
                                 import_id=job.id), 303)
     rejected = [] if job.active else import_jobs.rejections(get_session(), job.id,
@@ -434,7 +484,7 @@ def import_report(project_id: str, import_id: str):
 def import_progress(project_id: str, import_id: str):
     job = _job(signed_in_project(project_id), import_id)
     return jsonify({
-        "state": job.state, "done": not job.active, "percent": job.percent,
+        "state": job.state, "done": not job.busy, "percent": job.percent,
         "bytesRead": job.bytes_read, "fileSize": job.file_size, "rows": job.rows,
         "added": job.added, "present": job.present, "rejected": job.rejected,
         "taggedByRules": job.tagged_by_rules, "text": progress_text(job),

@@ -180,9 +180,11 @@
   }
 })();
 
-/* Importing queries: an import's page asks for its progress every second while it runs, moves
-   the bar and the numbers, tells screen readers every quarter, and shows the report (a
-   reload) once the import has ended; a failed request is tried again, less and less often.
+/* Importing queries: an import's page (or a Columns page while its file is checked) asks for
+   its progress every second while it runs, moves the bar and the numbers, tells screen
+   readers every quarter, and shows the report or the check's result (a reload) once it has
+   ended; a failed request is tried again, less and less often. The box's
+   data-progress-quarter and data-progress-ended attributes word what is said.
    While a file uploads, the form's button says so. Without JavaScript the page shows the
    progress when it is reloaded. */
 (function () {
@@ -196,6 +198,9 @@
     var title = box.querySelector(".import-progress__title");
     var quarter = Math.floor((bar ? bar.value : 0) / 25);
     var delay = 1000;
+    var quarterText = box.getAttribute("data-progress-quarter") || "% of the file imported.";
+    var endedText = box.getAttribute("data-progress-ended") ||
+      "The import has ended. Loading its report…";
 
     function later() { window.setTimeout(ask, delay); }
 
@@ -208,7 +213,7 @@
       if (title && progress.state === "running") title.textContent = "Importing";
       var now = Math.floor(progress.percent / 25);
       if (announce && now > quarter && !progress.done) {
-        announce.textContent = progress.percent + "% of the file imported.";
+        announce.textContent = progress.percent + quarterText;
       }
       quarter = Math.max(quarter, now);
     }
@@ -224,7 +229,7 @@
           delay = 1000;
           show(progress);
           if (progress.done) {
-            if (announce) announce.textContent = "The import has ended. Loading its report…";
+            if (announce) announce.textContent = endedText;
             window.location.reload();
           } else {
             later();

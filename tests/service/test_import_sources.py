@@ -337,8 +337,7 @@ def test_a_search_console_export_through_its_columns_page(api, world, administra
     refused = administrator.post(report, data={**form, "action": "check"})
     assert refused.status_code == 422
     assert "The file has no language column: choose one" in refused.text
-    checked = administrator.post(report, data={**form, "language": "German",
-                                              "country": "de", "action": "check"})
+    checked = administrator.check(report, {**form, "language": "German", "country": "de"})
     assert checked.status_code == 200, checked.text[:500]
     assert "Checked, nothing changed: 2 will be added, 0 already present, 0 rejected." in \
         checked.text
@@ -365,11 +364,10 @@ def test_missing_tags_are_named_by_the_check_and_created_on_request(api, world,
     form = {"csrf_token": administrator.csrf(report), "query_column": "Keyword",
             "language_column": "Language", "country_column": "Country",
             "tags_columns": "Labels", "tags_separator": "|"}
-    checked = administrator.post(report, data={**form, "action": "check"}).text
+    checked = administrator.check(report, form).text
     assert "0 will be added, 0 already present, 2 rejected." in checked
     assert "Rows name tags this project does not have: product (2), price (1)." in checked
-    with_tags = administrator.post(report, data={**form, "create_tags": "1",
-                                                 "action": "check"}).text
+    with_tags = administrator.check(report, {**form, "create_tags": "1"}).text
     assert "2 will be added, 0 already present, 0 rejected." in with_tags
     assert "These tags would be created: product, price." in with_tags
     started = administrator.post(report, data={**form, "create_tags": "1", "action": "import"})
@@ -398,13 +396,13 @@ def test_the_columns_page_offers_a_workbooks_sheets(api, world, administrator):
     page = administrator.get(columns).text  # its first sheet names no query column
     assert ">Sheet</label>" in page and '<option value="Keywords" selected>' in page
     assert "the queries from “Keyword”" in page  # the sheet that names one, guessed
-    notes = administrator.post(columns, data={
-        "csrf_token": administrator.csrf(columns), "sheet": "Notes", "action": "check"})
+    notes = administrator.check(columns, {
+        "csrf_token": administrator.csrf(columns), "sheet": "Notes"})
     assert "No line among the first 20 of this file names a query column" in notes.text
     form = {"csrf_token": administrator.csrf(columns), "sheet": "Keywords",
             "query_column": "Keyword", "language_column": "Language",
             "country_column": "Country"}
-    checked = administrator.post(columns, data={**form, "action": "check"})
+    checked = administrator.check(columns, form)
     assert "1 will be added" in checked.text and "boots" in checked.text
     started = administrator.post(columns, data={**form, "action": "import"})
     assert administrator.finished(started.headers["Location"])["state"] == "finished"

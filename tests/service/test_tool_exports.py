@@ -145,7 +145,7 @@ def test_each_export_imports_through_its_columns_page_with_only_choices(
     assert form.get("tags_columns", []) == list(shape.tags_columns)
     form.update({name: [value] for name, value in shape.every_row.items()})
     form["create_tags"] = ["1"]
-    checked = administrator.post(columns, data={**form, "action": "check"})
+    checked = administrator.check(columns, form)
     assert checked.status_code == 200, checked.text[:3000]
     assert (f"Checked, nothing changed: {len(shape.rows)} will be added, 0 already present, "
             "0 rejected.") in checked.text
@@ -198,7 +198,7 @@ def test_a_file_whose_query_column_has_a_name_not_known_offers_its_columns(
     assert refused.status_code == 422
     assert "Choose the column that holds the queries." in refused.text
     form.update(query_column=["Begriff"], language=["de"], country_column=["Land"])
-    checked = administrator.post(columns, data={**form, "action": "check"})
+    checked = administrator.check(columns, form)
     assert "2 will be added, 0 already present, 0 rejected." in checked.text
     started = administrator.post(columns, data={**form, "action": "import"})
     assert administrator.finished(started.headers["Location"])["state"] == "finished"

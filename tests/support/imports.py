@@ -79,6 +79,17 @@ class Administrator:
             assert time.monotonic() < deadline, f"the import did not end: {progress}"
             time.sleep(0.02)
 
+    def check(self, columns: str, data: dict, timeout: float = 60) -> requests.Response:
+        """Check the file on its Columns page with these fields: the page once the check has
+        ended (the check runs as a job; its page shows the result), or the answer that
+        refused the fields (422)."""
+        posted = self.post(columns, data={**data, "action": "check"})
+        if posted.status_code != 303:
+            return posted
+        assert posted.headers["Location"] == columns, posted.headers["Location"]
+        self.finished(columns.removesuffix("/columns"), timeout)
+        return self.get(columns)
+
     def delete_tag(self, project_id: str, tag_id: int) -> requests.Response:
         path = f"/settings/projects/{project_id}/tags/{tag_id}/delete"
         return self.post(path, data={"csrf_token": self.csrf(path)})
