@@ -1,10 +1,11 @@
 """Settings → a project → Import queries, in headless Chromium: upload a CSV file by the
 field's and the button's accessible names, read the report, download the rejected rows; a
-larger file runs as a job whose progress bar survives a reload and turns into the report.
+larger file runs as a job whose progress bar survives a reload and turns into the report; Check
+the file of a larger file of another shape does the same on its Columns page.
 
 The settings pages are served by the service app alone (tests/conftest.py's LiveServer). The
-job of the larger file is held after its first batch until the test has reloaded its page,
-so that the test sees it running however fast the machine is.
+job of the larger file (and its check) is held after its first batch until the test has
+reloaded its page, so that the test sees it running however fast the machine is.
 """
 
 from __future__ import annotations
@@ -235,4 +236,66 @@ def test_a_search_console_export_with_its_columns_chosen(request, size, site, tm
     assert api_rows(site) == {"laufschuhe herren": ("de", "DE", []),
                               "schuhe, günstig": ("de", "DE", [])}
     assert axe_serious(page) == []
+    assert csp_errors(page) == []
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_a_larger_files_check_runs_as_a_job_then_shows_its_result_and_imports(
+        request, size, site, tmp_path, monkeypatch, screenshots):
+    """Check the file of another shape as a job: its progress bar (held after its first batch,
+    as the import's above) survives a reload, then turns into the check's result, and Import
+    queries follows."""
+    page = a_page(request, size)
+    world = site.world
+    site.app.config["IMPORT_WAIT_SECONDS"] = 0
+    first_batch_in, release = threading.Event(), threading.Event()
+    done = import_jobs.CheckSink.done
+
+    def held_after_the_first_batch(self, batch, counts):
+        done(self, batch, counts)
+        if not first_batch_in.is_set():
+            first_batch_in.set()
+            release.wait(60)
+
+    monkeypatch.setattr(import_jobs.CheckSink, "done", held_after_the_first_batch)
+    path = tmp_path / "keywords.csv"
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write("Keyword,Volume,Country\n")
+        for number in range(2000):
+            handle.write(f"keyword {number:04d},{number},Germany\n")
+        handle.write(",5,Germany\n")
+
+    sign_in(page, site, f"/settings/projects/{world.project_id}")
+    import_file(page, path)
+    expect(page.get_by_role("heading", name="Columns of “keywords.csv”")).to_be_visible()
+    page.get_by_label("Language for every row", exact=True).fill("de")
+    try:
+        page.get_by_role("button", name="Check the file", exact=True).click()
+        progress = page.get_by_role("progressbar", name="Checking the file")
+        expect(progress).to_be_visible()
+        assert first_batch_in.wait(30)
+        expect(page.locator("[data-import-numbers]")).to_contain_text("(500 so far, 0 rejected)")
+        page.screenshot(path=screenshots / f"settings-import-checking-{size}.png")
+        assert axe_serious(page) == []
+        page.reload()
+        expect(progress).to_be_visible()
+        expect(page.get_by_role("button", name="Cancel the check")).to_be_visible()
+        expect(page.get_by_label("Language for every row", exact=True)).to_have_value("de")
+    finally:
+        release.set()
+
+    # Once it ends, the page shows the result in place of the bar, and the import follows.
+    result = page.get_by_role("status").filter(has_text="Checked, nothing changed")
+    expect(result).to_contain_text(
+        "Checked, nothing changed: 2,000 will be added, 0 already present, 1 rejected.",
+        timeout=60_000)
+    expect(result).to_contain_text("Line 2,002: The query is empty.")
+    expect(page.get_by_role("progressbar")).to_have_count(0)
+    if size == "phone":
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    assert axe_serious(page) == []
+    assert api_rows(site) == {}
+    page.get_by_role("button", name="Import queries", exact=True).click()
+    expect(page.get_by_role("status")).to_have_text(
+        "The import is finished: 2,000 added, 0 already present, 1 rejected.", timeout=60_000)
     assert csp_errors(page) == []
