@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import inspect, select, text
 
-from service import import_jobs
+from service import import_jobs, import_sources
 from service.import_jobs import Chosen, ImportJob
 from service.import_sources import Choice
 from service.models import utcnow
@@ -257,6 +257,31 @@ def test_a_check_whose_process_died_is_given_up_and_the_upload_kept(world, admin
     assert "<progress" not in page and 'name="language" value="German"' in page
     assert job_of(world, columns).state == "choosing"
     assert import_jobs.upload_path(folder, job_id).exists()
+
+
+def test_a_replaced_check_stops_while_it_writes_the_file_in_its_own_shape(
+        world, service_app, folder, tmp_path):
+    """Its progress is told every PROGRESS_ROWS rows written: a check replaced meanwhile stops
+    there, and the job is the later check's, untouched."""
+    rows = import_sources.PROGRESS_ROWS + 100
+    content = keyword_list(rows).encode()
+    import_jobs.save_upload(io.BytesIO(content), folder, "a" * 36)
+    world.run(lambda s: import_jobs.create(
+        s, world.org_id, world.project_id, None, EMAIL, "keywords.csv", len(content), "a" * 36,
+        import_jobs.process_owner(), "choosing"))
+    owner = import_jobs.process_owner()
+    first = world.run(lambda s: import_jobs.start_check(s, "a" * 36, Chosen(CHOICE), owner))
+    later = world.run(lambda s: import_jobs.start_check(s, "a" * 36, Chosen(CHOICE), owner))
+    sessions = service_app.extensions["tagdesk_sessionmaker"]
+    shaped = tmp_path / "shaped.csv"
+    with pytest.raises(import_jobs.Stopped):
+        world.run(lambda s: import_jobs.check(
+            s, world.project_id, import_jobs.upload_path(folder, "a" * 36), shaped,
+            Chosen(CHOICE), import_jobs.CheckProgress(sessions, "a" * 36, first, len(content))))
+    with open(shaped, encoding="utf-8") as written:  # stopped at its first telling
+        assert sum(1 for _ in written) == import_sources.PROGRESS_ROWS + 1
+    job = world.run(lambda s: s.get(ImportJob, "a" * 36))
+    assert (job.state, job.check_id, job.bytes_read, job.checked) == ("checking", later, 0, None)
 
 
 # --- uploads left on their Columns page --------------------------------------------------------
