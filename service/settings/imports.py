@@ -485,7 +485,9 @@ def import_progress(project_id: str, import_id: str):
     job = _job(signed_in_project(project_id), import_id)
     return jsonify({
         "state": job.state, "done": not job.busy, "percent": job.percent,
-        "bytesRead": job.bytes_read, "fileSize": job.file_size, "rows": job.rows,
+        # A check keeps its progress as a share of the file's size, not bytes read.
+        "bytesRead": None if job.state == import_jobs.CHECKING else job.bytes_read,
+        "fileSize": job.file_size, "rows": job.rows,
         "added": job.added, "present": job.present, "rejected": job.rejected,
         "taggedByRules": job.tagged_by_rules, "text": progress_text(job),
     })
