@@ -19,12 +19,6 @@ from alembic import op
 revision = "0033"
 down_revision = "0032"
 
-TAG_VIOLATION = (
-    "RAISE EXCEPTION 'insert or update on table \"query_tags\" violates foreign key "
-    "constraint \"query_tags_tag_id_fkey\"' USING ERRCODE = 'foreign_key_violation', "
-    "TABLE = 'query_tags', CONSTRAINT = 'query_tags_tag_id_fkey'")
-QUERY_VIOLATION = TAG_VIOLATION.replace("query_tags_tag_id_fkey", "query_tags_query_pk_fkey")
-
 # The queries the statement's links name, locked FOR KEY SHARE as a foreign key's check
 # locks them, but those this transaction wrote (an import's new rows), which are counted.
 PLANNED_EACH_TIME = """
@@ -41,35 +35,22 @@ PLANNED_ONCE = """
     """AND xmin = mine;"""
 
 
-def _check_links(queries_lookup: str) -> str:
-    return f"""CREATE OR REPLACE FUNCTION tagdesk_check_links() RETURNS trigger LANGUAGE plpgsql
-        AS $$
-        DECLARE
-            mine xid := pg_current_xact_id()::xid;
-            wanted integer;
-            locked integer;
-            own integer;
-        BEGIN
-            SELECT count(DISTINCT tag_id) INTO wanted FROM added;
-            PERFORM 1 FROM tags WHERE id IN (SELECT tag_id FROM added)
-            ORDER BY id FOR KEY SHARE;
-            GET DIAGNOSTICS locked = ROW_COUNT;
-            IF locked < wanted THEN
-                {TAG_VIOLATION};
-            END IF;
-            SELECT count(DISTINCT query_pk) INTO wanted FROM added;{queries_lookup}
-            IF locked + own < wanted THEN
-                {QUERY_VIOLATION};
-            END IF;
-            RETURN NULL;
-        END$$"""
+def _replace(old: str, new: str) -> None:
+    """tagdesk_check_links with its look-ups of `queries` written the other way; the rest of
+    its text as it is (a downgrade gives back the very function 0020 made)."""
+    bind = op.get_bind()
+    definition = bind.exec_driver_sql(
+        "SELECT pg_get_functiondef('tagdesk_check_links'::regproc)").scalar_one()
+    if definition.count(old) != 1:
+        raise RuntimeError(f"Unexpected function: {definition}")
+    bind.exec_driver_sql(definition.replace(old, new))
 
 
 def upgrade() -> None:
     if op.get_bind().dialect.name == "postgresql":
-        op.execute(_check_links(PLANNED_EACH_TIME))
+        _replace(PLANNED_ONCE, PLANNED_EACH_TIME)
 
 
 def downgrade() -> None:
     if op.get_bind().dialect.name == "postgresql":
-        op.execute(_check_links(PLANNED_ONCE))
+        _replace(PLANNED_EACH_TIME, PLANNED_ONCE)
