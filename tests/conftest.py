@@ -22,7 +22,12 @@ from service import create_app as create_service_app
 from service.settings import accounts
 from tests.support.api import Api
 from tests.support.databases import database_for, postgres_database_of_its_own
-from tests.support.ordering import Durations, longest_files_first, record_key
+from tests.support.ordering import (
+    Durations,
+    committed_seconds,
+    longest_files_first,
+    record_key,
+)
 from tests.support.servers import LiveServer
 from tests.support.switches import wanted
 from tests.support.templates import CompiledTemplates
@@ -82,8 +87,8 @@ def pytest_collection_modifyitems(config, items):
                 break
     # The longest files first (tests/support/ordering.py); every xdist worker orders the same.
     cache = getattr(config, "cache", None)  # None under -p no:cacheprovider
-    if cache is not None:
-        items[:] = longest_files_first(items, cache.get(_record_key(), {}))
+    recorded = cache.get(_record_key(), {}) if cache is not None else {}
+    items[:] = longest_files_first(items, recorded or committed_seconds(_record_key()))
 
 
 def _record_key() -> str:

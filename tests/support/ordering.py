@@ -5,18 +5,24 @@ xdist's `--dist loadfile` hands out whole files, one at a time, in the order it 
 30-second test last, with the other worker idle meanwhile). Each run's controller records
 how long each file took, summed over its tests' set-up, call and tear-down, in pytest's cache;
 the next run starts with the longest files, so the last ones handed out are short. A file the
-record does not know yet is counted at the average time of a test, times its tests; with no
-record at all (a fresh checkout) that is xdist's own order by the number of tests. The order
-of the tests inside a file is never changed. The record is kept for each set of optional
-suites switched on, since they change what a file costs.
+record does not know yet is counted at the average time of a test, times its tests. A
+checkout with no record of its own (a fresh clone, CI) starts from tests/file_seconds.json,
+the record committed with the tests: `uv run python -m tests.support.ordering` writes it from
+this checkout's record after a run. The order of the tests inside a file is never changed.
+The record is kept for each set of optional suites switched on, since they change what a
+file costs.
 """
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
+from pathlib import Path
 
 KEY = "tagdesk/seconds-per-file"
 DEFAULT_SECONDS_PER_TEST = 0.3
+ROOT = Path(__file__).resolve().parents[2]
+COMMITTED = ROOT / "tests" / "file_seconds.json"
 
 
 def file_of(nodeid: str) -> str:
@@ -25,6 +31,14 @@ def file_of(nodeid: str) -> str:
 
 def record_key(suites: list[str]) -> str:
     return f"{KEY}/{'+'.join(sorted(suites)) or 'plain'}"
+
+
+def committed_seconds(key: str) -> dict[str, float]:
+    """Seconds per file for these optional suites, as committed (empty when none are)."""
+    try:
+        return json.loads(COMMITTED.read_text(encoding="utf-8")).get(key, {})
+    except FileNotFoundError:
+        return {}
 
 
 def longest_files_first(items: list, seconds: dict[str, float]) -> list:
@@ -53,3 +67,16 @@ class Durations:
 
     def merged_into(self, recorded: dict[str, float]) -> dict[str, float]:
         return {**recorded, **{name: round(value, 2) for name, value in self.seconds.items()}}
+
+
+def write_committed() -> None:
+    """tests/file_seconds.json from this checkout's records in .pytest_cache, whole seconds."""
+    folder = ROOT / ".pytest_cache" / "v" / KEY
+    records = {f"{KEY}/{path.name}": {name: round(seconds) for name, seconds
+                                     in sorted(json.loads(path.read_text()).items())}
+               for path in sorted(folder.iterdir())}
+    COMMITTED.write_text(json.dumps(records, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    write_committed()
