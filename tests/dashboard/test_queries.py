@@ -174,13 +174,18 @@ HOSTILE = [
 ]
 
 
-@pytest.mark.parametrize("query", HOSTILE)
-def test_hostile_query_strings_never_fail(signed_in, shop, query):
-    for headers in ({}, {"HX-Request": "true"}):
-        response = get(signed_in, shop, query, headers=headers)
-        assert response.status_code == 200, query
-        html = response.get_data(as_text=True)
-        assert "<script>alert" not in html and "<img src=x" not in html
+def test_hostile_query_strings_never_fail(signed_in, shop):
+    """Every string of HOSTILE, as a whole page and as htmx's partial: one app for them all
+    (they only read), every failing one named."""
+    failing = []
+    for query in HOSTILE:
+        for headers in ({}, {"HX-Request": "true"}):
+            response = get(signed_in, shop, query, headers=headers)
+            html = response.get_data(as_text=True)
+            if (response.status_code != 200 or "<script>alert" in html
+                    or "<img src=x" in html):
+                failing.append((query[:80], headers, response.status_code))
+    assert not failing
 
 
 def test_unknown_or_foreign_projects_are_404_pages(signed_in, shop):
