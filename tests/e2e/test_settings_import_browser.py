@@ -13,7 +13,6 @@ from __future__ import annotations
 import csv
 import io
 import re
-import threading
 
 import pytest
 import requests
@@ -23,6 +22,7 @@ from service import import_jobs
 from service.settings import accounts
 from tests.browser import axe_serious
 from tests.support.e2e import csp_errors
+from tests.support.imports import held_after_the_first_batch
 
 pytestmark = pytest.mark.browser
 
@@ -141,16 +141,7 @@ def test_a_larger_file_runs_as_a_job_whose_progress_survives_a_reload(request, s
     page = a_page(request, size)
     world = site.world
     site.app.config["IMPORT_WAIT_SECONDS"] = 0
-    first_batch_in, release = threading.Event(), threading.Event()
-    done = import_jobs.JobSink.done
-
-    def held_after_the_first_batch(self, batch, counts):
-        done(self, batch, counts)
-        if not first_batch_in.is_set():  # the first batch is committed: the job waits here
-            first_batch_in.set()
-            release.wait(60)
-
-    monkeypatch.setattr(import_jobs.JobSink, "done", held_after_the_first_batch)
+    first_batch_in, release = held_after_the_first_batch(monkeypatch, import_jobs.JobSink)
     path = tmp_path / "big.csv"
     with open(path, "w", encoding="utf-8") as handle:
         handle.write("query,language,country,tags\n")
@@ -248,16 +239,7 @@ def test_a_larger_files_check_runs_as_a_job_then_shows_its_result_and_imports(
     page = a_page(request, size)
     world = site.world
     site.app.config["IMPORT_WAIT_SECONDS"] = 0
-    first_batch_in, release = threading.Event(), threading.Event()
-    done = import_jobs.CheckSink.done
-
-    def held_after_the_first_batch(self, batch, counts):
-        done(self, batch, counts)
-        if not first_batch_in.is_set():
-            first_batch_in.set()
-            release.wait(60)
-
-    monkeypatch.setattr(import_jobs.CheckSink, "done", held_after_the_first_batch)
+    first_batch_in, release = held_after_the_first_batch(monkeypatch, import_jobs.CheckSink)
     path = tmp_path / "keywords.csv"
     with open(path, "w", encoding="utf-8") as handle:
         handle.write("Keyword,Volume,Country\n")

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import io
 import shutil
-import threading
 import time
 
 import pytest
@@ -20,7 +19,14 @@ import requests
 
 from service import import_jobs, imports
 from service.settings import project_changes
-from tests.support.imports import HEADER, Administrator, ServiceProcess, Timed, write_lines
+from tests.support.imports import (
+    HEADER,
+    Administrator,
+    ServiceProcess,
+    Timed,
+    held_after_the_first_batch,
+    write_lines,
+)
 
 # The limits docs/api.md states (service/imports.py: HEADER_BYTES, MAX_LINE).
 HEADER_LIMIT = 8 * 1024
@@ -148,16 +154,7 @@ def test_a_tag_deleted_while_the_file_is_read_leaves_the_rows_to_go_in_without_i
     rest of the file was read before the deletion came); the rows go in, that tag's without
     it, and the report names it."""
     brand, sale = person.tags["brand"], person.tags["sale"]
-    first_batch_in, release = threading.Event(), threading.Event()
-    done = import_jobs.JobSink.done
-
-    def held_after_the_first_batch(self, batch, counts):
-        done(self, batch, counts)
-        if not first_batch_in.is_set():  # the first batch is committed: the job waits here
-            first_batch_in.set()
-            release.wait(60)
-
-    monkeypatch.setattr(import_jobs.JobSink, "done", held_after_the_first_batch)
+    first_batch_in, release = held_after_the_first_batch(monkeypatch, import_jobs.JobSink)
     content = (HEADER + "first,en,US,brand\nsecond,en,US,sale;brand\n" + ",,,\n" * 1_000
                + "third,en,US,brand\n")
     report = admin_http.upload(person.project_id, content)

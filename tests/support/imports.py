@@ -1,7 +1,7 @@
 """The settings area's imports over real HTTP, for tests and benchmarks: an administrator who
 signs in and uploads a file (streamed from disk, never held whole), follows its progress and
-deletes a tag; another organization's API calls timed while an import runs; and a service in
-a process of its own, whose memory can be read from /proc."""
+deletes a tag; a job held after its first batch; another organization's API calls timed while
+an import runs; and a service in a process of its own, whose memory can be read from /proc."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import math
 import re
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -18,6 +19,25 @@ from pathlib import Path
 import requests
 
 from tests.support.background import Background
+
+
+def held_after_the_first_batch(monkeypatch, sink_class) -> tuple[threading.Event,
+                                                                  threading.Event]:
+    """(first_batch_in, release): a job whose sink is `sink_class` (import_jobs.JobSink for an
+    import, CheckSink for a check) waits once its first batch is committed, until `release` is
+    set (60 s at most), so that a test sees it running however fast the machine is."""
+    first_batch_in, release = threading.Event(), threading.Event()
+    done = sink_class.done
+
+    def held(self, batch, counts):
+        done(self, batch, counts)
+        if not first_batch_in.is_set():
+            first_batch_in.set()
+            release.wait(60)
+
+    monkeypatch.setattr(sink_class, "done", held)
+    return first_batch_in, release
+
 
 CSRF_FIELD = re.compile(r'name="csrf_token" value="([^"]+)"')
 HEADER = "query,language,country,tags\n"

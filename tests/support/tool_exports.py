@@ -276,6 +276,11 @@ def _rows(queries, language, country, tags=()) -> frozenset:
     return frozenset((q, language, country, tuple(tags)) for q in queries)
 
 
+# What the hand-made workbooks hold (.ods and .xlsx alike), as the import keeps it.
+HAND_MADE_ROWS = frozenset({("laufschuhe herren", "de", "DE", ("price", "product")),
+                            ("running shoes men", "de", "US", ("product",)),
+                            ("chaussures running", "de", "FR", ()),
+                            ("laufschuhe test", "de", "AT", ("price", "review"))})
 EXPORTS = [
     Expected("search-console-csv", "Queries.csv", search_console_csv, "Top queries",
              every_row={"language": "German", "country": "Germany"},
@@ -354,20 +359,14 @@ EXPORTS = [
     Expected("hand-made-ods", "Keyword research spring.ods", hand_made_ods,
              "Keyword", country_column="Country", every_row={"language": "German"},
              tags_columns=("Tags",),
-             rows=frozenset({("laufschuhe herren", "de", "DE", ("price", "product")),
-                             ("running shoes men", "de", "US", ("product",)),
-                             ("chaussures running", "de", "FR", ()),
-                             ("laufschuhe test", "de", "AT", ("price", "review"))}),
+             rows=HAND_MADE_ROWS,
              header_line=3,
              read_as="Read the sheet “Tabelle1” of an OpenDocument spreadsheet, its header on "
                      "row 3"),
     Expected("hand-made-workbook", "Keyword research spring.xlsx", hand_made_workbook,
              "Keyword", country_column="Country", every_row={"language": "German"},
              tags_columns=("Tags",),
-             rows=frozenset({("laufschuhe herren", "de", "DE", ("price", "product")),
-                             ("running shoes men", "de", "US", ("product",)),
-                             ("chaussures running", "de", "FR", ()),
-                             ("laufschuhe test", "de", "AT", ("price", "review"))}),
+             rows=HAND_MADE_ROWS,
              header_line=3,
              read_as="Read the sheet “Keyword research” of an Excel workbook, its header on "
                      "row 3"),
