@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import math
+from urllib.parse import urlsplit
 
 from flask import flash, make_response, redirect, render_template, request, url_for
 from flask_wtf.csrf import CSRFError, generate_csrf
@@ -33,7 +34,7 @@ from queryapi import (
 from weblib import error_pages
 
 from . import sessionstore, signin
-from .htmx import is_htmx
+from .htmx import is_htmx, page_on_screen
 
 log = logging.getLogger(__name__)
 
@@ -48,10 +49,16 @@ PAGES = {
 
 
 def retry_url() -> str | None:
-    """Requests worth repeating are GETs; the URL is this site's own path."""
+    """Requests worth repeating are GETs; the URL is this site's own path. The retry loads a
+    whole page: for a part of a page asked by htmx (the saved views, a row), the page on
+    screen, not the part's own address."""
     if request.method != "GET":
         return None
-    return request.full_path.rstrip("?") if request.query_string else request.path
+    here = request.full_path.rstrip("?") if request.query_string else request.path
+    page = signin.safe_next(page_on_screen())
+    if page is not None and urlsplit(page).path != request.path:
+        return page
+    return here
 
 
 def respond(status: int, heading: str, message: str, kind: str = "error",

@@ -11,7 +11,9 @@ dashboard's callers simple.
 
 from __future__ import annotations
 
-from flask import Response
+from urllib.parse import urlsplit
+
+from flask import Response, request
 from flask_htmx import HTMX
 from flask_htmx import make_response as htmx_response
 
@@ -32,6 +34,17 @@ def is_htmx() -> bool:
 
 def wants_partial() -> bool:
     return is_htmx() and not htmx.history_restore_request and not htmx.boosted
+
+
+def page_on_screen() -> str | None:
+    """The path and query of the page an htmx request came from (HX-Current-URL), when it is
+    one of this site's; not yet checked as a place to send anyone (signin.safe_next does)."""
+    if not is_htmx():
+        return None
+    parts = urlsplit(request.headers.get("HX-Current-URL", ""))
+    if not parts.path or (parts.netloc and parts.netloc != request.host):
+        return None
+    return parts.path + ("?" + parts.query if parts.query else "")
 
 
 def hx_redirect(url: str) -> Response:

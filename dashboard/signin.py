@@ -18,7 +18,7 @@ from weblib import redirects
 from weblib.throttle import Throttle
 
 from . import apiclient
-from .htmx import hx_redirect, is_htmx
+from .htmx import hx_redirect, is_htmx, page_on_screen
 from .viewstate import clean_text
 
 login_manager = LoginManager()
@@ -168,11 +168,7 @@ def key_rejected_response():
 def _page_target() -> str | None:
     if request.method == "GET":
         return safe_next(next_target())
-    current = request.headers.get("HX-Current-URL", "")
-    parts = urlsplit(current)
-    if parts.netloc and parts.netloc != request.host:
-        return None
-    return safe_next(parts.path + ("?" + parts.query if parts.query else ""))
+    return safe_next(page_on_screen())
 
 
 def init_app(app) -> None:

@@ -243,6 +243,23 @@ def test_rate_limited_views_show_a_banner_that_retries_by_itself(signed_in, shop
     assert "data-retry-after" in partial.get_data(as_text=True)
 
 
+def test_a_busy_banner_over_a_part_of_the_page_retries_the_page_on_screen(signed_in, shop):
+    """The saved views drawn again after an edit are a part of the queries page: when the
+    service is busy, the banner's retry loads the page on screen, never the part's address
+    (a whole page of the part alone, seen in a browser under tight limits)."""
+    page = project_url(shop, query="q=shoes")
+    views = f"/projects/{shop.project_id}/views?view="
+    get(signed_in, shop)
+    shop.set_limits(1000, 1, 10000)
+    response = signed_in.get(views, headers={"HX-Request": "true",
+                                             "HX-Current-URL": "http://localhost" + page})
+    assert response.status_code == 429
+    assert f'data-retry-url="{page}"' in response.get_data(as_text=True)
+    other_site = signed_in.get(views, headers={"HX-Request": "true",
+                                               "HX-Current-URL": "http://evil.example/x"})
+    assert 'data-retry-url="http' not in other_site.get_data(as_text=True)
+
+
 @pytest.mark.parametrize("error, status, sentence", [
     (Unavailable(retry_after=30, status=503), 503, "temporarily unavailable"),
     (RateLimited(retry_after=12, status=429), 429, "wait a moment"),
