@@ -116,8 +116,14 @@ def test_another_organizations_calls_are_not_held_up_while_a_hostile_file_is_rea
 
 @pytest.fixture
 def stale_soon(service_config):
-    service_config["IMPORT_STALE_SECONDS"] = 0.5
+    service_config["IMPORT_STALE_SECONDS"] = STALE_SECONDS
     return service_config
+
+
+STALE_SECONDS = 0.4
+# Separator lines enough that reading them outlasts twice the stale time with room to spare
+# on a quick machine (1.2 million took 0.7 s on one, too few).
+SEPARATOR_LINES = 3_000_000
 
 
 def test_a_job_that_reads_longer_than_the_stale_time_is_not_declared_interrupted(
@@ -125,7 +131,7 @@ def test_a_job_that_reads_longer_than_the_stale_time_is_not_declared_interrupted
     """Reading the file takes several times IMPORT_STALE_SECONDS without a batch to commit
     (lines of separators only are not rows); every look at the job meanwhile finds it running,
     its heartbeat kept by its process."""
-    content = HEADER + "first,en,US,\n" + ",,,\n" * 1_200_000 + "last,en,US,\n"
+    content = HEADER + "first,en,US,\n" + ",,,\n" * SEPARATOR_LINES + "last,en,US,\n"
     started = time.monotonic()
     report = admin_http.upload(person.project_id, content)
     seen = []
@@ -135,7 +141,7 @@ def test_a_job_that_reads_longer_than_the_stale_time_is_not_declared_interrupted
         time.sleep(0.05)
     assert (progress["state"], progress["added"]) == ("finished", 2), (progress, seen)
     assert "interrupted" not in seen
-    assert time.monotonic() - started > 2 * 0.5  # the reading did outlast the stale time
+    assert time.monotonic() - started > 2 * STALE_SECONDS  # the reading outlasted it
 
 
 # --- a tag deleted meanwhile -------------------------------------------------------------------
