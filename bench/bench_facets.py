@@ -25,7 +25,9 @@ counts are disjunctive, Datasette's are not: a field's counts are compared only 
 shape does not filter on it); a mismatch or a timed-out facet is printed loudly. Then the two
 systems are asked in turn, the first of each round rotating, after a warm-up. Figures: p50
 and p95 of sequential requests in ms (a timing covers the request and the decoding of its
-JSON body), and the server's CPU time per request.
+JSON body), and the server's CPU time per request. Both systems are asked over a kept-alive
+connection of their own with http.client (bench/loadkit.py's KeptAlive): requests' own work,
+~1.3 ms a call on the machine of docs/benchmarks.md, was a quarter of the service's time.
 """
 
 from __future__ import annotations
@@ -44,13 +46,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import requests  # noqa: E402
 import sqlite_utils  # noqa: E402
 from sqlalchemy.engine import make_url  # noqa: E402
 
 from bench import bench_datasette  # noqa: E402
 from bench.bench_service import load_average, prepare, start_service  # noqa: E402
-from bench.loadkit import free_port, percentile  # noqa: E402
+from bench.loadkit import HTTPFailure, KeptAlive, free_port, percentile  # noqa: E402
 
 SERVICE, DATASETTE = "service", "Datasette"
 TEXT = "schu"
@@ -156,19 +157,21 @@ def shapes(popularity: list) -> dict[str, tuple[dict, list[tuple[str, str]]]]:
     }
 
 
-class Systems(bench_datasette.Systems):
-    endpoint = "/api/queries/facets"
+class Systems:
+    """The two systems' calls for a shape, each over a kept-alive connection of its own."""
+
+    def __init__(self, service_base: str, key: str, project_id: str, datasette_base: str,
+                 datasette_path: str) -> None:
+        self.service = KeptAlive(service_base, {"x-api-key": key, "x-project-id": project_id})
+        self.datasette = KeptAlive(datasette_base)
+        self.datasette_path = datasette_path
 
     def calls(self, body: dict, parameters: list[tuple[str, str]]) -> dict:
         def service() -> dict:
-            response = self.service.post(self.service_url, json=body)
-            response.raise_for_status()
-            return response.json()
+            return self.service.post("/api/queries/facets", body)
 
         def datasette() -> dict:
-            response = self.datasette.get(self.datasette_url, params=FACETS + parameters)
-            response.raise_for_status()
-            return response.json()
+            return self.datasette.get(self.datasette_path, FACETS + parameters)
 
         return {SERVICE: service, DATASETTE: datasette}
 
@@ -224,8 +227,8 @@ def run_shape(calls: dict, cpu: dict, runs: int, warm_up: int):
 def attempt(call) -> tuple[dict | None, str | None]:
     try:
         return call(), None
-    except requests.HTTPError as error:
-        return None, f"{error.response.status_code} {error.response.text[:80]}".strip()
+    except HTTPFailure as error:
+        return None, str(error)
 
 
 def revision() -> str:
@@ -271,7 +274,7 @@ def main() -> None:
     service = start_service(url, service_port)
     datasette = start_datasette_with_settings(copy, datasette_port)
     systems = Systems(f"http://127.0.0.1:{service_port}", key, project_id,
-                      f"http://127.0.0.1:{datasette_port}/{copy.stem}/queries.json")
+                      f"http://127.0.0.1:{datasette_port}", f"/{copy.stem}/queries.json")
     cpu = {SERVICE: lambda: bench_datasette.process_cpu_ms(service.pid),
            DATASETTE: lambda: bench_datasette.process_cpu_ms(datasette.pid)}
     rows, alarms = [], []

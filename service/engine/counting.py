@@ -185,22 +185,28 @@ class Counter:
     def facets(self, wanted: Filter) -> dict:
         """Disjunctive counts: each field's counts apply every filter but that field's."""
         parts = self.parts(wanted, every_facet=True)
+        matched = self.combined(parts)
 
-        def counted(kind: int, base: BitMap) -> list[dict]:
-            values = [(value, base.intersection_cardinality(self.held.bitmap(kind, value)))
+        def base(field: str) -> BitMap:
+            """What the field's counts apply: the matches, unless the field filters them."""
+            return self.combined(parts, field) if field in parts else matched
+
+        def counted(kind: int, field: str) -> list[dict]:
+            within = base(field)
+            values = [(value, within.intersection_cardinality(self.held.bitmap(kind, value)))
                       for value in self.held.values(kind)]
             values.sort(key=lambda item: (-item[1], item[0]))
             return [{"value": value, "count": count} for value, count in values]
 
-        tag_base = self.combined(parts, "tags")
+        tag_base = base("tags")
         held_tag = self.held.bitmap
         tags = [(tag_id, tag_base.intersection_cardinality(held_tag(pieces.TAG, str(tag_id))))
                 for tag_id in self.project_tags]
         tags.sort(key=lambda item: (-item[1], item[0]))
         return {
-            "totalRecords": len(self.combined(parts)),
+            "totalRecords": len(matched),
             "untagged": tag_base.intersection_cardinality(self.held.no_tag()),
-            "languages": counted(pieces.LANGUAGE, self.combined(parts, "languages")),
-            "countries": counted(pieces.COUNTRY, self.combined(parts, "countries")),
+            "languages": counted(pieces.LANGUAGE, "languages"),
+            "countries": counted(pieces.COUNTRY, "countries"),
             "tags": [{"id": tag_id, "count": count} for tag_id, count in tags],
         }
