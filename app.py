@@ -105,6 +105,8 @@ def default_config() -> dict:
         # A running job's heartbeat, and how long a silent one takes to count as stopped.
         "JOBS_HEARTBEAT_SECONDS": 2.0,
         "JOBS_STALE_SECONDS": 30.0,
+        # How often a page asks for the progress of a job it shows, while the job runs.
+        "JOBS_POLL_SECONDS": 1.0,
         # Queries read and written per batch of a job (the service's maximum is 1000).
         "BULK_BATCH_SIZE": 1000,
         # Overlap a job's reads with its writes (see jobs/walk.py); queryapi's pacer reserves

@@ -96,6 +96,7 @@ def job_context(project, edit: Edit) -> dict:
         "percent": 0 if not edit.total else min(100, math.floor(100 * edit.processed
                                                                  / edit.total)),
         "status_url": url_for("bulk.job_status", project_id=project.id, edit_id=edit.id),
+        "poll_every": poll_every(),
         "noun": "query" if edit.total == 1 else "queries",
     }
 
@@ -104,6 +105,12 @@ def job_panel(project, edit: Edit) -> Markup:
     """A job's panel (HTML, to be placed in other templates as is)."""
     # A rendered template is escaped HTML already.
     return Markup(render_template("bulk/_job.html", **job_context(project, edit)))  # noqa: S704
+
+
+def poll_every() -> str:
+    """How often a running job's panel asks for its progress, as htmx's `every` says it
+    (JOBS_POLL_SECONDS: "1s")."""
+    return f"{float(current_app.config.get('JOBS_POLL_SECONDS', 1.0)):g}s"
 
 
 def stale_seconds() -> float:

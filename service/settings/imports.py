@@ -392,6 +392,7 @@ def import_columns(project_id: str, import_id: str):
         header=[name for name in header if name.strip()],  # the columns with a name
         choice=choice, preview=preview, problems=problems,
         checked=None if posted else job.check_result, progress=progress_text(job),
+        progress_every=_progress_every(),
         described=described, to_choose=to_choose, create_tags=create_tags,
         sheets=sheets), status
 
@@ -407,6 +408,12 @@ def _remember(project: Project, choice: Choice) -> None:
 
 def _wait_seconds() -> float:
     return float(current_app.config.get("IMPORT_WAIT_SECONDS", 2.0))
+
+
+def _progress_every() -> int:
+    """How often, in milliseconds, a running import's or check's page asks for its progress:
+    IMPORT_PROGRESS_SECONDS (1 s)."""
+    return max(1, round(1000 * float(current_app.config.get("IMPORT_PROGRESS_SECONDS", 1.0))))
 
 
 def _check_started(project: Project, job: ImportJob, chosen: Chosen):
@@ -476,7 +483,7 @@ def import_report(project_id: str, import_id: str):
                                                             REJECTED_ON_PAGE)
     return render_template("settings/import_report.html", section="projects", project=project,
                            job=job, rejected=rejected, progress=progress_text(job),
-                           shown=REJECTED_ON_PAGE)
+                           progress_every=_progress_every(), shown=REJECTED_ON_PAGE)
 
 
 @bp.get("/projects/<project_id>/imports/<import_id>/progress")

@@ -181,10 +181,11 @@
 })();
 
 /* Importing queries: an import's page (or a Columns page while its file is checked) asks for
-   its progress every second while it runs, moves the bar and the numbers, tells screen
-   readers every quarter, and shows the report or the check's result (a reload) once it has
-   ended; a failed request is tried again, less and less often. The box's
-   data-progress-quarter and data-progress-ended attributes word what is said.
+   its progress every second (the box's data-progress-every, in milliseconds) while it runs,
+   moves the bar and the numbers, tells screen readers every quarter, and shows the report or
+   the check's result (a reload) once it has ended; a failed request is tried again, less and
+   less often. The box's data-progress-quarter and data-progress-ended attributes word what
+   is said.
    While a file uploads, the form's button says so. Without JavaScript the page shows the
    progress when it is reloaded. */
 (function () {
@@ -197,7 +198,8 @@
     var announce = box.querySelector("[data-import-announce]");
     var title = box.querySelector(".import-progress__title");
     var quarter = Math.floor((bar ? bar.value : 0) / 25);
-    var delay = 1000;
+    var every = parseInt(box.getAttribute("data-progress-every"), 10) || 1000;
+    var delay = every;
     var quarterText = box.getAttribute("data-progress-quarter") || "% of the file imported.";
     var endedText = box.getAttribute("data-progress-ended") ||
       "The import has ended. Loading its report…";
@@ -226,7 +228,7 @@
           return response.json();
         })
         .then(function (progress) {
-          delay = 1000;
+          delay = every;
           show(progress);
           if (progress.done) {
             if (announce) announce.textContent = endedText;

@@ -41,6 +41,17 @@ def org(live_dashboard):
     return make_org(live_dashboard, "Bulk editing e2e", {"Rows": ROWS, "Big": BIG})
 
 
+@pytest.fixture(scope="module", autouse=True)
+def quick_progress(live_dashboard):
+    """A running job's panel asks for its progress five times a second, not once (restored
+    afterwards): the tests wait for what the panel shows, not for its questions."""
+    config = live_dashboard.app.config
+    before = config.get("JOBS_POLL_SECONDS")
+    config["JOBS_POLL_SECONDS"] = 0.2
+    yield
+    config["JOBS_POLL_SECONDS"] = before
+
+
 @pytest.fixture
 def batch_size(live_dashboard):
     """Set the job batch size for one test (restored afterwards)."""

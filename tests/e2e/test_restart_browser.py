@@ -33,7 +33,7 @@ from tests.support.world import UNLIMITED, small_org
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
-QUERIES = 2000
+QUERIES = 1000
 ALREADY = 150  # of them have the tag before the edit
 
 
@@ -96,7 +96,7 @@ def setup(tmp_path, sqlite_template):
     api_server = LiveServer(service_app).start()
     config = {"INSTANCE_PATH": str(tmp_path / "instance"), "SECRET_KEY": "restart-secret",
               "SERVICE_CONFIG": service_config, "BULK_BATCH_SIZE": 100,
-              "SIGNIN_LIMIT": "1000/minute"}
+              "SIGNIN_LIMIT": "1000/minute", "JOBS_POLL_SECONDS": 0.2}
     processes = []
     yield {"config": config, "key": org.key, "project_id": org.project_id, "org_id": org.org_id,
            "api": Client(api_server.url, org.key), "processes": processes,

@@ -29,12 +29,19 @@ pytestmark = pytest.mark.browser
 EMAIL = "ann@example.com"
 PASSWORD = "correct horse battery staple"
 FORMULA_STARTS = ("=", "+", "-", "@")
+# The larger files: more rows than a batch (IMPORT_BATCH_ROWS below), so that the job is held
+# after its first and still has rows to go; the import's more than a page of the API's answer.
+BATCH_ROWS = 500
+LARGER_IMPORT = 1500
+LARGER_CHECK = 1000
 
 
 @pytest.fixture
 def service_config(service_config, tmp_path):
+    # The pages of a running job ask for its progress ten times a second, not once: the
+    # tests wait for what a question shows, not for the questions.
     return {**service_config, "IMPORTS_FOLDER": str(tmp_path / "imports"),
-            "IMPORT_BATCH_ROWS": 500}
+            "IMPORT_BATCH_ROWS": BATCH_ROWS, "IMPORT_PROGRESS_SECONDS": 0.1}
 
 
 @pytest.fixture
@@ -145,7 +152,7 @@ def test_a_larger_file_runs_as_a_job_whose_progress_survives_a_reload(request, s
     path = tmp_path / "big.csv"
     with open(path, "w", encoding="utf-8") as handle:
         handle.write("query,language,country,tags\n")
-        for number in range(5000):
+        for number in range(LARGER_IMPORT):
             handle.write(f"generated query {number:05d},en,US,{'sale' if number % 2 else ''}\n")
         handle.write("bad row,en\n")
 
@@ -158,7 +165,7 @@ def test_a_larger_file_runs_as_a_job_whose_progress_survives_a_reload(request, s
         expect(progress).to_be_visible()
         assert first_batch_in.wait(30)
         # The page asks for the progress by itself.
-        expect(page.locator("[data-import-numbers]")).to_contain_text("500 rows so far")
+        expect(page.locator("[data-import-numbers]")).to_contain_text(f"{BATCH_ROWS} rows so far")
         assert int(progress.get_attribute("value")) > 0
         page.screenshot(path=screenshots / f"settings-import-progress-{size}.png")
         assert axe_serious(page) == []
@@ -166,7 +173,7 @@ def test_a_larger_file_runs_as_a_job_whose_progress_survives_a_reload(request, s
         page.reload()
         expect(page.get_by_role("heading", name="Import of “big.csv”")).to_be_visible()
         expect(page.get_by_role("progressbar", name="Importing")).to_be_visible()
-        expect(page.locator("[data-import-numbers]")).to_contain_text("500 rows so far")
+        expect(page.locator("[data-import-numbers]")).to_contain_text(f"{BATCH_ROWS} rows so far")
 
         # From the project's page too.
         page.goto(site.url + project_path)
@@ -179,7 +186,8 @@ def test_a_larger_file_runs_as_a_job_whose_progress_survives_a_reload(request, s
 
     # Once it ends, the page shows the report in place of the bar.
     expect(page.get_by_role("status")).to_have_text(
-        "The import is finished: 5,000 added, 0 already present, 1 rejected.", timeout=60_000)
+        f"The import is finished: {LARGER_IMPORT:,} added, 0 already present, 1 rejected.",
+        timeout=60_000)
     expect(page.get_by_role("progressbar")).to_have_count(0)
     expect(page.get_by_role("table", name="Rejected rows")).to_contain_text(
         "This line has 2 fields, but the header has 4.")
@@ -187,7 +195,7 @@ def test_a_larger_file_runs_as_a_job_whose_progress_survives_a_reload(request, s
     assert len(api_rows(site)) == 1000  # one page of the API's answer…
     total = requests.post(site.url + "/api/queries/list", json={"limit": 1}, timeout=10,
                           headers={"x-api-key": world.key, "x-project-id": world.project_id})
-    assert total.json()["page"]["totalRecords"] == 5000
+    assert total.json()["page"]["totalRecords"] == LARGER_IMPORT
     assert csp_errors(page) == []
 
 
@@ -243,7 +251,7 @@ def test_a_larger_files_check_runs_as_a_job_then_shows_its_result_and_imports(
     path = tmp_path / "keywords.csv"
     with open(path, "w", encoding="utf-8") as handle:
         handle.write("Keyword,Volume,Country\n")
-        for number in range(2000):
+        for number in range(LARGER_CHECK):
             handle.write(f"keyword {number:04d},{number},Germany\n")
         handle.write(",5,Germany\n")
 
@@ -256,7 +264,8 @@ def test_a_larger_files_check_runs_as_a_job_then_shows_its_result_and_imports(
         progress = page.get_by_role("progressbar", name="Checking the file")
         expect(progress).to_be_visible()
         assert first_batch_in.wait(30)
-        expect(page.locator("[data-import-numbers]")).to_contain_text("(500 so far, 0 rejected)")
+        expect(page.locator("[data-import-numbers]")).to_contain_text(
+            f"({BATCH_ROWS} so far, 0 rejected)")
         page.screenshot(path=screenshots / f"settings-import-checking-{size}.png")
         assert axe_serious(page) == []
         page.reload()
@@ -269,9 +278,9 @@ def test_a_larger_files_check_runs_as_a_job_then_shows_its_result_and_imports(
     # Once it ends, the page shows the result in place of the bar, and the import follows.
     result = page.get_by_role("status").filter(has_text="Checked, nothing changed")
     expect(result).to_contain_text(
-        "Checked, nothing changed: 2,000 will be added, 0 already present, 1 rejected.",
-        timeout=60_000)
-    expect(result).to_contain_text("Line 2,002: The query is empty.")
+        f"Checked, nothing changed: {LARGER_CHECK:,} will be added, 0 already present, "
+        "1 rejected.", timeout=60_000)
+    expect(result).to_contain_text(f"Line {LARGER_CHECK + 2:,}: The query is empty.")
     expect(page.get_by_role("progressbar")).to_have_count(0)
     if size == "phone":
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
@@ -279,5 +288,6 @@ def test_a_larger_files_check_runs_as_a_job_then_shows_its_result_and_imports(
     assert api_rows(site) == {}
     page.get_by_role("button", name="Import queries", exact=True).click()
     expect(page.get_by_role("status")).to_have_text(
-        "The import is finished: 2,000 added, 0 already present, 1 rejected.", timeout=60_000)
+        f"The import is finished: {LARGER_CHECK:,} added, 0 already present, 1 rejected.",
+        timeout=60_000)
     assert csp_errors(page) == []
