@@ -4,7 +4,9 @@ test's own; raw HTTP requests; and clients that open a request and never finish 
 nginx runs as a foreground process (`daemon off`) with its prefix, pid file, logs and temporary
 files in the test's folder: the main configuration written here is the smallest that includes
 the committed file, as Debian's /etc/nginx/nginx.conf includes /etc/nginx/conf.d/*.conf. The
-committed file is changed only where it names ports (its `listen` and its upstreams' servers).
+committed file is changed only where it names ports (its `listen` and its upstreams' servers),
+and where a test asks for another value of a directive by name (a timeout it would otherwise
+wait out).
 """
 
 from __future__ import annotations
@@ -60,27 +62,43 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def site_config(port: int, dashboard_port: int, service_port: int) -> str:
-    """deploy/nginx.conf with this test's ports: each replaced directive is a line of its own
-    (comments aside), and must occur exactly once."""
+def site_config(port: int, dashboard_port: int, service_port: int,
+                settings: dict[str, str] | None = None) -> str:
+    """deploy/nginx.conf with this test's ports, and with the values of `settings` (directive:
+    value) where a test asks for them: each replaced directive is a line of its own (comments
+    aside), and must occur exactly once."""
     text = SITE.read_text(encoding="utf-8")
     for old, new in ((LISTEN, f"listen 127.0.0.1:{port};"),
                      (DASHBOARD_UPSTREAM, f"server 127.0.0.1:{dashboard_port};"),
                      (SERVICE_UPSTREAM, f"server 127.0.0.1:{service_port};")):
         text, count = re.subn(rf"(?m)^(\s*){re.escape(old)}$", rf"\g<1>{new}", text)
         assert count == 1, f"deploy/nginx.conf should say {old!r} once"
+    for name, value in (settings or {}).items():
+        text, count = re.subn(rf"(?m)^(\s*){re.escape(name)} [^;\n]+;$",
+                              rf"\g<1>{name} {value};", text)
+        assert count == 1, f"deploy/nginx.conf should set {name} once"
     return text
+
+
+def committed_setting(name: str) -> str:
+    """The value deploy/nginx.conf gives the directive `name` (a line of its own, once)."""
+    found = re.findall(rf"(?m)^\s*{re.escape(name)} ([^;\n]+);$",
+                       SITE.read_text(encoding="utf-8"))
+    assert len(found) == 1, f"deploy/nginx.conf should set {name} once"
+    return found[0]
 
 
 class Nginx:
     """nginx in front of a dashboard and a service on loopback (the same port for both in
     embedded mode), listening on a free port of its own."""
 
-    def __init__(self, folder: Path, dashboard_port: int, service_port: int):
+    def __init__(self, folder: Path, dashboard_port: int, service_port: int,
+                 settings: dict[str, str] | None = None):
         self.prefix = folder
         self.port = free_port()
         self.dashboard_port = dashboard_port
         self.service_port = service_port
+        self.settings = settings  # directives of the committed file given other values
         self.process: subprocess.Popen | None = None
 
     @property
@@ -93,7 +111,8 @@ class Nginx:
             pytest.fail("these tests need nginx (apt-get install nginx)")
         self.prefix.mkdir(parents=True, exist_ok=True)
         (self.prefix / "tagdesk.conf").write_text(
-            site_config(self.port, self.dashboard_port, self.service_port), encoding="utf-8")
+            site_config(self.port, self.dashboard_port, self.service_port, self.settings),
+            encoding="utf-8")
         # As root, nginx's workers would run as `nobody`, who cannot enter the test's folder.
         user = f"user {pwd.getpwuid(os.geteuid()).pw_name};\n" if os.geteuid() == 0 else ""
         (self.prefix / "nginx.conf").write_text(
