@@ -27,6 +27,8 @@ def load_config(instance_path: str, overrides: dict | None = None) -> dict:
         # its last check; then its file and its row are removed (service/import_jobs.sweep).
         # Unset: import_jobs.KEEP_HOURS (24).
         "IMPORT_KEEP_HOURS": float(os.environ.get("TAGDESK_IMPORT_KEEP_HOURS") or 0) or None,
+        # How often a running import's or check's page asks for its progress, in seconds.
+        "IMPORT_PROGRESS_SECONDS": 1.0,
         # Seconds between writes of a key's last_used_at: one write per request would make
         # every read a write; a minute's precision is what people need to spot idle keys.
         "LAST_USED_PRECISION": 60,

@@ -412,8 +412,8 @@ def _wait_seconds() -> float:
 
 def _progress_every() -> int:
     """How often, in milliseconds, a running import's or check's page asks for its progress:
-    IMPORT_PROGRESS_SECONDS (1 s)."""
-    return max(1, round(1000 * float(current_app.config.get("IMPORT_PROGRESS_SECONDS", 1.0))))
+    IMPORT_PROGRESS_SECONDS (service/config.py)."""
+    return max(1, round(1000 * float(current_app.config["IMPORT_PROGRESS_SECONDS"])))
 
 
 def _check_started(project: Project, job: ImportJob, chosen: Chosen):
