@@ -8,7 +8,9 @@ get a real project id so that they reach the handlers instead of stopping at a 4
 The cases are built inside the test, for one operation at a time, in the process that runs it:
 built at collection (``schema.parametrize()``), the coverage cases of the bulk operation alone
 cost every xdist worker over ten seconds of CPU before any test ran. Each operation's explicit
-cases are built once and run on each database, as the pytest integration did.
+cases are built once: all of them run on SQLite, as the pytest integration ran them; on
+PostgreSQL, every positive case and one negative case of each violation of each field
+(one_case_per_violation).
 """
 
 from functools import cache
@@ -19,6 +21,7 @@ import schemathesis
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 from schemathesis import checks
+from schemathesis.generation import GenerationMode
 
 from tests.support.openapi import OPENAPI_DOCUMENT, RESPONSE_CHECKS
 
@@ -27,7 +30,8 @@ schema = schemathesis.openapi.from_path(OPENAPI_DOCUMENT)
 # Reading the document's operations is cheap; generating their cases is not.
 OPERATIONS = {result.ok().label: result.ok() for result in schema.get_all_operations()}
 # Fuzzing tries the document's validation, which is the same code on both databases: fewer
-# examples on PostgreSQL, where the explicit cases (examples, coverage) all run as on SQLite.
+# examples on PostgreSQL, where the document's examples and the positive coverage cases all
+# run as on SQLite.
 FUZZING = {dialect: settings(max_examples=examples, deadline=None, derandomize=True,
                              database=None, suppress_health_check=list(HealthCheck))
            for dialect, examples in (("sqlite", 25), ("postgresql", 10))}
@@ -67,6 +71,30 @@ def coverage_cases(operation) -> list:
                                            generation_config=generation))
 
 
+@cache
+def one_case_per_violation(operation) -> list:
+    """The coverage cases for PostgreSQL: every positive case (boundary values reach the
+    database), and of the negative ones, the first of each violation of each field (such as
+    "tagIds -> Array with invalid items: Incorrect type"), not each of its wrong values
+    (0, false, null, "AAA"…). The service rejects those in its request validation, the same
+    code on both databases, and every one of them runs on SQLite; one value per violation
+    still finds a field whose bad value would reach PostgreSQL unchecked."""
+    seen, kept = set(), []
+    for case in coverage_cases(operation):
+        if case.meta.generation.mode == GenerationMode.NEGATIVE:
+            scenario = case.meta.phase.data
+            violation = (scenario.scenario, scenario.parameter_location, scenario.parameter,
+                         scenario.description)
+            if violation in seen:
+                continue
+            seen.add(violation)
+        kept.append(case)
+    return kept
+
+
+COVERAGE = {"sqlite": coverage_cases, "postgresql": one_case_per_violation}
+
+
 def fuzzing_strategy(operation):
     generation = schema.config.generation_for(operation=operation, phase="fuzzing")
     return st.one_of([operation.as_strategy(generation_mode=mode) for mode in generation.modes])
@@ -84,11 +112,12 @@ def test_service_conforms_to_its_openapi_document(label, live_service, seeded):
         response = case.call(base_url=live_service.url, headers={"x-api-key": seeded.key})
         case.validate_response(response, checks=CHECKS)
 
+    dialect = seeded.app.extensions["tagdesk_engine"].dialect.name
     run = given(case=fuzzing_strategy(operation))(check)
     # Explicit examples run before any fuzzing: the document's first, then the coverage cases.
-    for case in reversed([*document_examples(operation), *coverage_cases(operation)]):
+    for case in reversed([*document_examples(operation), *COVERAGE[dialect](operation)]):
         run = example(case=case)(run)
-    FUZZING[seeded.app.extensions["tagdesk_engine"].dialect.name](run)()
+    FUZZING[dialect](run)()
 
 
 def test_openapi_document_is_served(live_service):
