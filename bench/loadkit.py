@@ -112,8 +112,15 @@ class KeptAlive:
 
     def _call(self, method: str, target: str, body: bytes | None):
         headers = {**self.headers, **({"content-type": "application/json"} if body else {})}
-        self.connection.request(method, target, body=body, headers=headers)
-        response = self.connection.getresponse()
+        try:
+            self.connection.request(method, target, body=body, headers=headers)
+            response = self.connection.getresponse()
+        except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
+            # The server closed the idle connection (gunicorn keeps one 2 s): a new one, and
+            # the call again (every call timed here only reads).
+            self.connection.close()
+            self.connection.request(method, target, body=body, headers=headers)
+            response = self.connection.getresponse()
         content = response.read()
         if response.status >= 400:
             raise HTTPFailure(response.status, content.decode(errors="replace"))
