@@ -37,8 +37,9 @@ def dataset(world):
 class Pages:
     """queries/list called in this process through the service's WSGI app (Flask's test
     client), with the world's key and project: the same view and JSON as over HTTP, without
-    a loopback round trip, which cost about three times the view's own work here. The tests
-    that read hundreds of pages use it; the others call the live service."""
+    a loopback round trip, which cost more than twice the view's own work here (5.4 ms a
+    page against 1.6 ms). The tests that read hundreds of pages use it; the others call the
+    live service."""
 
     def __init__(self, world):
         self.client = world.app.test_client()
