@@ -129,6 +129,8 @@ class Counter:
                                  words) if words else BitMap()
 
     def codes(self, kind: int, values: frozenset[str]) -> BitMap:
+        if len(values) == 1:  # the held bitmap itself: no copy of it (read only)
+            return self.held.bitmap(kind, next(iter(values)))
         return BitMap.union(BitMap(), *(self.held.bitmap(kind, value) for value in values))
 
     def tag(self, tag_id: int) -> BitMap:
