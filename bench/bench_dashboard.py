@@ -48,6 +48,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -134,10 +135,11 @@ class QuietHandler(WSGIRequestHandler):
 
 
 class ServiceMeter:
-    """Embedded: counts the service's requests and the time spent inside it."""
+    """Embedded: counts the service's requests (by path) and the time spent inside it."""
 
     def __init__(self, service_app):
         self.requests = 0
+        self.paths: Counter = Counter()
         self.seconds: list[float] = []
         inner = service_app.wsgi_app
 
@@ -147,38 +149,42 @@ class ServiceMeter:
                 return list(inner(environ, start_response))
             finally:
                 self.requests += 1
+                self.paths[environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", "")] += 1
                 self.seconds.append(time.perf_counter() - started)
 
         service_app.wsgi_app = metered
 
     def reset(self) -> None:
-        self.requests, self.seconds = 0, []
+        self.requests, self.paths, self.seconds = 0, Counter(), []
 
     def read(self) -> None:
         pass
 
 
 class AccessLogMeter:
-    """Processes: the service's requests and their times, from its access log ("%(D)s")."""
+    """Processes: the service's requests, their paths and times, from its access log
+    ("%(D)s %(s)s %(U)s": microseconds, status, path)."""
 
     def __init__(self, path: Path):
         self.path = path
         self.requests = 0
+        self.paths: Counter = Counter()
         self.seconds: list[float] = []
         self._offset = 0
 
     def reset(self) -> None:
         time.sleep(0.2)  # the last answer's line is written after the answer
         self._offset = self.path.stat().st_size
-        self.requests, self.seconds = 0, []
+        self.requests, self.paths, self.seconds = 0, Counter(), []
 
     def read(self) -> None:
         time.sleep(0.2)
         with open(self.path, "rb") as log:
             log.seek(self._offset)
-            lines = log.read().decode().splitlines()
+            lines = [line.split() for line in log.read().decode().splitlines()]
         self.requests = len(lines)
-        self.seconds = [int(line.split()[0]) / 1e6 for line in lines]
+        self.paths = Counter(fields[2] for fields in lines if len(fields) > 2)
+        self.seconds = [int(fields[0]) / 1e6 for fields in lines]
 
 
 class Embedded:
@@ -225,7 +231,7 @@ class Processes:
             sys.executable, "-m", "gunicorn", "--workers", "1", "--threads", "4",
             "--no-control-socket", "--graceful-timeout", "5",
             "--bind", f"127.0.0.1:{service_port}", "--access-logfile", str(access_log),
-            "--access-logformat", "%(D)s %(s)s", f"service:create_app({service_config!r})"],
+            "--access-logformat", "%(D)s %(s)s %(U)s", f"service:create_app({service_config!r})"],
             clean_environment(), self.folder).start()
         self.service_url = f"http://127.0.0.1:{service_port}"
         dashboard_config = {"INSTANCE_PATH": str(self.folder / "dashboard"),
