@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from flask import current_app, flash, redirect, render_template, request, session, url_for
+from flask import (
+    current_app,
+    flash,
+    jsonify,
+    redirect,
+    render_template,
+    request,
+    session,
+    url_for,
+)
 from flask_login import LoginManager, UserMixin, current_user, logout_user
 from werkzeug.exceptions import HTTPException
 
@@ -50,9 +59,30 @@ def is_signed_in() -> bool:
     return bool(current_user.is_authenticated)
 
 
+def asks_for_data() -> bool:
+    """A script's request for data, never shown as a page (app.js's counts: Accept:
+    application/json): a redirect would be followed by the script itself, and the sign-in
+    page it fetched would take the sentence meant for the person."""
+    return not is_htmx() and request.accept_mimetypes.best == "application/json"
+
+
+def to_signin(target: str | None):
+    """Send the person to sign in, then back to `target`: a whole page for htmx, a 401 naming
+    the sign-in address for a script's request for data (the page stays as it is; its next
+    step comes here again), else a redirect."""
+    url = url_for("auth.signin", next=target) if target else url_for("auth.signin")
+    if is_htmx():
+        return hx_redirect(url)
+    if asks_for_data():
+        response = jsonify(signin=url)
+        response.status_code = 401
+        response.headers["Cache-Control"] = "no-store"
+        return response
+    return redirect(url, 303)
+
+
 def signin_redirect_for_htmx():
-    target = _page_target()
-    return hx_redirect(url_for("auth.signin", next=target) if target else url_for("auth.signin"))
+    return to_signin(_page_target())
 
 
 def safe_referrer() -> str | None:
@@ -65,8 +95,8 @@ def safe_referrer() -> str | None:
 
 @login_manager.unauthorized_handler
 def _unauthorized():
-    if is_htmx():
-        return signin_redirect_for_htmx()
+    if is_htmx() or asks_for_data():
+        return to_signin(_page_target())
     target = safe_next(next_target()) if request.method == "GET" else safe_referrer()
     if target == url_for("projects.home"):
         target = None
@@ -159,13 +189,14 @@ def key_rejected_response():
     target = _page_target()
     end_session("Your API key is no longer accepted — it may have been revoked. Please sign "
                 "in again.", "warning")
-    url = url_for("auth.signin", next=target) if target else url_for("auth.signin")
-    if is_htmx():
-        return hx_redirect(url)
-    return redirect(url, 303)
+    return to_signin(target)
 
 
 def _page_target() -> str | None:
+    """Where to come back to after signing in: the page asked for, or for a part of a page or
+    a script's request, the page on screen."""
+    if asks_for_data():
+        return safe_referrer()
     if request.method == "GET":
         return safe_next(next_target())
     return safe_next(page_on_screen())

@@ -203,6 +203,34 @@ def test_a_revoked_key_in_an_htmx_request_redirects_instead_of_swapping(auth, sh
     assert response.get_data() == b""
 
 
+def test_a_revoked_key_seen_by_the_counts_request_leaves_the_sentence_for_the_page(auth, shop):
+    """The counts are fetched by app.js for the page on screen: a redirect would be followed
+    by the fetch itself, whose sign-in page (never shown) took the sentence. The fetch gets a
+    401 instead; the person's next step shows the sign-in page with the sentence, and returns
+    to the page on screen afterwards."""
+    auth.sign_in()
+    view = project_url(shop, query="q=shoes")
+    assert auth.client.get(view).status_code == 200
+    shop.run(lambda s: admin.revoke_key(s, shop.key))
+    counts = auth.client.get(f"/projects/{shop.project_id}/queries/counts?q=shoes",
+                             headers={"Accept": "application/json",
+                                      "Referer": "http://localhost" + view})
+    assert counts.status_code == 401
+    assert counts.get_json()["signin"].startswith("/signin?next=")
+    assert "q%3Dshoes" in counts.get_json()["signin"]
+    assert "counts" not in counts.get_json()["signin"]
+    html = auth.client.get(counts.get_json()["signin"]).get_data(as_text=True)
+    assert "no longer accepted" in html
+    assert auth.client.get("/projects").status_code == 302  # signed out for good
+
+
+def test_a_counts_request_after_the_session_ended_gets_a_401_not_a_sign_in_page(auth, shop):
+    counts = auth.client.get(f"/projects/{shop.project_id}/queries/counts",
+                             headers={"Accept": "application/json"})
+    assert counts.status_code == 401
+    assert counts.get_json()["signin"].startswith("/signin")
+
+
 def test_csrf_failure_on_sign_out_leaves_a_working_button(auth):
     auth.sign_in()
     response = auth.client.post("/signout", data={"csrf_token": "stale"},
