@@ -8,6 +8,8 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from weblib.tag_names import fold_tag_name
+
 from .db import begin_write
 from .errors import Conflict, NotFound
 from .models import Project
@@ -50,6 +52,16 @@ class NamedItems:
         if count >= most:
             session.rollback()
             raise Conflict(full)
+
+    def rename(self, session: Session, item, name: str) -> None:
+        """Give an item (the project locked) a new name: one another item of the project has
+        already (as tag names compare) is a 409."""
+        folded = fold_tag_name(name)
+        existing = self.named(session, item.project_id, folded)
+        if existing is not None and existing.id != item.id:
+            session.rollback()
+            raise self.taken(existing.name)
+        item.name, item.name_folded = name, folded
 
     def one(self, session: Session, project_id: str, item_id: int):
         """The project's item of that id; another project's, or none, is not found alike."""

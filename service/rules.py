@@ -198,12 +198,7 @@ def update_rule(session: Session, project_id: str, body: UpdateRuleBody, store: 
         if rule.paused_reason is not None:  # it has tags again: what paused it is over
             rule.paused, rule.paused_reason = False, None
     if body.name is not None:
-        folded = fold_tag_name(body.name)
-        existing = ITEMS.named(session, project_id, folded)
-        if existing is not None and existing.id != rule.id:
-            session.rollback()
-            raise ITEMS.taken(existing.name)
-        rule.name, rule.name_folded = body.name, folded
+        ITEMS.rename(session, rule, body.name)
     if body.condition is not None:
         rule.condition = _condition_text(body.condition)
     if given:

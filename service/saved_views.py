@@ -106,12 +106,7 @@ def update_view(session: Session, project_id: str, body: UpdateViewBody, store: 
     lock_project(session, project_id)
     view = ITEMS.one(session, project_id, body.id)
     if body.name is not None:
-        folded = fold_tag_name(body.name)
-        existing = ITEMS.named(session, project_id, folded)
-        if existing is not None and existing.id != view.id:
-            session.rollback()
-            raise ITEMS.taken(existing.name)
-        view.name, view.name_folded = body.name, folded
+        ITEMS.rename(session, view, body.name)
     if filters is not None:
         view.filters = filters
     if "sort" in given:
