@@ -180,6 +180,11 @@ def human_size(count: int) -> str:
 # --- pages ---------------------------------------------------------------------------------
 
 
+def _to_page(page: str, project: Project, import_id: str):
+    """The 303 to an import's page: "settings.import_columns" or "settings.import_report"."""
+    return redirect(url_for(page, project_id=project.id, import_id=import_id), 303)
+
+
 def _job(project: Project, import_id: str) -> ImportJob:
     job, gone = _job_or_gone(project, import_id)
     if gone is not None:
@@ -253,8 +258,7 @@ def import_upload(project_id: str):
         path.unlink(missing_ok=True)
         raise
     if not own_shape:  # its columns are chosen first (import_columns)
-        return redirect(url_for("settings.import_columns", project_id=project.id,
-                                import_id=import_id), 303)
+        return _to_page("settings.import_columns", project, import_id)
     return _started(project, import_id)
 
 
@@ -279,8 +283,7 @@ def _started(project: Project, import_id: str):
     jobs.submit(import_id)
     # A small file is imported while the person waits: its report is the next page.
     jobs.wait(import_id, _wait_seconds())
-    return redirect(url_for("settings.import_report", project_id=project.id,
-                            import_id=import_id), 303)
+    return _to_page("settings.import_report", project, import_id)
 
 
 # --- the columns of a file of another shape ------------------------------------------------
@@ -339,8 +342,7 @@ def import_columns(project_id: str, import_id: str):
     if gone:
         return gone
     if job.state not in (import_jobs.CHOOSING, import_jobs.CHECKING):
-        return redirect(url_for("settings.import_report", project_id=project.id,
-                                import_id=job.id), 303)
+        return _to_page("settings.import_report", project, job.id)
     path = import_jobs.upload_path(_folder(), job.id)
     posted = request.method == "POST"
     # Shown again: the columns of the check that runs or ran last (or of the import's start).
@@ -438,16 +440,14 @@ def import_check_cancel(project_id: str, import_id: str):
     if gone:
         return gone
     import_jobs.cancel_check(get_session(), job.id)
-    return redirect(url_for("settings.import_columns", project_id=project.id,
-                            import_id=job.id), 303)
+    return _to_page("settings.import_columns", project, job.id)
 
 
 def _import_chosen(project: Project, job: ImportJob, chosen: Chosen):
     """Queue the import with its columns (replacing a check that runs); the job writes the
     file in the import's own shape, creates the tags if asked, and imports it."""
     if not import_jobs.queue_chosen(get_session(), job.id, chosen, import_jobs.process_owner()):
-        return redirect(url_for("settings.import_report", project_id=project.id,
-                                import_id=job.id), 303)
+        return _to_page("settings.import_report", project, job.id)
     return _started(project, job.id)
 
 
@@ -477,8 +477,7 @@ def import_report(project_id: str, import_id: str):
     if gone:
         return gone
     if job.state in (import_jobs.CHOOSING, import_jobs.CHECKING):
-        return redirect(url_for("settings.import_columns", project_id=project.id,
-                                import_id=job.id), 303)
+        return _to_page("settings.import_columns", project, job.id)
     rejected = [] if job.active else import_jobs.rejections(get_session(), job.id,
                                                             REJECTED_ON_PAGE)
     return render_template("settings/import_report.html", section="projects", project=project,
