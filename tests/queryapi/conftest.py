@@ -6,6 +6,8 @@ import pytest
 
 from queryapi import Client, Mode
 from tests.support.clients import FAST
+from tests.support.reference_proxy import WithoutExtensions
+from tests.support.servers import LiveServer
 
 
 @pytest.fixture
@@ -30,6 +32,27 @@ def client(make_client):
 @pytest.fixture
 def background(make_client):
     return make_client(Mode.BACKGROUND, **FAST)
+
+
+@pytest.fixture
+def without_extensions(service_app):
+    """The live service behind a proxy that hides every extension (a deployment without
+    them)."""
+    server = LiveServer(WithoutExtensions(service_app)).start()
+    yield server
+    server.stop()
+
+
+# Four queries in two languages, two of them tagged: what the extensions' tests filter.
+FOUR_QUERIES = [("laufschuhe", "de", "DE", []), ("schuhe damen", "de", "AT", ["brand"]),
+                ("running shoes", "en", "US", ["brand", "sale"]), ("shoe store", "en", "GB", [])]
+
+
+@pytest.fixture
+def seeded(world):
+    """The world with FOUR_QUERIES added (a module of its own rows defines its own)."""
+    world.add_queries(FOUR_QUERIES)
+    return world
 
 
 LANGUAGES = ("en", "de", "fr", "es", "nl")

@@ -36,14 +36,6 @@ DOCUMENT = {"openapi": "3.1.0", "info": {"title": "x", "version": "1"}, "paths":
 CREATED = {"id": 77, "project": PROJECT, "name": "winter sale", "color": "#0052cc"}
 
 
-@pytest.fixture
-def without_extension(service_app):
-    """The live service behind a proxy that hides the extension."""
-    server = LiveServer(WithoutExtensions(service_app)).start()
-    yield server
-    server.stop()
-
-
 # --- the live service ------------------------------------------------------------------------
 
 
@@ -115,8 +107,8 @@ def test_a_rate_limited_create_is_a_rate_limited_error_and_creates_nothing(make_
 
 
 def test_the_service_without_the_extension_offers_nothing_and_answers_not_found(
-        without_extension, world):
-    with Client(without_extension.url, world.key) as client:
+        without_extensions, world):
+    with Client(without_extensions.url, world.key) as client:
         assert client.capabilities() == Capabilities(create_tag=False)
         assert client.stats.requests == 1
         with pytest.raises(NotFound):

@@ -21,30 +21,12 @@ from queryapi import (
     TransportError,
 )
 from tests.support.clients import FAST
-from tests.support.reference_proxy import WithoutExtensions
-from tests.support.servers import LiveServer
 
 from .servers import Answer, RawServer, TinyServer, hang_up_before_answer, routes
 
 KEY = "tdk_live_ZXh0ZW5zaW9ucyBvZiB0aGUgY2xpZW50IG9rIG9rIG9rIG9rIG9rIG9r"
 PROJECT = "6f0d8a5e-3c1b-4b5e-9d7a-2f1e0c9b8a7d"
 OPENAPI = "/api/openapi.json"
-ROWS = [("laufschuhe", "de", "DE", []), ("schuhe damen", "de", "AT", ["brand"]),
-        ("running shoes", "en", "US", ["brand", "sale"]), ("shoe store", "en", "GB", [])]
-
-
-@pytest.fixture
-def seeded(world):
-    world.add_queries(ROWS)
-    return world
-
-
-@pytest.fixture
-def without_extensions(service_app):
-    server = LiveServer(WithoutExtensions(service_app)).start()
-    yield server
-    server.stop()
-
 
 # --- QueryFilters --------------------------------------------------------------------------
 

@@ -24,22 +24,11 @@ from queryapi import (
     TransportError,
 )
 from tests.support.clients import FAST
-from tests.support.reference_proxy import WithoutExtensions
-from tests.support.servers import LiveServer
 
 from .servers import Answer, RawServer, TinyServer, hang_up_before_answer, routes
 
 KEY = "tdk_live_cnVsZXMgb2YgdGhlIGNsaWVudCBvayBvayBvayBvayBvayBvayBvayBvaw"
 PROJECT = "6f0d8a5e-3c1b-4b5e-9d7a-2f1e0c9b8a7d"
-ROWS = [("laufschuhe", "de", "DE", []), ("schuhe damen", "de", "AT", ["brand"]),
-        ("running shoes", "en", "US", ["brand", "sale"]), ("shoe store", "en", "GB", [])]
-
-
-@pytest.fixture
-def seeded(world):
-    world.add_queries(ROWS)
-    return world
-
 
 def test_the_pattern_filter_is_sent_only_when_set_and_reads_back():
     assert QueryFilters(pattern="").to_body() == {}
@@ -128,17 +117,13 @@ def test_what_the_service_would_refuse_is_refused_before_sending(call, message):
     assert client.stats.requests == 0
 
 
-def test_without_the_extension_nothing_is_offered(service_app, world):
-    server = LiveServer(WithoutExtensions(service_app)).start()
-    try:
-        with Client(server.url, world.key) as client:
-            assert client.capabilities() == Capabilities()
-            with pytest.raises(NotFound):
-                client.list_rules(world.project_id)
-            page = client.list_queries(world.project_id)
-            assert page.results == ()
-    finally:
-        server.stop()
+def test_without_the_extension_nothing_is_offered(without_extensions, world):
+    with Client(without_extensions.url, world.key) as client:
+        assert client.capabilities() == Capabilities()
+        with pytest.raises(NotFound):
+            client.list_rules(world.project_id)
+        page = client.list_queries(world.project_id)
+        assert page.results == ()
 
 
 @pytest.mark.parametrize(("payload", "problem"), [

@@ -20,8 +20,6 @@ from queryapi import (
     TagUnmerge,
 )
 from queryapi.records import read_tag_merge
-from tests.support.reference_proxy import WithoutExtensions
-from tests.support.servers import LiveServer
 
 ROWS = [("red shoes", "en", "US", ["brand", "sale"]), ("blue shoes", "en", "GB", ["brand"]),
         ("laufschuhe", "de", "DE", ["sale"]), ("boots", "en", "US", [])]
@@ -80,17 +78,13 @@ def test_a_merge_and_its_undo_keep_every_count_exact(client, seeded):
         client.unmerge_tag(project, merge.operation)
 
 
-def test_without_the_extensions_nothing_is_offered(service_app, world):
-    server = LiveServer(WithoutExtensions(service_app)).start()
-    try:
-        with Client(server.url, world.key) as client:
-            assert client.capabilities() == Capabilities()
-            with pytest.raises(NotFound):
-                client.update_tag(world.project_id, world.tags["brand"], name="x")
-            with pytest.raises(NotFound):
-                client.merge_tag(world.project_id, world.tags["brand"], world.tags["sale"])
-    finally:
-        server.stop()
+def test_without_the_extensions_nothing_is_offered(without_extensions, world):
+    with Client(without_extensions.url, world.key) as client:
+        assert client.capabilities() == Capabilities()
+        with pytest.raises(NotFound):
+            client.update_tag(world.project_id, world.tags["brand"], name="x")
+        with pytest.raises(NotFound):
+            client.merge_tag(world.project_id, world.tags["brand"], world.tags["sale"])
 
 
 def test_an_answer_that_does_not_fit_is_a_sentence():
