@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from typing import Any, TypeVar
 from urllib.parse import quote, urlsplit
 
@@ -121,6 +122,7 @@ EXTENSIONS = {
 }
 
 Listing = TypeVar("Listing", ProjectPage, QueryPage, TagPage)
+Answer = TypeVar("Answer")
 
 
 class Client:
@@ -193,6 +195,14 @@ class Client:
     def __exit__(self, *exc_info) -> None:
         self.close()
 
+    def _post(self, path: str, project_id: str, body: Any, read: Callable[[Any, str], Answer],
+              *, idempotent: bool = True) -> Answer:
+        """POST `body` to one of the project's calls (`project_id` as _project checked it);
+        the answer as `read` makes it, naming the call ("POST <path>") in what it says."""
+        payload = self._transport.call("POST", path, project_id=project_id, body=body,
+                                       idempotent=idempotent)
+        return read(payload, f"POST {path}")
+
     # -- projects --------------------------------------------------------------------------
 
     def list_projects(self, page: int = 1, limit: int = 100) -> ProjectPage:
@@ -210,9 +220,7 @@ class Client:
         body = {**(filters.to_body() if filters else {}), "page": page, "limit": limit}
         if sort:
             body["sort"] = sort_body(sort)
-        payload = self._transport.call("POST", QUERIES, project_id=_project(project_id),
-                                       body=body)
-        return read_query_page(payload, f"POST {QUERIES}")
+        return self._post(QUERIES, _project(project_id), body, read_query_page)
 
     def iter_queries(self, project_id: str, filters: QueryFilters | None = None,
                      sort: list[tuple[str, str]] | None = None) -> Iterator[Query]:
@@ -254,8 +262,7 @@ class Client:
             body["name"] = name
         if sort:
             body["sort"] = sort_body(sort)
-        payload = self._transport.call("POST", TAGS, project_id=_project(project_id), body=body)
-        return read_tag_page(payload, f"POST {TAGS}")
+        return self._post(TAGS, _project(project_id), body, read_tag_page)
 
     def iter_tags(self, project_id: str) -> Iterator[Tag]:
         return self._walk(lambda page, limit: self.list_tags(
@@ -275,9 +282,7 @@ class Client:
         body: dict[str, Any] = {"name": name}
         if color is not None:
             body["color"] = color
-        payload = self._transport.call("POST", CREATE_TAG, project_id=_project(project_id),
-                                       body=body, idempotent=False)
-        return read_tag(payload, f"POST {CREATE_TAG}")
+        return self._post(CREATE_TAG, _project(project_id), body, read_tag, idempotent=False)
 
     def update_tag(self, project_id: str, tag_id: int, *, name: str | None = None,
                    color: str | None = None, description: str | None = None,
@@ -295,9 +300,7 @@ class Client:
                 body[field] = value
         if clear_description:
             body["description"] = None
-        payload = self._transport.call("POST", UPDATE_TAG, project_id=_project(project_id),
-                                       body=body)
-        return read_tag(payload, f"POST {UPDATE_TAG}")
+        return self._post(UPDATE_TAG, _project(project_id), body, read_tag)
 
     def merge_tag(self, project_id: str, tag_id: int, into_id: int) -> TagMerge:
         """Merge the tag into another (POST /api/tags/merge, an extension:
@@ -306,9 +309,7 @@ class Client:
         unknown outcome (a second merge of a tag that is gone is NotFound): list the tags to
         see whether it went."""
         body = {"id": _tag_id(tag_id), "intoId": _tag_id(into_id)}
-        payload = self._transport.call("POST", MERGE_TAG, project_id=_project(project_id),
-                                       body=body, idempotent=False)
-        return read_tag_merge(payload, f"POST {MERGE_TAG}")
+        return self._post(MERGE_TAG, _project(project_id), body, read_tag_merge, idempotent=False)
 
     def unmerge_tag(self, project_id: str, operation: str) -> TagUnmerge:
         """Undo a merge: the tag back under its id with its links as they were. A merge
@@ -316,24 +317,21 @@ class Client:
         merged tag's name made since is a Conflict."""
         if not isinstance(operation, str):
             raise InvalidRequest("A merge's operation is text.")
-        payload = self._transport.call("POST", UNMERGE_TAG, project_id=_project(project_id),
-                                       body={"operation": operation}, idempotent=False)
-        return read_tag_unmerge(payload, f"POST {UNMERGE_TAG}")
+        return self._post(UNMERGE_TAG, _project(project_id), {"operation": operation},
+                          read_tag_unmerge, idempotent=False)
 
     # -- extensions: facets and saved views ------------------------------------------------
 
     def facets(self, project_id: str, filters: QueryFilters | None = None) -> Facets:
         """The counts of a filter, and beside each language, country and tag (POST
         /api/queries/facets, an extension: `capabilities().tag_logic`)."""
-        payload = self._transport.call("POST", FACETS, project_id=_project(project_id),
-                                       body=filters.to_body() if filters else {})
-        return read_facets(payload, f"POST {FACETS}")
+        return self._post(FACETS, _project(project_id), filters.to_body() if filters else {},
+                          read_facets)
 
     def list_views(self, project_id: str) -> tuple[SavedView, ...]:
         """Every saved view of the project, by name, each with its live count (an extension:
         `capabilities().saved_views`)."""
-        payload = self._transport.call("POST", VIEWS, project_id=_project(project_id), body={})
-        return read_saved_views(payload, f"POST {VIEWS}")
+        return self._post(VIEWS, _project(project_id), {}, read_saved_views)
 
     def create_view(self, project_id: str, name: str, filters: QueryFilters,
                     sort: list[tuple[str, str]] | None = None) -> SavedView:
@@ -347,18 +345,16 @@ class Client:
         body: dict[str, Any] = {"name": name, "filters": filters.to_body()}
         if sort:
             body["sort"] = sort_body(sort)
-        payload = self._transport.call("POST", CREATE_VIEW, project_id=_project(project_id),
-                                       body=body, idempotent=False)
-        return read_saved_view(payload, f"POST {CREATE_VIEW}")
+        return self._post(CREATE_VIEW, _project(project_id), body, read_saved_view,
+                          idempotent=False)
 
     def rename_view(self, project_id: str, view_id: int, name: str) -> SavedView:
         """The view, renamed. A name another view of the project has is a Conflict; a view
         that is not the project's is NotFound."""
         if not isinstance(name, str):
             raise InvalidRequest("A saved view's name is text.")
-        payload = self._transport.call("POST", UPDATE_VIEW, project_id=_project(project_id),
-                                       body={"id": _view_id(view_id), "name": name})
-        return read_saved_view(payload, f"POST {UPDATE_VIEW}")
+        return self._post(UPDATE_VIEW, _project(project_id),
+                          {"id": _view_id(view_id), "name": name}, read_saved_view)
 
     def delete_view(self, project_id: str, view_id: int) -> None:
         """Delete the view; NotFound when the project has no such view (also when a lost
@@ -371,17 +367,14 @@ class Client:
     def list_rules(self, project_id: str) -> tuple[Rule, ...]:
         """Every rule of the project, by name, each with its live counts (an extension:
         `capabilities().rules`)."""
-        payload = self._transport.call("POST", RULES, project_id=_project(project_id), body={})
-        return read_rules(payload, f"POST {RULES}")
+        return self._post(RULES, _project(project_id), {}, read_rules)
 
     def preview_rule(self, project_id: str, condition: QueryFilters,
                      tag_ids: Iterable[int]) -> RulePreview:
         """How many queries a rule of `condition` and `tag_ids` would match, how many of those
         lack one of the tags, and up to 20 of them. Only reads."""
         body = {"condition": _condition(condition), "tagIds": _tag_ids(tag_ids)}
-        payload = self._transport.call("POST", PREVIEW_RULE, project_id=_project(project_id),
-                                       body=body)
-        return read_rule_preview(payload, f"POST {PREVIEW_RULE}")
+        return self._post(PREVIEW_RULE, _project(project_id), body, read_rule_preview)
 
     def create_rule(self, project_id: str, name: str, condition: QueryFilters,
                     tag_ids: Iterable[int]) -> Rule:
@@ -393,9 +386,7 @@ class Client:
         TransportError, list the rules to see whether it was made."""
         body = {"name": _rule_name(name), "condition": _condition(condition),
                 "tagIds": _tag_ids(tag_ids)}
-        payload = self._transport.call("POST", CREATE_RULE, project_id=_project(project_id),
-                                       body=body, idempotent=False)
-        return read_rule(payload, f"POST {CREATE_RULE}")
+        return self._post(CREATE_RULE, _project(project_id), body, read_rule, idempotent=False)
 
     def update_rule(self, project_id: str, rule_id: int, *, name: str | None = None,
                     condition: QueryFilters | None = None,
@@ -409,18 +400,15 @@ class Client:
             body["condition"] = _condition(condition)
         if tag_ids is not None:
             body["tagIds"] = _tag_ids(tag_ids)
-        payload = self._transport.call("POST", UPDATE_RULE, project_id=_project(project_id),
-                                       body=body)
-        return read_rule(payload, f"POST {UPDATE_RULE}")
+        return self._post(UPDATE_RULE, _project(project_id), body, read_rule)
 
     def pause_rule(self, project_id: str, rule_id: int, paused: bool) -> Rule:
         """The rule paused (True) or resumed (False): a paused rule tags no query that
         enters."""
         if not isinstance(paused, bool):
             raise InvalidRequest("paused is True or False.")
-        payload = self._transport.call("POST", PAUSE_RULE, project_id=_project(project_id),
-                                       body={"id": _rule_id(rule_id), "paused": paused})
-        return read_rule(payload, f"POST {PAUSE_RULE}")
+        return self._post(PAUSE_RULE, _project(project_id),
+                          {"id": _rule_id(rule_id), "paused": paused}, read_rule)
 
     def delete_rule(self, project_id: str, rule_id: int) -> None:
         """Delete the rule (the tags it added stay); NotFound when the project has no such
@@ -433,9 +421,8 @@ class Client:
         rule_apply`); call again with the answer's cursor until it is None. Safe to repeat."""
         if not isinstance(cursor, int) or isinstance(cursor, bool) or cursor < 0:
             raise InvalidRequest("cursor is 0 or the cursor of the previous part.")
-        payload = self._transport.call("POST", APPLY_RULE, project_id=_project(project_id),
-                                       body={"id": _rule_id(rule_id), "cursor": cursor})
-        return read_rule_applied(payload, f"POST {APPLY_RULE}")
+        return self._post(APPLY_RULE, _project(project_id),
+                          {"id": _rule_id(rule_id), "cursor": cursor}, read_rule_applied)
 
     def unapply_rule(self, project_id: str, rule_id: int, since: str | None = None,
                      operation: str | None = None) -> RuleUnapplied:
@@ -447,16 +434,13 @@ class Client:
             body["since"] = since
         if operation is not None:
             body["operation"] = operation
-        payload = self._transport.call("POST", UNAPPLY_RULE, project_id=_project(project_id),
-                                       body=body)
-        return read_rule_unapplied(payload, f"POST {UNAPPLY_RULE}")
+        return self._post(UNAPPLY_RULE, _project(project_id), body, read_rule_unapplied)
 
     def restore_rule(self, project_id: str, operation: str) -> RuleUnapplied:
         """The next part of what an unapply took away is put back (`removed`: links put
         back); call again while `more`."""
-        payload = self._transport.call("POST", RESTORE_RULE, project_id=_project(project_id),
-                                       body={"operation": operation})
-        return read_rule_unapplied(payload, f"POST {RESTORE_RULE}", counted="restored")
+        return self._post(RESTORE_RULE, _project(project_id), {"operation": operation},
+                          partial(read_rule_unapplied, counted="restored"))
 
     # -- what the deployment offers --------------------------------------------------------
 
