@@ -117,14 +117,20 @@ def _walk_options(app_config: dict, scope: Scope, delta: Delta) -> dict:
             "pipelined": bool(app_config.get("BULK_PIPELINE")) and stable}
 
 
+def _resolved_scope(client: Client, edit: Edit) -> Scope:
+    """The edit's filter, as the walk needs it: the tags it names found by id."""
+    scope = Scope.from_json(edit.scope_filter)
+    if scope.tag_names or scope.not_tag_names:
+        scope = scope.resolved(client.iter_tags(edit.project_id))
+    return scope
+
+
 def _edit(client: Client, store: Store, edit: Edit, app_config: dict) -> str:
     if edit.scope == "rule":
         return rule_jobs.apply(client, store, edit)
     if edit.scope == "rule-removal":
         return rule_jobs.take_back(client, store, edit)
-    scope = Scope.from_json(edit.scope_filter)
-    if scope.tag_names or scope.not_tag_names:
-        scope = scope.resolved(client.iter_tags(edit.project_id))
+    scope = _resolved_scope(client, edit)
     delta = Delta.from_json(edit.delta or {})
 
     def plan(rows):
@@ -145,9 +151,7 @@ def _undo(client: Client, store: Store, edit: Edit, app_config: dict) -> str:
         return rule_jobs.take_back(client, store, edit)
     if edit.scope == "rule-removal":
         return rule_jobs.put_back(client, store, edit)
-    scope = Scope.from_json(edit.scope_filter)
-    if scope.tag_names or scope.not_tag_names:
-        scope = scope.resolved(client.iter_tags(edit.project_id))
+    scope = _resolved_scope(client, edit)
     original = edit.undo_of
     done = Delta.from_json(edit.delta or {})
     # Undoing puts back what was removed and takes away what was added.
