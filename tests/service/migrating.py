@@ -8,9 +8,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Engine, create_engine, text
 
 from service import schema
+from service.models import Base
 from tests.service.folding import expected_gram_counts, stored_gram_counts
 from tests.support.databases import postgres_database_of_its_own
 
@@ -76,6 +79,21 @@ def migrate(engine, revision: str, *, down: bool = False) -> None:
     with schema.migrating(engine) as connection:
         step = command.downgrade if down else command.upgrade
         step(schema.alembic_config(connection), revision)
+
+
+def model_differences(engine) -> list:
+    """What autogenerate finds between the database and the service's models (Base.metadata):
+    each test keeps the differences of the tables it is about."""
+    with engine.connect() as connection:
+        return compare_metadata(MigrationContext.configure(connection), Base.metadata)
+
+
+def model_differences_after(engine, before: str, revision: str) -> list:
+    """Migrate to `before` with one query in it (migrated_with_rows), then up to `revision`:
+    the model_differences of the database it leaves."""
+    migrated_with_rows(engine, before, [("shoes", "en", "US")])
+    migrate(engine, revision)
+    return model_differences(engine)
 
 
 def gram_counts_after(engine, revision: str, rows, target: str) -> tuple[dict, dict]:

@@ -11,13 +11,16 @@ import uuid
 
 import pytest
 import requests
-from alembic.autogenerate import compare_metadata
-from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect, select, text
 
 from service import rules
-from service.models import Base, OrgEvent, Rule
-from tests.service.migrating import P1, engine_of_its_own, migrate, migrated_with_rows
+from service.models import OrgEvent, Rule
+from tests.service.migrating import (
+    P1,
+    engine_of_its_own,
+    migrate,
+    model_differences_after,
+)
 from tests.support.api import Api, by_rule
 
 LIST, PREVIEW, CREATE, UPDATE, PAUSE, DELETE = (
@@ -368,11 +371,7 @@ def test_the_document_marks_the_rules_as_extensions(live_service):
 @pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def test_migration_0028_adds_rules_and_the_links_rule_and_takes_them_away(kind, tmp_path):
     with engine_of_its_own(kind, tmp_path, "tagdesk_test_rules_") as engine:
-        migrated_with_rows(engine, "0027", [("shoes", "en", "US")])
-        migrate(engine, "0028")
-        with engine.connect() as connection:
-            differences = compare_metadata(MigrationContext.configure(connection),
-                                           Base.metadata)
+        differences = model_differences_after(engine, "0027", "0028")
         assert [d for d in differences if ("rules" in repr(d) or "rule_id" in repr(d)
                 or "tagged_by_rules" in repr(d)) and "rule_removals" not in repr(d)
                 and "ix_query_tags_rule" not in repr(d)] == []
