@@ -18,7 +18,7 @@ from dashboard.current_project import load_project
 from dashboard.htmx import wants_partial
 from dashboard.saved_views import filters_of, name_problem, section_context, view_of
 from dashboard.viewstate import QueryView, clean_text
-from queryapi import Conflict, NotFound
+from queryapi import Conflict, NotFound, Project
 
 bp = Blueprint("views", __name__)
 
@@ -36,6 +36,20 @@ def _current(form) -> tuple[str, QueryView]:
     return view.query_string(), view
 
 
+def _opened(project_id: str, values) -> tuple[Project, str, QueryView]:
+    """The project (views offered, else 404) and the queries view `values` were sent from."""
+    project = load_project(project_id)
+    _offered()
+    current_qs, view = _current(values)
+    return project, current_qs, view
+
+
+def _posted_name() -> tuple[str, str]:
+    """The name the form sent, and what is wrong with it ("" when nothing)."""
+    name = clean_text(request.form.get("name") or "", 1000)
+    return name, name_problem(name)
+
+
 def _answer(project, current_qs: str, message: str = "", error: str = "", name: str = "",
             undo: dict | None = None):
     # The list is read afresh either way: the next page shows the change from the cache.
@@ -50,9 +64,7 @@ def _answer(project, current_qs: str, message: str = "", error: str = "", name: 
 @login_required
 def section(project_id: str):
     """The section again (after an edit changed the counts)."""
-    project = load_project(project_id)
-    _offered()
-    current_qs, _view = _current(request.args)
+    project, current_qs, _view = _opened(project_id, request.args)
     return render_template("queries/_saved_views.html", project=project,
                            **section_context(project, current_qs, fresh=True))
 
@@ -60,11 +72,8 @@ def section(project_id: str):
 @bp.post("/projects/<project_id>/views")
 @login_required
 def create(project_id: str):
-    project = load_project(project_id)
-    _offered()
-    current_qs, view = _current(request.form)
-    name = clean_text(request.form.get("name") or "", 1000)
-    problem = name_problem(name)
+    project, current_qs, view = _opened(project_id, request.form)
+    name, problem = _posted_name()
     if problem:
         return _answer(project, current_qs, error=problem, name=name)
     try:
@@ -79,11 +88,8 @@ def create(project_id: str):
 @bp.post("/projects/<project_id>/views/<int:view_id>/rename")
 @login_required
 def rename(project_id: str, view_id: int):
-    project = load_project(project_id)
-    _offered()
-    current_qs, _view = _current(request.form)
-    name = clean_text(request.form.get("name") or "", 1000)
-    problem = name_problem(name)
+    project, current_qs, _view = _opened(project_id, request.form)
+    name, problem = _posted_name()
     if problem:
         return _answer(project, current_qs, error=problem)
     try:
@@ -99,9 +105,7 @@ def rename(project_id: str, view_id: int):
 @login_required
 def delete(project_id: str, view_id: int):
     """Delete a view; the sentence that says so offers Undo (saving it again as it was)."""
-    project = load_project(project_id)
-    _offered()
-    current_qs, _view = _current(request.form)
+    project, current_qs, _view = _opened(project_id, request.form)
     client = apiclient.client()
     gone = next((item for item in client.list_views(project.id) if item.id == view_id), None)
     if gone is None:
