@@ -474,22 +474,12 @@ def test_rejected_rows_as_csv_are_safe_to_open_in_a_spreadsheet():
 # --- the command line ----------------------------------------------------------------------------
 
 
-@pytest.fixture
-def cli(service_app):
-    runner = service_app.test_cli_runner()
-
-    def run(*args):
-        return runner.invoke(args=list(args))
-
-    return run
-
-
-def test_the_command_line_uses_the_same_importer_and_prints_the_same_report(world, cli,
+def test_the_command_line_uses_the_same_importer_and_prints_the_same_report(world, flask_cli,
                                                                            tmp_path):
     path = tmp_path / "queries.csv"
     path.write_text("query;language;country;tags\nok;en;US;brand\n;en;US;\nbad;en;US;nope\n"
                     "ok;EN;us;\n", encoding="utf-8-sig")
-    result = cli("import-queries", world.project_id, str(path))
+    result = flask_cli("import-queries", world.project_id, str(path))
     assert result.exit_code == 1  # some rows were rejected; the others are in
     assert result.stdout.strip().splitlines()[-1] == "1"
     assert result.stderr.splitlines() == [
@@ -499,7 +489,7 @@ def test_the_command_line_uses_the_same_importer_and_prints_the_same_report(worl
         "Rows name tags this project does not have: nope (1). Create them first, or import "
         "with the tags created.",
     ]
-    again = cli("import-queries", world.project_id, str(path))
+    again = flask_cli("import-queries", world.project_id, str(path))
     assert again.stdout.strip().splitlines()[-1] == "0"
     assert again.stderr.splitlines()[-2] == "0 added, 2 already present, 2 rejected."
     event = world.run(lambda s: s.scalars(select(OrgEvent).order_by(OrgEvent.id)).all()[-1])
@@ -508,10 +498,11 @@ def test_the_command_line_uses_the_same_importer_and_prints_the_same_report(worl
     assert event.detail == "queries.csv: 0 added, 2 already present, 2 rejected."
 
 
-def test_the_command_line_refuses_a_file_that_is_not_csv_with_a_sentence(world, cli, tmp_path):
+def test_the_command_line_refuses_a_file_that_is_not_csv_with_a_sentence(world, flask_cli,
+                                                                          tmp_path):
     path = tmp_path / "book.xlsx"
     path.write_bytes(NOT_CSV["workbook"][0])
-    result = cli("import-queries", world.project_id, str(path))
+    result = flask_cli("import-queries", world.project_id, str(path))
     assert result.exit_code == 1
     # Not a workbook either, though it starts as one.
     assert "Nothing was imported: This file looks like a workbook (.xlsx) but cannot be " \

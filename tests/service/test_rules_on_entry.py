@@ -28,16 +28,6 @@ def service_config(service_config, tmp_path):
             "IMPORT_WAIT_SECONDS": 0, "IMPORT_BATCH_ROWS": 3}  # several ranges per file
 
 
-@pytest.fixture
-def cli(service_app):
-    runner = service_app.test_cli_runner()
-
-    def run(*args):
-        return runner.invoke(args=list(args))
-
-    return run
-
-
 def rule(api: Api, name: str, condition: dict, tag_ids: list[int]) -> dict:
     response = api.call("POST", "/api/rules/create",
                         json={"name": name, "condition": condition, "tagIds": tag_ids})
@@ -67,7 +57,7 @@ FILE = HEADER + "".join(f"{query},{language},{country},{tags}\n" for query, lang
 
 
 def test_an_import_on_the_command_line_tags_what_rules_match_and_says_how_many(
-        api, world, cli, tmp_path):
+        api, world, flask_cli, tmp_path):
     brand, sale, question = world.tags["brand"], world.tags["sale"], world.tags["question"]
     world.add_queries([("laufschuhe alt", "de", "DE", [])])  # there before: never touched
     german = rule(api, "German", {"languages": ["de"]}, [brand])
@@ -76,7 +66,7 @@ def test_an_import_on_the_command_line_tags_what_rules_match_and_says_how_many(
                           [question])
     path = tmp_path / "queries.csv"
     path.write_text(FILE, encoding="utf-8")
-    result = cli("import-queries", world.project_id, str(path))
+    result = flask_cli("import-queries", world.project_id, str(path))
     assert result.exit_code == 0, result.output
     assert result.stderr.splitlines()[-1] == (
         "7 added, 0 already present, 0 rejected, 4 queries tagged by rules.")
@@ -107,19 +97,19 @@ def test_an_import_on_the_command_line_tags_what_rules_match_and_says_how_many(
 
 
 def test_a_hand_removal_is_not_undone_by_a_later_import_and_a_paused_rule_does_nothing(
-        api, world, cli, tmp_path):
+        api, world, flask_cli, tmp_path):
     brand = world.tags["brand"]
     german = rule(api, "German", {"languages": ["de"]}, [brand])
     first = tmp_path / "first.csv"
     first.write_text(HEADER + "laufschuhe,de,DE,\nschuhe,de,AT,\n", encoding="utf-8")
-    assert cli("import-queries", world.project_id, str(first)).exit_code == 0
+    assert flask_cli("import-queries", world.project_id, str(first)).exit_code == 0
     assert tags_of(api) == {"laufschuhe": [brand], "schuhe": [brand]}
     taken_off = api.set_tags([{"query": "laufschuhe", "language": "de", "country": "DE",
                                "tagIds": []}])
     assert taken_off.status_code == 200, taken_off.text
     second = tmp_path / "second.csv"
     second.write_text(HEADER + "laufschuhe,de,DE,\nwanderschuhe,de,CH,\n", encoding="utf-8")
-    result = cli("import-queries", world.project_id, str(second))
+    result = flask_cli("import-queries", world.project_id, str(second))
     assert result.stderr.splitlines()[-1] == (
         "1 added, 1 already present, 0 rejected, 1 query tagged by rules.")
     assert tags_of(api) == {"laufschuhe": [], "schuhe": [brand], "wanderschuhe": [brand]}
@@ -128,7 +118,7 @@ def test_a_hand_removal_is_not_undone_by_a_later_import_and_a_paused_rule_does_n
     assert paused.status_code == 200, paused.text
     third = tmp_path / "third.csv"
     third.write_text(HEADER + "bergschuhe,de,DE,\n", encoding="utf-8")
-    result = cli("import-queries", world.project_id, str(third))
+    result = flask_cli("import-queries", world.project_id, str(third))
     assert result.stderr.splitlines()[-1] == "1 added, 0 already present, 0 rejected."
     assert tags_of(api)["bergschuhe"] == []
 
