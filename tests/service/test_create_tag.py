@@ -5,7 +5,6 @@ keys, rate limits, and creators racing for one name."""
 
 from __future__ import annotations
 
-import threading
 import uuid
 
 import pytest
@@ -16,7 +15,7 @@ from sqlalchemy import select
 from service import palette
 from service.models import Tag
 from service.openapi import SPEC
-from tests.support.api import Api
+from tests.support.api import Api, racing_statuses
 
 CREATE = "/api/tags/create"
 COLOR_SENTENCE = "'color': must be # followed by six hexadecimal digits, such as #1f77b4."
@@ -163,21 +162,10 @@ def test_the_same_name_in_another_project_is_another_tag(api, world):
 
 def test_creators_racing_for_one_name_get_one_tag_and_409s(api, world):
     callers = 8
-    start = threading.Barrier(callers)
-    statuses: list[int] = []
-
-    def race(index: int) -> None:
-        caller = Api(api.base_url, world.key, world.project_id)
-        start.wait()
-        response = create(caller, {"name": "Race" if index % 2 else "RACE"})
-        statuses.append(response.status_code)
-
-    threads = [threading.Thread(target=race, args=(i,)) for i in range(callers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(30)
-    assert sorted(statuses) == [201] + [409] * (callers - 1)
+    statuses = racing_statuses(
+        api, callers, lambda caller, index: create(caller, {"name": "Race" if index % 2 else
+                                                            "RACE"}))
+    assert statuses == [201] + [409] * (callers - 1)
     assert len([name for name in stored_tags(world) if name.casefold() == "race"]) == 1
 
 

@@ -6,7 +6,6 @@ OpenAPI document; and migration 0027 forward and back."""
 
 from __future__ import annotations
 
-import threading
 import uuid
 
 import pytest
@@ -21,7 +20,7 @@ from tests.service.migrating import (
     migrate,
     model_differences_after,
 )
-from tests.support.api import Api
+from tests.support.api import Api, racing_statuses
 
 LIST, CREATE, UPDATE, DELETE = ("/api/views/list", "/api/views/create", "/api/views/update",
                                 "/api/views/delete")
@@ -144,20 +143,9 @@ def test_one_list_counts_every_view_in_one_read_of_the_project(api, seeded, stat
 
 def test_creators_racing_for_one_name_get_one_view_and_409s(api, world):
     callers = 6
-    start = threading.Barrier(callers)
-    statuses: list[int] = []
-
-    def race(index: int) -> None:
-        caller = Api(api.base_url, world.key, world.project_id)
-        start.wait()
-        statuses.append(create(caller, "Race" if index % 2 else "RACE", {}).status_code)
-
-    threads = [threading.Thread(target=race, args=(i,)) for i in range(callers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(30)
-    assert sorted(statuses) == [201] + [409] * (callers - 1)
+    statuses = racing_statuses(
+        api, callers, lambda caller, index: create(caller, "Race" if index % 2 else "RACE", {}))
+    assert statuses == [201] + [409] * (callers - 1)
     assert len(stored(world)) == 1
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
+
 import requests
 
 
@@ -33,6 +36,31 @@ class Api:
 
     def set_tags(self, items):
         return self.call("PATCH", "/api/queries/many/tags-only", json={"queries": items})
+
+    def another_session(self) -> Api:
+        """An Api of its own (its own connection) with this one's service, key and project."""
+        return Api(self.base_url, self.headers.get("x-api-key"),
+                   self.headers.get("x-project-id"))
+
+
+def racing_statuses(api: Api, callers: int,
+                    send: Callable[[Api, int], requests.Response]) -> list[int]:
+    """`callers` threads, each with an Api of its own like `api`, call `send(caller, index)` at
+    the same moment (a barrier); the statuses of their answers, sorted."""
+    start = threading.Barrier(callers)
+    statuses: list[int] = []
+
+    def race(index: int) -> None:
+        caller = api.another_session()
+        start.wait()
+        statuses.append(send(caller, index).status_code)
+
+    threads = [threading.Thread(target=race, args=(i,)) for i in range(callers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    return sorted(statuses)
 
 
 def by_rule(record: dict) -> dict[str, int]:
