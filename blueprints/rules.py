@@ -20,7 +20,7 @@ from dashboard.rows import chip_html, rows_for
 from dashboard.rules import condition_words, read_form, rule_words, view_of_condition
 from dashboard.viewstate import QueryView
 from jobs.deltas import Delta, Scope
-from queryapi import Conflict, InvalidRequest, NotFound, QueryFilters, Rule
+from queryapi import Conflict, InvalidRequest, NotFound, Project, QueryFilters, Rule
 
 bp = Blueprint("rules", __name__)
 
@@ -31,9 +31,12 @@ def rules_tab() -> dict:
     return {"offers_rules": lambda: apiclient.capabilities().rules}
 
 
-def _offered() -> None:
+def _project(project_id: str) -> Project:
+    """The project, where the API offers rules (else 404: none of these pages exist)."""
+    project = load_project(project_id)
     if not apiclient.capabilities().rules:
         abort(404)
+    return project
 
 
 def _view_of(form) -> QueryView:
@@ -75,8 +78,7 @@ def _apply(project, rule: Rule, tags, count: int):
 @bp.get("/projects/<project_id>/rules")
 @login_required
 def index(project_id: str):
-    project = load_project(project_id)
-    _offered()
+    project = _project(project_id)
     tags = apiclient.tags(project.id)
     by_id = {tag.id: tag for tag in tags}
     rules = [{
@@ -129,16 +131,14 @@ def _form_page(project, view: QueryView, rule: Rule | None = None, form=None, pr
 @login_required
 def new(project_id: str):
     """Make a rule from a queries view (its address's parameters)."""
-    project = load_project(project_id)
-    _offered()
+    project = _project(project_id)
     return _form_page(project, QueryView.from_args(request.args))
 
 
 @bp.get("/projects/<project_id>/rules/<int:rule_id>/edit")
 @login_required
 def edit(project_id: str, rule_id: int):
-    project = load_project(project_id)
-    _offered()
+    project = _project(project_id)
     rule = _rule(project.id, rule_id)
     return _form_page(project, view_of_condition(rule.condition, apiclient.tags(project.id)),
                       rule)
@@ -199,16 +199,14 @@ def _submitted(project, rule: Rule | None):
 @bp.post("/projects/<project_id>/rules")
 @login_required
 def create(project_id: str):
-    project = load_project(project_id)
-    _offered()
+    project = _project(project_id)
     return _submitted(project, None)
 
 
 @bp.post("/projects/<project_id>/rules/<int:rule_id>")
 @login_required
 def update(project_id: str, rule_id: int):
-    project = load_project(project_id)
-    _offered()
+    project = _project(project_id)
     return _submitted(project, _rule(project.id, rule_id))
 
 
@@ -218,8 +216,7 @@ def update(project_id: str, rule_id: int):
 @bp.post("/projects/<project_id>/rules/<int:rule_id>/pause")
 @login_required
 def pause(project_id: str, rule_id: int):
-    project = load_project(project_id)
-    _offered()
+    project = _project(project_id)
     rule = _rule(project.id, rule_id)
     paused = request.form.get("paused") != "0"
     apiclient.client().pause_rule(project.id, rule.id, paused)
@@ -232,8 +229,7 @@ def pause(project_id: str, rule_id: int):
 @bp.post("/projects/<project_id>/rules/<int:rule_id>/delete")
 @login_required
 def delete(project_id: str, rule_id: int):
-    project = load_project(project_id)
-    _offered()
+    project = _project(project_id)
     rule = _rule(project.id, rule_id)
     if request.form.get("remove_tags") == "1" and apiclient.capabilities().rule_apply:
         tags = {tag.id: tag for tag in apiclient.tags(project.id)}
