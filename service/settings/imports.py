@@ -185,23 +185,25 @@ def _to_page(page: str, project: Project, import_id: str):
     return redirect(url_for(page, project_id=project.id, import_id=import_id), 303)
 
 
-def _job(project: Project, import_id: str) -> ImportJob:
-    job, gone = _job_or_gone(project, import_id)
+def _job(project_id: str, import_id: str) -> ImportJob:
+    _project, job, gone = _job_or_gone(project_id, import_id)
     if gone is not None:
         abort(404)
     return job
 
 
-def _job_or_gone(project: Project, import_id: str):
-    """(the job, None), or (None, the page of an upload that is no longer here — swept, left on
-    its Columns page too long — to return instead)."""
+def _job_or_gone(project_id: str, import_id: str):
+    """(the signed-in person's project, its import, None), or (the project, None, the page of
+    an upload that is no longer here — swept, left on its Columns page too long — to return
+    instead)."""
+    project = signed_in_project(project_id)
     job = get_session().scalar(select(ImportJob).where(
         ImportJob.id == import_id, ImportJob.project_id == project.id))
     found = _looked_at([job] if job is not None else [])
     if found:
-        return found[0], None
+        return project, found[0], None
     hours = _keep_hours()
-    return None, (render_template(
+    return project, None, (render_template(
         "settings/error.html", heading="This upload is no longer here", status=404,
         sentence=f"A file that is not imported is removed {hours:g} hours after it was "
                  "uploaded or last checked, and this one has been (or the address is not one "
@@ -337,8 +339,7 @@ def _choice_from_form(form) -> Choice:
 @bp.route("/projects/<project_id>/imports/<import_id>/columns", methods=["GET", "POST"])
 @signin_required
 def import_columns(project_id: str, import_id: str):
-    project = signed_in_project(project_id)
-    job, gone = _job_or_gone(project, import_id)
+    project, job, gone = _job_or_gone(project_id, import_id)
     if gone:
         return gone
     if job.state not in (import_jobs.CHOOSING, import_jobs.CHECKING):
@@ -435,8 +436,7 @@ def _check_started(project: Project, job: ImportJob, chosen: Chosen):
 @bp.post("/projects/<project_id>/imports/<import_id>/check/cancel")
 @signin_required
 def import_check_cancel(project_id: str, import_id: str):
-    project = signed_in_project(project_id)
-    job, gone = _job_or_gone(project, import_id)
+    project, job, gone = _job_or_gone(project_id, import_id)
     if gone:
         return gone
     import_jobs.cancel_check(get_session(), job.id)
@@ -472,8 +472,7 @@ def progress_text(job: ImportJob) -> str:
 @bp.get("/projects/<project_id>/imports/<import_id>")
 @signin_required
 def import_report(project_id: str, import_id: str):
-    project = signed_in_project(project_id)
-    job, gone = _job_or_gone(project, import_id)
+    project, job, gone = _job_or_gone(project_id, import_id)
     if gone:
         return gone
     if job.state in (import_jobs.CHOOSING, import_jobs.CHECKING):
@@ -488,7 +487,7 @@ def import_report(project_id: str, import_id: str):
 @bp.get("/projects/<project_id>/imports/<import_id>/progress")
 @signin_required
 def import_progress(project_id: str, import_id: str):
-    job = _job(signed_in_project(project_id), import_id)
+    job = _job(project_id, import_id)
     return jsonify({
         "state": job.state, "done": not job.busy, "percent": job.percent,
         # A check keeps its progress as a share of the file's size, not bytes read.
@@ -502,7 +501,7 @@ def import_progress(project_id: str, import_id: str):
 @bp.get("/projects/<project_id>/imports/<import_id>/rejected.csv")
 @signin_required
 def import_rejected(project_id: str, import_id: str):
-    job = _job(signed_in_project(project_id), import_id)
+    job = _job(project_id, import_id)
     sessions = current_app.extensions["tagdesk_sessionmaker"]
 
     def lines():
