@@ -8,6 +8,7 @@ from queryapi import Client, Mode
 from tests.support.clients import FAST
 from tests.support.reference_proxy import WithoutExtensions
 from tests.support.servers import LiveServer
+from tests.support.world import FOUR_QUERIES
 
 
 @pytest.fixture
@@ -41,11 +42,6 @@ def without_extensions(service_app):
     server = LiveServer(WithoutExtensions(service_app)).start()
     yield server
     server.stop()
-
-
-# Four queries in two languages, two of them tagged: what the extensions' tests filter.
-FOUR_QUERIES = [("laufschuhe", "de", "DE", []), ("schuhe damen", "de", "AT", ["brand"]),
-                ("running shoes", "en", "US", ["brand", "sale"]), ("shoe store", "en", "GB", [])]
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ import pytest
 from sqlalchemy import event
 
 from tests.support.databases import database_for
+from tests.support.world import FOUR_QUERIES
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -30,3 +31,10 @@ def flask_cli(service_app):
     """The service's command line, in this process: `flask_cli("import-queries", …)`."""
     runner = service_app.test_cli_runner()
     return lambda *args: runner.invoke(args=[str(arg) for arg in args])
+
+
+@pytest.fixture
+def seeded(world):
+    """The world with FOUR_QUERIES added (a module of its own rows defines its own)."""
+    world.add_queries(FOUR_QUERIES)
+    return world

@@ -22,10 +22,6 @@ ROWS = [(f"schuhe {n}", "de", "DE", []) for n in range(7)] + [
     ("shoe store", "en", "GB", ["brand"])]
 
 
-def post(api: Api, path: str, body=None, **headers):
-    return api.call("POST", path, json=body, headers=headers)
-
-
 def total(api: Api, **body) -> int:
     return api.queries(limit=1, **body).json()["page"]["totalRecords"]
 
@@ -38,7 +34,7 @@ def records(api: Api, **body) -> dict[str, dict]:
 @pytest.fixture
 def rule(api, world):
     world.add_queries(ROWS)
-    created = post(api, "/api/rules/create", {"name": "German shoes", "condition": {
+    created = api.post("/api/rules/create", {"name": "German shoes", "condition": {
         "query": "schuh"}, "tagIds": [world.tags["brand"], world.tags["sale"]]})
     assert created.status_code == 201, created.text
     return created.json()
@@ -47,7 +43,7 @@ def rule(api, world):
 def apply_all(api: Api, rule_id: int) -> list[dict]:
     parts, cursor = [], 0
     while True:
-        response = post(api, APPLY, {"id": rule_id, "cursor": cursor})
+        response = api.post(APPLY, {"id": rule_id, "cursor": cursor})
         assert response.status_code == 200, response.text
         parts.append(response.json())
         cursor = parts[-1]["cursor"]
@@ -91,7 +87,7 @@ def test_unapply_since_takes_back_only_the_latest_apply(api, world, rule):
     api.set_tags([{"query": "schuhe 0", "language": "de", "country": "DE", "tagIds": []}])
     stamp = records(api)["schuhe 0"]["updatedAt"]
     apply_all(api, rule["id"])  # schuhe 0 tagged again, after `stamp`
-    response = post(api, UNAPPLY, {"id": rule["id"], "since": stamp})
+    response = api.post(UNAPPLY, {"id": rule["id"], "since": stamp})
     assert response.status_code == 200, response.text
     done = response.json()
     assert (done["removed"], done["queries"], done["more"]) == (2, 1, False)
@@ -103,7 +99,7 @@ def test_unapply_takes_back_every_tag_it_added_and_restore_puts_them_back(api, w
     brand, sale = world.tags["brand"], world.tags["sale"]
     apply_all(api, rule["id"])
     tagged = records(api)
-    response = post(api, UNAPPLY, {"id": rule["id"]})
+    response = api.post(UNAPPLY, {"id": rule["id"]})
     assert response.status_code == 200, response.text
     done = response.json()
     assert (done["removed"], done["queries"], done["more"]) == (15, 8, False)
@@ -112,10 +108,10 @@ def test_unapply_takes_back_every_tag_it_added_and_restore_puts_them_back(api, w
     assert after["shoe store"]["tags"] == [brand]
     assert total(api, untagged=True) == 8
     # Another project's key cannot restore this project's operation.
-    other = post(api, RESTORE, {"operation": done["operation"]},
-                 **{"x-project-id": world.other_project_id})
+    other = api.post(RESTORE, {"operation": done["operation"]},
+                **{"x-project-id": world.other_project_id})
     assert other.status_code == 200 and other.json()["restored"] == 0
-    restored = post(api, RESTORE, {"operation": done["operation"]})
+    restored = api.post(RESTORE, {"operation": done["operation"]})
     assert restored.status_code == 200, restored.text
     assert restored.json()["restored"] == 15
     back = records(api)
@@ -124,7 +120,7 @@ def test_unapply_takes_back_every_tag_it_added_and_restore_puts_them_back(api, w
         for tag, source in back[text].get("tagSources", {}).items():
             assert source == tagged[text]["tagSources"][tag]
     assert total(api, tagIds=[brand, sale], tagMatch="all") == 8
-    assert post(api, RESTORE, {"operation": done["operation"]}).json()["restored"] == 0
+    assert api.post(RESTORE, {"operation": done["operation"]}).json()["restored"] == 0
 
 
 def test_who_added_a_tag_is_what_the_caller_said(api, world):
@@ -153,7 +149,7 @@ def test_who_added_a_tag_is_what_the_caller_said(api, world):
     (RESTORE, {"operation": "A" * 32}, "operation"),
 ])
 def test_bad_bodies_are_400_sentences(api, rule, path, body, words):
-    response = post(api, path, body)
+    response = api.post(path, body)
     assert response.status_code == 400 and words in response.text, response.text
 
 
@@ -161,11 +157,11 @@ def test_other_organizations_rules_are_404(api, world, rule):
     other_org, other_key, other_project = world.new_org()
     theirs = Api(api.base_url, other_key, other_project)
     for path in (APPLY, UNAPPLY):
-        response = post(theirs, path, {"id": rule["id"]})
+        response = theirs.post(path, {"id": rule["id"]})
         assert response.status_code == 404, response.text
     scoped = Api(api.base_url, world.new_key(project_id=world.other_project_id),
                  world.other_project_id)
-    assert post(scoped, APPLY, {"id": rule["id"]}).status_code == 404
+    assert scoped.post(APPLY, {"id": rule["id"]}).status_code == 404
     assert total(api, tagIds=[world.tags["brand"]]) == 1  # nothing changed
 
 

@@ -25,32 +25,20 @@ from tests.support.api import Api, by_rule
 
 LIST, PREVIEW, CREATE, UPDATE, PAUSE, DELETE = (
     f"/api/rules/{name}" for name in ("list", "preview", "create", "update", "pause", "delete"))
-ROWS = [("laufschuhe", "de", "DE", []), ("schuhe damen", "de", "AT", ["brand"]),
-        ("running shoes", "en", "US", ["brand", "sale"]), ("shoe store", "en", "GB", [])]
-
-
-def post(api: Api, path: str, body=None, **headers):
-    return api.call("POST", path, json=body, headers=headers)
 
 
 def listed(api: Api) -> list[dict]:
-    response = post(api, LIST, {})
+    response = api.post(LIST, {})
     assert response.status_code == 200, response.text
     return response.json()["results"]
 
 
 def create(api: Api, name: str, condition: dict, tag_ids: list):
-    return post(api, CREATE, {"name": name, "condition": condition, "tagIds": tag_ids})
+    return api.post(CREATE, {"name": name, "condition": condition, "tagIds": tag_ids})
 
 
 def stored(world) -> list[str]:
     return world.run(lambda session: list(session.scalars(select(Rule.name).order_by(Rule.id))))
-
-
-@pytest.fixture
-def seeded(world):
-    world.add_queries(ROWS)
-    return world
 
 
 # --- kept, listed, counted ------------------------------------------------------------------
@@ -95,7 +83,7 @@ def test_counts_are_live(api, seeded):
 
 def test_a_preview_counts_what_lacks_the_tags_and_shows_a_sample(api, seeded):
     brand, sale = seeded.tags["brand"], seeded.tags["sale"]
-    response = post(api, PREVIEW, {"condition": {"query": "s"}, "tagIds": [brand, sale]})
+    response = api.post(PREVIEW, {"condition": {"query": "s"}, "tagIds": [brand, sale]})
     assert response.status_code == 200, response.text
     preview = response.json()
     assert (preview["matching"], preview["lacking"]) == (4, 3)
@@ -105,21 +93,21 @@ def test_a_preview_counts_what_lacks_the_tags_and_shows_a_sample(api, seeded):
     page = {q["id"]: q for q in api.queries(limit=10).json()["results"]}
     for record in preview["sample"]:
         assert record == page[record["id"]]
-    nothing = post(api, PREVIEW, {"condition": {"languages": ["fr"]}, "tagIds": [brand]})
+    nothing = api.post(PREVIEW, {"condition": {"languages": ["fr"]}, "tagIds": [brand]})
     assert nothing.json() == {"matching": 0, "lacking": 0, "sample": []}
     assert stored(seeded) == []  # a preview keeps nothing
 
 
 def test_a_preview_samples_at_most_twenty(api, world):
     world.add_queries([(f"shoe {i}", "en", "US", []) for i in range(30)])
-    preview = post(api, PREVIEW, {"condition": {}, "tagIds": [world.tags["sale"]]}).json()
+    preview = api.post(PREVIEW, {"condition": {}, "tagIds": [world.tags["sale"]]}).json()
     assert (preview["matching"], preview["lacking"], len(preview["sample"])) == (30, 30, 20)
 
 
 def test_a_rule_is_renamed_given_another_condition_and_tags(api, seeded):
     rule = create(api, "a", {"languages": ["de"]}, [seeded.tags["brand"]]).json()
-    changed = post(api, UPDATE, {"id": rule["id"], "name": "b", "condition": {"query": "shoe"},
-                                 "tagIds": [seeded.tags["sale"]]})
+    changed = api.post(UPDATE, {"id": rule["id"], "name": "b", "condition": {"query": "shoe"},
+                                "tagIds": [seeded.tags["sale"]]})
     assert changed.status_code == 200, changed.text
     after = changed.json()
     assert (after["name"], after["condition"], after["tagIds"]) == (
@@ -128,21 +116,21 @@ def test_a_rule_is_renamed_given_another_condition_and_tags(api, seeded):
     assert after["createdAt"] == rule["createdAt"]
     assert after["updatedAt"] >= rule["updatedAt"]
     assert listed(api) == [after]
-    same = post(api, UPDATE, {"id": rule["id"]}).json()
+    same = api.post(UPDATE, {"id": rule["id"]}).json()
     assert same == after  # nothing sent, nothing changed
 
 
 def test_a_rule_is_paused_resumed_and_deleted_for_good(api, seeded):
     rule = create(api, "a", {}, [seeded.tags["brand"]]).json()
-    paused = post(api, PAUSE, {"id": rule["id"], "paused": True})
+    paused = api.post(PAUSE, {"id": rule["id"], "paused": True})
     assert paused.status_code == 200, paused.text
     assert (paused.json()["paused"], paused.json()["pausedReason"]) == (True, None)
-    assert post(api, PAUSE, {"id": rule["id"], "paused": False}).json()["paused"] is False
-    deleted = post(api, DELETE, {"id": rule["id"]})
+    assert api.post(PAUSE, {"id": rule["id"], "paused": False}).json()["paused"] is False
+    deleted = api.post(DELETE, {"id": rule["id"]})
     assert deleted.status_code == 200 and deleted.json() == {"deleted": rule["id"]}
     for path, body in ((DELETE, {"id": rule["id"]}), (PAUSE, {"id": rule["id"], "paused": True}),
                        (UPDATE, {"id": rule["id"], "name": "x"})):
-        gone = post(api, path, body)
+        gone = api.post(path, body)
         assert gone.status_code == 404 and gone.json()["message"] == "Rule not found."
     again = create(api, "a", {}, [seeded.tags["brand"]]).json()
     assert again["id"] > rule["id"]  # ids are never given again
@@ -150,11 +138,11 @@ def test_a_rule_is_paused_resumed_and_deleted_for_good(api, seeded):
 
 def test_every_change_is_in_the_activity_log(api, seeded):
     rule = create(api, "Brand it", {}, [seeded.tags["brand"]]).json()
-    post(api, UPDATE, {"id": rule["id"], "name": "Brand them"})
-    post(api, PAUSE, {"id": rule["id"], "paused": True})
-    post(api, PAUSE, {"id": rule["id"], "paused": True})  # no change, no entry
-    post(api, PAUSE, {"id": rule["id"], "paused": False})
-    post(api, DELETE, {"id": rule["id"]})
+    api.post(UPDATE, {"id": rule["id"], "name": "Brand them"})
+    api.post(PAUSE, {"id": rule["id"], "paused": True})
+    api.post(PAUSE, {"id": rule["id"], "paused": True})  # no change, no entry
+    api.post(PAUSE, {"id": rule["id"], "paused": False})
+    api.post(DELETE, {"id": rule["id"]})
     events = seeded.run(lambda session: session.execute(
         select(OrgEvent.action, OrgEvent.subject, OrgEvent.org_id).where(
             OrgEvent.action.like("rule.%")).order_by(OrgEvent.id)).all())
@@ -184,10 +172,10 @@ def test_a_deleted_tag_leaves_its_rules_and_the_last_one_pauses_the_rule(api, wo
     assert after["only sale"]["paused"] is True
     assert after["only sale"]["pausedReason"] == "Its last tag, “sale”, was deleted."
     assert after["only sale"]["updatedAt"] >= only["updatedAt"]
-    refused = post(api, PAUSE, {"id": only["id"], "paused": False})
+    refused = api.post(PAUSE, {"id": only["id"], "paused": False})
     assert refused.status_code == 400
     # Given a tag again, it runs again.
-    given = post(api, UPDATE, {"id": only["id"], "tagIds": [brand]}).json()
+    given = api.post(UPDATE, {"id": only["id"], "tagIds": [brand]}).json()
     assert (given["paused"], given["pausedReason"], given["tagIds"]) == (False, None, [brand])
     assert both["id"] != only["id"]
 
@@ -213,7 +201,7 @@ def test_a_deleted_tag_leaves_its_rules_and_the_last_one_pauses_the_rule(api, wo
      ["Unknown field 'paused'."]),
 ])
 def test_bodies_that_are_not_a_rule_are_400_sentences(api, world, body, message):
-    response = post(api, CREATE, body)
+    response = api.post(CREATE, body)
     assert response.status_code == 400, response.text
     assert response.json() == {"statusCode": 400, "error": "Bad Request", "message": message}
     assert stored(world) == []
@@ -221,11 +209,11 @@ def test_bodies_that_are_not_a_rule_are_400_sentences(api, world, body, message)
 
 def test_a_condition_is_refused_as_queries_facets_refuses_it(api, world):
     bad = {"untagged": True, "tagIds": [world.tags["brand"]]}
-    facets = post(api, "/api/queries/facets", bad)
+    facets = api.post("/api/queries/facets", bad)
     refused = create(api, "x", bad, [world.tags["brand"]])
     assert facets.status_code == refused.status_code == 400
     assert refused.json()["message"] == facets.json()["message"]
-    previewed = post(api, PREVIEW, {"condition": bad, "tagIds": [world.tags["brand"]]})
+    previewed = api.post(PREVIEW, {"condition": bad, "tagIds": [world.tags["brand"]]})
     assert previewed.status_code == 400
     assert previewed.json()["message"] == facets.json()["message"]
     assert stored(world) == []
@@ -233,17 +221,17 @@ def test_a_condition_is_refused_as_queries_facets_refuses_it(api, world):
 
 def test_tags_of_other_projects_are_named_in_the_refusal(api, world):
     other = Api(api.base_url, world.key, world.other_project_id)
-    theirs = post(other, "/api/tags/create", {"name": "help"}).json()["id"]
+    theirs = other.post("/api/tags/create", {"name": "help"}).json()["id"]
     brand = world.tags["brand"]
     one = create(api, "x", {}, [brand, theirs])
     assert one.status_code == 400
     assert one.json()["message"] == [f"'tagIds': {theirs} is not a tag of this project."]
-    two = post(api, PREVIEW, {"condition": {}, "tagIds": [theirs, 2**40]})
+    two = api.post(PREVIEW, {"condition": {}, "tagIds": [theirs, 2**40]})
     assert two.status_code == 400
     assert two.json()["message"] == [
         f"'tagIds': {theirs}, {2**40} are not tags of this project."]
     rule = create(api, "ok", {}, [brand]).json()
-    three = post(api, UPDATE, {"id": rule["id"], "tagIds": [theirs]})
+    three = api.post(UPDATE, {"id": rule["id"], "tagIds": [theirs]})
     assert three.status_code == 400
     assert listed(api)[0]["tagIds"] == [brand]
 
@@ -259,7 +247,7 @@ def test_tags_of_other_projects_are_named_in_the_refusal(api, world):
     (LIST, {"page": 1}, ["Unknown field 'page'."]),
 ])
 def test_other_bodies_that_are_not_one_are_400(api, world, path, body, message):
-    response = post(api, path, body)
+    response = api.post(path, body)
     assert response.status_code == 400
     assert response.json()["message"] == message
 
@@ -268,7 +256,7 @@ def test_other_bodies_that_are_not_one_are_400(api, world, path, body, message):
 def test_ids_that_name_no_row_are_not_found(api, world, rule_id):
     for path, body in ((UPDATE, {"id": rule_id}), (PAUSE, {"id": rule_id, "paused": True}),
                        (DELETE, {"id": rule_id})):
-        response = post(api, path, body)
+        response = api.post(path, body)
         assert response.status_code == 404, response.text
         assert response.json()["message"] == "Rule not found."
 
@@ -281,7 +269,7 @@ def test_a_name_the_project_has_folded_as_tag_names_are_is_a_409(api, world, nam
     assert response.status_code == 409
     assert response.json()["message"] == 'A rule named "Brand it" already exists in this project.'
     other = create(api, "other", {}, tag).json()
-    assert post(api, UPDATE, {"id": other["id"], "name": name}).status_code == 409
+    assert api.post(UPDATE, {"id": other["id"], "name": name}).status_code == 409
     assert stored(world) == ["Brand it", "other"]
 
 
@@ -306,33 +294,33 @@ def test_a_project_holds_at_most_100_rules(api, world):
 def test_another_organizations_rule_is_not_found_like_a_missing_one(api, world):
     _org, their_key, their_project = world.new_org("Rival")
     theirs = Api(api.base_url, their_key, their_project)
-    their_tag = post(theirs, "/api/tags/create", {"name": "rival"}).json()["id"]
+    their_tag = theirs.post("/api/tags/create", {"name": "rival"}).json()["id"]
     their_rule = create(theirs, "theirs", {}, [their_tag]).json()
     for path, body in ((UPDATE, {"id": their_rule["id"], "name": "ours now"}),
                        (PAUSE, {"id": their_rule["id"], "paused": True}),
                        (DELETE, {"id": their_rule["id"]})):
-        response = post(api, path, body)
+        response = api.post(path, body)
         assert response.status_code == 404
         assert response.json()["message"] == "Rule not found."
-        foreign = post(api, path, body, **{"x-project-id": their_project})
+        foreign = api.post(path, body, **{"x-project-id": their_project})
         assert foreign.status_code == 404 and foreign.json()["message"] == "Project not found."
     assert listed(api) == []
     assert [r["name"] for r in listed(theirs)] == ["theirs"]
     assert listed(theirs)[0]["paused"] is False
-    absent = post(api, LIST, {}, **{"x-project-id": str(uuid.uuid4())})
+    absent = api.post(LIST, {}, **{"x-project-id": str(uuid.uuid4())})
     assert absent.status_code == 404 and absent.json()["message"] == "Project not found."
 
 
 def test_a_project_scoped_key_sees_only_its_projects_rules(api, world):
     create(api, "shop rule", {}, [world.tags["brand"]])
     other = Api(api.base_url, world.key, world.other_project_id)
-    help_tag = post(other, "/api/tags/create", {"name": "help"}).json()["id"]
+    help_tag = other.post("/api/tags/create", {"name": "help"}).json()["id"]
     create(other, "help rule", {}, [help_tag])
     scoped = Api(api.base_url, world.new_key(project_id=world.project_id), world.project_id)
     assert [r["name"] for r in listed(scoped)] == ["shop rule"]
     for path, body in ((LIST, {}), (CREATE, {"name": "x", "condition": {}, "tagIds": [help_tag]}),
                        (PREVIEW, {"condition": {}, "tagIds": [help_tag]})):
-        refused = post(scoped, path, body, **{"x-project-id": world.other_project_id})
+        refused = scoped.post(path, body, **{"x-project-id": world.other_project_id})
         assert refused.status_code == 404
         assert refused.json()["message"] == "Project not found."
     assert stored(world) == ["shop rule", "help rule"]
@@ -341,10 +329,10 @@ def test_a_project_scoped_key_sees_only_its_projects_rules(api, world):
 @pytest.mark.parametrize(("headers", "status"), [
     ({"x-api-key": ""}, 401), ({"x-project-id": "not-a-uuid"}, 400)])
 def test_keys_and_project_headers_are_checked(api, world, headers, status):
-    assert post(api, LIST, {}, **headers).status_code == status
+    assert api.post(LIST, {}, **headers).status_code == status
     assert create(api, "x", {}, [1]).status_code in (201, 400)  # the body's own check
-    assert post(api, CREATE, {"name": "y", "condition": {}, "tagIds": [world.tags["brand"]]},
-                **headers).status_code == status
+    assert api.post(CREATE, {"name": "y", "condition": {}, "tagIds": [world.tags["brand"]]},
+               **headers).status_code == status
 
 
 # --- the document ---------------------------------------------------------------------------

@@ -24,16 +24,10 @@ from tests.support.api import Api, racing_statuses
 
 LIST, CREATE, UPDATE, DELETE = ("/api/views/list", "/api/views/create", "/api/views/update",
                                 "/api/views/delete")
-ROWS = [("laufschuhe", "de", "DE", []), ("schuhe damen", "de", "AT", ["brand"]),
-        ("running shoes", "en", "US", ["brand", "sale"]), ("shoe store", "en", "GB", [])]
-
-
-def post(api: Api, path: str, body=None, **headers):
-    return api.call("POST", path, json=body, headers=headers)
 
 
 def views(api: Api) -> list[dict]:
-    response = post(api, LIST, {})
+    response = api.post(LIST, {})
     assert response.status_code == 200, response.text
     return response.json()["results"]
 
@@ -42,7 +36,7 @@ def create(api: Api, name: str, filters: dict, sort=None):
     body = {"name": name, "filters": filters}
     if sort is not None:
         body["sort"] = sort
-    return post(api, CREATE, body)
+    return api.post(CREATE, body)
 
 
 def total(api: Api, filters: dict) -> int:
@@ -52,12 +46,6 @@ def total(api: Api, filters: dict) -> int:
 def stored(world) -> list[tuple[str, str]]:
     return world.run(lambda session: session.execute(
         select(SavedView.name, SavedView.project_id).order_by(SavedView.id)).all())
-
-
-@pytest.fixture
-def seeded(world):
-    world.add_queries(ROWS)
-    return world
 
 
 # --- kept, listed and counted ---------------------------------------------------------------
@@ -113,7 +101,7 @@ def test_a_tag_deleted_since_is_an_unknown_tag_as_queries_list_has_it(api, seede
     counted = {v["name"]: (v["totalRecords"], total(api, v["filters"])) for v in views(api)}
     assert counted == {"sale by name": (0, 0), "sale by id": (0, 0), "not sale": (4, 4)}
     # A new tag of that name is the name's tag; the old id names nothing, ever.
-    made = post(api, "/api/tags/create", {"name": "sale"}).json()
+    made = api.post("/api/tags/create", {"name": "sale"}).json()
     assert made["id"] != seeded.tags["sale"]
     api.set_tags([{"query": "shoe store", "language": "en", "country": "GB",
                    "tagIds": [made["id"]]}])
@@ -152,28 +140,28 @@ def test_creators_racing_for_one_name_get_one_view_and_409s(api, world):
 def test_a_view_is_renamed_refiltered_and_resorted(api, seeded):
     view = create(api, "first", {"languages": ["de"]}, [{"field": "id", "direction": "desc"}])
     view = view.json()
-    renamed = post(api, UPDATE, {"id": view["id"], "name": "  Deutsch  "})
+    renamed = api.post(UPDATE, {"id": view["id"], "name": "  Deutsch  "})
     assert renamed.status_code == 200, renamed.text
     assert renamed.json() == {**view, "name": "Deutsch", "updatedAt": renamed.json()["updatedAt"]}
     assert renamed.json()["updatedAt"] >= view["updatedAt"]
-    refiltered = post(api, UPDATE, {"id": view["id"], "filters": {"countries": ["us", "GB"]},
-                                    "sort": None}).json()
+    refiltered = api.post(UPDATE, {"id": view["id"], "filters": {"countries": ["us", "GB"]},
+                                   "sort": None}).json()
     assert refiltered["filters"] == {"countries": ["us", "GB"]}
     assert (refiltered["totalRecords"], refiltered["sort"]) == (2, None)
     assert refiltered["name"] == "Deutsch" and refiltered["createdAt"] == view["createdAt"]
     # Its own name in another case is no conflict.
-    assert post(api, UPDATE, {"id": view["id"], "name": "DEUTSCH"}).json()["name"] == "DEUTSCH"
-    assert views(api) == [post(api, UPDATE, {"id": view["id"]}).json()]
+    assert api.post(UPDATE, {"id": view["id"], "name": "DEUTSCH"}).json()["name"] == "DEUTSCH"
+    assert views(api) == [api.post(UPDATE, {"id": view["id"]}).json()]
 
 
 def test_a_view_is_deleted_and_its_id_is_not_found_afterwards(api, seeded):
     view = create(api, "gone", {}).json()
     kept = create(api, "kept", {}).json()
-    deleted = post(api, DELETE, {"id": view["id"]})
+    deleted = api.post(DELETE, {"id": view["id"]})
     assert deleted.status_code == 200 and deleted.json() == {"deleted": view["id"]}
     assert [v["id"] for v in views(api)] == [kept["id"]]
     for path, body in ((DELETE, {"id": view["id"]}), (UPDATE, {"id": view["id"], "name": "x"})):
-        again = post(api, path, body)
+        again = api.post(path, body)
         assert again.status_code == 404
         assert again.json() == {"statusCode": 404, "message": "Saved view not found.",
                                 "error": "Not Found"}
@@ -218,7 +206,7 @@ def test_an_empty_project_lists_no_views_and_an_empty_body_is_fine(api, world):
     ([{"name": "x"}], ["Request body must be a JSON object."]),
 ])
 def test_bodies_that_are_not_a_view_are_400_sentences(api, world, body, message):
-    response = post(api, CREATE, body)
+    response = api.post(CREATE, body)
     assert response.status_code == 400, response.text
     assert response.json() == {"statusCode": 400, "error": "Bad Request", "message": message}
     assert stored(world) == []
@@ -241,7 +229,7 @@ def test_bad_json_and_other_media_types(api, world):
     form = api.call("POST", CREATE, data="name=x",
                     headers={"Content-Type": "application/x-www-form-urlencoded"})
     assert form.status_code == 415
-    assert post(api, LIST, {"page": 1}).json()["message"] == ["Unknown field 'page'."]
+    assert api.post(LIST, {"page": 1}).json()["message"] == ["Unknown field 'page'."]
     assert stored(world) == []
 
 
@@ -255,7 +243,7 @@ def test_bad_json_and_other_media_types(api, world):
     ({"id": 1, "project": "x"}, ["Unknown field 'project'."]),
 ])
 def test_updates_that_are_not_one_are_400(api, world, body, message):
-    response = post(api, UPDATE, body)
+    response = api.post(UPDATE, body)
     assert response.status_code == 400
     assert response.json()["message"] == message
 
@@ -263,7 +251,7 @@ def test_updates_that_are_not_one_are_400(api, world, body, message):
 @pytest.mark.parametrize("view_id", [0, -1, 2**31, 2**63, 10**30])
 def test_ids_that_name_no_row_are_not_found(api, world, view_id):
     for path in (UPDATE, DELETE):
-        response = post(api, path, {"id": view_id})
+        response = api.post(path, {"id": view_id})
         assert response.status_code == 404, response.text
         assert response.json()["message"] == "Saved view not found."
 
@@ -278,7 +266,7 @@ def test_a_name_the_project_has_folded_as_tag_names_are_is_a_409(api, world, nam
         "statusCode": 409, "error": "Conflict",
         "message": 'A saved view named "DE untagged" already exists in this project.'}
     other = create(api, "other", {}).json()
-    renamed = post(api, UPDATE, {"id": other["id"], "name": name})
+    renamed = api.post(UPDATE, {"id": other["id"], "name": name})
     assert renamed.status_code == 409
     assert [v["name"] for v in views(api)] == ["DE untagged", "other"]
 
@@ -305,7 +293,7 @@ def test_a_project_holds_at_most_200_views(api, world, monkeypatch):
         "saving another.")
     listed = views(api)
     assert len(listed) == 200 and all(v["totalRecords"] == 0 for v in listed)
-    post(api, DELETE, {"id": listed[0]["id"]})
+    api.post(DELETE, {"id": listed[0]["id"]})
     assert create(api, "the 201st", {}).status_code == 201
 
 
@@ -318,21 +306,21 @@ def test_another_organizations_view_is_not_found_like_a_missing_one(api, world):
     their_view = create(theirs, "theirs", {}).json()
     for path, body in ((UPDATE, {"id": their_view["id"], "name": "ours now"}),
                        (DELETE, {"id": their_view["id"]})):
-        response = post(api, path, body)
+        response = api.post(path, body)
         assert response.status_code == 404
         assert response.json()["message"] == "Saved view not found."
-        foreign = post(api, path, body, **{"x-project-id": their_project})
+        foreign = api.post(path, body, **{"x-project-id": their_project})
         assert foreign.status_code == 404 and foreign.json()["message"] == "Project not found."
     assert views(api) == []
     assert [v["name"] for v in views(theirs)] == ["theirs"]
-    absent = post(api, LIST, {}, **{"x-project-id": str(uuid.uuid4())})
+    absent = api.post(LIST, {}, **{"x-project-id": str(uuid.uuid4())})
     assert absent.status_code == 404 and absent.json()["message"] == "Project not found."
 
 
 def test_a_view_of_another_project_of_the_organization_is_not_found_there(api, world):
     other = Api(api.base_url, world.key, world.other_project_id)
     view = create(other, "help", {}).json()
-    assert post(api, DELETE, {"id": view["id"]}).status_code == 404
+    assert api.post(DELETE, {"id": view["id"]}).status_code == 404
     assert [v["id"] for v in views(other)] == [view["id"]]
 
 
@@ -341,11 +329,11 @@ def test_a_project_scoped_key_sees_only_its_projects_views(api, world):
     create(Api(api.base_url, world.key, world.other_project_id), "help view", {})
     scoped = Api(api.base_url, world.new_key(project_id=world.project_id), world.project_id)
     assert [v["name"] for v in views(scoped)] == ["shop view"]
-    elsewhere = post(scoped, LIST, {}, **{"x-project-id": world.other_project_id})
+    elsewhere = scoped.post(LIST, {}, **{"x-project-id": world.other_project_id})
     assert elsewhere.status_code == 404
     assert elsewhere.json()["message"] == "Project not found."
-    refused = post(scoped, CREATE, {"name": "x", "filters": {}},
-                   **{"x-project-id": world.other_project_id})
+    refused = scoped.post(CREATE, {"name": "x", "filters": {}},
+                  **{"x-project-id": world.other_project_id})
     assert refused.status_code == 404
     assert [name for name, _project in stored(world)] == ["shop view", "help view"]
 
@@ -353,14 +341,14 @@ def test_a_project_scoped_key_sees_only_its_projects_views(api, world):
 @pytest.mark.parametrize(("headers", "status"), [
     ({"x-api-key": ""}, 401), ({"x-project-id": "not-a-uuid"}, 400)])
 def test_keys_and_project_headers_are_checked(api, world, headers, status):
-    assert post(api, LIST, {}, **headers).status_code == status
-    assert post(api, CREATE, {"name": "x", "filters": {}}, **headers).status_code == status
+    assert api.post(LIST, {}, **headers).status_code == status
+    assert api.post(CREATE, {"name": "x", "filters": {}}, **headers).status_code == status
     assert stored(world) == []
 
 
 def test_views_count_against_the_rate_limit(api, world):
     world.set_limits(1000, 2, 100_000)
-    answers = [post(api, LIST, {}) for _ in range(3)]
+    answers = [api.post(LIST, {}) for _ in range(3)]
     assert [a.status_code for a in answers] == [200, 200, 429]
     assert answers[0].headers["X-RateLimit-Remaining"].isdigit()
 

@@ -32,16 +32,12 @@ ROWS = [("red shoes", "en", "US", ["brand", "sale"]), ("blue shoes", "en", "GB",
         ("boots", "en", "US", [])]
 
 
-def post(api: Api, path: str, body=None):
-    return api.call("POST", path, json=body)
-
-
 def records(api: Api) -> dict[str, dict]:
     return {r["query"]: r for r in api.queries(limit=100).json()["results"]}
 
 
 def facets(api: Api, **body) -> dict:
-    response = post(api, "/api/queries/facets", body)
+    response = api.post("/api/queries/facets", body)
     assert response.status_code == 200, response.text
     return response.json()
 
@@ -66,8 +62,8 @@ def seeded(world):
 def test_update_renames_recolours_and_describes_a_tag(api, seeded):
     brand = seeded.tags["brand"]
     before = records(api)
-    response = post(api, UPDATE, {"id": brand, "name": "Brand name", "color": "#0B5394",
-                                  "description": "  Queries that name a brand of ours. "})
+    response = api.post(UPDATE, {"id": brand, "name": "Brand name", "color": "#0B5394",
+                                 "description": "  Queries that name a brand of ours. "})
     assert response.status_code == 200, response.text
     assert response.json() == {"id": brand, "project": seeded.project_id, "name": "Brand name",
                                "color": "#0b5394",
@@ -78,10 +74,10 @@ def test_update_renames_recolours_and_describes_a_tag(api, seeded):
     assert set(listed["sale"]) == {"id", "project", "name", "color"}
     assert records(api)["red shoes"]["updatedAt"] == before["red shoes"]["updatedAt"]
     # Fields left out are kept; a null description takes it away.
-    kept = post(api, UPDATE, {"id": brand, "color": "#112233"}).json()
+    kept = api.post(UPDATE, {"id": brand, "color": "#112233"}).json()
     assert (kept["name"], kept["description"]) == ("Brand name",
                                                    "Queries that name a brand of ours.")
-    assert post(api, UPDATE, {"id": brand, "description": None}).json()["description"] is None
+    assert api.post(UPDATE, {"id": brand, "description": None}).json()["description"] is None
     assert "description" not in listed_tags(api)["Brand name"]
     events = seeded.run(lambda s: [(e.action, e.subject) for e in s.scalars(
         select(OrgEvent).where(OrgEvent.org_id == seeded.org_id))])
@@ -100,7 +96,7 @@ def test_update_renames_recolours_and_describes_a_tag(api, seeded):
     ({"colour": "#112233"}, "Unknown field 'colour'."),
 ])
 def test_update_refuses_bad_fields_with_sentences(api, seeded, body, message):
-    response = post(api, UPDATE, {"id": seeded.tags["brand"], **body})
+    response = api.post(UPDATE, {"id": seeded.tags["brand"], **body})
     assert response.status_code == 400, response.text
     assert response.json()["message"] == [message]
     assert listed_tags(api)["brand"] == {"id": seeded.tags["brand"], "project":
@@ -110,10 +106,10 @@ def test_update_refuses_bad_fields_with_sentences(api, seeded, body, message):
 
 def test_a_name_another_tag_has_is_a_409_but_a_tag_may_change_its_own_case(api, seeded):
     brand = seeded.tags["brand"]
-    response = post(api, UPDATE, {"id": brand, "name": "SA\u200bLE"})
+    response = api.post(UPDATE, {"id": brand, "name": "SA\u200bLE"})
     assert response.status_code == 409
     assert response.json()["message"] == 'A tag named "sale" already exists in this project.'
-    assert post(api, UPDATE, {"id": brand, "name": "BRAND"}).json()["name"] == "BRAND"
+    assert api.post(UPDATE, {"id": brand, "name": "BRAND"}).json()["name"] == "BRAND"
 
 
 def test_other_projects_and_organizations_tags_are_404(api, seeded, live_service):
@@ -122,18 +118,18 @@ def test_other_projects_and_organizations_tags_are_404(api, seeded, live_service
     brand, sale = seeded.tags["brand"], seeded.tags["sale"]
     for path, body in ((UPDATE, {"id": brand, "name": "mine"}),
                        (MERGE, {"id": brand, "intoId": sale})):
-        response = post(theirs, path, body)
+        response = theirs.post(path, body)
         assert response.status_code == 404, response.text
         assert response.json()["message"] == f"Tag {brand} not found."
     # A key scoped to the other project of the same organization reaches its project only.
     scoped = Api(api.base_url, seeded.new_key(project_id=seeded.other_project_id),
                  seeded.other_project_id)
-    assert post(scoped, UPDATE, {"id": brand, "name": "mine"}).status_code == 404
+    assert scoped.post(UPDATE, {"id": brand, "name": "mine"}).status_code == 404
     own_key = seeded.new_key(project_id=seeded.project_id)
     own = Api(api.base_url, own_key, seeded.project_id)
-    assert post(own, UPDATE, {"id": brand, "description": "ours"}).status_code == 200
+    assert own.post(UPDATE, {"id": brand, "description": "ours"}).status_code == 200
     wrong_project = Api(api.base_url, own_key, seeded.other_project_id)
-    assert post(wrong_project, UPDATE, {"id": brand}).json()["message"] == "Project not found."
+    assert wrong_project.post(UPDATE, {"id": brand}).json()["message"] == "Project not found."
     assert listed_tags(api)["brand"]["description"] == "ours"
 
 
@@ -142,18 +138,18 @@ def test_other_projects_and_organizations_tags_are_404(api, seeded, live_service
 
 def test_merge_moves_the_queries_and_undo_puts_everything_back_exactly(api, seeded):
     brand, sale = seeded.tags["brand"], seeded.tags["sale"]
-    post(api, UPDATE, {"id": brand, "description": "A brand of ours."})
-    rule = post(api, "/api/rules/create", {
+    api.post(UPDATE, {"id": brand, "description": "A brand of ours."})
+    rule = api.post("/api/rules/create", {
         "name": "Shoes", "condition": {"query": "shoes", "tagIds": [brand]},
         "tagIds": [brand, sale]}).json()
-    view = post(api, "/api/views/create", {"name": "Brands", "filters": {
+    view = api.post("/api/views/create", {"name": "Brands", "filters": {
         "tagIds": [str(brand)], "excludeTagNames": ["BRAND", "question"]}}).json()
     assert view["totalRecords"] == 0
     facets_before, before = facets(api), records(api)
     assert tag_count(api, brand) == 2 and tag_count(api, sale) == 3
     time.sleep(0.01)
 
-    response = post(api, MERGE, {"id": brand, "intoId": sale})
+    response = api.post(MERGE, {"id": brand, "intoId": sale})
     assert response.status_code == 200, response.text
     merged = response.json()
     assert merged["merged"] == {"id": brand, "project": seeded.project_id, "name": "brand",
@@ -174,14 +170,14 @@ def test_merge_moves_the_queries_and_undo_puts_everything_back_exactly(api, seed
     assert dict((t["id"], t["count"]) for t in counted["tags"])[sale] == 4
     assert facets(api, tagIds=[sale])["totalRecords"] == 4
     assert api.queries(tagIds=[brand]).json()["page"]["totalRecords"] == 0
-    shoes = next(r for r in post(api, "/api/rules/list", {}).json()["results"]
+    shoes = next(r for r in api.post("/api/rules/list", {}).json()["results"]
                  if r["id"] == rule["id"])
     assert shoes["tagIds"] == [sale]  # named once
     assert shoes["condition"] == {"query": "shoes", "tagIds": [sale]}
-    views = post(api, "/api/views/list", {}).json()["results"]
+    views = api.post("/api/views/list", {}).json()["results"]
     assert views[0]["filters"] == {"tagIds": [sale], "excludeTagNames": ["sale", "question"]}
 
-    undone = post(api, UNMERGE, {"operation": merged["operation"]})
+    undone = api.post(UNMERGE, {"operation": merged["operation"]})
     assert undone.status_code == 200, undone.text
     assert undone.json() == {"restored": merged["merged"], "operation": merged["operation"],
                              "queries": 2}
@@ -192,13 +188,13 @@ def test_merge_moves_the_queries_and_undo_puts_everything_back_exactly(api, seed
         q: sorted(r["tags"]) for q, r in before.items()}
     assert restored["blue shoes"]["updatedAt"] > after["blue shoes"]["updatedAt"]
     assert listed_tags(api)["brand"]["id"] == brand
-    shoes = next(r for r in post(api, "/api/rules/list", {}).json()["results"]
+    shoes = next(r for r in api.post("/api/rules/list", {}).json()["results"]
                  if r["id"] == rule["id"])
     assert shoes["tagIds"] == [brand, sale]
     assert shoes["condition"] == {"query": "shoes", "tagIds": [brand]}
-    assert post(api, "/api/views/list", {}).json()["results"][0]["filters"] == view["filters"]
+    assert api.post("/api/views/list", {}).json()["results"][0]["filters"] == view["filters"]
     # An operation is undone once.
-    again = post(api, UNMERGE, {"operation": merged["operation"]})
+    again = api.post(UNMERGE, {"operation": merged["operation"]})
     assert again.status_code == 404 and "Merge not found" in again.json()["message"]
     events = seeded.run(lambda s: [e.action for e in s.scalars(
         select(OrgEvent).where(OrgEvent.org_id == seeded.org_id))])
@@ -212,10 +208,10 @@ def test_undo_keeps_where_each_link_came_from(api, seeded):
         headers={"X-Tagdesk-Actor": "Ann"})
     assert response.status_code == 200
     before = records(api)
-    operation = post(api, MERGE, {"id": brand, "intoId": sale}).json()["operation"]
+    operation = api.post(MERGE, {"id": brand, "intoId": sale}).json()["operation"]
     # The link the merge made keeps who added the tag it replaces.
     assert records(api)["boots"]["tagSources"][str(sale)]["addedBy"] == "Ann"
-    post(api, UNMERGE, {"operation": operation})
+    api.post(UNMERGE, {"operation": operation})
     after = records(api)
     assert after["boots"]["tagSources"] == before["boots"]["tagSources"]
     assert after["boots"]["tags"] == [brand]
@@ -223,14 +219,14 @@ def test_undo_keeps_where_each_link_came_from(api, seeded):
 
 def test_a_name_taken_since_the_merge_keeps_the_merge(api, seeded):
     brand, sale = seeded.tags["brand"], seeded.tags["sale"]
-    operation = post(api, MERGE, {"id": brand, "intoId": sale}).json()["operation"]
-    made = post(api, "/api/tags/create", {"name": "Brand"}).json()
+    operation = api.post(MERGE, {"id": brand, "intoId": sale}).json()["operation"]
+    made = api.post("/api/tags/create", {"name": "Brand"}).json()
     assert made["id"] > brand  # never the merged tag's id
-    response = post(api, UNMERGE, {"operation": operation})
+    response = api.post(UNMERGE, {"operation": operation})
     assert response.status_code == 409
     assert "a tag named \"Brand\" has been made since" in response.json()["message"]
-    assert post(api, UPDATE, {"id": made["id"], "name": "Brand new"}).status_code == 200
-    assert post(api, UNMERGE, {"operation": operation}).status_code == 200
+    assert api.post(UPDATE, {"id": made["id"], "name": "Brand new"}).status_code == 200
+    assert api.post(UNMERGE, {"operation": operation}).status_code == 200
     assert listed_tags(api)["brand"]["id"] == brand
 
 
@@ -241,31 +237,31 @@ def test_a_name_taken_since_the_merge_keeps_the_merge(api, seeded):
     ({"id": 1, "intoId": "2"}, 400, ["'intoId': Input should be a valid integer."]),
 ])
 def test_bad_merges_are_sentences(api, seeded, body, status, message):
-    response = post(api, MERGE, body)
+    response = api.post(MERGE, body)
     assert (response.status_code, response.json()["message"]) == (status, message)
 
 
 def test_merging_into_itself_or_another_projects_tag_changes_nothing(api, seeded):
     brand = seeded.tags["brand"]
     before = facets(api)
-    response = post(api, MERGE, {"id": brand, "intoId": brand})
+    response = api.post(MERGE, {"id": brand, "intoId": brand})
     assert response.status_code == 400
     other = seeded.run(lambda s: admin.create_tag(s, seeded.other_project_id, "theirs",
                                                   "#123456"))
-    response = post(api, MERGE, {"id": brand, "intoId": other})
+    response = api.post(MERGE, {"id": brand, "intoId": other})
     assert response.status_code == 404
     assert response.json()["message"] == f"Tag {other} ('intoId') not found."
     assert facets(api) == before
 
 
 def test_unmerge_of_another_project_or_a_bad_operation(api, seeded):
-    operation = post(api, MERGE, {"id": seeded.tags["brand"],
-                                  "intoId": seeded.tags["sale"]}).json()["operation"]
+    operation = api.post(MERGE, {"id": seeded.tags["brand"],
+                                 "intoId": seeded.tags["sale"]}).json()["operation"]
     other = Api(api.base_url, api.headers["x-api-key"], seeded.other_project_id)
-    assert post(other, UNMERGE, {"operation": operation}).status_code == 404
-    bad = post(api, UNMERGE, {"operation": "../x"})
+    assert other.post(UNMERGE, {"operation": operation}).status_code == 404
+    bad = api.post(UNMERGE, {"operation": "../x"})
     assert bad.status_code == 400 and "operation" in bad.json()["message"][0]
-    assert post(api, UNMERGE, {"operation": operation}).status_code == 200
+    assert api.post(UNMERGE, {"operation": operation}).status_code == 200
 
 
 @pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -353,12 +349,12 @@ def test_the_settings_area_merges_a_tag_and_undoes_it_on_record(api, administrat
 
 
 def test_a_merge_older_than_a_week_cannot_be_undone(api, seeded, monkeypatch):
-    operation = post(api, MERGE, {"id": seeded.tags["brand"],
-                                  "intoId": seeded.tags["sale"]}).json()["operation"]
+    operation = api.post(MERGE, {"id": seeded.tags["brand"],
+                                 "intoId": seeded.tags["sale"]}).json()["operation"]
     monkeypatch.setattr(merging, "KEPT", timedelta(0))  # the server runs in this process
-    response = post(api, UNMERGE, {"operation": operation})
+    response = api.post(UNMERGE, {"operation": operation})
     assert response.status_code == 404 and "Merge not found" in response.json()["message"]
     # The next merge forgets it.
-    post(api, MERGE, {"id": seeded.tags["question"], "intoId": seeded.tags["sale"]})
+    api.post(MERGE, {"id": seeded.tags["question"], "intoId": seeded.tags["sale"]})
     remaining = seeded.run(lambda s: s.execute(select(tag_merges.c.operation)).scalars().all())
     assert operation not in remaining

@@ -25,6 +25,10 @@ class Api:
         return self.session.request(method, self.base_url + path, json=json,
                                     headers=merged, timeout=30, **kwargs)
 
+    def post(self, path: str, body=None, **headers):
+        """POST `body` as JSON to `path`, `headers` beside the preset ones."""
+        return self.call("POST", path, json=body, headers=headers)
+
     def queries(self, **body):
         return self.call("POST", "/api/queries/list", json=body)
 

@@ -22,6 +22,11 @@ _ADMINISTRATOR_HASHES: dict[str, str] = {}
 
 TAG_COLORS = {"brand": "#1f77b4", "sale": "#ff7f0e", "question": "#2ca02c", "local": "#d62728"}
 
+# Four queries in two languages, two of them tagged: what the extensions' tests (saved views,
+# rules) filter, the `seeded` fixture's rows in tests/service and tests/queryapi.
+FOUR_QUERIES = [("laufschuhe", "de", "DE", []), ("schuhe damen", "de", "AT", ["brand"]),
+                ("running shoes", "en", "US", ["brand", "sale"]), ("shoe store", "en", "GB", [])]
+
 
 @dataclass
 class SmallOrg:
