@@ -81,6 +81,18 @@ def migrate(engine, revision: str, *, down: bool = False) -> None:
         step(schema.alembic_config(connection), revision)
 
 
+def ids_after_a_delete(engine, table: str, insert) -> list[int]:
+    """Rows "a" and "b" of project P1 added to `table` by the statement `insert`, "b" deleted,
+    then "c" added: the ids `table` holds, in order ([1, 3] where an id is never given
+    again)."""
+    with engine.begin() as connection:
+        connection.execute(insert, {"project": P1, "name": "a"})
+        connection.execute(insert, {"project": P1, "name": "b"})
+        connection.execute(text(f"DELETE FROM {table} WHERE name = 'b'"))
+        connection.execute(insert, {"project": P1, "name": "c"})
+        return list(connection.execute(text(f"SELECT id FROM {table} ORDER BY id")).scalars())
+
+
 def model_differences(engine) -> list:
     """What autogenerate finds between the database and the service's models (Base.metadata):
     each test keeps the differences of the tables it is about."""

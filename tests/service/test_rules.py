@@ -16,8 +16,8 @@ from sqlalchemy import inspect, select, text
 from service import rules
 from service.models import OrgEvent, Rule
 from tests.service.migrating import (
-    P1,
     engine_of_its_own,
+    ids_after_a_delete,
     migrate,
     model_differences_after,
 )
@@ -366,13 +366,7 @@ def test_migration_0028_adds_rules_and_the_links_rule_and_takes_them_away(kind, 
         insert = text("INSERT INTO rules (project_id, name, name_folded, condition, tag_ids, "
                       "paused, created_at, updated_at) VALUES (:project, :name, :name, '{}', "
                       "'[1]', false, '2026-01-01', '2026-01-01')")
-        with engine.begin() as connection:
-            connection.execute(insert, {"project": P1, "name": "a"})
-            connection.execute(insert, {"project": P1, "name": "b"})
-            connection.execute(text("DELETE FROM rules WHERE name = 'b'"))
-            connection.execute(insert, {"project": P1, "name": "c"})
-            ids = connection.execute(text("SELECT id FROM rules ORDER BY id")).scalars()
-            assert list(ids) == [1, 3]  # 2 is never given again
+        assert ids_after_a_delete(engine, "rules", insert) == [1, 3]  # 2 is never given again
         columns = {c["name"] for c in inspect(engine).get_columns("query_tags")}
         assert "rule_id" in columns
         migrate(engine, "0027", down=True)

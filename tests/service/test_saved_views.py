@@ -17,6 +17,7 @@ from service.models import SavedView
 from tests.service.migrating import (
     P1,
     engine_of_its_own,
+    ids_after_a_delete,
     migrate,
     model_differences_after,
 )
@@ -381,13 +382,7 @@ def test_migration_0027_adds_the_table_and_takes_it_away(kind, tmp_path):
         insert = text("INSERT INTO saved_views (project_id, name, name_folded, filters, "
                       "created_at, updated_at) VALUES (:project, :name, :name, '{}', "
                       "'2026-01-01', '2026-01-01')")
-        with engine.begin() as connection:
-            connection.execute(insert, {"project": P1, "name": "a"})
-            connection.execute(insert, {"project": P1, "name": "b"})
-            connection.execute(text("DELETE FROM saved_views WHERE name = 'b'"))
-            connection.execute(insert, {"project": P1, "name": "c"})
-            ids = connection.execute(text("SELECT id FROM saved_views ORDER BY id")).scalars()
-            assert list(ids) == [1, 3]  # 2 is never given again
+        assert ids_after_a_delete(engine, "saved_views", insert) == [1, 3]  # 2 is never given again
         with engine.begin() as connection, pytest.raises(Exception, match="(?i)unique"):
             connection.execute(insert, {"project": P1, "name": "a"})
         migrate(engine, "0026", down=True)
