@@ -84,6 +84,12 @@ def row(page, text: str):
         "checkbox", name=f"Select {text}", exact=True))
 
 
+def tick(page, *texts: str) -> None:
+    """Select the rows of `texts` by their checkboxes."""
+    for text in texts:
+        page.get_by_role("checkbox", name=f"Select {text}", exact=True).check()
+
+
 def chips(page, text: str) -> list[str]:
     return row(page, text).locator("td.col-tags .chip").all_inner_texts()
 
@@ -120,8 +126,7 @@ def test_select_two_rows_add_a_tag_in_place_and_undo(page, live_dashboard, org, 
     page.evaluate("window.__sameDocument = true")
     before = snapshot(org, "Rows")
     first, second = "regenjacke 00", "regenjacke 01"
-    page.get_by_role("checkbox", name=f"Select {first}", exact=True).check()
-    page.get_by_role("checkbox", name=f"Select {second}", exact=True).check()
+    tick(page, first, second)
     expect(page.locator("[data-selected-count]")).to_have_text("2")
 
     pick_tags(page, "Add tags", "seasonal", find="sea")
@@ -264,7 +269,7 @@ def test_two_people_tagging_the_same_row_keep_both_tags(browser, page, live_dash
         other = other_context.new_page()
         sign_in(other, url, org.key, "Ben")
         open_project(other, url, org.projects["Rows"], "?sort=query")
-        other.get_by_role("checkbox", name=f"Select {target}", exact=True).check()
+        tick(other, target)
         pick_tags(other, "Add tags", "sale")
         apply(other)
         expect(other.locator("#notices")).to_contain_text("Added ‘sale’ to 1 query.")
@@ -272,7 +277,7 @@ def test_two_people_tagging_the_same_row_keep_both_tags(browser, page, live_dash
         other_context.close()
 
     assert chips(page, target) == []  # A's page still shows the old tags
-    page.get_by_role("checkbox", name=f"Select {target}", exact=True).check()
+    tick(page, target)
     pick_tags(page, "Add tags", "local")
     apply(page)
     expect(page.locator("#notices")).to_contain_text("Added ‘local’ to 1 query.")
@@ -344,7 +349,7 @@ def test_the_activity_page_shows_who_did_what_with_undo(page, live_dashboard, or
     open_project(page, url, org.projects["Rows"], "?sort=query")
     before = snapshot(org, "Rows")
     target = "winter boots 20"
-    page.get_by_role("checkbox", name=f"Select {target}", exact=True).check()
+    tick(page, target)
     pick_tags(page, "Remove tags", "brand", "sale")
     apply(page)
     expect(page.locator("#notices")).to_contain_text(

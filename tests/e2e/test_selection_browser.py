@@ -17,6 +17,7 @@ from tests.e2e.test_bulk_browser import (
     row,
     sign_in,
     snapshot,
+    tick,
 )
 from tests.support.e2e import csp_errors, make_org
 
@@ -29,11 +30,6 @@ ROWS = [(f"gummistiefel {i:02d}", "de", "DE", ["sale", "local"] if i % 2 else ["
 @pytest.fixture(scope="module")
 def org(live_dashboard):
     return make_org(live_dashboard, "Selection e2e", {"Rows": ROWS})
-
-
-def tick(page, *texts: str) -> None:
-    for text in texts:
-        page.get_by_role("checkbox", name=f"Select {text}", exact=True).check()
 
 
 def open_rows(page, live_dashboard, org, address: str, name: str | None = None) -> dict:

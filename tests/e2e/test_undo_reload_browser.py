@@ -16,6 +16,7 @@ from tests.e2e.test_bulk_browser import (
     pick_tags,
     sign_in,
     snapshot,
+    tick,
 )
 from tests.support.e2e import csp_errors, make_org
 
@@ -28,11 +29,6 @@ ROWS = [(f"wanderschuhe {i:02d}", "de", "AT", ["local"] if i % 3 == 0 else [])
 @pytest.fixture(scope="module")
 def org(live_dashboard):
     return make_org(live_dashboard, "Undo after reload e2e", {"Rows": ROWS})
-
-
-def tick(page, *texts: str) -> None:
-    for text in texts:
-        page.get_by_role("checkbox", name=f"Select {text}", exact=True).check()
 
 
 def test_z_undoes_the_last_edit_after_a_reload(page, live_dashboard, org):
