@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from xml.sax.saxutils import escape
 
+from tests.support.xlsx import Parts, column_name, write_parts
+
 # --- text files ------------------------------------------------------------------------------
 
 
@@ -426,13 +428,8 @@ _SHEET = ('<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\r\n'
           '<dimension ref="{dimension}"/><sheetData>{rows}</sheetData></worksheet>')
 
 
-def _column(index: int) -> str:
-    name = ""
-    index += 1
-    while index:
-        index, rest = divmod(index - 1, 26)
-        name = chr(65 + rest) + name
-    return name
+# Excel's parts: standalone declarations, and the styles and shared strings listed.
+_EXCEL = Parts(_CONTENT_TYPES, _SHEET_TYPE, _ROOT_RELS, _WORKBOOK, _WORKBOOK_RELS, _SHEET_REL)
 
 
 def styled_workbook(sheets: dict[str, list[list]], percent_columns: set[str] = frozenset()
@@ -455,7 +452,7 @@ def styled_workbook(sheets: dict[str, list[list]], percent_columns: set[str] = f
                 if value in ("", None):
                     continue
                 width = max(width, c + 1)
-                ref = f"{_column(c)}{r}"
+                ref = f"{column_name(c)}{r}"
                 style = ' s="2"' if row is header else (' s="1"' if c in percent else "")
                 if isinstance(value, int | float) and not isinstance(value, bool):
                     cells.append(f'<c r="{ref}"{style}><v>{value!r}</v></c>')
@@ -463,22 +460,14 @@ def styled_workbook(sheets: dict[str, list[list]], percent_columns: set[str] = f
                     cells.append(f'<c r="{ref}"{style} t="s"><v>{shared(str(value))}</v></c>')
             lines.append(f'<row r="{r}" spans="1:{max(len(row), 1)}">{"".join(cells)}</row>'
                          if cells else "")
-        return _SHEET.format(dimension=f"A1:{_column(width - 1)}{max(len(rows), 1)}",
+        return _SHEET.format(dimension=f"A1:{column_name(width - 1)}{max(len(rows), 1)}",
                              rows="".join(lines))
 
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as packed:
-        numbered = list(enumerate(sheets.items(), 1))
-        packed.writestr("[Content_Types].xml", _CONTENT_TYPES.format(
-            sheets="".join(_SHEET_TYPE.format(n=n) for n, _ in numbered)))
-        packed.writestr("_rels/.rels", _ROOT_RELS)
-        packed.writestr("xl/workbook.xml", _WORKBOOK.format(sheets="".join(
-            f'<sheet name="{escape(name)}" sheetId="{n}" r:id="rId{n}"/>'
-            for n, (name, _rows) in numbered)))
-        packed.writestr("xl/_rels/workbook.xml.rels", _WORKBOOK_RELS.format(
-            rels="".join(_SHEET_REL.format(n=n) for n, _ in numbered)))
+        write_parts(packed, list(sheets), _EXCEL)
         packed.writestr("xl/styles.xml", _STYLES)
-        for n, (_name, rows) in numbered:
+        for n, rows in enumerate(sheets.values(), 1):
             packed.writestr(f"xl/worksheets/sheet{n}.xml", sheet_xml(rows))
         packed.writestr("xl/sharedStrings.xml", (
             '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\r\n'
