@@ -12,6 +12,7 @@ from playwright.sync_api import expect
 
 from app import create_app
 from tests.browser import axe_serious
+from tests.e2e.test_bulk_browser import open_project, row, sign_in, snapshot, tick
 from tests.support.dashboard import close_app
 from tests.support.e2e import csp_errors, make_org
 from tests.support.reference_proxy import WithoutExtensions
@@ -27,35 +28,6 @@ def org(live_dashboard):
     return make_org(live_dashboard, "Creating tags e2e", {"Jackets": ROWS, "Other": ROWS[:2]})
 
 
-def sign_in(page, url: str, key: str) -> None:
-    page.goto(url + "/signin")
-    page.get_by_label("API key").fill(key)
-    page.get_by_role("button", name="Sign in").click()
-    page.wait_for_url(re.compile(r"/projects"))
-
-
-def open_project(page, url: str, project_id: str) -> None:
-    page.goto(f"{url}/projects/{project_id}/queries?sort=query")
-    expect(page.get_by_role("heading", name="Queries", level=1)).to_be_visible()
-
-
-def row(page, text: str):
-    return page.locator("tr[data-row]", has=page.get_by_role(
-        "checkbox", name=f"Select {text}", exact=True))
-
-
-def select(page, *texts: str) -> None:
-    for text in texts:
-        page.get_by_role("checkbox", name=f"Select {text}", exact=True).check()
-
-
-def tags_by_query(org, project: str) -> dict[str, set[str]]:
-    with org.api() as api:
-        names = {tag.id: tag.name for tag in api.iter_tags(org.projects[project])}
-        return {q.query: {names[t] for t in q.tags}
-                for q in api.iter_queries(org.projects[project])}
-
-
 def tag_names(org, project: str) -> list[str]:
     with org.api() as api:
         return [tag.name for tag in api.iter_tags(org.projects[project])]
@@ -65,11 +37,11 @@ def test_type_a_new_name_create_it_ticked_and_apply_it_to_the_selected_rows(
         page, live_dashboard, org):
     url = live_dashboard.url
     sign_in(page, url, org.key)
-    open_project(page, url, org.projects["Jackets"])
+    open_project(page, url, org.projects["Jackets"], "?sort=query")
     page.evaluate("window.__sameDocument = true")
     first, second = "autumn jacket 00", "autumn jacket 01"
-    before = tags_by_query(org, "Jackets")
-    select(page, first, second)
+    before = snapshot(org, "Jackets")
+    tick(page, first, second)
 
     page.get_by_role("button", name="Add tags", exact=True).click()
     dialog = page.get_by_role("dialog")
@@ -109,7 +81,7 @@ def test_type_a_new_name_create_it_ticked_and_apply_it_to_the_selected_rows(
     for text in (first, second):
         expect(row(page, text).locator(".chip", has_text="Autumn deals")).to_be_visible()
     assert page.evaluate("window.__sameDocument") is True  # no page load
-    after = tags_by_query(org, "Jackets")
+    after = snapshot(org, "Jackets")
     assert {q for q in after if after[q] != before[q]} == {first, second}
     assert after[first] == before[first] | {"Autumn deals"}
     assert csp_errors(page) == []
@@ -118,8 +90,8 @@ def test_type_a_new_name_create_it_ticked_and_apply_it_to_the_selected_rows(
 def test_by_keyboard_enter_creates_the_tag_when_none_matches(page, live_dashboard, org):
     url = live_dashboard.url
     sign_in(page, url, org.key)
-    open_project(page, url, org.projects["Other"])
-    select(page, "autumn jacket 00")
+    open_project(page, url, org.projects["Other"], "?sort=query")
+    tick(page, "autumn jacket 00")
     page.get_by_role("button", name="Replace tags", exact=True).click()
     dialog = page.get_by_role("dialog")
     finder = dialog.get_by_label("Find a tag")
@@ -150,7 +122,7 @@ def test_by_keyboard_enter_creates_the_tag_when_none_matches(page, live_dashboar
     expect(dialog).to_be_hidden()
     expect(row(page, "autumn jacket 00").locator(".chip", has_text="<b>Sale</b> & more")) \
         .to_be_visible()
-    assert tags_by_query(org, "Other")["autumn jacket 00"] == {"<b>Sale</b> & more"}
+    assert snapshot(org, "Other")["autumn jacket 00"] == {"<b>Sale</b> & more"}
     assert csp_errors(page) == []
 
 
@@ -173,8 +145,8 @@ def reference_dashboard(live_dashboard, tmp_path_factory):
 def test_against_a_deployment_without_the_extension_the_button_is_absent(
         page, reference_dashboard, org):
     sign_in(page, reference_dashboard, org.key)
-    open_project(page, reference_dashboard, org.projects["Jackets"])
-    select(page, "autumn jacket 03")
+    open_project(page, reference_dashboard, org.projects["Jackets"], "?sort=query")
+    tick(page, "autumn jacket 03")
     page.get_by_role("button", name="Add tags", exact=True).click()
     dialog = page.get_by_role("dialog")
     dialog.get_by_label("Find a tag").fill("Nowhere to be made")
