@@ -79,6 +79,13 @@ def open_project(page, url: str, project_id: str, query: str = "") -> None:
     expect(page.get_by_role("heading", name="Queries", level=1)).to_be_visible()
 
 
+def open_rows(page, live_dashboard, org, address: str, name: str | None = None) -> dict:
+    """Sign in (as `name`), open the project "Rows" at `address`; its tags as they were."""
+    sign_in(page, live_dashboard.url, org.key, name)
+    open_project(page, live_dashboard.url, org.projects["Rows"], address)
+    return snapshot(org, "Rows")
+
+
 def row(page, text: str):
     return page.locator("tr[data-row]", has=page.get_by_role(
         "checkbox", name=f"Select {text}", exact=True))

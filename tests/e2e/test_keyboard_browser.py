@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser import axe_serious
-from tests.e2e.test_bulk_browser import dialog_of, open_project, sign_in, snapshot
+from tests.e2e.test_bulk_browser import dialog_of, open_project, open_rows, sign_in, snapshot
 from tests.support.e2e import csp_errors, make_org
 
 pytestmark = pytest.mark.browser
@@ -27,10 +27,7 @@ def cursor(page):
 
 
 def test_a_page_of_rows_tagged_without_the_mouse(page, live_dashboard, org, screenshots):
-    url = live_dashboard.url
-    sign_in(page, url, org.key)
-    open_project(page, url, org.projects["Rows"], "?sort=query")
-    before = snapshot(org, "Rows")
+    before = open_rows(page, live_dashboard, org, "?sort=query")
     keys = page.keyboard
     names = page.locator("td.col-query").all_inner_texts()
     assert len(names) == len(ROWS)
@@ -143,10 +140,7 @@ def test_a_keyboard_edit_names_its_rows_and_ends_the_selection(page, live_dashbo
     """j x l, a tag, Apply; then j x l on the next row changes that row only (the rows
     ticked before were tagged again, unseen); the dialog names the rows it will change, and
     Escape clears a selection."""
-    url = live_dashboard.url
-    sign_in(page, url, own_org.key)
-    open_project(page, url, own_org.projects["Rows"], "?sort=query")
-    before = snapshot(own_org, "Rows")
+    before = open_rows(page, live_dashboard, own_org, "?sort=query")
     keys = page.keyboard
     names = page.locator("td.col-query").all_inner_texts()
     count = page.locator("[data-selected-count]")

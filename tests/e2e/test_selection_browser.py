@@ -12,10 +12,9 @@ from playwright.sync_api import expect
 from tests.browser import axe_serious
 from tests.e2e.test_bulk_browser import (
     dialog_of,
-    open_project,
+    open_rows,
     pick_tags,
     row,
-    sign_in,
     snapshot,
     tick,
 )
@@ -30,13 +29,6 @@ ROWS = [(f"gummistiefel {i:02d}", "de", "DE", ["sale", "local"] if i % 2 else ["
 @pytest.fixture(scope="module")
 def org(live_dashboard):
     return make_org(live_dashboard, "Selection e2e", {"Rows": ROWS})
-
-
-def open_rows(page, live_dashboard, org, address: str, name: str | None = None) -> dict:
-    """Sign in (as `name`), open the project "Rows" at `address`; its tags as they were."""
-    sign_in(page, live_dashboard.url, org.key, name)
-    open_project(page, live_dashboard.url, org.projects["Rows"], address)
-    return snapshot(org, "Rows")
 
 
 def selected(page):

@@ -12,9 +12,8 @@ from playwright.sync_api import expect
 from tests.e2e.test_bulk_browser import (
     apply,
     chips,
-    open_project,
+    open_rows,
     pick_tags,
-    sign_in,
     snapshot,
     tick,
 )
@@ -32,10 +31,7 @@ def org(live_dashboard):
 
 
 def test_z_undoes_the_last_edit_after_a_reload(page, live_dashboard, org):
-    url = live_dashboard.url
-    sign_in(page, url, org.key, "Ana")
-    open_project(page, url, org.projects["Rows"], "?sort=query")
-    before = snapshot(org, "Rows")
+    before = open_rows(page, live_dashboard, org, "?sort=query", "Ana")
     targets = ("wanderschuhe 01", "wanderschuhe 02")
     tick(page, *targets)
     pick_tags(page, "Add tags", "seasonal")
@@ -67,10 +63,7 @@ def test_z_undoes_the_last_edit_after_a_reload(page, live_dashboard, org):
 
 
 def test_z_undoes_the_last_edit_after_the_view_changed(page, live_dashboard, org):
-    url = live_dashboard.url
-    sign_in(page, url, org.key)
-    open_project(page, url, org.projects["Rows"], "?sort=query")
-    before = snapshot(org, "Rows")
+    before = open_rows(page, live_dashboard, org, "?sort=query")
     tick(page, "wanderschuhe 05")
     pick_tags(page, "Add tags", "brand")
     apply(page)
