@@ -120,10 +120,12 @@ def stale_soon(service_config):
     return service_config
 
 
-STALE_SECONDS = 0.4
+# Short enough to be outlasted quickly, long enough that a heartbeat every quarter of it is
+# never late under a loaded run's CPU (0.4 s once was, on PostgreSQL, in a full run).
+STALE_SECONDS = 0.5
 # Separator lines enough that reading them outlasts twice the stale time with room to spare
-# on a quick machine (1.2 million took 0.7 s on one, too few).
-SEPARATOR_LINES = 3_000_000
+# on a quick machine (1.2 million took 0.7 s on one, too few; 4 million take ~2.2 s there).
+SEPARATOR_LINES = 4_000_000
 
 
 def test_a_job_that_reads_longer_than_the_stale_time_is_not_declared_interrupted(
