@@ -82,6 +82,15 @@ def wait_for_job(page, org, project_name: str, sentence: str, expected: dict) ->
     assert snapshot(org, project_name) == expected
 
 
+def send_form(page, button: str) -> None:
+    """Click the rule form's `button` and wait until its answer has replaced the form: the
+    answer before (the same sentence, the same values) would satisfy the checks that follow
+    while the old form is still on the page, and a field filled then would be lost."""
+    page.locator("#rule-form-body").evaluate("body => body.dataset.answered = 'before'")
+    page.get_by_role("button", name=button, exact=True).click()
+    expect(page.locator("#rule-form-body[data-answered='before']")).to_have_count(0)
+
+
 def fits(page, width: int) -> None:
     if width == 390:
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
@@ -296,7 +305,7 @@ def test_refusals_are_sentences_and_keep_what_was_typed(page, live_dashboard, or
     page.get_by_role("group", name="Tags to add").get_by_role(
         "checkbox", name="sale", exact=True).check()
     for button in ("Preview", "Save rule"):
-        page.get_by_role("button", name=button, exact=True).click()
+        send_form(page, button)
         alert = page.get_by_role("alert")
         expect(alert).to_contain_text(re.compile(r"The pattern is not valid: .+\."))
         expect(pattern).to_have_value("(unclosed")
@@ -308,7 +317,7 @@ def test_refusals_are_sentences_and_keep_what_was_typed(page, live_dashboard, or
     # No name, no tag: both said at once.
     name.fill("")
     page.get_by_role("checkbox", name="sale", exact=True).uncheck()
-    page.get_by_role("button", name="Save rule", exact=True).click()
+    send_form(page, "Save rule")
     alert = page.get_by_role("alert")
     expect(alert).to_contain_text("Give the rule a name.")
     expect(alert).to_contain_text("Choose at least one tag for the rule to add.")
@@ -317,7 +326,7 @@ def test_refusals_are_sentences_and_keep_what_was_typed(page, live_dashboard, or
     pattern.evaluate("e => { e.removeAttribute('maxlength'); e.value = 'a'.repeat(1001); }")
     name.fill("Long")
     page.get_by_role("checkbox", name="sale", exact=True).check()
-    page.get_by_role("button", name="Preview", exact=True).click()
+    send_form(page, "Preview")
     expect(page.get_by_role("alert")).to_have_text(
         "A pattern can be at most 1,000 characters; this one has 1,001.")
     expect(name).to_have_value("Long")
