@@ -207,7 +207,7 @@ def test_the_jobs_tables_share_a_database_with_the_service(database):
 
 
 def test_workers_starting_at_once_migrate_a_fresh_database_once(database):
-    outcomes = at_once(lambda: migrated(database), WORKERS)
+    outcomes = at_once(migrated, (database,), WORKERS)
     assert sorted(outcomes) == [False] * (WORKERS - 1) + [True]
     assert revision(database) == head()
 

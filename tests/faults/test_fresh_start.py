@@ -15,9 +15,13 @@ from weblib.sqlite import sqlite_engine
 WORKERS = 6
 
 
+def upgrade(url: str) -> bool:
+    return Store(url).upgrade()
+
+
 def test_workers_create_the_jobs_tables_at_once(tmp_path):
     url = f"sqlite:///{tmp_path / 'dashboard.sqlite3'}"
-    at_once(lambda: Store(url).upgrade(), WORKERS)  # fails when any worker does
+    at_once(upgrade, (url,), WORKERS)  # fails when any worker does
     assert Store(url).count_for_project("none") == 0
 
 
