@@ -39,12 +39,14 @@ def test_a_forked_process_starts_its_own_internal_server(app, shop):
     parent_url = embedded.internal_url()
     read_end, write_end = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the child: answer through the pipe, then leave at once
+    if pid == 0:  # the child: answer through the pipe (or what went wrong), then leave at once
         try:
             child_url = embedded.internal_url()
             status = requests.get(child_url + "/api/projects/list",
                                   headers={"x-api-key": shop.key}, timeout=10).status_code
             os.write(write_end, f"{child_url} {status}".encode())
+        except BaseException as error:  # said to the parent, which fails with it
+            os.write(write_end, f"failed {error!r}"[:1000].encode())
         finally:
             os._exit(0)
     os.close(write_end)
@@ -59,6 +61,7 @@ def test_a_forked_process_starts_its_own_internal_server(app, shop):
         pytest.fail("the forked process did not answer")
     answer = os.read(read_end, 1000).decode()
     os.close(read_end)
+    assert not answer.startswith("failed "), answer
     child_url, status = answer.split()
     assert status == "200"
     assert child_url != parent_url
