@@ -116,11 +116,16 @@ def _merged_key(project_id: str) -> str:
     return f"tag-merged:{project_id}"
 
 
-def _tag(project_id: str, tag_id: int) -> Tag:
-    tag = next((t for t in apiclient.tags(project_id, refresh=True) if t.id == tag_id), None)
+def _offered_tag(project_id: str, tag_id: int, extension: str):
+    """(the project, its tag `tag_id`) for a page of an extension (`extension`, a field of
+    `Capabilities`): 404 where the deployment does not offer it or the tag is not there."""
+    project = load_project(project_id)
+    if not getattr(apiclient.capabilities(), extension):
+        abort(404)
+    tag = next((t for t in apiclient.tags(project.id, refresh=True) if t.id == tag_id), None)
     if tag is None:
         abort(404)
-    return tag
+    return project, tag
 
 
 def _tags_page(project_id: str):
@@ -167,10 +172,7 @@ def _edit_page(project, tag: Tag, values: dict, problems: list[str], status: int
 @login_required
 def edit(project_id: str, tag_id: int):
     """Edit a tag's name, colour and description (tags/update)."""
-    project = load_project(project_id)
-    if not apiclient.capabilities().tag_editing:
-        abort(404)
-    tag = _tag(project.id, tag_id)
+    project, tag = _offered_tag(project_id, tag_id, "tag_editing")
     if request.method == "GET":
         return _edit_page(project, tag, {"name": tag.name, "color": tag.color,
                                          "description": tag.description or ""}, [])
@@ -209,10 +211,7 @@ def edit(project_id: str, tag_id: int):
 @login_required
 def merge(project_id: str, tag_id: int):
     """Merge a tag into another (tags/merge): one step, with Undo on the Tags page after."""
-    project = load_project(project_id)
-    if not apiclient.capabilities().tag_merging:
-        abort(404)
-    tag = _tag(project.id, tag_id)
+    project, tag = _offered_tag(project_id, tag_id, "tag_merging")
     others = [t for t in apiclient.tags(project.id) if t.id != tag.id]
     problems: list[str] = []
     chosen = request.values.get("into", "")
