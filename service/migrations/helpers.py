@@ -1,7 +1,7 @@
 """What several migrations build alike: the columns that tie a row to its organization or
-project, the integer key of a table, the SQLite triggers and backfill of the text-gram
-counters, a SQLite trigger made again from its own text, and the PostgreSQL functions that
-copy query texts as migration 0006 made them.
+project, the integer key of a table, a table of a project's named items, the SQLite triggers
+and backfill of the text-gram counters, a SQLite trigger made again from its own text, and the
+PostgreSQL functions that copy query texts as migration 0006 made them.
 
 Released migrations use these, so what each one makes must never change: a migration that
 wants something else gets a helper (or a parameter) of its own.
@@ -31,6 +31,32 @@ def project_id(**options) -> sa.Column:
     """The row's project: deleted with it. `options`: nullable=False, primary_key=True…"""
     return sa.Column("project_id", sa.String(36),
                      sa.ForeignKey("projects.id", ondelete="CASCADE"), **options)
+
+
+def project_ref() -> sa.Column:
+    """The row's project as every column that refers to one since 0022: `uuid` on PostgreSQL;
+    deleted with it."""
+    return sa.Column("project_id", sa.String(36).with_variant(sa.Uuid(as_uuid=False), "postgresql"),
+                     sa.ForeignKey("projects.id", ondelete="CASCADE"), nullable=False)
+
+
+def create_named_items(table: str, *columns: sa.Column) -> None:
+    """A table of a project's named items (0027's saved views, 0028's rules): ids never given
+    twice (AUTOINCREMENT on SQLite), a name unique in its project as its folded form says,
+    `columns` of its own, then when it was made and last changed."""
+    op.create_table(
+        table,
+        serial_id(),
+        project_ref(),
+        sa.Column("name", sa.String(100), nullable=False),
+        sa.Column("name_folded", sa.String(100), nullable=False),
+        *columns,
+        sa.Column("created_at", sa.DateTime, nullable=False),
+        sa.Column("updated_at", sa.DateTime, nullable=False),
+        # Also the index of a project's items.
+        sa.UniqueConstraint("project_id", "name_folded"),
+        sqlite_autoincrement=True,
+    )
 
 
 def count_queries_function(create: str, indent: str) -> str:

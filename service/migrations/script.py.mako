@@ -1,7 +1,4 @@
 """${message}
-
-Revision ID: ${up_revision}
-Revises: ${down_revision | comma,n}
 """
 
 import sqlalchemy as sa

@@ -1,8 +1,5 @@
 """The jobs tables as `metadata.create_all` made them before the jobs database had
 migrations: edits, edit_changes, project_locks, lock_waiters and their indexes.
-
-Revision ID: jobs_0001
-Revises:
 """
 
 import sqlalchemy as sa

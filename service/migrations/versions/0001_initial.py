@@ -1,7 +1,4 @@
 """Organizations, keys, projects, tags, queries, and the substring index.
-
-Revision ID: 0001
-Revises:
 """
 
 import sqlalchemy as sa

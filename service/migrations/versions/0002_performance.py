@@ -4,9 +4,6 @@
   counting a million rows on every page.
 - Every sort order has an index that ends in `id` (the tie-breaker), so a page of a sorted
   view is read in order instead of sorting the whole project.
-
-Revision ID: 0002
-Revises: 0001
 """
 
 import sqlalchemy as sa

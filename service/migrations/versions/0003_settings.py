@@ -1,7 +1,4 @@
 """Organization settings: people who sign in to them, and the record of key actions.
-
-Revision ID: 0003
-Revises: 0002
 """
 
 import sqlalchemy as sa

@@ -1,7 +1,4 @@
 """An index from a project to its internal row keys (the range its queries occupy).
-
-Revision ID: 0004
-Revises: 0003
 """
 
 from alembic import op

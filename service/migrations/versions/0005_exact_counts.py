@@ -8,9 +8,6 @@ over hundreds of thousands of rows.
 Triggers keep both exact under concurrent writers. On PostgreSQL every writer of a project's
 counters holds the project's row first (the query counter's UPDATE, or a row lock taken by the
 link trigger), so two writers never hold counter rows the other waits for.
-
-Revision ID: 0005
-Revises: 0004
 """
 
 import sqlalchemy as sa

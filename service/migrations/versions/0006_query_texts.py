@@ -11,9 +11,6 @@ The trigram index moves from `queries` to `query_texts` (row key, project, lower
 
 Also drops `ix_queries_project_pk` on PostgreSQL: only SQLite's full-text counting uses it, and
 on PostgreSQL it was one more index for every tag edit to update. SQLite is unchanged.
-
-Revision ID: 0006
-Revises: 0005
 """
 
 from alembic import op

@@ -9,9 +9,6 @@ walk it the other way and re-sort ties; measured no slower (0.7–0.9 ms).
 
 PostgreSQL is unchanged: its first page already takes ~6 ms at a million queries, and an index
 rebuild there is not worth it for this.
-
-Revision ID: 0007
-Revises: 0006
 """
 
 from alembic import op

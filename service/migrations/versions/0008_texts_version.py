@@ -13,9 +13,6 @@ read with version v is a count of exactly the rows of version v. Inserts and del
 (once per statement on PostgreSQL, as the counters of 0005 do), and so do changes of a
 query's text, language, country or project, and TRUNCATE. Setting tags writes `updated_at`
 only and leaves it alone.
-
-Revision ID: 0008
-Revises: 0007
 """
 
 import sqlalchemy as sa

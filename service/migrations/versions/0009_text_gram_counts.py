@@ -17,9 +17,6 @@ Kept by triggers, in the transaction of every insert, delete, TRUNCATE or change
 text or project; setting tags never touches them. Statement-level on PostgreSQL (one upsert per
 distinct string per import batch); the project's row is locked first, as every counter writer
 of 0005 does, so writers of one project queue in one order.
-
-Revision ID: 0009
-Revises: 0008
 """
 
 import sqlalchemy as sa

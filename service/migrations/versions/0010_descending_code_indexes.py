@@ -8,9 +8,6 @@ at a million queries (language: 46 ms), with a filter up to 630 ms. With `DESC` 
 the walk is the page's order (5–8 ms). Text needs no such index: its ties are rare.
 
 Costs one more index entry per tag edit for each (setting tags rewrites `updated_at`).
-
-Revision ID: 0010
-Revises: 0009
 """
 
 from alembic import op

@@ -16,9 +16,6 @@ The table is copied anew rather than updated in place: an UPDATE of every row wo
 a dead version of each behind (twice the table until a VACUUM FULL), and the trigram index
 must be rebuilt either way. The triggers copy and move the codes with the text. SQLite is
 unchanged: its trigram index is on `queries` itself.
-
-Revision ID: 0011
-Revises: 0010
 """
 
 from alembic import op

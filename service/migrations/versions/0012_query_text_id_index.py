@@ -8,9 +8,6 @@ row keys of a deep page come from the index alone.
 
 Costs one more index entry per tag edit on PostgreSQL (setting tags rewrites `updated_at`,
 which is indexed, so every index of the row gets a new entry); none on SQLite.
-
-Revision ID: 0012
-Revises: 0011
 """
 
 from alembic import op

@@ -22,9 +22,6 @@ which folds ASCII only: "ä" did not find "Äpfel", nor "σο" "ΣΟΦΙΑ".
 PostgreSQL is unchanged: `lower()` already folds the long terms (ILIKE, `query_texts`) and the
 counted short ones alike — beyond ASCII wherever the database's character type does (a UTF-8
 database with a libc or ICU locale other than C).
-
-Revision ID: 0013
-Revises: 0012
 """
 
 import sqlalchemy as sa

@@ -1,8 +1,5 @@
 """The settings activity log covers every change: projects, tags, imports and people join
 the key events, and each event keeps the email of who made it (people can be removed).
-
-Revision ID: 0014
-Revises: 0013
 """
 
 import sqlalchemy as sa

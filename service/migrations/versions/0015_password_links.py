@@ -1,8 +1,5 @@
 """One-time links with which a new administrator chooses their own password (settings →
 People): only the SHA-256 of each link's token is kept.
-
-Revision ID: 0015
-Revises: 0014
 """
 
 import sqlalchemy as sa

@@ -1,9 +1,6 @@
 """Import jobs of the settings area (service/import_jobs.py): each CSV file imported into a
 project, with its state, progress, counts and heartbeat, and the rows it rejected with their
 line, reason and fields.
-
-Revision ID: 0016
-Revises: 0015
 """
 
 import sqlalchemy as sa

@@ -21,9 +21,6 @@ during bulk loads too, until the bulk load learns its work.
 PostgreSQL is unchanged: its triggers fire once per statement, and a bulk load inserts a chunk
 with one statement. Its short-term counters are left to the loader with
 `tagdesk.defer_text_grams` (0009).
-
-Revision ID: 0017
-Revises: 0016
 """
 
 import sqlalchemy as sa

@@ -11,9 +11,6 @@ loads): a per-row trigger on inserts would cost an import of a million rows seco
 
 The index replaces `ix_query_tags_tag (tag_id, query_pk)`: it serves every lookup by tag the
 same way and still holds the query's key, so a tag's links are counted from it alone.
-
-Revision ID: 0018
-Revises: 0017
 """
 
 import sqlalchemy as sa

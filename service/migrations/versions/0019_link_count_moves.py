@@ -6,9 +6,6 @@ call updates the links of the queries it touches (their copy of `updated_at`), a
 that trigger gathered all those rows, took the project's row and found no counter to change.
 A trigger with transition tables cannot name columns, so the rare move of a link (no code path
 makes one) is counted row by row, as SQLite always did.
-
-Revision ID: 0019
-Revises: 0018
 """
 
 from alembic import op

@@ -22,9 +22,6 @@ triggers below do the same work once per statement, for all its rows:
 
 `query_texts` is written only by the triggers of `queries` (0006, 0011), so its copy needs no
 check. SQLite keeps its foreign keys: its imports already meet their target with them.
-
-Revision ID: 0020
-Revises: 0019
 """
 
 from alembic import op

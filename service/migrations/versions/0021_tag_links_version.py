@@ -15,9 +15,6 @@ no delete trigger) empties the counters and moves every version. SQLite: its row
 are rewritten from their own text (the bulk load's guard of 0017 stays), and a link moved to
 another query gets a trigger of its own; service/bulk_load.py moves the versions of what it
 adds itself.
-
-Revision ID: 0021
-Revises: 0020
 """
 
 import importlib

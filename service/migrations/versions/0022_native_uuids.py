@@ -14,9 +14,6 @@ Ids stay strings everywhere outside the database: the driver reads `uuid` as tex
 A string that is not a UUID can no longer be compared with an id; the service checks ids
 from outside before they reach a statement (service/models.py, `is_uuid`). The columns that
 refer to a project change with it. SQLite keeps text.
-
-Revision ID: 0022
-Revises: 0021
 """
 
 from alembic import op

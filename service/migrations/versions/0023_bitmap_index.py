@@ -17,9 +17,6 @@ itself (`tagdesk.keys_follow`); any other change leaves them behind, and the ser
 counts row by row. Existing projects and tags are indexed here and made current; a new
 project or tag starts current (empty, at version 0). SQLite has none of this: its trigram
 index counts from the text itself.
-
-Revision ID: 0023
-Revises: 0022
 """
 
 from alembic import op

@@ -34,9 +34,6 @@ give an id twice, and need nothing.
 random secret that only the browser's (signed) cookie carries, with its expiry: signing out
 deletes the row, removing a person deletes all of theirs (the foreign key cascades), and a new
 password deletes every other one of theirs. A copied cookie stops working at once.
-
-Revision ID: 0024
-Revises: 0023
 """
 
 import re

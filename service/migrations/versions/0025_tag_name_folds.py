@@ -11,9 +11,6 @@ migration's log.
 
 The fold is written out here as this revision made it (weblib/tag_names.py is today's rule):
 a released migration must do the same thing whenever it runs.
-
-Revision ID: 0025
-Revises: 0024
 """
 
 import logging

@@ -16,9 +16,6 @@ engine's own code. Everything dropped is written down first
 (`engine_undo`, its definitions as the database holds them), so that the downgrade puts it
 back exactly; the downgrade then inserts the queries and links again with the old triggers in
 place, and they derive everything as they always did.
-
-Revision ID: 0026
-Revises: 0025
 """
 
 import json

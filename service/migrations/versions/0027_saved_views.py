@@ -6,35 +6,22 @@ service validated them; each view is counted live, so nothing derived is stored.
 Ids are never given twice (as 0024 made them for the other tables): AUTOINCREMENT on SQLite, a
 sequence on PostgreSQL. The project's id is `uuid` on PostgreSQL, as every column that refers to
 a project since 0022.
-
-Revision ID: 0027
-Revises: 0026
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-from service.migrations.helpers import serial_id
+from service.migrations.helpers import create_named_items
 
 revision = "0027"
 down_revision = "0026"
 
 
 def upgrade() -> None:
-    op.create_table(
+    create_named_items(
         "saved_views",
-        serial_id(),
-        sa.Column("project_id", sa.String(36).with_variant(sa.Uuid(as_uuid=False), "postgresql"),
-                  sa.ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
-        sa.Column("name", sa.String(100), nullable=False),
-        sa.Column("name_folded", sa.String(100), nullable=False),
         sa.Column("filters", sa.Text, nullable=False),
         sa.Column("sort", sa.Text),
-        sa.Column("created_at", sa.DateTime, nullable=False),
-        sa.Column("updated_at", sa.DateTime, nullable=False),
-        # Also the index of a project's views.
-        sa.UniqueConstraint("project_id", "name_folded"),
-        sqlite_autoincrement=True,
     )
 
 

@@ -10,37 +10,24 @@ did). No foreign key: rule ids are never given twice, so a deleted rule's id nam
 Ids are never given twice (as 0024 made them): AUTOINCREMENT on SQLite, a sequence on
 PostgreSQL. The project's id is `uuid` on PostgreSQL, as every column that refers to a project
 since 0022. Both added columns are cheap: no table is rewritten on either database.
-
-Revision ID: 0028
-Revises: 0027
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-from service.migrations.helpers import serial_id
+from service.migrations.helpers import create_named_items
 
 revision = "0028"
 down_revision = "0027"
 
 
 def upgrade() -> None:
-    op.create_table(
+    create_named_items(
         "rules",
-        serial_id(),
-        sa.Column("project_id", sa.String(36).with_variant(sa.Uuid(as_uuid=False), "postgresql"),
-                  sa.ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
-        sa.Column("name", sa.String(100), nullable=False),
-        sa.Column("name_folded", sa.String(100), nullable=False),
         sa.Column("condition", sa.Text, nullable=False),
         sa.Column("tag_ids", sa.Text, nullable=False),
         sa.Column("paused", sa.Boolean, nullable=False),
         sa.Column("paused_reason", sa.Text),
-        sa.Column("created_at", sa.DateTime, nullable=False),
-        sa.Column("updated_at", sa.DateTime, nullable=False),
-        # Also the index of a project's rules.
-        sa.UniqueConstraint("project_id", "name_folded"),
-        sqlite_autoincrement=True,
     )
     op.add_column("query_tags", sa.Column("rule_id", sa.Integer))
     op.add_column("imports", sa.Column("tagged_by_rules", sa.Integer, nullable=False,

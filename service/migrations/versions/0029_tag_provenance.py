@@ -11,13 +11,12 @@ operation's id until `rules/restore` puts them back (an undo) or the operation i
 
 Both added columns are cheap (no table is rewritten on either database); the index of the
 links rules added holds those alone (partial), so it is small and quick to build.
-
-Revision ID: 0029
-Revises: 0028
 """
 
 import sqlalchemy as sa
 from alembic import op
+
+from service.migrations.helpers import project_ref
 
 revision = "0029"
 down_revision = "0028"
@@ -34,8 +33,7 @@ def upgrade() -> None:
         sa.Column("operation", sa.String(36), primary_key=True),
         sa.Column("query_pk", sa.Integer, primary_key=True),
         sa.Column("tag_id", sa.Integer, primary_key=True),
-        sa.Column("project_id", sa.String(36).with_variant(sa.Uuid(as_uuid=False), "postgresql"),
-                  sa.ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+        project_ref(),
         sa.Column("rule_id", sa.Integer, nullable=False),
         sa.Column("added_at", sa.DateTime),
         sa.Column("removed_at", sa.DateTime, nullable=False),

@@ -1,9 +1,6 @@
 """The columns an import of a project last read (`projects.import_choice`: JSON of
 service/import_sources.Choice, without the sheet): the settings area offers them again for the
 next file. A nullable column: no table is rewritten on either database.
-
-Revision ID: 0030
-Revises: 0029
 """
 
 import sqlalchemy as sa

@@ -10,13 +10,12 @@ own id (ids are never given to another tag) with exactly those links, and takes 
 ones it made.
 
 A nullable column and two new tables: no table is rewritten on either database.
-
-Revision ID: 0031
-Revises: 0030
 """
 
 import sqlalchemy as sa
 from alembic import op
+
+from service.migrations.helpers import project_ref
 
 revision = "0031"
 down_revision = "0030"
@@ -27,8 +26,7 @@ def upgrade() -> None:
     op.create_table(
         "tag_merges",
         sa.Column("operation", sa.String(36), primary_key=True),
-        sa.Column("project_id", sa.String(36).with_variant(sa.Uuid(as_uuid=False), "postgresql"),
-                  sa.ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+        project_ref(),
         sa.Column("tag_id", sa.Integer, nullable=False),
         sa.Column("into_id", sa.Integer, nullable=False),
         sa.Column("name", sa.String(200), nullable=False),

@@ -4,9 +4,6 @@ are `imports.choice` (JSON of service/import_sources.Choice and whether tags are
 the check and then the import), `imports.check_id` (the running check: a check started later,
 or the import, replaces it) and `imports.checked` (JSON of the last check's result, which the
 Columns page shows). Nullable columns: no table is rewritten on either database.
-
-Revision ID: 0032
-Revises: 0031
 """
 
 import sqlalchemy as sa

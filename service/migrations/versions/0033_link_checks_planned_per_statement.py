@@ -9,9 +9,6 @@ project with 20 rules took 1.58× the time of one without). Run with EXECUTE, th
 look-ups of `queries` are parsed and planned for each statement's own rows: a few links are
 checked through the primary key, a range's many still with a hash join. The checks, their
 locks and their errors are unchanged; SQLite keeps its foreign keys.
-
-Revision ID: 0033
-Revises: 0032
 """
 
 from alembic import op
