@@ -15,7 +15,7 @@ from sqlalchemy import select
 from service import palette
 from service.models import Tag
 from service.openapi import SPEC
-from tests.support.api import Api, racing_statuses
+from tests.support.api import Api, assert_bad_request, racing_statuses
 
 CREATE = "/api/tags/create"
 COLOR_SENTENCE = "'color': must be # followed by six hexadecimal digits, such as #1f77b4."
@@ -175,10 +175,7 @@ def test_creators_racing_for_one_name_get_one_tag_and_409s(api, world):
 @pytest.mark.parametrize("color", ["red", "#fff", "#12345g", "1f77b4", "#1f77b4 ", " #1f77b4",
                                    "#1f77b4ff", "", "#１２３４５６"])
 def test_a_colour_that_is_not_hash_and_six_hex_digits_is_a_400_sentence(api, world, color):
-    response = create(api, {"name": "colourful", "color": color})
-    assert response.status_code == 400
-    assert response.json() == {"statusCode": 400, "error": "Bad Request",
-                               "message": [COLOR_SENTENCE]}
+    assert_bad_request(create(api, {"name": "colourful", "color": color}), [COLOR_SENTENCE])
     assert "colourful" not in stored_tags(world)
 
 

@@ -21,7 +21,7 @@ from tests.service.migrating import (
     migrate,
     model_differences_after,
 )
-from tests.support.api import Api, by_rule
+from tests.support.api import Api, assert_bad_request, by_rule
 
 LIST, PREVIEW, CREATE, UPDATE, PAUSE, DELETE = (
     f"/api/rules/{name}" for name in ("list", "preview", "create", "update", "pause", "delete"))
@@ -201,9 +201,7 @@ def test_a_deleted_tag_leaves_its_rules_and_the_last_one_pauses_the_rule(api, wo
      ["Unknown field 'paused'."]),
 ])
 def test_bodies_that_are_not_a_rule_are_400_sentences(api, world, body, message):
-    response = api.post(CREATE, body)
-    assert response.status_code == 400, response.text
-    assert response.json() == {"statusCode": 400, "error": "Bad Request", "message": message}
+    assert_bad_request(api.post(CREATE, body), message)
     assert stored(world) == []
 
 

@@ -21,7 +21,7 @@ from tests.service.migrating import (
     migrate,
     model_differences_after,
 )
-from tests.support.api import Api, racing_statuses
+from tests.support.api import Api, assert_bad_request, racing_statuses
 
 LIST, CREATE, UPDATE, DELETE = ("/api/views/list", "/api/views/create", "/api/views/update",
                                 "/api/views/delete")
@@ -207,9 +207,7 @@ def test_an_empty_project_lists_no_views_and_an_empty_body_is_fine(api, world):
     ([{"name": "x"}], ["Request body must be a JSON object."]),
 ])
 def test_bodies_that_are_not_a_view_are_400_sentences(api, world, body, message):
-    response = api.post(CREATE, body)
-    assert response.status_code == 400, response.text
-    assert response.json() == {"statusCode": 400, "error": "Bad Request", "message": message}
+    assert_bad_request(api.post(CREATE, body), message)
     assert stored(world) == []
 
 

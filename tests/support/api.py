@@ -47,6 +47,13 @@ class Api:
                    self.headers.get("x-project-id"))
 
 
+def assert_bad_request(response: requests.Response, message) -> None:
+    """The service's answer to a request it refuses as bad: a 400 whose body is its error
+    object, `message` the sentences saying why."""
+    assert response.status_code == 400, response.text
+    assert response.json() == {"statusCode": 400, "error": "Bad Request", "message": message}
+
+
 def racing_statuses(api: Api, callers: int,
                     send: Callable[[Api, int], requests.Response]) -> list[int]:
     """`callers` threads, each with an Api of its own like `api`, call `send(caller, index)` at
