@@ -19,6 +19,7 @@ signed-in session.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -212,6 +213,19 @@ def _job_or_gone(project_id: str, import_id: str):
         link_text="Upload a file"), 404)
 
 
+def _import_of(view):
+    """A page of one import, called as `view(project, job)` (`_job_or_gone`); the page of an
+    upload that is no longer here instead, where it is not."""
+    @functools.wraps(view)
+    def wrapped(project_id: str, import_id: str):
+        project, job, gone = _job_or_gone(project_id, import_id)
+        if gone is not None:
+            return gone
+        return view(project, job)
+
+    return wrapped
+
+
 @bp.app_template_global("import_section")
 def import_section(project: Project) -> dict:
     """What the partial settings/_import_form.html shows for a project: its last imports."""
@@ -338,10 +352,8 @@ def _choice_from_form(form) -> Choice:
 
 @bp.route("/projects/<project_id>/imports/<import_id>/columns", methods=["GET", "POST"])
 @signin_required
-def import_columns(project_id: str, import_id: str):
-    project, job, gone = _job_or_gone(project_id, import_id)
-    if gone:
-        return gone
+@_import_of
+def import_columns(project: Project, job: ImportJob):
     if job.state not in (import_jobs.CHOOSING, import_jobs.CHECKING):
         return _to_page("settings.import_report", project, job.id)
     path = import_jobs.upload_path(_folder(), job.id)
@@ -435,10 +447,8 @@ def _check_started(project: Project, job: ImportJob, chosen: Chosen):
 
 @bp.post("/projects/<project_id>/imports/<import_id>/check/cancel")
 @signin_required
-def import_check_cancel(project_id: str, import_id: str):
-    project, job, gone = _job_or_gone(project_id, import_id)
-    if gone:
-        return gone
+@_import_of
+def import_check_cancel(project: Project, job: ImportJob):
     import_jobs.cancel_check(get_session(), job.id)
     return _to_page("settings.import_columns", project, job.id)
 
@@ -471,10 +481,8 @@ def progress_text(job: ImportJob) -> str:
 
 @bp.get("/projects/<project_id>/imports/<import_id>")
 @signin_required
-def import_report(project_id: str, import_id: str):
-    project, job, gone = _job_or_gone(project_id, import_id)
-    if gone:
-        return gone
+@_import_of
+def import_report(project: Project, job: ImportJob):
     if job.state in (import_jobs.CHOOSING, import_jobs.CHECKING):
         return _to_page("settings.import_columns", project, job.id)
     rejected = [] if job.active else import_jobs.rejections(get_session(), job.id,
