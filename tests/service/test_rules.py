@@ -21,7 +21,7 @@ from tests.service.migrating import (
     migrate,
     model_differences_after,
 )
-from tests.support.api import Api, assert_bad_request, by_rule
+from tests.support.api import Api, assert_bad_request, assert_theirs_not_found, by_rule
 
 LIST, PREVIEW, CREATE, UPDATE, PAUSE, DELETE = (
     f"/api/rules/{name}" for name in ("list", "preview", "create", "update", "pause", "delete"))
@@ -297,11 +297,7 @@ def test_another_organizations_rule_is_not_found_like_a_missing_one(api, world):
     for path, body in ((UPDATE, {"id": their_rule["id"], "name": "ours now"}),
                        (PAUSE, {"id": their_rule["id"], "paused": True}),
                        (DELETE, {"id": their_rule["id"]})):
-        response = api.post(path, body)
-        assert response.status_code == 404
-        assert response.json()["message"] == "Rule not found."
-        foreign = api.post(path, body, **{"x-project-id": their_project})
-        assert foreign.status_code == 404 and foreign.json()["message"] == "Project not found."
+        assert_theirs_not_found(api, path, body, "Rule not found.", their_project)
     assert listed(api) == []
     assert [r["name"] for r in listed(theirs)] == ["theirs"]
     assert listed(theirs)[0]["paused"] is False

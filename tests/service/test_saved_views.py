@@ -21,7 +21,7 @@ from tests.service.migrating import (
     migrate,
     model_differences_after,
 )
-from tests.support.api import Api, assert_bad_request, racing_statuses
+from tests.support.api import Api, assert_bad_request, assert_theirs_not_found, racing_statuses
 
 LIST, CREATE, UPDATE, DELETE = ("/api/views/list", "/api/views/create", "/api/views/update",
                                 "/api/views/delete")
@@ -305,11 +305,7 @@ def test_another_organizations_view_is_not_found_like_a_missing_one(api, world):
     their_view = create(theirs, "theirs", {}).json()
     for path, body in ((UPDATE, {"id": their_view["id"], "name": "ours now"}),
                        (DELETE, {"id": their_view["id"]})):
-        response = api.post(path, body)
-        assert response.status_code == 404
-        assert response.json()["message"] == "Saved view not found."
-        foreign = api.post(path, body, **{"x-project-id": their_project})
-        assert foreign.status_code == 404 and foreign.json()["message"] == "Project not found."
+        assert_theirs_not_found(api, path, body, "Saved view not found.", their_project)
     assert views(api) == []
     assert [v["name"] for v in views(theirs)] == ["theirs"]
     absent = api.post(LIST, {}, **{"x-project-id": str(uuid.uuid4())})
