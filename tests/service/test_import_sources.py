@@ -35,6 +35,13 @@ def queries(api) -> set[tuple[str, str, str, tuple[str, ...]]]:
             for q in found}
 
 
+def dry_run(flask_cli, world, path, *flags: str) -> str:
+    """What `import-queries … --dry-run` of `path` said, once it ended well."""
+    checked = flask_cli("import-queries", world.project_id, path, *flags, "--dry-run")
+    assert checked.exit_code == 0, checked.output
+    return checked.output
+
+
 def test_a_search_console_export_with_a_language_and_country_for_every_row(
         api, world, flask_cli, tmp_path):
     path = tmp_path / "Queries.csv"
@@ -98,12 +105,9 @@ def test_missing_tags_fail_the_import_with_reasons_or_are_created(api, world, fl
     assert ("Rows name tags this project does not have: product (3), price (1).") in \
         failed.output
     assert "Nothing was imported: every row was rejected." in failed.output
-    checked = flask_cli("import-queries", world.project_id, path, "--create-tags",
-                        "--dry-run")
-    assert checked.exit_code == 0, checked.output
-    assert "Would create the tags product, price." in checked.output
-    assert "Checked, nothing changed: 3 to add, 0 already present, 0 rejected." in \
-        checked.output
+    checked = dry_run(flask_cli, world, path, "--create-tags")
+    assert "Would create the tags product, price." in checked
+    assert "Checked, nothing changed: 3 to add, 0 already present, 0 rejected." in checked
     assert queries(api) == set()
     assert "product" not in {tag["name"] for tag in api.tags(limit=100).json()["results"]}
     made = flask_cli("import-queries", world.project_id, path, "--create-tags")
@@ -156,14 +160,12 @@ def test_keyword_planner_exports_as_the_tool_writes_them(api, world, flask_cli, 
     assert wrong.exit_code == 1
     assert ("The file has no column “Country” for the country; its columns are “Keyword”, "
             "“Currency”, “Avg. monthly searches”") in wrong.output
-    checked = flask_cli("import-queries", world.project_id, path, "--query-column", "Keyword",
-                        "--language", "English", "--country", "United States", "--dry-run")
-    assert checked.exit_code == 0, checked.output
+    checked = dry_run(flask_cli, world, path, "--query-column", "Keyword",
+                      "--language", "English", "--country", "United States")
     assert ("Read as UTF-16 text separated by tabs, its header on line 3: the queries from "
             "“Keyword”, language en for every row, country US for every row, no tags."
-            ) in checked.output
-    assert "Checked, nothing changed: 4 to add, 0 already present, 0 rejected." in \
-        checked.output
+            ) in checked
+    assert "Checked, nothing changed: 4 to add, 0 already present, 0 rejected." in checked
     assert queries(api) == set()
     done = flask_cli("import-queries", world.project_id, path, "--query-column", "Keyword",
                      "--language", "English", "--country", "United States")
@@ -186,14 +188,11 @@ def test_ahrefs_exports_their_countries_and_row_numbers(api, world, flask_cli, t
     column guessed, or named; lower-case codes kept upper-case."""
     path = tmp_path / "running-shoes_keywords.csv"
     path.write_bytes(BY_NAME["ahrefs-utf16"].content())
-    checked = flask_cli("import-queries", world.project_id, path, "--language", "en",
-                        "--dry-run")
-    assert checked.exit_code == 0, checked.output
+    checked = dry_run(flask_cli, world, path, "--language", "en")
     assert ("Read as UTF-16 text separated by tabs, its header on line 1: the queries from "
             "“Keyword”, language en for every row, the country from “Country”, no tags."
-            ) in checked.output
-    assert "Checked, nothing changed: 4 to add, 0 already present, 0 rejected." in \
-        checked.output
+            ) in checked
+    assert "Checked, nothing changed: 4 to add, 0 already present, 0 rejected." in checked
     done = flask_cli("import-queries", world.project_id, path, "--query-column", "Keyword",
                      "--language", "en", "--country-column", "Country")
     assert done.exit_code == 0, done.output
@@ -225,14 +224,12 @@ def test_workbooks_their_sheet_guessed_and_tags_created(api, world, flask_cli, t
     assert missing.exit_code == 1
     assert "Rows name tags this project does not have: product (2), price (2), review (1)." \
         in missing.output
-    checked = flask_cli("import-queries", world.project_id, hand, "--sheet",
-                        "Keyword research", "--language", "German", "--country-column",
-                        "Country", "--tags-column", "Tags", "--tags-separator", ",",
-                        "--create-tags", "--dry-run")
-    assert checked.exit_code == 0, checked.output
+    checked = dry_run(flask_cli, world, hand, "--sheet", "Keyword research", "--language",
+                      "German", "--country-column", "Country", "--tags-column", "Tags",
+                      "--tags-separator", ",", "--create-tags")
     assert ("its header on row 3: the queries from “Keyword”, language de for every row, the "
-            "country from “Country”, the tags from “Tags” (separated by “,”).") in checked.output
-    assert "Would create the tags product, price, review." in checked.output
+            "country from “Country”, the tags from “Tags” (separated by “,”).") in checked
+    assert "Would create the tags product, price, review." in checked
     made = flask_cli("import-queries", world.project_id, hand, "--language", "German",
                      "--create-tags")
     assert made.exit_code == 0, made.output
