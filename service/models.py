@@ -17,7 +17,7 @@ from sqlalchemy import (
     UniqueConstraint,
     Uuid,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column, relationship
 
 
 def utcnow() -> datetime:
@@ -124,25 +124,38 @@ class Tag(Base):
     description: Mapped[str | None] = mapped_column(String(300), nullable=True)
 
 
-class SavedView(Base):
+class NamedInProject:
+    """The columns of a named extension of a project (saved views, rules): an id never
+    reused, the project, a name unique in it as tag names are compared, and when it was
+    created and last changed; the table's own columns stand between the names and the
+    times."""
+
+    @declared_attr.directive
+    def __table_args__(cls):
+        return (UniqueConstraint("project_id", "name_folded"), NEVER_REUSED)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True,
+                                    sort_order=-1)
+    project_id: Mapped[str] = mapped_column(Id, ForeignKey("projects.id", ondelete="CASCADE"),
+                                            sort_order=-1)
+    name: Mapped[str] = mapped_column(String(100), sort_order=-1)
+    # weblib.tag_names.fold_tag_name(name): names compared as tag names are.
+    name_folded: Mapped[str] = mapped_column(String(100), sort_order=-1)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, sort_order=1)
+    updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, sort_order=1)
+
+
+class SavedView(NamedInProject, Base):
     """A named filter of a project's queries (an extension: service/saved_views.py), shared by
     everyone of its organization. `filters` and `sort` are JSON text, as validated."""
 
     __tablename__ = "saved_views"
-    __table_args__ = (UniqueConstraint("project_id", "name_folded"), NEVER_REUSED)
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    project_id: Mapped[str] = mapped_column(Id, ForeignKey("projects.id", ondelete="CASCADE"))
-    name: Mapped[str] = mapped_column(String(100))
-    # weblib.tag_names.fold_tag_name(name): names compared as tag names are.
-    name_folded: Mapped[str] = mapped_column(String(100))
     filters: Mapped[str] = mapped_column(Text)
     sort: Mapped[str | None] = mapped_column(Text, nullable=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
-    updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
 
 
-class Rule(Base):
+class Rule(NamedInProject, Base):
     """Tags that apply themselves (an extension: service/rules.py): the queries of a project
     that match `condition` (a queries/facets body, JSON text as validated) get `tag_ids` (a
     JSON list) when they enter the project, and the dashboard tags those there when the rule
@@ -150,19 +163,11 @@ class Rule(Base):
     the service paused it (its last tag deleted)."""
 
     __tablename__ = "rules"
-    __table_args__ = (UniqueConstraint("project_id", "name_folded"), NEVER_REUSED)
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    project_id: Mapped[str] = mapped_column(Id, ForeignKey("projects.id", ondelete="CASCADE"))
-    name: Mapped[str] = mapped_column(String(100))
-    # weblib.tag_names.fold_tag_name(name): names compared as tag names are.
-    name_folded: Mapped[str] = mapped_column(String(100))
     condition: Mapped[str] = mapped_column(Text)
     tag_ids: Mapped[str] = mapped_column(Text)
     paused: Mapped[bool] = mapped_column(Boolean, default=False)
     paused_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
-    updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
 
 
 class User(Base):
