@@ -73,6 +73,19 @@ def import_file(page, path) -> None:
     section.get_by_role("button", name="Import queries").click()
 
 
+def held_job(site, monkeypatch, sink_class):
+    """The next job starts at once and is held after its first batch (`sink_class`: JobSink
+    for an import, CheckSink for a check): (first_batch_in, release)."""
+    site.app.config["IMPORT_WAIT_SECONDS"] = 0
+    return held_after_the_first_batch(monkeypatch, sink_class)
+
+
+def a_larger_file(path, header: str, rows, last: str):
+    """`path`, written: its header, a line for each of `rows`, and a last line to reject."""
+    path.write_text("\n".join([header, *rows, last]) + "\n", encoding="utf-8")
+    return path
+
+
 def api_rows(site) -> dict[str, tuple[str, str, list[int]]]:
     world = site.world
     body = requests.post(site.url + "/api/queries/list", json={"limit": 1000}, timeout=10,
@@ -147,14 +160,10 @@ def test_a_larger_file_runs_as_a_job_whose_progress_survives_a_reload(request, s
                                                                       screenshots):
     page = a_page(request, size)
     world = site.world
-    site.app.config["IMPORT_WAIT_SECONDS"] = 0
-    first_batch_in, release = held_after_the_first_batch(monkeypatch, import_jobs.JobSink)
-    path = tmp_path / "big.csv"
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write("query,language,country,tags\n")
-        for number in range(LARGER_IMPORT):
-            handle.write(f"generated query {number:05d},en,US,{'sale' if number % 2 else ''}\n")
-        handle.write("bad row,en\n")
+    first_batch_in, release = held_job(site, monkeypatch, import_jobs.JobSink)
+    path = a_larger_file(tmp_path / "big.csv", "query,language,country,tags",
+                         (f"generated query {number:05d},en,US,{'sale' if number % 2 else ''}"
+                          for number in range(LARGER_IMPORT)), "bad row,en")
 
     project_path = f"/settings/projects/{world.project_id}"
     sign_in(page, site, project_path)
@@ -246,14 +255,10 @@ def test_a_larger_files_check_runs_as_a_job_then_shows_its_result_and_imports(
     queries follows."""
     page = a_page(request, size)
     world = site.world
-    site.app.config["IMPORT_WAIT_SECONDS"] = 0
-    first_batch_in, release = held_after_the_first_batch(monkeypatch, import_jobs.CheckSink)
-    path = tmp_path / "keywords.csv"
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write("Keyword,Volume,Country\n")
-        for number in range(LARGER_CHECK):
-            handle.write(f"keyword {number:04d},{number},Germany\n")
-        handle.write(",5,Germany\n")
+    first_batch_in, release = held_job(site, monkeypatch, import_jobs.CheckSink)
+    path = a_larger_file(tmp_path / "keywords.csv", "Keyword,Volume,Country",
+                         (f"keyword {number:04d},{number},Germany"
+                          for number in range(LARGER_CHECK)), ",5,Germany")
 
     sign_in(page, site, f"/settings/projects/{world.project_id}")
     import_file(page, path)
