@@ -15,7 +15,8 @@ from sqlalchemy import select
 from service import palette
 from service.models import Tag
 from service.openapi import SPEC
-from tests.support.api import Api, assert_bad_request, racing_statuses
+from tests.support.answers import assert_bad_request
+from tests.support.api import Api, racing_statuses
 
 CREATE = "/api/tags/create"
 COLOR_SENTENCE = "'color': must be # followed by six hexadecimal digits, such as #1f77b4."

@@ -21,7 +21,8 @@ from tests.service.migrating import (
     migrate,
     model_differences_after,
 )
-from tests.support.api import Api, assert_bad_request, assert_theirs_not_found, by_rule
+from tests.support.answers import assert_an_extension, assert_bad_request, assert_theirs_not_found
+from tests.support.api import Api, by_rule
 
 LIST, PREVIEW, CREATE, UPDATE, PAUSE, DELETE = (
     f"/api/rules/{name}" for name in ("list", "preview", "create", "update", "pause", "delete"))
@@ -340,11 +341,7 @@ def test_the_document_marks_the_rules_as_extensions(live_service):
                                        (UPDATE, "updateRule", "200"),
                                        (PAUSE, "pauseRule", "200"),
                                        (DELETE, "deleteRule", "200")):
-        operation = served["paths"][path]["post"]
-        assert operation["x-tagdesk-extension"] is True
-        assert operation["operationId"] == operation_id
-        assert "extension" in operation["summary"].lower()
-        assert status in operation["responses"] and "400" in operation["responses"]
+        assert_an_extension(served, path, operation_id, status, "400")
 
 
 # --- migration 0028 -------------------------------------------------------------------------

@@ -21,7 +21,8 @@ from tests.service.migrating import (
     migrate,
     model_differences_after,
 )
-from tests.support.api import Api, assert_bad_request, assert_theirs_not_found, racing_statuses
+from tests.support.answers import assert_an_extension, assert_bad_request, assert_theirs_not_found
+from tests.support.api import Api, racing_statuses
 
 LIST, CREATE, UPDATE, DELETE = ("/api/views/list", "/api/views/create", "/api/views/update",
                                 "/api/views/delete")
@@ -357,11 +358,7 @@ def test_the_document_marks_the_views_as_extensions(live_service):
                                        (CREATE, "createView", "201"),
                                        (UPDATE, "updateView", "200"),
                                        (DELETE, "deleteView", "200")):
-        operation = served["paths"][path]["post"]
-        assert operation["x-tagdesk-extension"] is True
-        assert operation["operationId"] == operation_id
-        assert "extension" in operation["summary"].lower()
-        assert status in operation["responses"] and "404" in operation["responses"]
+        assert_an_extension(served, path, operation_id, status, "404")
     assert set(served["paths"][CREATE]["post"]["responses"]) >= {"409"}
 
 

@@ -8,6 +8,8 @@ One module a job:
     world       an organization with keys, projects and tags made through the admin layer, and
                 a smaller one (small_org)
     api         requests against a live service with a key and project preset
+    answers     what tests assert of the service's answers: a bad request's error object,
+                another organization's record not found, an extension in the OpenAPI document
     openapi     docs/openapi.yaml and the response checks every schemathesis run makes
     clients     options of queryapi clients in tests
     dashboard   the dashboard app in tests: closing it, CSRF tokens, signing in, sample data

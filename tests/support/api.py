@@ -47,24 +47,6 @@ class Api:
                    self.headers.get("x-project-id"))
 
 
-def assert_bad_request(response: requests.Response, message) -> None:
-    """The service's answer to a request it refuses as bad: a 400 whose body is its error
-    object, `message` the sentences saying why."""
-    assert response.status_code == 400, response.text
-    assert response.json() == {"statusCode": 400, "error": "Bad Request", "message": message}
-
-
-def assert_theirs_not_found(api: Api, path: str, body: dict, not_found: str,
-                            their_project: str) -> None:
-    """Another organization's record, addressed by `api` with `body`, is answered as a missing
-    one (404, `not_found`); named with their project instead, the project is not found."""
-    response = api.post(path, body)
-    assert response.status_code == 404
-    assert response.json()["message"] == not_found
-    foreign = api.post(path, body, **{"x-project-id": their_project})
-    assert foreign.status_code == 404 and foreign.json()["message"] == "Project not found."
-
-
 def racing_statuses(api: Api, callers: int,
                     send: Callable[[Api, int], requests.Response]) -> list[int]:
     """`callers` threads, each with an Api of its own like `api`, call `send(caller, index)` at
