@@ -5,6 +5,7 @@ rules (service/rules.py) and the tag sources of query records."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TypeVar
 
 from flask import Blueprint, Response, g, jsonify
@@ -59,6 +60,23 @@ def page_of(total: int, params: PageParams | Paged, results: list[dict]) -> Resp
                           "results": results})
 
 
+def extension(path: str, body_model: type[Strict], action: Callable[..., dict], *,
+              held: bool = False, status: int = 200, name: str | None = None) -> None:
+    """POST /api`path`, an extension of one project that answers with a record: its body
+    parsed as `body_model`, its answer `action(session, project_id, body)` (with
+    `engine.held()` after them where `held`) as JSON, with `status`. The endpoint is named
+    `name`, or as the action."""
+
+    def view() -> Response:
+        session, project_id, body = project_call(body_model)
+        response = json_response(action(session, project_id, body,
+                                        *((engine.held(),) if held else ())))
+        response.status_code = status
+        return response
+
+    bp.add_url_rule(path, name or action.__name__, view, methods=["POST"])
+
+
 @bp.get("/openapi.json")
 def openapi():
     return jsonify(openapi_document())
@@ -93,12 +111,9 @@ def list_queries():
     return page_of(total, body, records)
 
 
-@bp.post("/queries/facets")
-def facets():
-    """An extension: how many queries the filter matches, and how many it would match with
-    each language, country or tag chosen instead (docs/api.md)."""
-    session, project_id, body = project_call(QueryFilterBody)
-    return json_response(listing.facets(session, project_id, body, engine.held()))
+# How many queries the filter matches, and how many it would match with each language,
+# country or tag chosen instead (docs/api.md).
+extension("/queries/facets", QueryFilterBody, listing.facets, held=True)
 
 
 @bp.patch("/queries/many/tags-only")
@@ -123,31 +138,16 @@ def create_tag():
     return response
 
 
-@bp.post("/tags/update")
-def update_tag():
-    """An extension: a tag renamed, recoloured or described (its record)."""
-    session, project_id, body = project_call(UpdateTagBody)
-    return json_response(tag_changes.update_tag(session, project_id, body))
+# A tag renamed, recoloured or described (its record).
+extension("/tags/update", UpdateTagBody, tag_changes.update_tag)
 
 
-@bp.post("/tags/merge")
-def merge_tag():
-    """An extension: a tag merged into another, in one step (undone by tags/unmerge)."""
-    session, project_id, body = project_call(MergeTagBody)
-    return json_response(tag_changes.merge_tag(session, project_id, body))
+# A tag merged into another, in one step (undone by tags/unmerge).
+extension("/tags/merge", MergeTagBody, tag_changes.merge_tag)
 
 
-@bp.post("/tags/unmerge")
-def unmerge_tag():
-    """An extension: a merge undone: the tag back with its id and its links."""
-    session, project_id, body = project_call(UnmergeTagBody)
-    return json_response(tag_changes.unmerge_tag(session, project_id, body))
-
-
-def created(record: dict) -> Response:
-    response = json_response(record)
-    response.status_code = 201
-    return response
+# A merge undone: the tag back with its id and its links.
+extension("/tags/unmerge", UnmergeTagBody, tag_changes.unmerge_tag)
 
 
 @bp.post("/views/list")
@@ -158,25 +158,16 @@ def list_views():
                                                             engine.held())})
 
 
-@bp.post("/views/create")
-def create_view():
-    """An extension: a new saved view (201, its record)."""
-    session, project_id, body = project_call(CreateViewBody)
-    return created(saved_views.create_view(session, project_id, body, engine.held()))
+# A new saved view (201, its record).
+extension("/views/create", CreateViewBody, saved_views.create_view, held=True, status=201)
 
 
-@bp.post("/views/update")
-def update_view():
-    """An extension: a view renamed, or given another filter or sort (its record)."""
-    session, project_id, body = project_call(UpdateViewBody)
-    return json_response(saved_views.update_view(session, project_id, body, engine.held()))
+# A view renamed, or given another filter or sort (its record).
+extension("/views/update", UpdateViewBody, saved_views.update_view, held=True)
 
 
-@bp.post("/views/delete")
-def delete_view():
-    """An extension: a view deleted (200, {"deleted": id})."""
-    session, project_id, body = project_call(ViewIdBody)
-    return json_response(saved_views.delete_view(session, project_id, body))
+# A view deleted (200, {"deleted": id}).
+extension("/views/delete", ViewIdBody, saved_views.delete_view)
 
 
 @bp.post("/rules/list")
@@ -186,57 +177,34 @@ def list_rules():
     return json_response({"results": rules.list_rules(session, project_id, engine.held())})
 
 
-@bp.post("/rules/preview")
-def preview_rule():
-    """An extension: what a rule would match, and a sample of what lacks its tags."""
-    session, project_id, body = project_call(rules.RulePreviewBody)
-    return json_response(rules.preview(session, project_id, body, engine.held()))
+# What a rule would match, and a sample of what lacks its tags.
+extension("/rules/preview", rules.RulePreviewBody, rules.preview, held=True,
+          name="preview_rule")
 
 
-@bp.post("/rules/create")
-def create_rule():
-    """An extension: a new rule (201, its record)."""
-    session, project_id, body = project_call(rules.CreateRuleBody)
-    return created(rules.create_rule(session, project_id, body, engine.held()))
+# A new rule (201, its record).
+extension("/rules/create", rules.CreateRuleBody, rules.create_rule, held=True, status=201)
 
 
-@bp.post("/rules/update")
-def update_rule():
-    """An extension: a rule renamed, or given another condition or tags (its record)."""
-    session, project_id, body = project_call(rules.UpdateRuleBody)
-    return json_response(rules.update_rule(session, project_id, body, engine.held()))
+# A rule renamed, or given another condition or tags (its record).
+extension("/rules/update", rules.UpdateRuleBody, rules.update_rule, held=True)
 
 
-@bp.post("/rules/pause")
-def pause_rule():
-    """An extension: a rule paused or resumed (its record)."""
-    session, project_id, body = project_call(rules.PauseRuleBody)
-    return json_response(rules.pause_rule(session, project_id, body, engine.held()))
+# A rule paused or resumed (its record).
+extension("/rules/pause", rules.PauseRuleBody, rules.pause_rule, held=True)
 
 
-@bp.post("/rules/apply")
-def apply_rule():
-    """An extension: the next part of a rule's current matches gets its tags."""
-    session, project_id, body = project_call(rules.ApplyRuleBody)
-    return json_response(rules.apply_rule(session, project_id, body, engine.held()))
+# The next part of a rule's current matches gets its tags.
+extension("/rules/apply", rules.ApplyRuleBody, rules.apply_rule, held=True)
 
 
-@bp.post("/rules/unapply")
-def unapply_rule():
-    """An extension: the next part of the tags a rule added is taken away (kept to restore)."""
-    session, project_id, body = project_call(rules.UnapplyRuleBody)
-    return json_response(rules.unapply_rule(session, project_id, body))
+# The next part of the tags a rule added is taken away (kept to restore).
+extension("/rules/unapply", rules.UnapplyRuleBody, rules.unapply_rule)
 
 
-@bp.post("/rules/restore")
-def restore_rule():
-    """An extension: the next part of the tags an unapply took away is put back."""
-    session, project_id, body = project_call(rules.RestoreRuleBody)
-    return json_response(rules.restore_rule(session, project_id, body))
+# The next part of the tags an unapply took away is put back.
+extension("/rules/restore", rules.RestoreRuleBody, rules.restore_rule)
 
 
-@bp.post("/rules/delete")
-def delete_rule():
-    """An extension: a rule deleted (200, {"deleted": id})."""
-    session, project_id, body = project_call(rules.RuleIdBody)
-    return json_response(rules.delete_rule(session, project_id, body))
+# A rule deleted (200, {"deleted": id}).
+extension("/rules/delete", rules.RuleIdBody, rules.delete_rule)
