@@ -1,7 +1,8 @@
 """What several migrations build alike: the columns that tie a row to its organization or
-project, the integer key of a table, a table of a project's named items, the SQLite triggers
-and backfill of the text-gram counters, a SQLite trigger made again from its own text, and the
-PostgreSQL functions that copy query texts as migration 0006 made them.
+project, the integer key of a table, a table of an organization's records or of a project's
+named items, the SQLite triggers and backfill of the text-gram counters, a SQLite trigger made
+again from its own text, and the PostgreSQL functions that copy query texts as migration 0006
+made them.
 
 Released migrations use these, so what each one makes must never change: a migration that
 wants something else gets a helper (or a parameter) of its own.
@@ -25,6 +26,12 @@ def org_id() -> sa.Column:
     """The row's organization: deleted with it."""
     return sa.Column("org_id", sa.String(36),
                      sa.ForeignKey("organizations.id", ondelete="CASCADE"), nullable=False)
+
+
+def create_org_table(table: str, *columns, **options) -> None:
+    """A table of an organization's records: an integer key, the organization (its rows
+    deleted with it), then `columns` of its own."""
+    op.create_table(table, serial_id(), org_id(), *columns, **options)
 
 
 def project_id(**options) -> sa.Column:

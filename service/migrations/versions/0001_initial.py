@@ -4,7 +4,7 @@
 import sqlalchemy as sa
 from alembic import op
 
-from service.migrations.helpers import org_id, project_id, serial_id
+from service.migrations.helpers import create_org_table, org_id, project_id, serial_id
 
 revision = "0001"
 down_revision = None
@@ -28,10 +28,8 @@ def upgrade() -> None:
         sa.Column("created_at", sa.DateTime, nullable=False),
     )
     op.create_index("ix_projects_org_id", "projects", ["org_id"])
-    op.create_table(
+    create_org_table(
         "api_keys",
-        serial_id(),
-        org_id(),
         project_id(),
         sa.Column("name", sa.String(200), nullable=False),
         sa.Column("key_hash", sa.String(64), nullable=False, unique=True),

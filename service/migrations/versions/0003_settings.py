@@ -4,26 +4,22 @@
 import sqlalchemy as sa
 from alembic import op
 
-from service.migrations.helpers import org_id, serial_id
+from service.migrations.helpers import create_org_table
 
 revision = "0003"
 down_revision = "0002"
 
 
 def upgrade() -> None:
-    op.create_table(
+    create_org_table(
         "users",
-        serial_id(),
-        org_id(),
         sa.Column("email", sa.String(320), nullable=False, unique=True),
         sa.Column("password_hash", sa.String(255), nullable=False),
         sa.Column("created_at", sa.DateTime, nullable=False),
     )
     op.create_index("ix_users_org_id", "users", ["org_id"])
-    op.create_table(
+    create_org_table(
         "key_events",
-        serial_id(),
-        org_id(),
         sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id")),
         sa.Column("action", sa.String(20), nullable=False),
         sa.Column("key_id", sa.Integer, sa.ForeignKey("api_keys.id", ondelete="SET NULL")),

@@ -5,17 +5,15 @@ the key events, and each event keeps the email of who made it (people can be rem
 import sqlalchemy as sa
 from alembic import op
 
-from service.migrations.helpers import org_id, serial_id
+from service.migrations.helpers import create_org_table
 
 revision = "0014"
 down_revision = "0013"
 
 
 def upgrade() -> None:
-    op.create_table(
+    create_org_table(
         "org_events",
-        serial_id(),
-        org_id(),
         sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id", ondelete="SET NULL")),
         sa.Column("actor_email", sa.String(320)),
         sa.Column("action", sa.String(40), nullable=False),
