@@ -3,6 +3,7 @@
     uv run python bench/bench_facets.py --queries 1000000
     uv run python bench/bench_facets.py --queries 100000 --runs 5         # a quick check
     uv run python bench/bench_facets.py --database-url sqlite:////tmp/x.sqlite3
+    uv run python bench/bench_facets.py --floor     # where one shape's time goes
 
 The service's database is the one bench_service.py uses (/tmp/tagdesk-bench-<queries>.sqlite3,
 seeded with `seed-demo` when it has no organization yet); it runs under gunicorn (1 worker,
@@ -28,6 +29,13 @@ and p95 of sequential requests in ms (a timing covers the request and the decodi
 JSON body), and the server's CPU time per request. Both systems are asked over a kept-alive
 connection of their own with http.client (bench/loadkit.py's KeptAlive): requests' own work,
 ~1.3 ms a call on the machine of docs/benchmarks.md, was a quarter of the service's time.
+
+`--floor` times, for the shape FLOOR_SHAPE, requests that do less and less of the service's
+work, each asked right after Datasette's answer to that shape (as the service's facets are in
+the rounds): a bare WSGI callable and an empty Flask app under the same gunicorn
+(bench/floor_apps.py), the service refusing a request without a key (no database), an
+authenticated request that counts nothing (projects/list), then the facets, and the facets
+again at once (warm).
 """
 
 from __future__ import annotations
@@ -51,7 +59,7 @@ from sqlalchemy.engine import make_url  # noqa: E402
 
 from bench import bench_datasette  # noqa: E402
 from bench.bench_service import load_average, prepare, start_service  # noqa: E402
-from bench.loadkit import HTTPFailure, KeptAlive, free_port, percentile  # noqa: E402
+from bench.loadkit import HTTPFailure, KeptAlive, free_port, percentile, serve  # noqa: E402
 
 SERVICE, DATASETTE = "service", "Datasette"
 TEXT = "schu"
@@ -61,6 +69,7 @@ DATASETTE_SETTINGS = {"facet_time_limit_ms": "60000", "sql_time_limit_ms": "6000
                       "max_returned_rows": "1000"}
 TARGETS = "facets p95 ≤ 50 ms; ≤ 0.05× Datasette"
 TARGET_MS, TARGET_RATIO = 50.0, 0.05
+FLOOR_SHAPE = "untagged + language + text"
 
 
 def fingerprint(source: Path, project_id: str) -> int:
@@ -210,6 +219,73 @@ def compare(body: dict, ours: dict, theirs: dict, tag_names: dict[int, str]) -> 
     return differences
 
 
+def start_floor_app(app: str, port: int) -> subprocess.Popen:
+    """One of bench/floor_apps.py's servers under gunicorn as start_service runs the service."""
+    return serve(
+        [sys.executable, "-m", "gunicorn", "-b", f"127.0.0.1:{port}", "-w", "1", "--threads", "4",
+         "--log-level", "warning", f"bench.floor_apps:{app}"], f"http://127.0.0.1:{port}/",
+        app, cwd=ROOT)
+
+
+def floor(systems: Systems, service_base: str, project_id: str, shape: tuple,
+          runs: int, warm_up: int) -> None:
+    """FLOOR_SHAPE's time taken apart (see the module's docstring)."""
+    body, parameters = shape
+    ports = {"bare": free_port(), "flask_app": free_port()}
+    servers = {app: start_floor_app(app, port) for app, port in ports.items()}
+    try:
+        bare, flask = (KeptAlive(f"http://127.0.0.1:{ports[app]}") for app in ports)
+        keyless = KeptAlive(service_base, {"x-project-id": project_id})
+
+        def refused() -> None:
+            try:
+                keyless.post("/api/queries/facets", body)
+            except HTTPFailure as failure:
+                assert failure.status == 401, failure
+            else:
+                raise AssertionError("a request without a key was answered")
+
+        facets = systems.calls(body, parameters)[SERVICE]
+        probes = {
+            "bare WSGI callable, same gunicorn": lambda: bare.get("/"),
+            "empty Flask app, same gunicorn": lambda: flask.get("/"),
+            "service: refused, no key (no database)": refused,
+            "service: projects/list (authenticated, counts nothing)":
+                lambda: systems.service.get("/api/projects/list"),
+            "service: facets": facets,
+        }
+        datasette = systems.calls(body, parameters)[DATASETTE]
+        for _ in range(warm_up):
+            for probe in probes.values():
+                datasette(), probe()
+        timings = {name: [] for name in [*probes, "service: facets again at once (warm)"]}
+        theirs = []
+        for _ in range(runs):
+            for name, probe in probes.items():
+                started = time.perf_counter()
+                datasette()
+                theirs.append((time.perf_counter() - started) * 1000)
+                started = time.perf_counter()
+                probe()
+                timings[name].append((time.perf_counter() - started) * 1000)
+            started = time.perf_counter()
+            facets()
+            timings["service: facets again at once (warm)"].append(
+                (time.perf_counter() - started) * 1000)
+    finally:
+        for server in servers.values():
+            server.terminate()
+            server.wait(10)
+    their_p95 = percentile(theirs, 0.95)
+    print(f"\n{FLOOR_SHAPE}, each request right after {DATASETTE}'s answer ({runs} each; "
+          f"{DATASETTE} p50 {statistics.median(theirs):.1f} / p95 {their_p95:.1f} ms, so "
+          f"{TARGET_RATIO:g}× is {TARGET_RATIO * their_p95:.2f} ms)\n")
+    print("| request | p50 ms | p95 ms |")
+    print("|---|---:|---:|")
+    for name, values in timings.items():
+        print(f"| {name} | {statistics.median(values):.2f} | {percentile(values, 0.95):.2f} |")
+
+
 def run_shape(calls: dict, cpu: dict, runs: int, warm_up: int):
     """The systems in turn (`rounds`). A failed request is counted; so is a Datasette answer
     with a facet that timed out."""
@@ -250,6 +326,8 @@ def main() -> None:
                         help="SQLite URL (default sqlite:////tmp/tagdesk-bench-<queries>.sqlite3)")
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--warm-up", type=int, default=3)
+    parser.add_argument("--floor", action="store_true",
+                        help=f"take the time of {FLOOR_SHAPE!r} apart instead")
     args = parser.parse_args()
 
     url = args.database_url or f"sqlite:////tmp/tagdesk-bench-{args.queries}.sqlite3"
@@ -279,6 +357,10 @@ def main() -> None:
            DATASETTE: lambda: bench_datasette.process_cpu_ms(datasette.pid)}
     rows, alarms = [], []
     try:
+        if args.floor:
+            floor(systems, f"http://127.0.0.1:{service_port}", project_id,
+                  shapes(popularity)[FLOOR_SHAPE], args.runs, args.warm_up)
+            return
         for name, (body, parameters) in shapes(popularity).items():
             calls = systems.calls(body, parameters)
             ours, theirs = calls[SERVICE](), calls[DATASETTE]()
