@@ -360,6 +360,7 @@ def main() -> None:
         if args.floor:
             floor(systems, f"http://127.0.0.1:{service_port}", project_id,
                   shapes(popularity)[FLOOR_SHAPE], args.runs, args.warm_up)
+            print(f"\nload average after: {load_average()}")
             return
         for name, (body, parameters) in shapes(popularity).items():
             calls = systems.calls(body, parameters)
