@@ -18,7 +18,7 @@ from playwright.sync_api import expect
 from service.settings import accounts
 from tests.browser import axe_serious
 from tests.support.api import Api
-from tests.support.e2e import csp_errors
+from tests.support.e2e import assert_no_sideways_scroll, csp_errors
 from weblib.colors import contrast_ratio, text_color
 
 pytestmark = pytest.mark.browser
@@ -322,3 +322,35 @@ def test_hostile_names_stay_text(page, site):
     expect(page.get_by_role("heading", name=f"Delete the tag “{name}”?")).to_be_visible()
     assert page.title() != "owned" and not re.search(r"<img src=x", page.content())
     assert axe_serious(page) == []
+
+
+@pytest.mark.parametrize("width", [1280, PHONE["width"]])
+def test_a_tag_merged_by_keyboard_alone_on_a_page_that_fits(page, site, width):
+    """The Merge page at 1280 and 390 px: its first field starts where the card's padding ends
+    (no blank band above it), each choice's count sits on its name's line, nothing scrolls
+    sideways; then the merge chosen and sent by keyboard alone, and the API without the tag."""
+    world = site.world
+    page.set_viewport_size({"width": width, "height": 844})
+    tags = {tag["name"]: tag["id"] for tag in site.api.tags().json()["results"]}
+    sign_in(page, site, f"/settings/projects/{world.project_id}/tags/{tags['brand']}/merge")
+    expect(page.get_by_role("heading", name="Merge the tag “brand” into another")).to_be_visible()
+    assert_no_sideways_scroll(page)
+    assert axe_serious(page) == []
+    form, legend = page.locator("form.card"), page.locator("form.card legend")
+    padding = float(form.evaluate("form => getComputedStyle(form).paddingTop")[:-2])
+    assert legend.bounding_box()["y"] - form.bounding_box()["y"] <= padding + 2
+    for option in page.locator(".choice__option").all():
+        name, count = option.locator("label").bounding_box(), option.locator(".hint").bounding_box()
+        middle = lambda box: box["y"] + box["height"] / 2  # noqa: E731
+        assert abs(middle(name) - middle(count)) <= 2, option.text_content()
+
+    # Tab reaches the group at its first choice; the arrows choose within it.
+    focus_by_tab(page, page.get_by_role("radio", name="local"))
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    expect(page.get_by_role("radio", name="sale")).to_be_checked()
+    focus_by_tab(page, page.get_by_role("button", name="Merge"))
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("status")).to_contain_text("brand")
+    assert "brand" not in api_tag_names(site)
+    assert csp_errors(page) == []
