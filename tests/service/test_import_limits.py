@@ -121,11 +121,12 @@ def stale_soon(service_config):
 
 
 # Short enough to be outlasted quickly, long enough that a heartbeat every quarter of it is
-# never late under a loaded run's CPU (0.4 s once was, on PostgreSQL, in a full run).
-STALE_SECONDS = 0.5
-# Separator lines enough that reading them outlasts twice the stale time with room to spare
-# on a quick machine (1.2 million took 0.7 s on one, too few; 4 million take ~2.2 s there).
-SEPARATOR_LINES = 4_000_000
+# never late under a loaded run's CPU (at 0.5 s, a look once found it stale on SQLite in a full
+# run: a beat came over 0.375 s late; it is 1.125 s here).
+STALE_SECONDS = 1.5
+# Separator lines enough that reading them outlasts the stale time by half again on a quick
+# machine (4 million took ~2.2 s on one; 5 million take ~2.8 s there).
+SEPARATOR_LINES = 5_000_000
 
 
 def test_a_job_that_reads_longer_than_the_stale_time_is_not_declared_interrupted(
@@ -143,7 +144,7 @@ def test_a_job_that_reads_longer_than_the_stale_time_is_not_declared_interrupted
         time.sleep(0.05)
     assert (progress["state"], progress["added"]) == ("finished", 2), (progress, seen)
     assert "interrupted" not in seen
-    assert time.monotonic() - started > 2 * STALE_SECONDS  # the reading outlasted it
+    assert time.monotonic() - started > 1.5 * STALE_SECONDS  # the reading outlasted it
 
 
 # --- a tag deleted meanwhile -------------------------------------------------------------------
