@@ -3,6 +3,11 @@ the directory it starts in (the repository's root, as docs/deploy.md runs it).""
 
 import gc
 
+# No control socket (gunicornc): the service's and the dashboard's servers on one machine would
+# both make it at the same default path ($XDG_RUNTIME_DIR or ~/.gunicorn/gunicorn.ctl), the
+# second replacing the first's. They are run by the service manager and its signals.
+control_socket_disable = True
+
 
 def post_worker_init(worker) -> None:
     """The loaded app's objects (modules, SQLAlchemy's and pydantic's, about 135,000) live as

@@ -101,9 +101,13 @@ def test_gunicorn_workers_serve_pages_without_deadlock(shop, database_url, tmp_p
     config = {"INSTANCE_PATH": str(tmp_path / "instance"),
               "SERVICE_CONFIG": {"DATABASE_URL": database_url, "DEFAULT_LIMITS": UNLIMITED}}
     command = [sys.executable, "-m", "gunicorn", *options, "--timeout", "20",
-               "--no-control-socket",
                "--bind", f"127.0.0.1:{port}", f"app:create_app({json.dumps(config)})"]
-    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # Started as docs/deploy.md starts it (gunicorn.conf.py read from the repository's root),
+    # with a home of its own: gunicorn's control socket would be made there.
+    home = tmp_path / "home"
+    home.mkdir()
+    environment = {**{name: value for name, value in os.environ.items()
+                      if name != "XDG_RUNTIME_DIR"}, "PYTHONPATH": str(ROOT), "HOME": str(home)}
     server = subprocess.Popen(command, cwd=ROOT, env=environment, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
@@ -129,6 +133,9 @@ def test_gunicorn_workers_serve_pages_without_deadlock(shop, database_url, tmp_p
             assert view.status_code == 200
             assert "laufschuhe" in view.text
         assert browser.get(base + "/api/openapi.json", timeout=10).status_code == 200
+        # No control socket: the service's and the dashboard's servers on one machine would
+        # both make it at the same default path, the second replacing the first's.
+        assert not (home / ".gunicorn").exists()
     finally:
         server.terminate()
         try:
