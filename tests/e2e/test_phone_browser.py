@@ -239,3 +239,42 @@ def test_every_dashboard_page_fits_a_phone(phone, live_dashboard, org, screensho
     expect(page.get_by_label("API key")).to_be_visible()
     assert_no_sideways_scroll(page)
     assert csp_errors(page) == []
+
+
+# Each element inside a project card that lies outside its card's box, as text.
+_OUTSIDE_CARD = """() => {
+  const out = [];
+  for (const card of document.querySelectorAll('.project-list__item')) {
+    const c = card.getBoundingClientRect();
+    for (const e of card.querySelectorAll('*')) {
+      const r = e.getBoundingClientRect();
+      if (r.width === 0 && r.height === 0) continue;
+      if (r.left < c.left - .5 || r.right > c.right + .5
+          || r.top < c.top - .5 || r.bottom > c.bottom + .5)
+        out.push(`${card.querySelector('a').textContent}: ${e.className} ${r.right} > ${c.right}`);
+    }
+  }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("size", [LAPTOP, PHONE], ids=["laptop", "phone"])
+def test_each_projects_progress_stays_inside_its_card(browser, live_dashboard, size,
+                                                      screenshots):
+    touch = size == PHONE
+    context = browser.new_context(viewport=size, has_touch=touch, is_mobile=touch)
+    try:
+        page = context.new_page()
+        page.goto(live_dashboard.url + "/signin")
+        page.get_by_role("button", name="Use the demo key").click()
+        expect(page.get_by_role("heading", name="Projects", level=1)).to_be_visible()
+        cards = page.locator(".project-list__item")
+        assert cards.count() >= 3
+        for card in cards.all():  # the counts arrive after the page
+            expect(card.locator(".progress__text")).to_contain_text("queries untagged")
+        assert page.evaluate(_OUTSIDE_CARD) == []
+        assert_no_sideways_scroll(page)
+        page.screenshot(path=screenshots / f"projects-progress-{size['width']}.png")
+        assert axe_serious(page) == []
+    finally:
+        context.close()
