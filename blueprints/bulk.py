@@ -56,6 +56,7 @@ from dashboard.edits import (
     who,
 )
 from dashboard.htmx import htmx_response
+from dashboard.refusals import refusal
 from dashboard.rows import chip_html, rows_for
 from dashboard.viewstate import QueryView
 from jobs.deltas import ADD, EDIT, REMOVE, REPLACE, Change, Delta, RowKey, Scope, undo_scope
@@ -304,7 +305,7 @@ def create_tag(project_id: str):
                     raise Refusal(f"A tag named “{name}” already exists in this project, so "
                                   "it was not created again.", 409) from None
             except InvalidRequest as error:
-                raise Refusal(f"The service did not accept that name: {error.message} "
+                raise Refusal(f"The service did not accept that name: {refusal(error)} "
                               "Nothing was created.") from None
             except NotFound:
                 raise Refusal("The service could not create a tag in this project. Please "

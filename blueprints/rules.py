@@ -16,6 +16,7 @@ from dashboard import apiclient, wording
 from dashboard.current_project import load_project
 from dashboard.edits import start_filter_edit, start_rule_job, unfinished_panels
 from dashboard.htmx import htmx_response, wants_partial
+from dashboard.refusals import refusal
 from dashboard.rows import chip_html, rows_for
 from dashboard.rules import condition_words, read_form, rule_words, view_of_condition
 from dashboard.viewstate import QueryView
@@ -178,7 +179,7 @@ def _submitted(project, rule: Rule | None):
             saved = client.update_rule(project.id, rule.id, name=form.name,
                                        condition=condition, tag_ids=form.tag_ids)
     except (InvalidRequest, Conflict) as error:
-        return _form_page(project, view, rule, request.form, problems=(str(error),),
+        return _form_page(project, view, rule, request.form, problems=(refusal(error),),
                           status=422)
     except NotFound:
         abort(404)

@@ -28,6 +28,7 @@ from dashboard.counts import counts_response, every_count
 from dashboard.current_project import load_project
 from dashboard.edits import jobs_store, who
 from dashboard.htmx import wants_partial
+from dashboard.refusals import refusal
 from dashboard.rows import chip_html
 from dashboard.viewstate import QueryView, TagView
 from queryapi import Conflict, InvalidRequest, NotFound, QueryFilters, Tag
@@ -194,7 +195,7 @@ def edit(project_id: str, tag_id: int):
             twin=existing if existing.id != tag.id else None)
     except InvalidRequest as error:
         return _edit_page(project, tag, values, [f"The service did not accept it: "
-                                                 f"{error.message}"], 422)
+                                                 f"{refusal(error)}"], 422)
     except NotFound:
         abort(404)
     apiclient.invalidate(project.id)
@@ -223,7 +224,7 @@ def merge(project_id: str, tag_id: int):
             try:
                 done = apiclient.client().merge_tag(project.id, tag.id, into.id)
             except (InvalidRequest, Conflict) as error:
-                problems.append(f"The service did not merge it: {error.message}")
+                problems.append(f"The service did not merge it: {refusal(error)}")
             except NotFound:
                 problems.append("One of the two tags is gone (someone changed the tags "
                                 "meanwhile). Please go back to the tags and try again.")

@@ -4,6 +4,7 @@ sentences; none of it against a deployment without the extension."""
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from queryapi import QueryFilters
@@ -82,13 +83,16 @@ def test_refusals_are_sentences_and_keep_what_was_typed(signed_in, shop):
         ({"name": "No tags"}, "Choose at least one tag for the rule to add."),
         ({"name": "Long", "add": "sale", "pattern": "a" * 1001},
          "A pattern can be at most 1,000 characters; this one has 1,001."),
-        ({"name": "Broken", "add": "sale", "pattern": "(unclosed"}, "pattern"),
+        # The service's sentence, without the API's name of the field ('condition.pattern').
+        ({"name": "Broken", "add": "sale", "pattern": "(unclosed"},
+         "The pattern is not valid: missing ) (at “(unclosed”)."),
     ]
-    for fields, sentence in cases:
-        response = post(signed_in, rules_url(shop), {"view": "?q=shoes", "step": "save",
+    for (fields, sentence), step in itertools.product(cases, ("save", "preview")):
+        response = post(signed_in, rules_url(shop), {"view": "?q=shoes", "step": step,
                                                      **fields}, html)
         body = response.get_data(as_text=True)
-        assert sentence in text_of(body), (fields, text_of(body)[:300])
+        assert sentence in text_of(body), (fields, step, text_of(body)[:300])
+        assert "condition." not in text_of(body)
         assert 'role="alert"' in body
         if fields.get("pattern", "").startswith("("):
             assert 'value="(unclosed"' in body
