@@ -18,10 +18,10 @@ import pytest
 import requests
 from playwright.sync_api import expect
 
-from service import import_jobs
+from service import admin, import_jobs
 from service.settings import accounts
 from tests.browser import axe_serious
-from tests.support.e2e import csp_errors
+from tests.support.e2e import PHONE, assert_no_sideways_scroll, csp_errors
 from tests.support.imports import held_after_the_first_batch
 
 pytestmark = pytest.mark.browser
@@ -295,4 +295,65 @@ def test_a_larger_files_check_runs_as_a_job_then_shows_its_result_and_imports(
     expect(page.get_by_role("status")).to_have_text(
         f"The import is finished: {LARGER_CHECK:,} added, 0 already present, 1 rejected.",
         timeout=60_000)
+    assert csp_errors(page) == []
+
+
+# The matched elements that are not wholly inside the window and inside every box around them
+# that clips what overflows it (a table's scrolling frame), each as its text.
+_NOT_WHOLLY_SHOWN = """selector => [...document.querySelectorAll(selector)].filter(element => {
+  const box = element.getBoundingClientRect();
+  if (box.left < 0 || box.right > window.innerWidth + .5) return true;
+  for (let up = element.parentElement; up; up = up.parentElement) {
+    if (getComputedStyle(up).overflowX === 'visible') continue;
+    const frame = up.getBoundingClientRect();
+    if (box.left < frame.left - .5 || box.right > frame.right + .5) return true;
+  }
+  return false;
+}).map(element => element.textContent.trim())"""
+
+
+def test_a_projects_tags_and_recent_imports_fit_a_phone(phone, site, tmp_path, screenshots):
+    """At 390 px every tag's Edit, Merge and Delete is whole and in sight, also once tabbed
+    to; the recent imports show every column without scrolling, the importer's email broken
+    at most once; nothing scrolls sideways."""
+    page, world = phone, site.world
+    world.run(lambda s: admin.create_tag(s, world.project_id, "informational", "#a5f3fc"))
+    email = "administrator@demo.example"
+    world.run(lambda s: accounts.create_user(s, world.org_id, email, PASSWORD))
+    project_path = f"/settings/projects/{world.project_id}"
+    page.goto(site.url + project_path)
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    path = tmp_path / "small.csv"
+    path.write_text("query,language,country\nred shoes,en,US\nblue shoes,en,US\n,en,US\n",
+                    encoding="utf-8")
+    import_file(page, path)
+    expect(page.get_by_role("status")).to_contain_text("The import is finished")
+    page.goto(site.url + project_path)
+    recent = page.get_by_role("table", name="Recent imports")
+    expect(recent).to_contain_text("Finished")
+
+    actions = ".data-table .col-action .button"
+    expect(page.locator(actions).first).to_be_visible()
+    assert page.evaluate(_NOT_WHOLLY_SHOWN, actions) == []
+    delete = page.get_by_role("link", name="Delete informational")
+    delete.focus()
+    box = delete.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
+    assert page.evaluate(_NOT_WHOLLY_SHOWN, actions) == []
+
+    cells = recent.get_by_role("cell")
+    assert page.evaluate(_NOT_WHOLLY_SHOWN, "table[aria-labelledby=recent-imports-heading] td"
+                         ) == []
+    by = cells.filter(has_text=email)
+    lines = by.evaluate("""cell => {
+      const range = document.createRange();
+      range.selectNodeContents(cell);
+      return new Set([...range.getClientRects()].map(rect => Math.round(rect.top))).size;
+    }""")
+    assert lines <= 2, lines
+    assert_no_sideways_scroll(page)
+    page.screenshot(path=screenshots / "settings-project-tables-phone.png", full_page=True)
+    assert axe_serious(page) == []
     assert csp_errors(page) == []

@@ -110,9 +110,10 @@ def field_error(html: str) -> str:
 
 def tag_rows(html: str) -> dict[str, tuple[int, str, str]]:
     """The project page's tags: name → (id, colour attribute, number of queries)."""
-    rows = re.findall(r'<tr data-tag-id="(\d+)">\s*<td class="col-tag"><span class="tag-chip" '
-                      r'data-chip-colour="([^"]*)">(.*?)</span></td>.*?'
-                      r'<td class="col-count">([\d,]+)</td>', html, re.S)
+    rows = re.findall(r'<tr role="row" data-tag-id="(\d+)">\s*<td role="cell" class="col-tag">'
+                      r'<span class="tag-chip" data-chip-colour="([^"]*)">(.*?)</span></td>.*?'
+                      r'<td role="cell" class="col-count"><span class="stack-label" '
+                      r'aria-hidden="true">Queries: </span>([\d,]+)</td>', html, re.S)
     return {name: (int(tag_id), colour, count) for tag_id, colour, name, count in rows}
 
 
