@@ -89,6 +89,28 @@ def test_question_mark_lists_every_shortcut_in_a_dialog(page, live_dashboard, or
     expect(dialog).to_be_hidden()
 
 
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_shortcuts_dialog_keeps_its_contents_off_its_edges(page, live_dashboard, org, width):
+    """Its title, text, keys and Close sit inside the dialog's padding, as in the tag dialogs."""
+    page.set_viewport_size({"width": width, "height": 844})
+    url = live_dashboard.url
+    sign_in(page, url, org.key)
+    open_project(page, url, org.projects["Rows"], "?sort=query")
+    page.get_by_role("button", name="Keyboard shortcuts").click()
+    dialog = page.get_by_role("dialog", name="Keyboard shortcuts")
+    expect(dialog).to_be_visible()
+    frame = dialog.bounding_box()
+    for part in (dialog.get_by_role("heading", name="Keyboard shortcuts", level=2),
+                 dialog.locator(".dialog__lead"), dialog.locator(".shortcuts__list"),
+                 dialog.get_by_role("button", name="Close")):
+        box = part.bounding_box()
+        assert box["x"] - frame["x"] >= 12, part
+        assert box["y"] - frame["y"] >= 12, part
+        assert frame["x"] + frame["width"] - (box["x"] + box["width"]) >= 12, part
+        assert frame["y"] + frame["height"] - (box["y"] + box["height"]) >= 12, part
+    assert axe_serious(page) == []
+
+
 def test_no_shortcut_while_typing_or_with_a_modifier(page, live_dashboard, org):
     url = live_dashboard.url
     sign_in(page, url, org.key)
