@@ -378,3 +378,23 @@ def test_tablet_width_keeps_everything_usable(browser, live_dashboard, screensho
         page.screenshot(path=screenshots / "queries-tablet.png")
     finally:
         context.close()
+
+
+@pytest.mark.parametrize(("path", "search", "typed"), [
+    ("queries", "Search queries", "jacke"), ("tags", "Filter tags by name", "b")],
+    ids=["queries", "tags"])
+def test_the_page_stays_put_on_the_first_live_update(page, live_dashboard, path, search,
+                                                     typed):
+    """The empty notices strip takes no room at load, as after a live update: the heading does
+    not jump up on the first keystroke in the search box."""
+    url = open_shop(page, live_dashboard).rsplit("/", 1)[0] + "/" + path
+    page.goto(url)
+    heading = page.get_by_role("heading", level=1)
+    expect(heading).to_be_visible()
+    before = heading.bounding_box()["y"]
+    assert page.locator("#notices").bounding_box()["height"] == 0
+    with page.expect_response(lambda response: f"/{path}?" in response.url):
+        page.get_by_label(search, exact=True).type(typed)
+    page.wait_for_url(re.compile(re.escape(typed) + "$"))
+    assert page.locator("#notices").evaluate("e => e.children.length") == 0
+    assert heading.bounding_box()["y"] == before
