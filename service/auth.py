@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
-from flask import current_app, request
+from flask import current_app, g, has_request_context, request
 from sqlalchemy import bindparam, exists, select, update
 from sqlalchemy.orm import Session
 
@@ -13,6 +13,7 @@ from . import keys
 from .db import begin_write
 from .errors import BadRequest, NotFound, Unauthorized
 from .models import ApiKey, Organization, Project, is_uuid, utcnow
+from .validation import read_actor
 
 MAX_KEY_LENGTH = 200
 
@@ -109,3 +110,24 @@ def resolve_project(session: Session, caller: Caller) -> str:
     if not found:
         raise NotFound("Project not found.")
     return project_id
+
+
+@dataclass(frozen=True)
+class ApiOrigin:
+    """Who makes a change through the API: the key, and the person its caller names."""
+
+    key_id: int
+    actor: str | None
+
+
+def api_origin() -> ApiOrigin | None:
+    """The origin of the API request being answered; None outside one (the settings area,
+    the command line, a job of this process)."""
+    caller = g.get("caller") if has_request_context() else None
+    if caller is None:
+        return None
+    try:
+        actor = read_actor()
+    except BadRequest:  # a label, not an identity: one the service cannot read is left out
+        actor = None
+    return ApiOrigin(caller.key_id, actor)

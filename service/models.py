@@ -215,8 +215,10 @@ class KeyEvent(Base):
 
 
 class OrgEvent(Base):
-    """A change made in the settings area or on the command line, other than a key's: a
-    project, tag, import or person. `subject` names what changed, `detail` says more."""
+    """A change other than a key's, made in the settings area, on the command line or through
+    the API: a project, tag, rule, import or person. `subject` names what changed, `detail`
+    says more; a change through the API keeps the key's name and ends and the person its
+    caller named (X-Tagdesk-Actor)."""
 
     __tablename__ = "org_events"
     __table_args__ = (Index("ix_org_events_org_at", "org_id", "at", "id"), NEVER_REUSED)
@@ -230,6 +232,10 @@ class OrgEvent(Base):
     subject: Mapped[str] = mapped_column(String(300), default="")
     detail: Mapped[str] = mapped_column(String(500), default="")
     at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    key_prefix: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    key_last_four: Mapped[str | None] = mapped_column(String(4), nullable=True)
+    key_name: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    actor_name: Mapped[str | None] = mapped_column(String(100), nullable=True)
 
 
 class PasswordLink(Base):

@@ -16,6 +16,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from .. import keys
+from ..auth import api_origin
 from ..models import ApiKey, KeyEvent, OrgEvent, User, utcnow
 
 GENERATED = "generated"
@@ -96,6 +97,12 @@ def record_change(session: Session, org_id: str, action: str, subject: str,
         raise ValueError(f"unknown change {action!r}")
     event = OrgEvent(org_id=org_id, user_id=user_id, actor_email=_email(session, user_id),
                      action=action, subject=subject[:300], detail=detail[:500], at=utcnow())
+    origin = api_origin() if user_id is None else None
+    key = session.get(ApiKey, origin.key_id) if origin is not None else None
+    if key is not None:  # made through the API: the key, and whom its caller names
+        event.key_prefix, event.key_last_four, event.key_name = \
+            key.prefix, key.last_four, key.name
+        event.actor_name = origin.actor
     session.add(event)
     session.flush()
     return event
@@ -106,11 +113,12 @@ class Entry:
     """One line of the activity log, whatever kind of change it records."""
 
     at: datetime
-    who: str | None  # an email, or None for the command line
+    who: str | None  # an email or the person an API caller named; None for the command line
     action: str      # in words
     subject: str
     detail: str = ""
     key: str = ""    # a key's ends, for key actions
+    through: str = ""  # the key a change through the API was made with: "“Staff” tdk_live_…1a2b"
 
 
 def _key_entry(event: KeyEvent) -> Entry:
@@ -121,8 +129,13 @@ def _key_entry(event: KeyEvent) -> Entry:
 
 
 def _change_entry(event: OrgEvent) -> Entry:
-    return Entry(event.at, event.actor_email, CHANGES.get(event.action, event.action),
-                 event.subject, event.detail)
+    through = ""
+    if event.key_prefix is not None:
+        name = f"“{event.key_name}”" if event.key_name else "an unnamed key"
+        through = f"{name} {keys.mask(event.key_prefix, event.key_last_four)}"
+    return Entry(event.at, event.actor_email or event.actor_name,
+                 CHANGES.get(event.action, event.action), event.subject, event.detail,
+                 through=through)
 
 
 def log_count(session: Session, org_id: str) -> int:

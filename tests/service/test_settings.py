@@ -8,14 +8,21 @@ from __future__ import annotations
 
 import hashlib
 import re
+from urllib.parse import quote
 
 import pytest
 from sqlalchemy import inspect, select, text
 
-from service import keys
+from service import admin, keys
 from service.models import ApiKey, KeyEvent, SettingsSession, User
 from service.settings import accounts, audit
 from service.settings.throttle import SignInThrottle
+from tests.service.migrating import (
+    engine_of_its_own,
+    migrate,
+    migrated_with_rows,
+    model_differences,
+)
 from tests.support.api import Api
 from tests.support.dashboard import csrf_token
 
@@ -515,6 +522,51 @@ def test_the_activity_log_holds_every_change_with_who_made_it(signed_in):
     assert "Spring &lt;sale&gt;" in rows[1] and "Spring <sale>" not in page
     assert "Key generated" in rows[2]
     assert world.run(lambda s: audit.log_count(s, world.org_id)) == 3
+
+
+def test_a_change_made_through_the_api_names_its_key_and_who_made_it(signed_in):
+    """Rules and tags changed through the API (as the dashboard changes them) are not the
+    command line's: the log names the key, and the person its caller says made the change."""
+    world = signed_in.world
+    key = world.run(lambda s: admin.create_key(s, world.org_id, "tdk", name="Staff laptops"))
+    api = signed_in.app.test_client()
+    headers = {"x-api-key": key, "x-project-id": world.project_id}
+    made = api.post("/api/rules/create", headers={**headers, "X-Tagdesk-Actor": quote("Ana Núñez")},
+                    json={"name": "Brand it", "condition": {}, "tagIds": [world.tags["brand"]]})
+    assert made.status_code == 201, made.get_json()
+    paused = api.post("/api/rules/pause", headers=headers,
+                      json={"id": made.get_json()["id"], "paused": True})
+    assert paused.status_code == 200, paused.get_json()
+    page = signed_in.page("/settings/activity").get_data(as_text=True)
+    rows = re.findall(r"<tr[^>]*>\s*<td[^>]* class=\"col-time\">(.*?)</tr>", page, re.S)
+    who = [re.search(r'class="col-who">(.*?)</td>', row, re.S).group(1) for row in rows]
+    assert "Rule paused" in rows[0] and "Rule created" in rows[1]
+    assert "Command line" not in who[0] + who[1]
+    assert "Ana Núñez" in who[1] and "Staff laptops" in who[1] and f"…{key[-4:]}" in who[1]
+    assert "Ana" not in who[0] and "Staff laptops" in who[0]
+    assert key not in page
+
+
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def test_migration_0034_adds_the_key_and_person_of_an_api_change_and_takes_them_away(
+        kind, tmp_path):
+    added = {"key_prefix", "key_last_four", "key_name", "actor_name"}
+    with engine_of_its_own(kind, tmp_path, "tagdesk_test_org_events_") as engine:
+        migrated_with_rows(engine, "0033", [])
+        with engine.begin() as connection:
+            connection.execute(text(
+                "INSERT INTO org_events (org_id, action, subject, detail, at) "
+                "VALUES ('o', 'rule.created', 'Brand it', '', '2026-01-01')"))
+        migrate(engine, "0034")
+        assert added <= {c["name"] for c in inspect(engine).get_columns("org_events")}
+        assert not [d for d in model_differences(engine) if "org_events" in str(d)]
+        with engine.connect() as connection:
+            kept = connection.execute(text(
+                "SELECT subject, key_name, actor_name FROM org_events")).one()
+        assert tuple(kept) == ("Brand it", None, None)
+        migrate(engine, "0033", down=True)
+        assert not added & {c["name"] for c in inspect(engine).get_columns("org_events")}
+        migrate(engine, "head")
 
 
 # --- the settings area and the API side by side ---------------------------------------------
