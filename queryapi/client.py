@@ -153,8 +153,9 @@ class Client:
                                     **self._options)
         self._capabilities: Capabilities | None = None
         self._capabilities_lock = threading.Lock()
-        # Who makes the changes set_tags sends (an extension: the service records it with
-        # the tags they add); percent-encoded, as headers carry Latin-1 only.
+        # Who makes the changes this client sends (an extension: the service records it with
+        # the tags they add and in the organization's activity log), on every call that may
+        # change something; percent-encoded, as headers carry Latin-1 only.
         self._actor = {ACTOR_HEADER: quote(actor.strip()[:100], safe="")} \
             if actor and actor.strip() else {}
 
@@ -200,7 +201,7 @@ class Client:
         """POST `body` to one of the project's calls (`project_id` as _project checked it);
         the answer as `read` makes it, naming the call ("POST <path>") in what it says."""
         payload = self._transport.call("POST", path, project_id=project_id, body=body,
-                                       idempotent=idempotent)
+                                       idempotent=idempotent, extra_headers=self._actor)
         return read(payload, f"POST {path}")
 
     # -- projects --------------------------------------------------------------------------
@@ -360,7 +361,7 @@ class Client:
         """Delete the view; NotFound when the project has no such view (also when a lost
         answer's first attempt deleted it)."""
         self._transport.call("POST", DELETE_VIEW, project_id=_project(project_id),
-                             body={"id": _view_id(view_id)})
+                             body={"id": _view_id(view_id)}, extra_headers=self._actor)
 
     # -- extensions: rules ----------------------------------------------------------------
 
@@ -414,7 +415,7 @@ class Client:
         """Delete the rule (the tags it added stay); NotFound when the project has no such
         rule (also when a lost answer's first attempt deleted it)."""
         self._transport.call("POST", DELETE_RULE, project_id=_project(project_id),
-                             body={"id": _rule_id(rule_id)})
+                             body={"id": _rule_id(rule_id)}, extra_headers=self._actor)
 
     def apply_rule(self, project_id: str, rule_id: int, cursor: int = 0) -> RuleApplied:
         """The next part of the rule's current matches gets its tags (`capabilities().

@@ -191,3 +191,24 @@ def test_a_rule_is_applied_taken_back_and_put_back_a_part_at_a_time(client, seed
         [shoe] = [q for q in named.iter_queries(seeded.project_id) if q.query == "shoe store"]
     source = shoe.source_of(sale)
     assert (source.added_by, source.rule_id) == ("Zoë Ünal", None)
+
+
+def test_the_person_a_client_names_is_in_the_activity_of_the_rules_it_changes(live_service,
+                                                                              seeded):
+    """The client names who changes a rule on every call that changes one, as on set_tags:
+    the organization's activity log shows that person, not the command line."""
+    from sqlalchemy import select
+
+    from service.models import OrgEvent
+
+    with Client(live_service.url, seeded.key, actor="Zoë Ünal") as named:
+        rule = named.create_rule(seeded.project_id, "Named", QueryFilters(),
+                                 [seeded.tags["brand"]])
+        named.pause_rule(seeded.project_id, rule.id, True)
+        named.delete_rule(seeded.project_id, rule.id)
+    events = seeded.run(lambda session: session.execute(
+        select(OrgEvent.action, OrgEvent.actor_name, OrgEvent.key_prefix)
+        .where(OrgEvent.action.like("rule.%")).order_by(OrgEvent.id)).all())
+    assert [tuple(event) for event in events] == [
+        ("rule.created", "Zoë Ünal", "tdk_live_"), ("rule.paused", "Zoë Ünal", "tdk_live_"),
+        ("rule.deleted", "Zoë Ünal", "tdk_live_")]
