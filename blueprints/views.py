@@ -63,8 +63,11 @@ def _answer(project, current_qs: str, message: str = "", error: str = "", name: 
 @bp.get("/projects/<project_id>/views")
 @login_required
 def section(project_id: str):
-    """The section again (after an edit changed the counts)."""
+    """The section again (after an edit changed the counts); opened as a page of its own, the
+    queries view it belongs to."""
     project, current_qs, _view = _opened(project_id, request.args)
+    if not wants_partial():
+        return redirect(url_for("queries.index", project_id=project.id) + current_qs, 303)
     return render_template("queries/_saved_views.html", project=project,
                            **section_context(project, current_qs, fresh=True))
 

@@ -283,6 +283,16 @@ def test_saving_without_javascript_comes_back_to_the_view(signed_in, shop):
     assert re.search(r'>Shoes <span class="saved-view__count">\d+</span>', html)
 
 
+def test_the_views_section_opened_as_a_page_leads_to_its_queries_view(signed_in, shop):
+    """The section's own address is for the page's live updates; opened in a tab (a link
+    copied, a middle click) it leads to the queries view it belongs to, not a bare piece."""
+    response = signed_in.get(views_url(shop) + "?view=%3Fq%3Dshoes")
+    assert response.status_code == 303
+    assert response.headers["Location"].endswith(f"/projects/{shop.project_id}/queries?q=shoes")
+    piece = signed_in.get(views_url(shop), headers={"HX-Request": "true"})
+    assert piece.status_code == 200 and "<html" not in piece.get_data(as_text=True)
+
+
 @pytest.mark.parametrize("name, sentence", [
     ("", "Give the view a name."),
     ("x" * 101, "A view's name can be at most 100 characters."),
