@@ -41,7 +41,7 @@ class Progress:
         if not self.total:
             return "No queries yet."
         noun = "query" if self.total == 1 else "queries"
-        return (f"{self.untagged:,} of {self.total:,} {noun} untagged ({self.percent} %)")
+        return (f"{self.untagged:,} of {self.total:,} {noun} untagged ({self.percent}\u00a0%)")
 
     def as_json(self, link: str) -> dict:
         return {"total": self.total, "untagged": self.untagged, "percent": self.percent,

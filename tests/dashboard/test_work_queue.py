@@ -148,7 +148,8 @@ def test_the_counts_of_a_view_are_the_apis_facets(app, signed_in, shop, api_call
 def test_progress_says_how_much_is_left_and_links_to_it(signed_in, shop, api_calls):
     found = counts(signed_in, shop)["progress"]
     percent = UNTAGGED * 100 // TOTAL
-    assert found["text"] == f"{UNTAGGED} of {TOTAL} queries untagged ({percent} %)"
+    # A no-break space: "(47" never ends a line with "%)" on the next.
+    assert found["text"] == f"{UNTAGGED} of {TOTAL} queries untagged ({percent}\u00a0%)"
     progress = found["html"]
     assert f'max="{TOTAL}" value="{TOTAL - UNTAGGED}" aria-label="Queries tagged"' in progress
     link = re.search(r'<a class="progress__link" href="([^"]+)">Show untagged</a>', progress)

@@ -244,7 +244,7 @@ def test_untagged_exclude_and_all_of(page, live_dashboard, org, width):
 def progress_sentence(total: int, untagged: int) -> str:
     percent = untagged * 100 // total
     percent = max(percent, 1) if untagged else percent
-    return f"{untagged:,} of {total:,} queries untagged ({percent} %)"
+    return f"{untagged:,} of {total:,} queries untagged ({percent}\u00a0%)"
 
 
 @pytest.mark.parametrize("width", WIDTHS)
