@@ -21,7 +21,12 @@ from service import admin, keys
 from service.db import session_scope
 from service.models import ApiKey, Project
 from tests.browser import axe_serious
-from tests.support.e2e import ADMIN_EMAIL, ADMIN_PASSWORD, settings_sign_in
+from tests.support.e2e import (
+    ADMIN_EMAIL,
+    ADMIN_PASSWORD,
+    assert_no_sideways_scroll,
+    settings_sign_in,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -247,3 +252,39 @@ def test_the_dashboard_signed_in_with_a_project_scoped_key_lands_in_that_project
     page.goto(dashboard.url + "/settings/api")
     expect(page).to_have_url(re.compile(r"/settings/signin\?next="))
     expect(page.get_by_role("heading", name="Organization settings")).to_be_visible()
+
+
+# The details under a new key, measured in the page: each one's box against the card's inner
+# edge, and the gaps between the key box, the details and the button under them.
+_REVEAL_LAYOUT = """() => {
+  const card = document.querySelector(".reveal");
+  const style = getComputedStyle(card);
+  const inner = card.getBoundingClientRect().right - parseFloat(style.borderRightWidth)
+    - parseFloat(style.paddingRight);
+  const facts = card.querySelector(".facts");
+  const outside = [...facts.querySelectorAll("dt, dd, dd *")]
+    .filter(e => e.getBoundingClientRect().right > inner + 0.5 || e.scrollWidth > e.clientWidth + 1
+                 && getComputedStyle(e).display !== "inline")
+    .map(e => e.tagName + ": " + e.textContent.trim().slice(0, 30));
+  const key = card.querySelector(".reveal__key").getBoundingClientRect();
+  const first = facts.querySelector("dt").getBoundingClientRect();
+  const actions = card.querySelector(".actions").getBoundingClientRect();
+  return {outside, gap: first.top - key.bottom,
+          after: actions.top - facts.getBoundingClientRect().bottom};
+}"""
+
+
+def test_a_new_key_with_a_long_unbroken_name_fits_its_card(page, site, screenshots):
+    name = "keyword_research_team_laptop_in_the_meeting_room_on_floor_3x"  # 60, no spaces
+    sign_in(page, site)
+    generate(page, name)
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.screenshot(path=screenshots / f"settings-generated-{width}.png", full_page=True)
+        assert_no_sideways_scroll(page)
+        layout = page.evaluate(_REVEAL_LAYOUT)
+        assert layout["outside"] == [], width
+        # No blank band: the details follow the key box as closely as the button follows them.
+        assert layout["gap"] <= layout["after"] + 1, (width, layout)
+        assert axe_serious(page) == [], width
+    expect(page.get_by_text(name)).to_be_visible()
