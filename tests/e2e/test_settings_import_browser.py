@@ -357,3 +357,26 @@ def test_a_projects_tags_and_recent_imports_fit_a_phone(phone, site, tmp_path, s
     page.screenshot(path=screenshots / "settings-project-tables-phone.png", full_page=True)
     assert axe_serious(page) == []
     assert csp_errors(page) == []
+
+
+_LOOKS = ["border-radius", "border-top-width", "border-top-color", "background-color", "color",
+          "font-family", "font-size", "font-weight"]
+# The computed values of _LOOKS for an element, or for its pseudo-element if one is named.
+_STYLE = """([element, pseudo, names]) => {
+  const style = getComputedStyle(element, pseudo);
+  return Object.fromEntries(names.map(name => [name, style.getPropertyValue(name)]));
+}"""
+
+
+def test_the_file_fields_button_looks_like_the_pages_other_buttons(page, site, screenshots):
+    """The file field stays the browser's own (its name and keyboard as they are), its
+    button drawn as the page's secondary buttons are."""
+    path = f"/settings/projects/{site.world.project_id}/imports"
+    sign_in(page, site, path)
+    field = page.get_by_label("File", exact=True)
+    expect(field).to_have_attribute("type", "file")
+    chooser = page.evaluate(_STYLE, [field.element_handle(), "::file-selector-button", _LOOKS])
+    secondary = page.get_by_role("button", name="Sign out").element_handle()
+    assert chooser == page.evaluate(_STYLE, [secondary, None, _LOOKS])
+    page.screenshot(path=screenshots / "settings-import-file-field.png")
+    assert axe_serious(page) == []

@@ -645,6 +645,12 @@ def test_the_projects_page_has_the_import_section_with_its_last_imports(browser)
         as_text=True)
 
 
+def test_the_import_pages_lead_names_every_kind_of_file_it_takes(browser):
+    page = browser.client.get(browser.imports_path()).get_data(as_text=True)
+    lead = re.search(r'<p class="lead">(.*?)</p>', page, re.S).group(1)
+    assert "from a CSV or TSV file or an Excel workbook." in lead
+
+
 def test_the_same_file_again_adds_nothing(browser):
     content = HEADER + "one,en,US,\ntwo,en,US,\n"
     browser.imported(content)
