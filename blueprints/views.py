@@ -19,6 +19,7 @@ from dashboard.htmx import wants_partial
 from dashboard.saved_views import filters_of, name_problem, section_context, view_of
 from dashboard.viewstate import QueryView, clean_text
 from queryapi import Conflict, NotFound, Project
+from weblib.tag_names import fold_tag_name
 
 bp = Blueprint("views", __name__)
 
@@ -48,6 +49,18 @@ def _posted_name() -> tuple[str, str]:
     """The name the form sent, and what is wrong with it ("" when nothing)."""
     name = clean_text(request.form.get("name") or "", 1000)
     return name, name_problem(name)
+
+
+def _refused(project, name: str, error: Conflict) -> str:
+    """The service's refusal of `name`, in the dashboard's words: a name another view has (as
+    tag names compare) names that view in the quotes of every other sentence; any other
+    refusal (a project with as many views as it may have) as the service says it."""
+    folded = fold_tag_name(name)
+    taken = next((item for item in apiclient.client().list_views(project.id)
+                  if fold_tag_name(item.name) == folded), None)
+    if taken is None:
+        return str(error)
+    return f"A saved view named “{taken.name}” already exists in this project."
 
 
 def _answer(project, current_qs: str, message: str = "", error: str = "", name: str = "",
@@ -84,7 +97,7 @@ def create(project_id: str):
                                        filters_of(view, apiclient.tags(project.id)),
                                        sort=view.api_sort())
     except Conflict as error:
-        return _answer(project, current_qs, error=str(error), name=name)
+        return _answer(project, current_qs, error=_refused(project, name, error), name=name)
     return _answer(project, current_qs, message=f"Saved the view “{name}”.")
 
 
@@ -100,7 +113,7 @@ def rename(project_id: str, view_id: int):
     except NotFound:
         abort(404)
     except Conflict as error:
-        return _answer(project, current_qs, error=str(error))
+        return _answer(project, current_qs, error=_refused(project, name, error))
     return _answer(project, current_qs, message=f"Renamed the view to “{name}”.")
 
 

@@ -273,6 +273,22 @@ def test_a_view_is_saved_listed_with_its_live_count_renamed_and_deleted(app, sig
     assert re.search(r'queries\?lang=de&amp;untagged=1">German, untagged <span', body)
 
 
+def test_a_taken_name_is_said_with_curly_quotes_as_every_other_sentence(signed_in, shop):
+    html = page(signed_in, shop)
+    post(signed_in, views_url(shop), {"name": "German jackets", "view": "?lang=de"}, html)
+    taken = "A saved view named “German jackets” already exists in this project."
+    body = post(signed_in, views_url(shop), {"name": "german JACKETS", "view": "?q=x"},
+                html).get_data(as_text=True)
+    assert taken in text_of(body) and '"German jackets"' not in text_of(body)
+    body = post(signed_in, views_url(shop), {"name": "Shoes", "view": "?q=shoes"},
+                html).get_data(as_text=True)
+    view_id = re.search(r'/views/(\d+)/rename"[^>]*>\s*<input[^>]*>\s*<input[^>]*>\s*<label '
+                        r'for="rename-view-\d+">New name for Shoes', body).group(1)
+    body = post(signed_in, f"{views_url(shop)}/{view_id}/rename", {"name": "GERMAN jackets"},
+                html).get_data(as_text=True)
+    assert taken in text_of(body)
+
+
 def test_saving_without_javascript_comes_back_to_the_view(signed_in, shop):
     html = page(signed_in, shop, "q=shoes")
     response = post(signed_in, views_url(shop), {"name": "Shoes", "view": "?q=shoes"}, html,
