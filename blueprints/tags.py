@@ -32,6 +32,7 @@ from dashboard.refusals import refusal
 from dashboard.rows import chip_html
 from dashboard.viewstate import QueryView, TagView
 from queryapi import Conflict, InvalidRequest, NotFound, QueryFilters, Tag
+from weblib.colors import colour_field
 from weblib.tag_names import fold_tag_name
 from weblib.text_rules import has_forbidden_character
 
@@ -163,6 +164,7 @@ def _edit_page(project, tag: Tag, values: dict, problems: list[str], status: int
                twin: Tag | None = None):
     """The edit form; `twin`: the tag whose name was typed, offered to merge this one into."""
     page = render_template("tags/edit.html", project=project, tag=tag, values=values,
+                           colour=colour_field(values["color"]),
                            problems=problems, section="tags", twin=twin,
                            merging=twin is not None and apiclient.capabilities().tag_merging,
                            page_title=f"Edit {tag.name} · Tags · {project.name} · Tagdesk")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from weblib.colors import AA_NORMAL_TEXT, contrast_ratio, text_color
+from weblib.colors import contrast_ratio, readable, text_color
 
 __all__ = ["PALETTE", "contrast_ratio", "pick", "readable", "text_color"]
 
@@ -29,10 +29,6 @@ PALETTE = (
     "#006b75",  # teal
     "#fef2c0",  # cream
 )
-
-
-def readable(background: str) -> bool:
-    return contrast_ratio(background, text_color(background)) >= AA_NORMAL_TEXT
 
 
 def pick(in_use: Mapping[str, int]) -> str:

@@ -9,33 +9,21 @@ a tag's name also stays within 200 once case is folded, as the API compares it
 
 from __future__ import annotations
 
-import re
-
 from flask_wtf import FlaskForm
 from wtforms import StringField, TextAreaField
 from wtforms.validators import DataRequired, Length, ValidationError
 
+from weblib.colors import HEX_COLOUR, colour_code
 from weblib.tag_names import fold_tag_name, tag_name_problem
 from weblib.text_rules import has_forbidden_character
 
 from ..validation import MAX_TAG_DESCRIPTION as MAX_DESCRIPTION  # as the API's
 
 MAX_NAME = 200  # projects.name and tags.name are VARCHAR(200)
-HEX_COLOUR = re.compile(r"#[0-9a-f]{6}")
 
 
 def _strip(value):
     return value.strip() if isinstance(value, str) else value
-
-
-def colour_code(value: object) -> str | None:
-    """The colour as #rrggbb in lower case, or None when it is not one."""
-    if not isinstance(value, str):
-        return None
-    value = value.strip().lower()
-    if len(value) == 6 and HEX_COLOUR.fullmatch("#" + value):
-        value = "#" + value
-    return value if HEX_COLOUR.fullmatch(value) else None
 
 
 def _colour(value):

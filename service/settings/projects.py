@@ -16,11 +16,13 @@ from typing import TypeVar
 
 from flask import abort, g, make_response, redirect, render_template, request, url_for
 
+from weblib.colors import colour_code, colour_field
+
 from ..db import get_session
 from ..models import OrgEvent, Project
 from . import project_changes as changes
 from .forms import ConfirmForm
-from .project_forms import EditTagForm, ProjectForm, TagForm, colour_code
+from .project_forms import EditTagForm, ProjectForm, TagForm
 from .views import bp, signin_required
 
 SECTION = "projects"
@@ -117,15 +119,7 @@ def _project_page(project: Project, rename_form: ProjectForm | None = None,
         "settings/project.html", section=SECTION, project=project,
         tags=changes.project_tags(db, project), query_count=changes.query_count(db, project),
         rename_form=rename_form, tag_form=tag_form,
-        colour=_colour_view(tag_form), notice=notice, undo=undo, error=error), status
-
-
-def _colour_view(form: TagForm) -> dict:
-    """What the colour field shows: the code as typed, the valid colour (or None) for the
-    picker and the preview, and whether text on it is readable."""
-    valid = colour_code(form.color.data)
-    return {"code": form.color.data or "", "valid": valid,
-            "readable": changes.readable(valid) if valid else True}
+        colour=colour_field(tag_form.color.data), notice=notice, undo=undo, error=error), status
 
 
 @bp.get("/projects/<project_id>")
@@ -170,7 +164,7 @@ def create_tag(project_id: str):
 
 def _edit_page(project: Project, tag, form: TagForm, status: int = 200):
     return render_template("settings/tag_edit.html", section=SECTION, project=project,
-                           tag=tag, form=form, colour=_colour_view(form),
+                           tag=tag, form=form, colour=colour_field(form.color.data),
                            carriers=changes.carriers(get_session(), project, tag)), status
 
 

@@ -269,12 +269,12 @@ def test_a_project_page_at_390_pixels(page, site, screenshots):
 
 
 def test_the_page_computes_contrast_as_the_server_does(page, site):
-    """settings.js and weblib/colors.py agree; black or white text always reaches 4.5:1 (the
+    """colour-field.js and weblib/colors.py agree; black or white text always reaches 4.5:1 (the
     warning, kept for other text colours, stays empty even at the worst colours)."""
     sign_in(page, site, f"/settings/projects/{site.world.project_id}")
     colours = ["#000000", "#ffffff", "#777777", "#767676", "#5d60ff", "#0052cc", "#fbca04",
                "#ff0000", "#00ff00", "#0000ff", "#c2e0c6", "#123456"]
-    page.wait_for_function("() => window.tagdeskColours !== undefined")  # settings.js is deferred
+    page.wait_for_function("() => window.tagdeskColours !== undefined")  # a deferred script
     computed = page.evaluate(
         "colours => colours.map(c => [window.tagdeskColours.contrast(c, '#000000'), "
         "window.tagdeskColours.contrast(c, '#ffffff'), window.tagdeskColours.textColour(c)])",
@@ -296,11 +296,14 @@ def test_the_page_computes_contrast_as_the_server_does(page, site):
 
 
 def test_a_name_typed_before_the_script_runs_shows_in_the_preview(page, site):
-    """settings.js is deferred: on a slow line people can type before it runs."""
+    """The colour field's script (weblib/static/colour-field.js) is deferred: on a slow line
+    people can type before it runs."""
+    sign_in(page, site)
+    expect(page.get_by_role("heading", name="Projects", level=1)).to_be_visible()
     held = []
-    page.route(re.compile(r"/settings\.js"), lambda route: held.append(route))
-    with page.expect_request(re.compile(r"/settings\.js")):
-        sign_in(page, site, f"/settings/projects/{site.world.project_id}")
+    page.route(re.compile(r"/colour-field\.js"), lambda route: held.append(route))
+    with page.expect_request(re.compile(r"/colour-field\.js")):
+        page.goto(f"{site.url}/settings/projects/{site.world.project_id}", wait_until="commit")
     page.get_by_label("Tag name").fill("Early bird")
     expect(page.locator("[data-colour-preview]")).to_have_text("New tag")
     assert len(held) == 1

@@ -126,3 +126,39 @@ def test_edit_with_a_description_then_merge_and_undo(page, live_dashboard, org, 
     with org.api() as api:
         assert {t.name: t.id for t in api.iter_tags(project)}["brand"] == brand
     assert csp_errors(page) == []
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_tags_colour_is_chosen_with_a_picker_beside_its_code_and_a_preview(
+        page, live_dashboard, org, width):
+    """A tag's Edit offers the colour field of the settings: a picker and the #rrggbb code
+    kept in step, and the chip as it will look (black or white text, whichever reads
+    better), the name as typed."""
+    page.set_viewport_size({"width": width, "height": 900})
+    url, project_name = live_dashboard.url, f"Tidy {width}"
+    project = org.projects[project_name]
+    sign_in(page, url, org.key)
+    page.goto(f"{url}/projects/{project}/tags")
+    page.get_by_role("link", name="Edit sale", exact=True).click()
+    picker = page.get_by_label("Choose a shade", exact=True)
+    code = page.get_by_label("Colour", exact=True)
+    preview = page.locator("[data-colour-preview]")
+    expect(picker).to_be_visible()
+    expect(preview).to_have_text("sale")
+
+    code.fill("#1f77b4")
+    expect(picker).to_have_value("#1f77b4")
+    expect(preview).to_have_css("background-color", "rgb(31, 119, 180)")
+    expect(preview).to_have_css("color", "rgb(255, 255, 255)")
+    picker.fill("#ffdd00")
+    expect(code).to_have_value("#ffdd00")
+    expect(preview).to_have_css("color", "rgb(0, 0, 0)")
+    page.get_by_label("Tag name", exact=True).fill("sale ")
+    expect(preview).to_have_text("sale")
+    fits(page, width)
+    assert axe_serious(page) == []
+    assert csp_errors(page) == []
+    page.get_by_role("button", name="Save", exact=True).click()
+    expect(page.get_by_role("status").filter(has_text="Saved the tag “sale”.")).to_be_visible()
+    with org.api() as api:
+        assert {t.name: t.color for t in api.iter_tags(project)}["sale"] == "#ffdd00"

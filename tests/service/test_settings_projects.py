@@ -621,7 +621,7 @@ def test_numbers_in_the_address_that_are_not_ascii_digits_are_ignored(signed_in,
 
 def test_a_tag_with_a_stored_colour_that_is_not_rrggbb_gets_no_colour(signed_in):
     """A colour stored by other means (an older import, a hand-made row) never reaches a
-    data attribute that settings.js paints from."""
+    data attribute that weblib/static/colour-field.js paints from."""
     world = signed_in.world
     world.run(lambda s: s.execute(text("UPDATE tags SET color = 'red' WHERE id = :id"),
                                   {"id": world.tags["brand"]}))
