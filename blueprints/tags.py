@@ -8,8 +8,6 @@ session's tag cache is refreshed with it on the way).
 
 from __future__ import annotations
 
-import re
-
 from flask import (
     Blueprint,
     abort,
@@ -32,7 +30,7 @@ from dashboard.refusals import refusal
 from dashboard.rows import chip_html
 from dashboard.viewstate import QueryView, TagView
 from queryapi import Conflict, InvalidRequest, NotFound, QueryFilters, Tag
-from weblib.colors import colour_field
+from weblib.colors import colour_code, colour_field
 from weblib.tag_names import fold_tag_name
 from weblib.text_rules import has_forbidden_character
 
@@ -110,7 +108,6 @@ def counts(project_id: str):
 
 MAX_NAME = 200
 MAX_DESCRIPTION = 300
-COLOUR = re.compile(r"#?[0-9a-fA-F]{6}")
 
 
 def _merged_key(project_id: str) -> str:
@@ -146,7 +143,7 @@ def read_tag_form(form) -> tuple[dict, list[str]]:
     elif len(name) > MAX_NAME:
         problems.append(f"A tag's name can have at most {MAX_NAME} characters; this one has "
                         f"{len(name):,}.")
-    if not COLOUR.fullmatch(colour):
+    if colour_code(colour) is None:
         problems.append("The colour is # followed by six hexadecimal digits, such as #1f77b4.")
     if len(description) > MAX_DESCRIPTION:
         problems.append(f"A description can have at most {MAX_DESCRIPTION} characters; this "
@@ -155,9 +152,8 @@ def read_tag_form(form) -> tuple[dict, list[str]]:
         if has_forbidden_character(value):
             problems.append(f"The {what} cannot contain tabs, line breaks or other control "
                             "characters.")
-    if colour and not colour.startswith("#"):
-        colour = "#" + colour
-    return {"name": name, "color": colour.lower(), "description": description}, problems
+    return {"name": name, "color": colour_code(colour) or colour, "description": description}, \
+        problems
 
 
 def _edit_page(project, tag: Tag, values: dict, problems: list[str], status: int = 200,
