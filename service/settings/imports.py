@@ -63,8 +63,11 @@ SWEEP_SECONDS = 600.0  # a process sweeps old uploads at most this often
 _runner_lock = threading.Lock()
 
 
+NO_FILE = "Choose a file to import: CSV, TSV or an Excel workbook."
+
+
 class ImportForm(FlaskForm):
-    file = FileField("CSV file", validators=[FileRequired("Choose a CSV file to import.")])
+    file = FileField("File", validators=[FileRequired(NO_FILE)])
 
 
 # --- the job runner of this app ------------------------------------------------------------
@@ -250,7 +253,7 @@ def import_upload(project_id: str):
     project = signed_in_project(project_id)
     form = ImportForm()
     if not form.validate():
-        return _import_page(project, form.file.errors or ["Choose a CSV file to import."], 400)
+        return _import_page(project, form.file.errors or [NO_FILE], 400)
     upload = form.file.data
     import_id = new_uuid()
     folder = _folder()

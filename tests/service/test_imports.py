@@ -696,7 +696,8 @@ def test_no_file_chosen_is_a_sentence_on_the_form(browser):
     response = browser.client.post(browser.imports_path(), data={
         "csrf_token": browser.csrf(browser.imports_path())}, content_type="multipart/form-data")
     assert response.status_code == 400
-    assert "Choose a CSV file to import." in response.get_data(as_text=True)
+    assert ("Choose a file to import: CSV, TSV or an Excel workbook."
+            in response.get_data(as_text=True))
     assert jobs(browser.world) == []
 
 
