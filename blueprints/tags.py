@@ -131,37 +131,41 @@ def _tags_page(project_id: str):
     return redirect(url_for("tags.index", project_id=project_id))
 
 
-def read_tag_form(form) -> tuple[dict, list[str]]:
-    """The edit form's name, colour and description, and what is wrong with them, in
-    sentences (the API's own rules, checked here first so the person reads them at once)."""
+def read_tag_form(form) -> tuple[dict, dict[str, str]]:
+    """The edit form's name, colour and description, and what is wrong with each field
+    ("name", "color", "description"), in sentences (the API's own rules, checked here first
+    so the person reads them at once)."""
     name = form.get("name", "").strip()
     colour = form.get("color", "").strip()
     description = form.get("description", "").strip()
-    problems = []
+    problems = {}
     if not name:
-        problems.append("Give the tag a name.")
+        problems["name"] = "Give the tag a name."
     elif len(name) > MAX_NAME:
-        problems.append(f"A tag's name can have at most {MAX_NAME} characters; this one has "
-                        f"{len(name):,}.")
+        problems["name"] = (f"A tag's name can have at most {MAX_NAME} characters; this one "
+                            f"has {len(name):,}.")
     if colour_code(colour) is None:
-        problems.append("The colour is # followed by six hexadecimal digits, such as #1f77b4.")
+        problems["color"] = ("The colour is # followed by six hexadecimal digits, such as "
+                             "#1f77b4.")
     if len(description) > MAX_DESCRIPTION:
-        problems.append(f"A description can have at most {MAX_DESCRIPTION} characters; this "
-                        f"one has {len(description):,}.")
+        problems["description"] = (f"A description can have at most {MAX_DESCRIPTION} "
+                                   f"characters; this one has {len(description):,}.")
     for what, value in (("name", name), ("description", description)):
-        if has_forbidden_character(value):
-            problems.append(f"The {what} cannot contain tabs, line breaks or other control "
-                            "characters.")
+        if has_forbidden_character(value) and what not in problems:
+            problems[what] = (f"The {what} cannot contain tabs, line breaks or other control "
+                              "characters.")
     return {"name": name, "color": colour_code(colour) or colour, "description": description}, \
         problems
 
 
-def _edit_page(project, tag: Tag, values: dict, problems: list[str], status: int = 200,
+def _edit_page(project, tag: Tag, values: dict, problems: dict[str, str], status: int = 200,
                twin: Tag | None = None):
-    """The edit form; `twin`: the tag whose name was typed, offered to merge this one into."""
+    """The edit form; `problems`: what is wrong, by field ("name", "color", "description"; ""
+    for the form as a whole), said above the form and under each field; `twin`: the tag
+    whose name was typed, offered to merge this one into."""
     page = render_template("tags/edit.html", project=project, tag=tag, values=values,
-                           colour=colour_field(values["color"]),
-                           problems=problems, section="tags", twin=twin,
+                           colour=colour_field(values["color"]), invalid=problems,
+                           problems=list(problems.values()), section="tags", twin=twin,
                            merging=twin is not None and apiclient.capabilities().tag_merging,
                            page_title=f"Edit {tag.name} · Tags · {project.name} · Tagdesk")
     return page, status
@@ -174,7 +178,7 @@ def edit(project_id: str, tag_id: int):
     project, tag = _offered_tag(project_id, tag_id, "tag_editing")
     if request.method == "GET":
         return _edit_page(project, tag, {"name": tag.name, "color": tag.color,
-                                         "description": tag.description or ""}, [])
+                                         "description": tag.description or ""}, {})
     values, problems = read_tag_form(request.form)
     if problems:
         return _edit_page(project, tag, values, problems, 422)
@@ -186,14 +190,14 @@ def edit(project_id: str, tag_id: int):
     except Conflict:
         existing = next((t for t in apiclient.tags(project.id, refresh=True)
                          if fold_tag_name(t.name) == fold_tag_name(values["name"])), tag)
-        return _edit_page(project, tag, values, [
+        return _edit_page(project, tag, values, {"name": (
             f"This project already has a tag named “{existing.name}” (names are compared as "
             "they read: capital letters and invisible characters make no difference). Choose "
-            "another name, or merge this tag into it."], 409,
+            "another name, or merge this tag into it.")}, 409,
             twin=existing if existing.id != tag.id else None)
     except InvalidRequest as error:
-        return _edit_page(project, tag, values, [f"The service did not accept it: "
-                                                 f"{refusal(error)}"], 422)
+        return _edit_page(project, tag, values, {"": f"The service did not accept it: "
+                                                     f"{refusal(error)}"}, 422)
     except NotFound:
         abort(404)
     apiclient.invalidate(project.id)

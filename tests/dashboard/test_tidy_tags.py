@@ -117,6 +117,38 @@ def test_edit_refuses_with_sentences_and_changes_nothing(app, signed_in, shop):
     assert service_tags(app, shop) == before
 
 
+def invalid_fields(html: str) -> dict[str, str]:
+    """Each field marked invalid (its id) and the text of the error its aria-describedby
+    names."""
+    found = {}
+    for tag in re.findall(r"<(?:input|textarea)[^>]*>", html):
+        if 'aria-invalid="true"' not in tag:
+            continue
+        field = re.search(r'id="([^"]+)"', tag).group(1)
+        described = re.search(r'aria-describedby="([^"]+)"', tag).group(1).split()
+        errors = [re.search(rf'<p class="field__error" id="{name}">(.*?)</p>', html, re.S)
+                  for name in described]
+        found[field] = " ".join(error.group(1) for error in errors if error)
+    return found
+
+
+def test_a_refused_field_is_marked_with_its_own_sentence(signed_in, shop):
+    """Beside the sentences above the form, each field refused says why under itself, and
+    screen readers hear it with the field (aria-invalid, aria-describedby)."""
+    brand = shop.tags["brand"]
+    both = edit(signed_in, shop, brand, name="", color="blue", description="fine")
+    assert invalid_fields(both.get_data(as_text=True)) == {
+        "tag-edit-name": "Give the tag a name.",
+        "tag-edit-colour": "The colour is # followed by six hexadecimal digits, such as "
+                           "#1f77b4."}
+    long = edit(signed_in, shop, brand, name="brand", color="#1f77b4", description="x" * 301)
+    assert invalid_fields(long.get_data(as_text=True)) == {
+        "tag-edit-description": "A description can have at most 300 characters; this one "
+                                "has 301."}
+    taken = edit(signed_in, shop, brand, name="SALE", color="#1f77b4", description="")
+    assert list(invalid_fields(taken.get_data(as_text=True))) == ["tag-edit-name"]
+
+
 def test_merge_then_undo_from_the_tags_page_with_exact_counts(app, signed_in, shop):
     brand, sale = shop.tags["brand"], shop.tags["sale"]
     counts_before, names_before = counts(app, shop), tag_names_by_query(app, shop)

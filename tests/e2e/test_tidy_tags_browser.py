@@ -146,6 +146,17 @@ def test_a_tags_colour_is_chosen_with_a_picker_beside_its_code_and_a_preview(
     expect(picker).to_be_visible()
     expect(preview).to_have_text("sale")
 
+    # A code that is no colour: refused, said under the field, which has the focus.
+    code.fill("blue")
+    page.get_by_role("button", name="Save", exact=True).click()
+    code = page.get_by_label("Colour", exact=True)
+    expect(code).to_have_accessible_description(re.compile(
+        r"The colour is # followed by six hexadecimal digits, such as #1f77b4\.$"))
+    expect(code).to_be_focused()
+    assert axe_serious(page) == []
+    picker = page.get_by_label("Choose a shade", exact=True)
+    preview = page.locator("[data-colour-preview]")
+
     code.fill("#1f77b4")
     expect(picker).to_have_value("#1f77b4")
     expect(preview).to_have_css("background-color", "rgb(31, 119, 180)")
