@@ -199,6 +199,11 @@ def what_undo_did(undo: Edit, original: Edit | None) -> str:
     if undo.state == "done" and left:
         left_as = "was left as it is" if left == 1 else "were left as they are"
         text += f" ({left:,} had been changed again since and {left_as})"
+    spec = original.scope_filter or {}
+    if original.scope == "rule-removal" and spec.get("deleteRule"):
+        # Undo gives back the tags, not the rule: said, so that nobody waits for it.
+        text += (f"; the rule “{spec.get('ruleName', '')}” stays deleted (Rules → New rule "
+                 "makes it again)")
     return text
 
 

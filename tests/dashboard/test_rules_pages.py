@@ -190,6 +190,10 @@ def test_deleting_a_rule_may_take_back_the_tags_it_added_undoably(app, signed_in
     undone = wait_for(app, store_of(app).for_project(shop.project_id, limit=1)[0].id)
     assert (undone.state, undone.changed) == ("done", parts[0].tagged)
     assert tag_names_by_query(app, shop) == tagged
+    # The tags are back, the rule is not: the activity says so rather than leave it to guess.
+    activity = signed_in.get(f"/projects/{shop.project_id}/activity").get_data(as_text=True)
+    assert (f"Undone: ‘sale’ added back to {parts[0].tagged} queries; the rule “Price words” "
+            "stays deleted (Rules → New rule makes it again)") in text_of(activity)
 
 
 def test_a_chip_says_who_or_which_rule_added_its_tag_and_when(app, auth, shop):
