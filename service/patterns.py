@@ -65,7 +65,30 @@ def _compiled(text: str):
         # RE2 says what is wrong, then where: "missing ): (abc".
         what, _colon, where = reason.partition(": ")
         at = f" (at “{where}”)" if where else ""
-        raise ValueError(f"The pattern is not valid: {what}{at}.") from None
+        raise ValueError(f"The pattern is not valid: {RE2_REASONS.get(what, what)}{at}.") \
+            from None
+
+
+# RE2's reasons (re2/regexp.cc, what its error codes say) in words people read; a reason not
+# here is said as RE2 says it.
+RE2_REASONS = {
+    "missing )": "a “(” has no “)” to close it",
+    "unexpected )": "a “)” closes no “(”",
+    "missing ]": "a “[” has no “]” to close it",
+    "bad repetition operator": "two repetition signs follow each other, such as ** or ++",
+    "no argument for repetition operator": "a *, + or ? follows nothing it could repeat",
+    "invalid repetition size": "a count in { } is over 1,000, or its second number is below "
+                               "its first",
+    "trailing \\": "it ends with a single backslash (write \\\\ for a backslash)",
+    "invalid escape sequence": "a backslash comes before a character that means nothing after "
+                               "one (write \\\\ for a backslash)",
+    "invalid character class range": "a range in [ ] runs backwards or names no class",
+    "invalid character class": "a class in [ ] is not one the pattern language knows",
+    "invalid named capture group": "a named group, (?P<name>…), is not written as one",
+    "invalid perl operator": "a group that starts with “(?” is not one the pattern language "
+                             "knows",
+    "invalid UTF-8": "it holds bytes that are not UTF-8 text",
+}
 
 
 def literals(text: str) -> list[str] | None:

@@ -85,7 +85,7 @@ def test_refusals_are_sentences_and_keep_what_was_typed(signed_in, shop):
          "A pattern can be at most 1,000 characters; this one has 1,001."),
         # The service's sentence, without the API's name of the field ('condition.pattern').
         ({"name": "Broken", "add": "sale", "pattern": "(unclosed"},
-         "The pattern is not valid: missing ) (at “(unclosed”)."),
+         "The pattern is not valid: a “(” has no “)” to close it (at “(unclosed”)."),
     ]
     for (fields, sentence), step in itertools.product(cases, ("save", "preview")):
         response = post(signed_in, rules_url(shop), {"view": "?q=shoes", "step": step,

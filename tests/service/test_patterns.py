@@ -87,9 +87,21 @@ def test_the_matcher_answers_as_search_does():
 
 @pytest.mark.parametrize(("pattern", "sentence"), [
     ("a" * 1204, "A pattern can be at most 1,000 characters; this one has 1,204."),
-    ("(abc", "The pattern is not valid: missing ) (at “(abc”)."),
-    ("a**", "The pattern is not valid: bad repetition operator (at “**”)."),
-    ("a{1001}", "The pattern is not valid: invalid repetition size (at “{1001}”)."),
+    # RE2's reasons in plain words; the part of the pattern it names, as it names it.
+    ("(abc", "The pattern is not valid: a “(” has no “)” to close it (at “(abc”)."),
+    ("a)", "The pattern is not valid: a “)” closes no “(” (at “a)”)."),
+    ("[ab", "The pattern is not valid: a “[” has no “]” to close it (at “[ab”)."),
+    ("a**", "The pattern is not valid: two repetition signs follow each other, such as ** or "
+            "++ (at “**”)."),
+    ("*a", "The pattern is not valid: a *, + or ? follows nothing it could repeat (at “*”)."),
+    ("a{1001}", "The pattern is not valid: a count in { } is over 1,000, or its second number "
+                "is below its first (at “{1001}”)."),
+    ("\\", "The pattern is not valid: it ends with a single backslash (write \\\\ for a "
+           "backslash)."),
+    ("\\q", "The pattern is not valid: a backslash comes before a character that means "
+            "nothing after one (write \\\\ for a backslash) (at “\\q”)."),
+    ("[z-a]", "The pattern is not valid: a range in [ ] runs backwards or names no class "
+             "(at “z-a”)."),
     (r"\pL{1000}", "The pattern is too large to run: use fewer or smaller repetitions ({n}) "
                    "and classes."),
 ])
@@ -130,7 +142,8 @@ def test_a_backtracking_pattern_over_http_answers_like_a_plain_one(api, world):
 def test_bad_patterns_are_400_sentences_naming_the_field(api, world, path):
     cases = [
         ("a" * 1204, "'pattern': A pattern can be at most 1,000 characters; this one has 1,204."),
-        ("(abc", "'pattern': The pattern is not valid: missing ) (at “(abc”)."),
+        ("(abc", "'pattern': The pattern is not valid: a “(” has no “)” to close it "
+                 "(at “(abc”)."),
         (5, "'pattern': Input should be a valid string."),
         (["a"], "'pattern': Input should be a valid string."),
     ]
