@@ -6,6 +6,7 @@ there is no Rules page.
 
 from __future__ import annotations
 
+import re
 from urllib.parse import parse_qs
 
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
@@ -18,12 +19,21 @@ from dashboard.edits import start_filter_edit, start_rule_job, unfinished_panels
 from dashboard.htmx import htmx_response, wants_partial
 from dashboard.refusals import refusal
 from dashboard.rows import chip_html, rows_for
-from dashboard.rules import condition_words, read_form, rule_words, view_of_condition
+from dashboard.rules import (
+    MAX_PATTERN,
+    condition_words,
+    read_form,
+    rule_words,
+    view_of_condition,
+)
 from dashboard.viewstate import QueryView
 from jobs.deltas import Delta, Scope
 from queryapi import Conflict, InvalidRequest, NotFound, Project, QueryFilters, Rule
 
 bp = Blueprint("rules", __name__)
+
+# How the API names the pattern in a refusal ("'condition.pattern': The pattern is …").
+_PATTERN_FIELD = re.compile(r"'(?:[\w\[\]-]+\.)*pattern': ")
 
 
 @bp.app_context_processor
@@ -100,7 +110,9 @@ def index(project_id: str):
 
 
 def _form_page(project, view: QueryView, rule: Rule | None = None, form=None, preview=None,
-               problems=(), status: int = 200):
+               problems=(), status: int = 200, pattern_problem: str = ""):
+    """The form; `pattern_problem`: the sentence (among `problems`) about the pattern, said
+    under the field too, which is marked invalid."""
     tags = apiclient.tags(project.id)
     by_id = {tag.id: tag for tag in tags}
     chosen = set(rule.tag_ids) if rule and form is None else {
@@ -118,7 +130,7 @@ def _form_page(project, view: QueryView, rule: Rule | None = None, form=None, pr
                     else (rule.condition.pattern if rule else "")) or "",
         "tag_options": [(tag, chip_html(tag.name, tag.color, description=tag.description),
                          tag.id in chosen) for tag in tags],
-        "preview": preview, "problems": problems,
+        "preview": preview, "problems": problems, "pattern_problem": pattern_problem,
         "page_title": (f"Edit {rule.name}" if rule else "New rule")
         + f" · {project.name} · Tagdesk",
     }
@@ -164,8 +176,10 @@ def _submitted(project, rule: Rule | None):
     view = _view_of(request.form)
     form = read_form(request.form, view, tags)
     if form.problems:
+        too_long = next((p for p in form.problems if len(form.pattern) > MAX_PATTERN
+                         and p.startswith("A pattern ")), "")
         return _form_page(project, view, rule, request.form, problems=form.problems,
-                          status=422)
+                          status=422, pattern_problem=too_long)
     condition = form.condition(tags)
     try:
         if request.form.get("step") == "preview":
@@ -179,8 +193,11 @@ def _submitted(project, rule: Rule | None):
             saved = client.update_rule(project.id, rule.id, name=form.name,
                                        condition=condition, tag_ids=form.tag_ids)
     except (InvalidRequest, Conflict) as error:
-        return _form_page(project, view, rule, request.form, problems=(refusal(error),),
-                          status=422)
+        sentence = refusal(error)
+        # The API names the field it refuses: the pattern's sentence goes under the pattern.
+        about_pattern = _PATTERN_FIELD.search(error.message) is not None
+        return _form_page(project, view, rule, request.form, problems=(sentence,),
+                          status=422, pattern_problem=sentence if about_pattern else "")
     except NotFound:
         abort(404)
     message = f"Saved the rule “{saved.name}”."

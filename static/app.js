@@ -734,6 +734,51 @@
     });
   });
 
+  /* --- focus across a form drawn again ----------------------------------------------- */
+
+  // The same way as across new results: a form drawn again (htmx) from a control inside it
+  // leaves the focus where the answer says to look, once the new part is painted, instead of
+  // on the page's body or on a button below a sentence out of sight.
+  // - The rule form refused (Preview or Save rule): its sentences (role="alert",
+  //   tabindex="-1"), scrolled into view; the pattern field, when refused, is marked
+  //   aria-invalid and described by its sentence.
+  // A part drawn again for another reason leaves the focus alone.
+  var refocusPart = null;
+
+  function focusablePart(event) {
+    var target = event.detail.target;
+    var elt = event.detail.requestConfig && event.detail.requestConfig.elt;
+    if (!target || !elt || elt === target || !target.contains(elt)) return null;
+    return target.id === "rule-form-body" ? target.id : null;
+  }
+
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    if (!event.detail.shouldSwap) return;
+    var part = focusablePart(event);
+    if (part) refocusPart = part;
+  });
+
+  function partFocus(root) {
+    return root.querySelector("[data-form-problems]");
+  }
+
+  document.addEventListener("htmx:afterSettle", function (event) {
+    var part = refocusPart;
+    // Dispatched on the new part (event.detail.target is the old, replaced element).
+    if (!part || !event.target || event.target.id !== part) return;
+    refocusPart = null;
+    afterNextPaint(function () {
+      var root = document.getElementById(part);
+      var here = root && partFocus(root);
+      if (!here) return;
+      here.focus({ preventScroll: true });
+      // Out of sight (above, as a refusal at the top of a long form): to the middle of the
+      // screen, clear of a sticky notice area; in sight: left where it is.
+      var box = here.getBoundingClientRect();
+      if (box.top < 0 || box.bottom > window.innerHeight) here.scrollIntoView({ block: "center" });
+    });
+  });
+
   /* --- set up a page or a freshly swapped part of it ---------------------------------- */
 
   function init(root) {

@@ -336,6 +336,58 @@ def test_refusals_are_sentences_and_keep_what_was_typed(page, live_dashboard, or
     assert csp_errors(page) == []
 
 
+def in_view(locator) -> bool:
+    return locator.evaluate("""e => { const box = e.getBoundingClientRect();
+        return box.top >= 0 && box.bottom <= window.innerHeight; }""")
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_refusal_by_keyboard_takes_the_focus_to_its_sentences(page, live_dashboard, org,
+                                                                width):
+    page.set_viewport_size({"width": width, "height": 900})
+    url = live_dashboard.url
+    project = org.projects[REFUSALS]
+    sign_in(page, url, org.key)
+    page.goto(f"{url}/projects/{project}/rules/new?lang=de")
+    pattern = page.get_by_label("Pattern", exact=True)
+    save = page.get_by_role("button", name="Save rule", exact=True)
+
+    # Tab to Pattern, type "(", Tab to Save rule, Enter: the form's own refusal (no name, no
+    # tag) is on screen and has the focus, so Tab goes on from the top of the form.
+    tab_to(page, pattern)
+    page.keyboard.type("(")
+    tab_to(page, save)
+    page.keyboard.press("Enter")
+    alert = page.get_by_role("alert")
+    expect(alert).to_contain_text("Give the rule a name.")
+    expect(alert).to_be_focused()
+    assert in_view(alert)
+    expect(pattern).not_to_have_attribute("aria-invalid", "true")
+
+    # Named, a tag chosen: the service refuses the pattern; the field says so too.
+    tab_to(page, page.get_by_label("Rule name", exact=True))
+    page.keyboard.type("Broken")
+    tab_to(page, page.get_by_role("checkbox", name="sale", exact=True))
+    page.keyboard.press("Space")
+    for button in ("Save rule", "Preview"):
+        tab_to(page, page.get_by_role("button", name=button, exact=True))
+        page.evaluate("document.querySelector('#rule-form-body').dataset.answered = 'before'")
+        page.keyboard.press("Enter")
+        expect(page.locator("#rule-form-body[data-answered='before']")).to_have_count(0)
+        expect(alert).to_contain_text(re.compile(r"The pattern is not valid: .+\."))
+        expect(alert).to_be_focused()
+        assert in_view(alert)
+        expect(pattern).to_have_attribute("aria-invalid", "true")
+        described = pattern.get_attribute("aria-describedby").split()
+        sentences = [page.locator(f"#{each}").inner_text() for each in described]
+        assert any(re.match(r"The pattern is not valid: .+\.", s) for s in sentences)
+    fits(page, width)
+    assert axe_serious(page) == []
+    with org.api() as api:
+        assert api.list_rules(project) == ()
+    assert csp_errors(page) == []
+
+
 # --- a deployment without the extension -------------------------------------------------------
 
 
