@@ -742,14 +742,17 @@
   // - The rule form refused (Preview or Save rule): its sentences (role="alert",
   //   tabindex="-1"), scrolled into view; the pattern field, when refused, is marked
   //   aria-invalid and described by its sentence.
-  // A part drawn again for another reason leaves the focus alone.
+  // - Saved views after Save, Rename, Delete or Undo: the Undo a delete offers, else the
+  //   section's sentence (what happened, or why not), so Tab goes on from there.
+  // A part drawn again for another reason (the saved views' counts after an edit) leaves the
+  // focus alone.
   var refocusPart = null;
 
   function focusablePart(event) {
     var target = event.detail.target;
     var elt = event.detail.requestConfig && event.detail.requestConfig.elt;
     if (!target || !elt || elt === target || !target.contains(elt)) return null;
-    return target.id === "rule-form-body" ? target.id : null;
+    return target.id === "rule-form-body" || target.id === "saved-views" ? target.id : null;
   }
 
   document.addEventListener("htmx:beforeSwap", function (event) {
@@ -759,7 +762,9 @@
   });
 
   function partFocus(root) {
-    return root.querySelector("[data-form-problems]");
+    if (root.id === "rule-form-body") return root.querySelector("[data-form-problems]");
+    return root.querySelector(".saved-views__note button:not([disabled])") ||
+      root.querySelector(".saved-views__note");
   }
 
   document.addEventListener("htmx:afterSettle", function (event) {

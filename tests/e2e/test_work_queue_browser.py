@@ -353,6 +353,74 @@ def test_saved_views_save_open_rename_delete_undo(page, live_dashboard, org, wid
     assert csp_errors(page) == []
 
 
+def test_saved_views_by_keyboard_keep_the_focus(page, live_dashboard, org):
+    """Save (a name, Enter), Rename, Delete and Undo from the keyboard alone: after each the
+    focus is on the section's sentence (after a delete, on its Undo), so Tab goes on from
+    there instead of from the top of the page."""
+    page.set_viewport_size({"width": 1280, "height": 860})
+    url = live_dashboard.url
+    project = org.projects[PROJECT]
+    name, renamed = "Keys only", "Keys only renamed"
+    sign_in(page, url, org.key)
+    open_project(page, url, project, "?lang=es")
+    section = page.locator("#saved-views")
+    keys = page.keyboard
+
+    def focused_text() -> str:
+        return page.evaluate("document.activeElement.outerHTML.slice(0, 200)")
+
+    def tab_to(locator, most: int = 80) -> None:
+        for _ in range(most):
+            if locator.evaluate("e => e === document.activeElement"):
+                return
+            keys.press("Tab")
+        raise AssertionError(focused_text())
+
+    # Save: the summary, Enter, Tab to the name, type it, Enter.
+    tab_to(section.locator("summary", has_text="Save view"))
+    keys.press("Enter")
+    keys.press("Tab")
+    expect(section.get_by_label("View name", exact=True)).to_be_focused()
+    keys.type(name)
+    keys.press("Enter")
+    note = section.get_by_role("status")
+    expect(note).to_contain_text(f"Saved the view “{name}”.")
+    expect(note).to_be_focused()
+    keys.press("Tab")  # on from the sentence: the views' links
+    assert section.evaluate("s => s.contains(document.activeElement)"), focused_text()
+
+    # Rename: Change, Enter, the field, a new name, Enter.
+    tab_to(section.locator("summary", has_text=re.compile(rf"^Change\s*{re.escape(name)}$")))
+    keys.press("Enter")
+    keys.press("Tab")
+    expect(section.get_by_label(f"New name for {name}", exact=True)).to_be_focused()
+    keys.press("ControlOrMeta+a")
+    keys.type(renamed)
+    keys.press("Enter")
+    expect(note).to_contain_text(f"Renamed the view to “{renamed}”.")
+    expect(note).to_be_focused()
+
+    # Delete: the Undo it offers has the focus; Enter brings the view back.
+    tab_to(section.locator("summary", has_text=re.compile(rf"^Change\s*{re.escape(renamed)}$")))
+    keys.press("Enter")
+    tab_to(section.get_by_role("button", name=f"Delete {renamed}", exact=True))
+    keys.press("Enter")
+    expect(note).to_contain_text(f"Deleted the view “{renamed}”.")
+    undo = section.get_by_role("button", name="Undo", exact=True)
+    expect(undo).to_be_focused()
+    with org.api() as api:
+        assert renamed not in {v.name for v in api.list_views(project)}
+    keys.press("Enter")
+    expect(note).to_contain_text(f"Saved the view “{renamed}”.")
+    expect(note).to_be_focused()
+    expect(section.get_by_role("link", name=re.compile(rf"^{re.escape(renamed)} \d+$"))
+           ).to_be_visible()
+    with org.api() as api:
+        assert renamed in {v.name for v in api.list_views(project)}
+    assert axe_serious(page) == []
+    assert csp_errors(page) == []
+
+
 # --- a deployment without the extensions ------------------------------------------------------
 
 
