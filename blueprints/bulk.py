@@ -44,6 +44,7 @@ from itsdangerous import BadSignature, URLSafeTimedSerializer
 from markupsafe import Markup
 
 from dashboard import apiclient, wording
+from dashboard.activity_log import undo_answer
 from dashboard.current_project import load_project
 from dashboard.edits import (
     job_panel,
@@ -574,7 +575,7 @@ def undo(project_id: str, edit_id: str):
     if result is None:
         undone = start_undo_job(project, edit, undo_id)
         if context == "activity":
-            return htmx_response("", refresh=True)
+            return undo_answer(project, edit, undone)
         panel = job_panel(project, undone)
         if context == "notice":
             return render_template("bulk/_job_started.html", panel=panel, notice=(
@@ -583,7 +584,7 @@ def undo(project_id: str, edit_id: str):
     undone, records = result
     apiclient.invalidate(project.id)
     if context == "activity":
-        return htmx_response("", refresh=True)
+        return undo_answer(project, edit, undone)
     shown = shown_ids()
     records = [record for record in records if record.id in shown]
     if context == "notice":

@@ -613,7 +613,15 @@ def test_the_activity_page_lists_each_edit_with_who_and_offers_undo(app, auth, s
     edit = latest(app, shop)
     undone = post(client, f"/projects/{shop.project_id}/edits/{edit.id}/undo",
                   {"context": "activity"}, html)
-    assert undone.headers["HX-Refresh"] == "true"
+    # Answered in place (no reload, which would lose the focus): the undo's row first, with
+    # its status to focus, and the undone edit's row drawn again without its Undo.
+    assert "HX-Refresh" not in undone.headers
+    answer = undone.get_data(as_text=True)
+    assert "Undone: ‘question’ removed again from 1 query." in text_of(answer)
+    assert 'hx-swap-oob="afterbegin:.activity-table tbody"' in answer
+    assert f'id="activity-{edit.id}" hx-swap-oob="outerHTML"' in answer
+    assert "autofocus" in answer
+    assert 'aria-label="Undo: Add ‘question’ to 1 selected query"' not in answer
     again = text_of(client.get(f"/projects/{shop.project_id}/activity").get_data(as_text=True))
     assert "Undone: ‘question’ removed again from 1 query." in again
     assert "Undone" in again
