@@ -453,17 +453,60 @@ def edit_rows(project, keys: list[RowKey], delta: Delta, tags: dict[int, Tag],
         total=len(found), processed=len(found), changed=len(step.changes),
         untouched=step.untouched, **who())
     records = [updated.get(key.id) or found[key.id] for key in keys if key.id in found]
-    response = rows_response(project, edit, records, checked=(scope == "rows"))
+    count = results_count(project, changed_pairs(found, step), shown=set(found))
+    response = rows_response(project, edit, records, checked=(scope == "rows"), count=count)
     apiclient.invalidate(project.id)
     return response
 
 
-def rows_response(project, edit: Edit, records, checked: bool):
-    """Out-of-band rows, the sentence (with Undo) in the notice area, the dialog closed."""
+def changed_pairs(found, step) -> list[tuple]:
+    """(the query, its tags before, after) for each query the write changed."""
+    return [(found[change.query_id], found[change.query_id].tags,
+             step.written[change.query_id]) for change in step.changes]
+
+
+def _in_view_but_tags(record, view: QueryView) -> bool:
+    """Whether a query matches the view's conditions other than tags (an edit changes only
+    tags): its languages, countries and text (contained, case ignored)."""
+    return ((not view.languages or record.language in view.languages)
+            and (not view.countries or record.country in view.countries)
+            and view.text.casefold() in record.query.casefold())
+
+
+def results_count(project, changed: list[tuple], shown: set[str]) -> str:
+    """The list's count drawn again (an out-of-band swap) after an in-page edit or its undo,
+    when the request says what the page shows (its view, total and rows: the count's hidden
+    fields): the total moves by the changed queries that entered or left the view, so it
+    agrees with the API's facets without another call. `shown`: ids of rows on the page (in
+    the view but for their tags). Empty without those fields."""
+    form = request.form
+    try:
+        total = int(form.get("view_total", ""))
+        rows = int(form.get("view_shown", ""))
+    except ValueError:
+        return ""
+    if not (0 <= total < 10**12 and 0 <= rows <= MAX_SELECTED):
+        return ""
+    view = QueryView.from_args(form)
+    scope = scope_of(view)
+    if scope.has_tag_condition:
+        if scope.tag_names or scope.not_tag_names:
+            scope = scope.resolved(apiclient.tags(project.id))
+        for record, before, after in changed:
+            if record.id in shown or _in_view_but_tags(record, view):
+                total += int(scope.still_matches(after)) - int(scope.still_matches(before))
+    total = max(total, 0)
+    return render_template("queries/_count.html", count_text=wording.range_text(
+        view, total, rows), count_total=total, count_shown=rows, count_oob=True)
+
+
+def rows_response(project, edit: Edit, records, checked: bool, count: str = ""):
+    """Out-of-band rows and the list's count, the sentence (with Undo) in the notice area,
+    the dialog closed."""
     tags = apiclient.tags_covering(project.id, {t for r in records for t in r.tags})
     rows = rows_for(tuple(records), {tag.id: tag for tag in tags})
     html = render_template("bulk/_edit_done.html", project=project, edit=edit, rows=rows,
-                           checked=checked, summary=wording.what_it_did(edit))
+                           checked=checked, summary=wording.what_it_did(edit)) + count
     # An in-page edit keeps the selection, a row's quick edit included (app.js keeps each
     # row's tick as it was when the row is drawn again).
     return htmx_response(html, trigger={"tagdesk:bulkDone": {"keepSelection": True}})
@@ -581,26 +624,33 @@ def undo(project_id: str, edit_id: str):
             return render_template("bulk/_job_started.html", panel=panel, notice=(
                 "Undoing in the background: its progress is shown above the list."))
         return panel
-    undone, records = result
+    undone, records, pairs = result
+    shown = shown_ids()
+    count = results_count(project, pairs, shown) if context != "activity" else ""
     apiclient.invalidate(project.id)
     if context == "activity":
         return undo_answer(project, edit, undone)
-    shown = shown_ids()
     records = [record for record in records if record.id in shown]
     if context == "notice":
         main = Markup(render_template(  # noqa: S704 (rendered, so escaped)
             "bulk/_undo_notice.html", summary=wording.what_undo_did(undone, edit)))
+        # As after the edit: the page's counts and progress are read again (app.js), and
+        # the selection stays.
+        trigger = {"tagdesk:bulkDone": {"keepSelection": True}}
     else:
         main = job_panel(project, undone)
-    return rows_response_undo(project, records, main)
+        # A job's panel: the list is loaded again, with its counts (app.js).
+        trigger = {"tagdesk:resultsStale": True}
+    return rows_response_undo(project, records, main, count, trigger)
 
 
-def rows_response_undo(project, records, main_html: str):
+def rows_response_undo(project, records, main_html: str, count: str = "",
+                       trigger: dict | None = None):
     tags = apiclient.tags_covering(project.id, {t for r in records for t in r.tags})
     rows = rows_for(tuple(records), {tag.id: tag for tag in tags})
     html = render_template("bulk/_undo_done.html", project=project, rows=rows,
-                           main_html=main_html)
-    return htmx_response(html)
+                           main_html=main_html) + count
+    return htmx_response(html, trigger=trigger)
 
 
 def _covering_for_changes(edit: Edit, changes: list[Change]) -> Scope:
@@ -647,7 +697,7 @@ def undo_inline(project, edit: Edit, undo_id: str):
         undo_of=edit.id, expected=edit.changed, total=len(found), processed=len(found),
         changed=len(step.changes), untouched=step.untouched, **who())
     records = [updated.get(query_id) or record for query_id, record in found.items()]
-    return undone, records
+    return undone, records, changed_pairs(found, step)
 
 
 def start_undo_job(project, edit: Edit, undo_id: str) -> Edit:

@@ -118,16 +118,6 @@ def active_chips(view: QueryView, tags_by_name: dict[str, Tag]) -> list[FilterCh
     return chips
 
 
-def range_text(view: QueryView, total: int, shown: int) -> str:
-    noun = "query" if total == 1 else "queries"
-    if total == 0:
-        return "No queries match" if view.has_filters else "No queries"
-    if shown == 0:
-        return f"{total:,} {noun}"
-    first = (view.page - 1) * view.size + 1
-    return f"{first:,}–{first + shown - 1:,} of {total:,} {noun}"
-
-
 def sort_words(sort: list[tuple[str, str]]) -> str:
     """'sorted by Query, A to Z' for the API's sort."""
     column = next(key for key, field in SORT_COLUMNS.items() if field == sort[0][0])
@@ -355,7 +345,8 @@ def index(project_id: str):
         "view": view,
         "page": page,
         "rows": rows_for(result.results, tags_by_id, rule_names(project.id, result.results)),
-        "range_text": range_text(view, page.total_records, len(result.results)),
+        "range_text": wording.range_text(view, page.total_records, len(result.results)),
+        "shown": len(result.results),
         "active_chips": active_chips(view, tags_by_name) if view.has_filters else [],
         "clear_qs": view.cleared().query_string(),
         "columns": columns_for(view),

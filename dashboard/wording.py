@@ -275,3 +275,15 @@ def tag_change_summary(edit: Edit) -> str:
                 "is gone")
         return text + (" (undone since)" if edit.undone_by else "")
     return f"“{merged}” is back, with its queries as they were ({count(edit.changed)} changed)"
+
+
+def range_text(view, total: int, shown: int) -> str:
+    """The list's count: '1–50 of 1,713 queries' (`view`: its page and size; `shown`: the
+    rows on the page)."""
+    noun = "query" if total == 1 else "queries"
+    if total == 0:
+        return "No queries match" if view.has_filters else "No queries"
+    if shown == 0:
+        return f"{total:,} {noun}"
+    first = (view.page - 1) * view.size + 1
+    return f"{first:,}–{first + shown - 1:,} of {total:,} {noun}"

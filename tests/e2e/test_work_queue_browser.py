@@ -284,6 +284,53 @@ def test_progress_and_show_untagged(page, live_dashboard, org, width):
         assert_no_sideways_scroll(page)
 
 
+@pytest.mark.parametrize("width", WIDTHS)
+def test_progress_and_totals_follow_an_edit_and_its_undo(page, live_dashboard, org, width):
+    """In the untagged view: a bulk Apply, its Undo (z), a row's own edit and its Undo — after
+    each, without a reload, the progress line and the list's total are the API's facets."""
+    page.set_viewport_size({"width": width, "height": 860})
+    project = org.projects["Second"]
+    sign_in(page, live_dashboard.url, org.key)
+    open_project(page, live_dashboard.url, project, "?untagged=1&sort=query")
+    wait_counted(page)
+    progress = page.locator("[data-progress]")
+    count = page.locator("#results .results__count")
+    notice = page.locator("#notices [data-edit-notice]")
+
+    def agree_with_the_api() -> None:
+        with org.api() as api:
+            whole = api.facets(project, QueryFilters())
+            untagged = api.facets(project, QueryFilters(untagged=True))
+        expect(progress).to_contain_text(progress_sentence(whole.total_records, whole.untagged))
+        expect(count).to_have_text(re.compile(rf" of {untagged.total_records:,} quer"))
+
+    agree_with_the_api()
+    page.get_by_role("checkbox", name="Select rain jacket", exact=True).check()
+    page.get_by_role("button", name="Add tags", exact=True).click()
+    page.get_by_role("dialog").get_by_role("checkbox", name="local", exact=True).check()
+    page.get_by_role("dialog").get_by_role("button", name="Apply", exact=True).click()
+    expect(notice).to_contain_text("Added ‘local’ to 1 query.")
+    agree_with_the_api()
+    page.locator("h1").click()
+    page.keyboard.press("z")
+    expect(notice).to_contain_text("Undone: ‘local’ removed again from 1 query.")
+    agree_with_the_api()
+
+    # A row's own edit (its quick edit), then its Undo.
+    page.get_by_role("button", name="Edit tags of regenjacke wasserdicht").click()
+    page.get_by_role("dialog").get_by_role("checkbox", name="question", exact=True).check()
+    page.get_by_role("dialog").get_by_role("button", name="Apply", exact=True).click()
+    expect(notice).to_contain_text("added ‘question’")
+    agree_with_the_api()
+    page.locator("h1").click()
+    page.keyboard.press("z")
+    expect(notice).to_contain_text("Undone")
+    agree_with_the_api()
+    with org.api() as api:
+        assert api.facets(project, QueryFilters()).untagged == 3
+    assert csp_errors(page) == []
+
+
 def params(address: str) -> set[tuple[str, str]]:
     return set(parse_qsl(urlsplit(address).query))
 
