@@ -19,6 +19,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("org_events") as batch:
-        for name, _length in reversed(COLUMNS):
-            batch.drop_column(name)
+    # Dropped in place (SQLite 3.35+ too): a batch copy would write the table again without
+    # its AUTOINCREMENT, and a later upgrade would not find the table it left.
+    for name, _length in reversed(COLUMNS):
+        op.drop_column("org_events", name)
