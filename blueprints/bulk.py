@@ -453,51 +453,29 @@ def edit_rows(project, keys: list[RowKey], delta: Delta, tags: dict[int, Tag],
         total=len(found), processed=len(found), changed=len(step.changes),
         untouched=step.untouched, **who())
     records = [updated.get(key.id) or found[key.id] for key in keys if key.id in found]
-    count = results_count(project, changed_pairs(found, step), shown=set(found))
+    count = results_count(project)
     response = rows_response(project, edit, records, checked=(scope == "rows"), count=count)
     apiclient.invalidate(project.id)
     return response
 
 
-def changed_pairs(found, step) -> list[tuple]:
-    """(the query, its tags before, after) for each query the write changed."""
-    return [(found[change.query_id], found[change.query_id].tags,
-             step.written[change.query_id]) for change in step.changes]
-
-
-def _in_view_but_tags(record, view: QueryView) -> bool:
-    """Whether a query matches the view's conditions other than tags (an edit changes only
-    tags): its languages, countries and text (contained, case ignored)."""
-    return ((not view.languages or record.language in view.languages)
-            and (not view.countries or record.country in view.countries)
-            and view.text.casefold() in record.query.casefold())
-
-
-def results_count(project, changed: list[tuple], shown: set[str]) -> str:
+def results_count(project) -> str:
     """The list's count drawn again (an out-of-band swap) after an in-page edit or its undo,
-    when the request says what the page shows (its view, total and rows: the count's hidden
-    fields): the total moves by the changed queries that entered or left the view, so it
-    agrees with the API's facets without another call. `shown`: ids of rows on the page (in
-    the view but for their tags). Empty without those fields."""
+    when the request says what the page shows (its view and how many rows: the count's hidden
+    fields): its total read again from the API, one query asked for, so it is exact. Empty
+    without those fields."""
     form = request.form
     try:
-        total = int(form.get("view_total", ""))
         rows = int(form.get("view_shown", ""))
     except ValueError:
         return ""
-    if not (0 <= total < 10**12 and 0 <= rows <= MAX_SELECTED):
+    if not 0 <= rows <= MAX_SELECTED:
         return ""
     view = QueryView.from_args(form)
-    scope = scope_of(view)
-    if scope.has_tag_condition:
-        if scope.tag_names or scope.not_tag_names:
-            scope = scope.resolved(apiclient.tags(project.id))
-        for record, before, after in changed:
-            if record.id in shown or _in_view_but_tags(record, view):
-                total += int(scope.still_matches(after)) - int(scope.still_matches(before))
-    total = max(total, 0)
+    total = apiclient.client().list_queries(project.id, filters=scope_of(view).filters(),
+                                            limit=1).page.total_records
     return render_template("queries/_count.html", count_text=wording.range_text(
-        view, total, rows), count_total=total, count_shown=rows, count_oob=True)
+        view, total, rows), count_shown=rows, count_oob=True)
 
 
 def rows_response(project, edit: Edit, records, checked: bool, count: str = ""):
@@ -624,9 +602,9 @@ def undo(project_id: str, edit_id: str):
             return render_template("bulk/_job_started.html", panel=panel, notice=(
                 "Undoing in the background: its progress is shown above the list."))
         return panel
-    undone, records, pairs = result
+    undone, records = result
     shown = shown_ids()
-    count = results_count(project, pairs, shown) if context != "activity" else ""
+    count = results_count(project) if context != "activity" else ""
     apiclient.invalidate(project.id)
     if context == "activity":
         return undo_answer(project, edit, undone)
@@ -697,7 +675,7 @@ def undo_inline(project, edit: Edit, undo_id: str):
         undo_of=edit.id, expected=edit.changed, total=len(found), processed=len(found),
         changed=len(step.changes), untouched=step.untouched, **who())
     records = [updated.get(query_id) or record for query_id, record in found.items()]
-    return undone, records, changed_pairs(found, step)
+    return undone, records
 
 
 def start_undo_job(project, edit: Edit, undo_id: str) -> Edit:
