@@ -11,7 +11,7 @@ from flask_login import login_required
 
 from dashboard.activity_log import activity_row, entry_of
 from dashboard.current_project import load_project
-from dashboard.edits import jobs_store, project_and_edit, stale_seconds
+from dashboard.edits import jobs_store, project_and_edit_now, stale_seconds
 
 bp = Blueprint("activity", __name__)
 
@@ -43,7 +43,4 @@ def index(project_id: str):
 @login_required
 def row(project_id: str, edit_id: str):
     """One row, drawn again (its job, or the job undoing it, has ended)."""
-    project, _edit = project_and_edit(project_id, edit_id)
-    store = jobs_store()
-    store.interrupt_dead(stale_seconds(), project.id)
-    return activity_row(project, store.get(edit_id))
+    return activity_row(*project_and_edit_now(project_id, edit_id))

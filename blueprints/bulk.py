@@ -50,9 +50,9 @@ from dashboard.edits import (
     job_panel,
     jobs_store,
     project_and_edit,
+    project_and_edit_now,
     runner,
     scope_of,
-    stale_seconds,
     start_filter_edit,
     who,
 )
@@ -539,10 +539,7 @@ def confirm(project_id: str):
 @bp.get("/projects/<project_id>/jobs/<edit_id>")
 @login_required
 def job_status(project_id: str, edit_id: str):
-    project, _edit = project_and_edit(project_id, edit_id)
-    store = jobs_store()
-    store.interrupt_dead(stale_seconds(), project.id)
-    edit = store.get(edit_id)
+    project, edit = project_and_edit_now(project_id, edit_id)
     trigger = None
     if request.args.get("poll") and not edit.active:
         # The job ended since the last look: the list of queries is out of date.

@@ -72,6 +72,15 @@ def project_and_edit(project_id: str, edit_id: str) -> tuple[Project, Edit]:
     return project, edit
 
 
+def project_and_edit_now(project_id: str, edit_id: str) -> tuple[Project, Edit]:
+    """project_and_edit, the edit as it is after the project's jobs whose process is gone are
+    marked interrupted (what a page that follows a job shows)."""
+    project, _edit = project_and_edit(project_id, edit_id)
+    store = jobs_store()
+    store.interrupt_dead(stale_seconds(), project.id)
+    return project, store.get(edit_id)
+
+
 def scope_of(view: QueryView) -> Scope:
     return Scope(text=view.text, languages=view.languages, countries=view.countries,
                  tag_names=view.tags, tag_match=view.tag_match, not_tag_names=view.not_tags,
