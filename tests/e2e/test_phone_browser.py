@@ -7,6 +7,7 @@ control visible without hover, at 3:1 contrast or more."""
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 
 import pytest
 from playwright.sync_api import expect
@@ -51,6 +52,18 @@ SEEN_COLOURS = """element => {
   const hex = c => '#' + c.map(v => v.toString(16).padStart(2, '0')).join('');
   return [hex(fg), hex(background)];
 }"""
+
+
+@contextmanager
+def page_at(browser, size: dict):
+    """A page in a context of its own at `size` (a phone's is touched: has_touch, is_mobile),
+    closed after."""
+    touch = size == PHONE
+    context = browser.new_context(viewport=size, has_touch=touch, is_mobile=touch)
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
 
 
 @pytest.fixture(scope="module")
@@ -173,10 +186,7 @@ def test_the_bulk_toolbar_is_a_bar_at_the_bottom_while_rows_are_selected(phone, 
 @pytest.mark.parametrize("size", [PHONE, LAPTOP], ids=["phone", "laptop"])
 def test_the_row_edit_control_shows_without_hover_at_3_to_1(browser, live_dashboard, org,
                                                             size):
-    touch = size == PHONE
-    context = browser.new_context(viewport=size, has_touch=touch, is_mobile=touch)
-    try:
-        page = context.new_page()
+    with page_at(browser, size) as page:
         sign_in(page, live_dashboard.url, org.key)
         open_queries(page, live_dashboard.url, org)
         page.mouse.move(0, 0)  # nothing hovered
@@ -193,8 +203,6 @@ def test_the_row_edit_control_shows_without_hover_at_3_to_1(browser, live_dashbo
             "button", name="Edit tags of rain jacket").evaluate(SEEN_COLOURS)
         assert contrast_ratio(glyph, background) >= 3, (glyph, background)
         assert axe_serious(page) == []
-    finally:
-        context.close()
 
 
 def test_the_desktop_table_stays_a_table(page, live_dashboard, org):
@@ -261,10 +269,7 @@ _OUTSIDE_CARD = """() => {
 @pytest.mark.parametrize("size", [LAPTOP, PHONE], ids=["laptop", "phone"])
 def test_each_projects_progress_stays_inside_its_card(browser, live_dashboard, size,
                                                       screenshots):
-    touch = size == PHONE
-    context = browser.new_context(viewport=size, has_touch=touch, is_mobile=touch)
-    try:
-        page = context.new_page()
+    with page_at(browser, size) as page:
         page.goto(live_dashboard.url + "/signin")
         page.get_by_role("button", name="Use the demo key").click()
         expect(page.get_by_role("heading", name="Projects", level=1)).to_be_visible()
@@ -276,5 +281,3 @@ def test_each_projects_progress_stays_inside_its_card(browser, live_dashboard, s
         assert_no_sideways_scroll(page)
         page.screenshot(path=screenshots / f"projects-progress-{size['width']}.png")
         assert axe_serious(page) == []
-    finally:
-        context.close()

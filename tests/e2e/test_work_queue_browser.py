@@ -304,28 +304,28 @@ def test_progress_and_totals_follow_an_edit_and_its_undo(page, live_dashboard, o
         expect(progress).to_contain_text(progress_sentence(whole.total_records, whole.untagged))
         expect(count).to_have_text(re.compile(rf" of {untagged.total_records:,} quer"))
 
-    agree_with_the_api()
-    page.get_by_role("checkbox", name="Select rain jacket", exact=True).check()
-    page.get_by_role("button", name="Add tags", exact=True).click()
-    page.get_by_role("dialog").get_by_role("checkbox", name="local", exact=True).check()
-    page.get_by_role("dialog").get_by_role("button", name="Apply", exact=True).click()
-    expect(notice).to_contain_text("Added ‘local’ to 1 query.")
-    agree_with_the_api()
-    page.locator("h1").click()
-    page.keyboard.press("z")
-    expect(notice).to_contain_text("Undone: ‘local’ removed again from 1 query.")
-    agree_with_the_api()
+    def tag_then_undo(open_dialog, tag: str, done: str, undone: str) -> None:
+        """`open_dialog`, tick `tag`, Apply, then Undo (z): the API's counts after each."""
+        open_dialog()
+        page.get_by_role("dialog").get_by_role("checkbox", name=tag, exact=True).check()
+        page.get_by_role("dialog").get_by_role("button", name="Apply", exact=True).click()
+        expect(notice).to_contain_text(done)
+        agree_with_the_api()
+        page.locator("h1").click()
+        page.keyboard.press("z")
+        expect(notice).to_contain_text(undone)
+        agree_with_the_api()
 
+    def selected_rows() -> None:
+        page.get_by_role("checkbox", name="Select rain jacket", exact=True).check()
+        page.get_by_role("button", name="Add tags", exact=True).click()
+
+    agree_with_the_api()
+    tag_then_undo(selected_rows, "local", "Added ‘local’ to 1 query.",
+                  "Undone: ‘local’ removed again from 1 query.")
     # A row's own edit (its quick edit), then its Undo.
-    page.get_by_role("button", name="Edit tags of regenjacke wasserdicht").click()
-    page.get_by_role("dialog").get_by_role("checkbox", name="question", exact=True).check()
-    page.get_by_role("dialog").get_by_role("button", name="Apply", exact=True).click()
-    expect(notice).to_contain_text("added ‘question’")
-    agree_with_the_api()
-    page.locator("h1").click()
-    page.keyboard.press("z")
-    expect(notice).to_contain_text("Undone")
-    agree_with_the_api()
+    tag_then_undo(page.get_by_role("button", name="Edit tags of regenjacke wasserdicht").click,
+                  "question", "added ‘question’", "Undone")
     with org.api() as api:
         assert api.facets(project, QueryFilters()).untagged == 3
     assert csp_errors(page) == []
