@@ -156,7 +156,8 @@ def test_the_journey_sign_in_filter_sort_page_share_and_go_back(page, browser, l
         colleague.close()
 
     # Back: the previous view again, as a whole page from the server.
-    page.go_back()
+    with page.expect_event("load"):
+        page.go_back()
     page.wait_for_url(lambda url: params(url).get("sort") == ["query"]
                       and "page" not in params(url))
     expect(page.locator(".results__count")).to_have_text(f"1–50 of {DEMO_QUERIES} queries")
@@ -184,15 +185,21 @@ def test_back_through_filter_changes_shows_each_views_own_ticks(page, live_dashb
     page.wait_for_url(lambda url: sorted(params(url).get("lang", [])) == ["de", "en"])
     assert page.evaluate("window.__validations") == 0
 
-    page.go_back()
+    # Each step through history loads its page again from the server (htmx keeps no history
+    # cache: refreshOnHistoryMiss): wait for that page, not only for the address, which
+    # changes at once (on a loaded machine the old page was still shown 5 s later).
+    with page.expect_event("load"):
+        page.go_back()
     page.wait_for_url(lambda url: params(url).get("lang") == ["de"])
     expect(page.locator('#filters input[name="lang"][value="de"]')).to_be_checked()
     expect(page.locator('#filters input[name="lang"][value="en"]')).not_to_be_checked()
     assert set(page.locator("td.col-language").all_inner_texts()) == {"German (de)"}
-    page.go_back()
+    with page.expect_event("load"):
+        page.go_back()
     page.wait_for_url(lambda url: "lang" not in params(url))
     expect(page.locator('#filters input[name="lang"]:checked')).to_have_count(0)
-    page.go_forward()
+    with page.expect_event("load"):
+        page.go_forward()
     page.wait_for_url(lambda url: params(url).get("lang") == ["de"])
     expect(page.locator('#filters input[name="lang"][value="de"]')).to_be_checked()
 
