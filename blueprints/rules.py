@@ -6,7 +6,6 @@ there is no Rules page.
 
 from __future__ import annotations
 
-import re
 from urllib.parse import parse_qs
 
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
@@ -17,7 +16,7 @@ from dashboard import apiclient, wording
 from dashboard.current_project import load_project
 from dashboard.edits import start_filter_edit, start_rule_job, unfinished_panels
 from dashboard.htmx import htmx_response, wants_partial
-from dashboard.refusals import refusal
+from dashboard.refusals import is_about, refusal
 from dashboard.rows import chip_html, rows_for
 from dashboard.rules import (
     MAX_PATTERN,
@@ -31,9 +30,6 @@ from jobs.deltas import Delta, Scope
 from queryapi import Conflict, InvalidRequest, NotFound, Project, QueryFilters, Rule
 
 bp = Blueprint("rules", __name__)
-
-# How the API names the pattern in a refusal ("'condition.pattern': The pattern is …").
-_PATTERN_FIELD = re.compile(r"'(?:[\w\[\]-]+\.)*pattern': ")
 
 
 @bp.app_context_processor
@@ -195,7 +191,7 @@ def _submitted(project, rule: Rule | None):
     except (InvalidRequest, Conflict) as error:
         sentence = refusal(error)
         # The API names the field it refuses: the pattern's sentence goes under the pattern.
-        about_pattern = _PATTERN_FIELD.search(error.message) is not None
+        about_pattern = is_about(error, "pattern")
         return _form_page(project, view, rule, request.form, problems=(sentence,),
                           status=422, pattern_problem=sentence if about_pattern else "")
     except NotFound:

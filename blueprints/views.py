@@ -16,6 +16,7 @@ from werkzeug.datastructures import MultiDict
 from dashboard import apiclient
 from dashboard.current_project import load_project
 from dashboard.htmx import wants_partial
+from dashboard.refusals import refusal
 from dashboard.saved_views import filters_of, name_problem, section_context, view_of
 from dashboard.viewstate import QueryView, clean_text
 from queryapi import Conflict, NotFound, Project
@@ -59,7 +60,7 @@ def _refused(project, name: str, error: Conflict) -> str:
     taken = next((item for item in apiclient.client().list_views(project.id)
                   if fold_tag_name(item.name) == folded), None)
     if taken is None:
-        return str(error)
+        return refusal(error)
     return f"A saved view named “{taken.name}” already exists in this project."
 
 
