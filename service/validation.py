@@ -298,4 +298,8 @@ def read_actor() -> str | None:
         raise BadRequest([f"'{ACTOR_HEADER}' must not contain control characters."])
     if len(name) > MAX_ACTOR:
         raise BadRequest([f"'{ACTOR_HEADER}' must be at most {MAX_ACTOR} characters."])
+    # Shown as who added a tag and in the activity log: the characters names may hold.
+    problem = tag_name_problem(name) if name else None
+    if problem:
+        raise BadRequest([f"'{ACTOR_HEADER}' {problem}."])
     return name or None
