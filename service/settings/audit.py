@@ -113,12 +113,15 @@ class Entry:
     """One line of the activity log, whatever kind of change it records."""
 
     at: datetime
-    who: str | None  # an email or the person an API caller named; None for the command line
+    who: str | None  # the email of the person signed in; None through the API or the command line
     action: str      # in words
     subject: str
     detail: str = ""
     key: str = ""    # a key's ends, for key actions
     through: str = ""  # the key a change through the API was made with: "“Staff” tdk_live_…1a2b"
+    # What the API caller says of who made the change (X-Tagdesk-Actor): a label, not a
+    # person signed in, so it is only ever shown beside `through`.
+    label: str | None = None
 
 
 def _key_entry(event: KeyEvent) -> Entry:
@@ -133,9 +136,9 @@ def _change_entry(event: OrgEvent) -> Entry:
     if event.key_prefix is not None:
         name = f"“{event.key_name}”" if event.key_name else "an unnamed key"
         through = f"{name} {keys.mask(event.key_prefix, event.key_last_four)}"
-    return Entry(event.at, event.actor_email or event.actor_name,
-                 CHANGES.get(event.action, event.action), event.subject, event.detail,
-                 through=through)
+    return Entry(event.at, event.actor_email, CHANGES.get(event.action, event.action),
+                 event.subject, event.detail, through=through,
+                 label=event.actor_name if through else None)
 
 
 def log_count(session: Session, org_id: str) -> int:
