@@ -109,12 +109,15 @@ def relative_time(moment: datetime, now: datetime) -> str:
 
 def tag_origin(source: TagSource, rule_names: dict[int, str]) -> str:
     """Who or which rule added a tag, and when, as far as the service knows: 'Added by the
-    rule “price words” on 4 Mar 2026, 05:06:07 UTC', 'Added by Ann on …', 'Added on …'."""
+    rule “price words” on 4 Mar 2026, 05:06:07 UTC', 'Added by “Ann” (the caller's label) on
+    …', 'Added on …'."""
     if source.rule_id is not None:
         rule_name = rule_names.get(source.rule_id)
         who = f" by the rule “{rule_name}”" if rule_name else " by a rule since deleted"
     else:
-        who = f" by {source.added_by}" if source.added_by else ""
+        # Whatever the API caller sent as X-Tagdesk-Actor: said to be a label, not a person
+        # the service knows.
+        who = f" by “{source.added_by}” (the caller's label)" if source.added_by else ""
     when = f" on {exact_time(source.added_at)}" if source.added_at else ""
     return f"Added{who}{when}" if who or when else ""
 

@@ -209,7 +209,8 @@ def test_a_chip_says_who_or_which_rule_added_its_tag_and_when(app, auth, shop):
                                (shop.tags["sale"],))
         api.apply_rule(shop.project_id, rule.id)
     html = page(client, shop, "q=zapatillas")
-    by_person = re.search(r'title="(Added by Ana Lima on [^"]+ UTC)">question</span><span '
+    by_person = re.search(r'title="(Added by “Ana Lima” \(the caller&#39;s label\) on '
+                          r'[^"]+ UTC)">question</span><span '
                           r'class="visually-hidden"> \(\1\)</span>', html)
     assert by_person, html
     assert re.search(r'title="Added by the rule “Boots” on [^"]+ UTC">sale', html)
