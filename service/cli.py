@@ -199,8 +199,8 @@ def import_queries(project_id, file, query_column, language_column, language, co
     prefix = "Checked, nothing changed: " if dry_run else ""
     click.echo(prefix + imports.summary(counts).replace(" added,", " to add," if dry_run
                                                         else " added,") + ".", err=True)
-    if counts.untagged:
-        click.echo(imports.untagged_sentence(counts), err=True)
+    if changed_tags := imports.tag_changes_sentence(counts):
+        click.echo(changed_tags, err=True)
     if missing:
         click.echo(missing, err=True)
     if not dry_run and counts.rejected and not counts.added and not counts.present:
@@ -256,9 +256,9 @@ def _import(session, project_id, binary, file, named, create_tags, dry_run):
     if not dry_run:
         project = admin.project_by_id(session, project_id)
         audit.record_change(session, project.org_id, "import.finished", project.name,
-                            f"{os.path.basename(file)}: {imports.summary(counts)}."
-                            + (f" {imports.untagged_sentence(counts)}" if counts.untagged
-                               else ""))
+                            " ".join(filter(None, [
+                                f"{os.path.basename(file)}: {imports.summary(counts)}.",
+                                imports.tag_changes_sentence(counts)])))
     return counts, report.missing.sentence()
 
 

@@ -523,7 +523,7 @@ def run(sessions: sessionmaker, import_id: str, folder: Path, on_end: OnEnd | No
                             f"Nothing was imported: {rows} rejected.", missing.sentence(),
                             read_as])))
         state = _end(session, import_id, owner, FINISHED, on_end, counts=counts,
-                     message=" ".join(filter(None, [imports.untagged_sentence(counts),
+                     message=" ".join(filter(None, [imports.tag_changes_sentence(counts),
                                                     read_as])))
         if state == FINISHED and counts.added >= ANALYZE_AFTER_ROWS:
             _analyze(session)

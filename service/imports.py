@@ -22,7 +22,9 @@ for 47 s).
   matches them: a row whose query the project has already, or that repeats an earlier row of
   the file, is "already present" and left as it is. Importing a file twice adds nothing.
 - A tag deleted while the import runs is left out of the rows that named it (they go in
-  without it), and the counts name it (`Counts.untagged`, `untagged_sentence`).
+  without it), and the counts name it (`Counts.untagged`, `untagged_sentence`). A tag merged
+  into another meanwhile is not lost: its rows go in with the tag it went into (following a
+  chain of merges), and the counts say so (`Counts.retagged`, `tag_changes_sentence`).
 - Memory stays flat: the file is read as a stream and its rows staged in temporary tables
   (service/bulk_load.py), then added in the order of their text a range at a time, one
   transaction each (`import_file`) — so an import that is stopped keeps the ranges it
@@ -160,6 +162,9 @@ class Counts:
 
     # The tags deleted while the import ran, left out of the rows that named them.
     untagged: tuple[str, ...] = ()
+    # The tags merged into another while the import ran: (its name, the other's), the rows
+    # that named it added with the other.
+    retagged: tuple[tuple[str, str], ...] = ()
     tagged: int = 0    # new queries that rules tagged as they entered (engine/entry_rules.py)
 
     def read(self, batch: Batch) -> Counts:
@@ -193,6 +198,19 @@ def untagged_sentence(counts: Counts) -> str:
                 "without it.")
     return (f"The tags {quoted} were deleted during the import: their rows were added "
             "without them.")
+
+
+def retagged_sentences(counts: Counts) -> str:
+    """What the report says of tags merged into another while the import ran ("" if none
+    was), a sentence a tag."""
+    return " ".join(f"The tag “{name}” was merged into “{into}” during the import: its rows "
+                    f"were added with “{into}”." for name, into in counts.retagged)
+
+
+def tag_changes_sentence(counts: Counts) -> str:
+    """What the report says of the tags the file names that were merged or deleted while the
+    import ran ("" if none was)."""
+    return " ".join(filter(None, [retagged_sentences(counts), untagged_sentence(counts)]))
 
 
 def rejected_line(rejected: Rejected) -> str:
@@ -734,7 +752,9 @@ class Adding:
     The tags the staged rows name (`used`) are looked up in each range's transaction (held
     there on PostgreSQL, so that none goes before the range is committed): a tag deleted
     since the file was read is left out of the range's rows (bulk_load adds links to tags
-    that exist only), and its name (`names`) is added to the counts' `untagged`."""
+    that exist only), and its name (`names`) is added to the counts' `untagged`; a tag merged
+    into another since is replaced by that tag in the range's rows (bulk_load.merged_away),
+    and the two names are added to the counts' `retagged`."""
 
     def __init__(self, counts: Counts, sink: Sink, end: Batch, used: set[int] | None = None,
                  names: dict[int, str] | None = None) -> None:
@@ -763,14 +783,21 @@ class Adding:
             try:
                 begin_write(session)
                 gone = self.used - load.present_tags(self.used) if self.used else set()
+                moved = load.merged_away(gone) if gone else {}
+                into_names = _names(session, set(moved.values()))
                 added = load.insert(first, last)
                 # The insert ran beside the other writers'; what follows is one at a time.
                 with self.lock:
                     after = self.counts.inserted(last - first + 1, added, load.tagged)
-                    untagged = [self.names.get(tag_id, str(tag_id)) for tag_id in sorted(gone)]
+                    untagged = [self.names.get(tag_id, str(tag_id))
+                                for tag_id in sorted(gone - moved.keys())]
                     if set(untagged) - set(after.untagged):
                         after = replace(after, untagged=tuple(dict.fromkeys(
                             (*after.untagged, *untagged))))
+                    retagged = dict(after.retagged) | {
+                        self.names.get(tag_id, str(tag_id)): into_names[into]
+                        for tag_id, into in sorted(moved.items())}
+                    after = replace(after, retagged=tuple(retagged.items()))
                     self.sink.write(session, self.end, after)
                     session.commit()
                     self.counts = after
@@ -781,6 +808,13 @@ class Adding:
                 session.rollback()
                 if attempt == ATTEMPTS - 1:
                     raise
+
+
+def _names(session: Session, tag_ids: set[int]) -> dict[int, str]:
+    """These tags' names as they are now."""
+    if not tag_ids:
+        return {}
+    return dict(session.execute(select(Tag.id, Tag.name).where(Tag.id.in_(tag_ids))).all())
 
 
 def _close(held: Session, load: bulk_load.Load) -> None:

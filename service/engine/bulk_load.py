@@ -35,14 +35,14 @@ from contextlib import suppress
 from datetime import datetime
 from itertools import islice
 
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from ..db import RESTORE_PRAGMAS
 from ..models import utcnow
-from . import entry_rules
+from . import entry_rules, merging
 from .tables import Query
 from .writer import Writer, rows_changes_in_parts
 
@@ -142,6 +142,24 @@ class Load:
         return set(self.connection.exec_driver_sql(
             "SELECT id FROM tags WHERE id IN (SELECT value FROM json_each(?))",
             (json.dumps(sorted(tag_ids)),)).scalars())
+
+    def merged_away(self, tag_ids: set[int]) -> dict[int, int]:
+        """Of these tags, gone since the rows were staged, those merged into a tag that exists
+        now (through a chain of merges: engine/merging.py), each with that tag; the staged
+        links to them are moved to it, so that the rows that named a merged tag carry the tag
+        it went into, as the queries that carried it do (a row naming both gets it once).
+        Called in each range's transaction, before insert."""
+        chains = merging.merged_into(self.connection, tag_ids)
+        present = self.present_tags(set(chains.values())) if chains else set()
+        moved = {tag_id: into for tag_id, into in chains.items() if into in present}
+        for tag_id, into in sorted(moved.items()):
+            ids = {"tag": tag_id, "into": into}
+            self.connection.execute(text(
+                "DELETE FROM bulk_load_tags WHERE tag_id = :tag AND seq IN "
+                "(SELECT seq FROM bulk_load_tags WHERE tag_id = :into)"), ids)
+            self.connection.execute(text(
+                "UPDATE bulk_load_tags SET tag_id = :into WHERE tag_id = :tag"), ids)
+        return moved
 
     def close(self) -> None:
         raise NotImplementedError

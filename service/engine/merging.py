@@ -19,6 +19,7 @@ import json
 from datetime import timedelta
 
 from sqlalchemy import DateTime, Integer, String, delete, insert, literal, select
+from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from weblib.tag_names import fold_tag_name
@@ -164,6 +165,26 @@ def merge(session: Session, project_id: str, tag: Tag, into: Tag, operation: str
                         .execution_options(synchronize_session=False))
         writer.dropped_tag(tag.id)
     return len(keys)
+
+
+def merged_into(connection: Connection, tag_ids: set[int]) -> dict[int, int]:
+    """Where each of these tags went that was merged into another, following merges one after
+    another (M into T, then T into U: U), whether or not that last tag exists now. A merge
+    is followed whatever its age: ids are never given to another tag."""
+    reached = {tag_id: tag_id for tag_id in tag_ids}  # each tag asked of → where it is now
+    passed = {tag_id: {tag_id} for tag_id in tag_ids}  # a circle is never followed
+    moving = set(tag_ids)
+    while moving:
+        went = dict(connection.execute(select(tag_merges.c.tag_id, tag_merges.c.into_id).where(
+            tag_merges.c.tag_id.in_(sorted({reached[tag_id] for tag_id in moving})))).all())
+        for tag_id in list(moving):
+            into = went.get(reached[tag_id])
+            if into is None or into in passed[tag_id]:
+                moving.discard(tag_id)
+            else:
+                reached[tag_id] = into
+                passed[tag_id].add(into)
+    return {tag_id: into for tag_id, into in reached.items() if into != tag_id}
 
 
 def merged(session: Session, project_id: str, operation: str):
