@@ -1,7 +1,8 @@
 """The four endpoints of the reference, the public OpenAPI document, and the extensions of
 the reference (marked `x-tagdesk-extension` in docs/openapi.yaml): creating a tag, the
 facets of a filter (and the filter's own extensions, service/validation.py), saved views,
-rules (service/rules.py) and the tag sources of query records."""
+rules (service/rules.py), the tag sources of query records and adding and removing tags on
+many queries (service/tag_edits.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from flask import Blueprint, Response, g, jsonify
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from . import engine, rules, saved_views, search, tag_changes, tag_creation
+from . import engine, rules, saved_views, search, tag_changes, tag_creation, tag_edits
 from .auth import resolve_project
 from .db import get_session
 from .engine import entry_rules, listing, tagging
@@ -120,6 +121,15 @@ extension("/queries/facets", QueryFilterBody, listing.facets, held=True)
 def set_tags_on_many():
     session, project_id, body = project_call(SetTagsBody)
     return json_response(tagging.set_tags(session, project_id, body.queries, read_actor()))
+
+
+@bp.patch("/queries/many/tags-edit")
+def edit_tags_on_many():
+    """An extension: tags added to and removed from many queries, the others they carry
+    kept (set-tags' items, answer and rules otherwise)."""
+    session, project_id, body = project_call(tag_edits.EditTagsBody)
+    return json_response(tag_edits.edit_tags(session, project_id, body.queries,
+                                             read_actor()))
 
 
 @bp.post("/tags/list")

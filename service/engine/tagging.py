@@ -1,6 +1,11 @@
-"""Set tags on many queries: match each item, replace its tag set, all or nothing."""
+"""Write the tags of many queries: match each item, give its query the tags the call asks for
+(set-tags: exactly these; the tags-edit extension: these added, those removed), all or
+nothing. The one writer of `query_tags` for calls that name queries."""
 
 from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Protocol
 
 from sqlalchemy import bindparam, delete, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
@@ -19,7 +24,21 @@ from .writer import Writer
 NAMED_AT_MOST = 10  # an error names this many items; beyond that it counts them
 
 
-def item_key(item: SetTagsItem) -> tuple[str, str, str]:
+class Item(Protocol):
+    """An item of a call that names queries (set-tags, tags-edit)."""
+
+    query: str
+    language: str
+    country: str
+
+
+# The tags an item names (each must be a tag of the project), and its query's tags after the
+# call, from those it has now.
+NamedTags = Callable[[Item], Iterable[int]]
+TagsAfter = Callable[[Item, set[int]], set[int]]
+
+
+def item_key(item: Item) -> tuple[str, str, str]:
     return item.query, item.language.lower(), item.country.upper()
 
 
@@ -28,13 +47,15 @@ def describe_item(key: tuple[str, str, str]) -> str:
     return f'"{query}" ({language}, {country})'
 
 
-def _named(messages: list[str]) -> list[str]:
+def named_messages(messages: list[str]) -> list[str]:
+    """The first NAMED_AT_MOST messages, and how many more there are."""
     if len(messages) <= NAMED_AT_MOST:
         return messages
     return [*messages[:NAMED_AT_MOST], f"… and {len(messages) - NAMED_AT_MOST} more."]
 
 
-def _check_items(session: Session, project_id: str, items: list[SetTagsItem]) -> None:
+def _check_items(session: Session, project_id: str, items: list[Item],
+                 named_tags: NamedTags) -> None:
     errors, first_seen = [], {}
     for position, item in enumerate(items):
         key = item_key(item)
@@ -43,7 +64,7 @@ def _check_items(session: Session, project_id: str, items: list[SetTagsItem]) ->
                 f"Item {position} repeats item {first_seen[key]} ({describe_item(key)})."
             )
         first_seen.setdefault(key, position)
-    wanted = {tag_id for item in items for tag_id in item.tagIds}
+    wanted = {tag_id for item in items for tag_id in named_tags(item)}
     storable = {tag_id for tag_id in wanted if 1 <= tag_id <= MAX_ID}
     if wanted:
         known = set(session.scalars(
@@ -52,10 +73,10 @@ def _check_items(session: Session, project_id: str, items: list[SetTagsItem]) ->
         errors += [f"Tag {tag_id} is not a tag of this project."
                    for tag_id in sorted(wanted - known)]
     if errors:
-        raise BadRequest(_named(errors))
+        raise BadRequest(named_messages(errors))
 
 
-def _match(session: Session, project_id: str, items: list[SetTagsItem]) -> dict:
+def _match(session: Session, project_id: str, items: list[Item]) -> dict:
     """The items' rows by key, locked: row locks serialize concurrent writers on the same
     queries (PostgreSQL); SQLite takes its write lock when the transaction begins."""
     if session.get_bind().dialect.name == "postgresql":
@@ -144,29 +165,42 @@ def touch(session: Session, query_pks: list[int], now) -> None:
 
 def set_tags(session: Session, project_id: str, items: list[SetTagsItem],
              actor: str | None = None) -> list[dict]:
-    """Replace the tag sets of the items' queries in one transaction, run again when it lost a
-    deadlock (two calls, or a call and a tag's deletion, taking rows the other holds): the
-    caller gets its answer, not a 503. The links it adds record `actor` (who the caller says
-    made the change) and when."""
-    return retried(session, lambda: _set_tags_once(session, project_id, items, actor))
+    """Replace the tag sets of the items' queries (set-tags)."""
+    return write_tags(session, project_id, items, lambda item: item.tagIds,
+                      lambda item, _before: set(item.tagIds), actor)
 
 
-def _set_tags_once(session: Session, project_id: str, items: list[SetTagsItem],
-                   actor: str | None) -> list[dict]:
+def write_tags(session: Session, project_id: str, items: list[Item], named_tags: NamedTags,
+               tags_after: TagsAfter, actor: str | None = None) -> list[dict]:
+    """Give each item's query the tags `tags_after(item, its tags now)`, in one transaction,
+    run again when it lost a deadlock (two calls, or a call and a tag's deletion, taking rows
+    the other holds): the caller gets its answer, not a 503. The tags are worked out from the
+    rows as they stand under this transaction's locks, so nothing another writer committed
+    before is overwritten. The links it adds record `actor` (who the caller says made the
+    change) and when."""
+    return retried(session, lambda: _write_tags_once(session, project_id, items, named_tags,
+                                                     tags_after, actor))
+
+
+def _write_tags_once(session: Session, project_id: str, items: list[Item],
+                     named_tags: NamedTags, tags_after: TagsAfter,
+                     actor: str | None) -> list[dict]:
     begin_write(session)
     writer = Writer(session.connection(), project_id).begin()
-    _check_items(session, project_id, items)
+    _check_items(session, project_id, items, named_tags)
     matched = _match(session, project_id, items)
     missing = [describe_item(item_key(i)) for i in items if item_key(i) not in matched]
     if missing:
-        raise NotFound(" ".join(_named([f"No query {name} in this project." for name in missing])))
+        raise NotFound(" ".join(named_messages([f"No query {name} in this project."
+                                                for name in missing])))
 
     current = tags_by_query(session, [row.pk for row in matched.values()])
     now = utcnow()
     additions, removals, changed = [], [], set()
     for item in items:
         row = matched[item_key(item)]
-        before, after = set(current.get(row.pk, [])), set(item.tagIds)
+        before = set(current.get(row.pk, []))
+        after = tags_after(item, before)
         if before != after:
             changed.add(row.pk)
             additions += [(row.pk, t) for t in after - before]
@@ -183,7 +217,7 @@ def _set_tags_once(session: Session, project_id: str, items: list[SetTagsItem],
         # A tag was deleted (settings → Projects) after _check_items found it, and a link to
         # it can no longer be made: the call is answered as if the tag had never been there.
         session.rollback()
-        _check_items(session, project_id, items)
+        _check_items(session, project_id, items, named_tags)
         raise
     session.commit()
 
@@ -193,4 +227,3 @@ def _set_tags_once(session: Session, project_id: str, items: list[SetTagsItem],
         updated_at = now if row.pk in changed else row.updated_at
         records.append(query_record(row, current.get(row.pk, []), updated_at))
     return records
-
