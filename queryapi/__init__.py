@@ -3,8 +3,8 @@
 It knows only HTTP and the API reference; it imports nothing from `service/` or the dashboard.
 
     client.py     Client: the four endpoints, paging, set-tags batching; the extensions
-                  (create_tag, facets, saved views, rules) and capabilities() (which ones does
-                  this deployment offer?)
+                  (create_tag, facets, saved views, rules, edit_tags) and capabilities()
+                  (which ones does this deployment offer?)
     transport.py  one call on the wire: timeouts, waiting and retrying per mode, errors
     retries.py    Mode, and the urllib3 Retry policy of each mode
     pacing.py     BACKGROUND mode's pacing from the X-RateLimit-* headers
@@ -42,6 +42,7 @@ from .records import (
     SavedView,
     Tag,
     TagAssignment,
+    TagEdit,
     TagMerge,
     TagPage,
     TagSource,
@@ -75,6 +76,7 @@ __all__ = [
     "SavedView",
     "Tag",
     "TagAssignment",
+    "TagEdit",
     "TagMerge",
     "TagSource",
     "TagPage",

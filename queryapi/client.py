@@ -12,9 +12,13 @@ every call this client makes must give the same result when repeated:
   split into batches: if batch 3 of 5 fails, calling `set_tags` again with the whole list
   re-applies batches 1 and 2 to the same effect and goes on.
 
+- tags-edit (an extension) adds and removes tags: adding a tag a query has, or removing one
+  it lacks, changes nothing, so the same items sent twice leave the same tags.
+
 This is why urllib3's Retry is configured to retry POST and PATCH as well as GET (retries.py).
-Deltas ("add this tag") are not idempotent; the dashboard computes them into full tag sets
-from the tags as they stand just before the write, and sends those.
+A full tag set worked out from a read overwrites whatever another writer committed after the
+read; where the service offers tags-edit (`capabilities().tag_edits`), `edit_tags` sends
+only what changes.
 
 Three calls are the exception: `create_tag`, `create_view` and `create_rule`, extensions of
 the reference (POST /api/tags/create, /api/views/create, /api/rules/create) that some
@@ -51,6 +55,7 @@ from .records import (
     SavedView,
     Tag,
     TagAssignment,
+    TagEdit,
     TagMerge,
     TagPage,
     TagUnmerge,
@@ -87,6 +92,7 @@ WALK_ORDER = [("id", "ASC")]
 PROJECTS = "/api/projects/list"
 QUERIES = "/api/queries/list"
 SET_TAGS = "/api/queries/many/tags-only"
+EDIT_TAGS = "/api/queries/many/tags-edit"
 TAGS = "/api/tags/list"
 OPENAPI = "/api/openapi.json"
 # Extensions: see capabilities().
@@ -119,6 +125,7 @@ EXTENSIONS = {
     "rule_apply": ("POST", APPLY_RULE),
     "tag_editing": ("POST", UPDATE_TAG),
     "tag_merging": ("POST", MERGE_TAG),
+    "tag_edits": ("PATCH", EDIT_TAGS),
 }
 
 Listing = TypeVar("Listing", ProjectPage, QueryPage, TagPage)
@@ -237,18 +244,28 @@ class Client:
         Each call is all-or-nothing on the service; if one fails, the earlier ones stay
         applied, and calling again with the same items is safe (see the module docstring).
         """
+        return self._many(SET_TAGS, project_id, items, TagAssignment)
+
+    def edit_tags(self, project_id: str, items: Iterable[TagEdit]) -> list[Query]:
+        """Each matched query gains its item's `add` and loses its `remove`, its other tags
+        kept (PATCH /api/queries/many/tags-edit, an extension: `capabilities().tag_edits`;
+        a deployment without it answers NotFound). Batched and safe to repeat as set_tags."""
+        return self._many(EDIT_TAGS, project_id, items, TagEdit)
+
+    def _many(self, path: str, project_id: str, items: Iterable, kind: type) -> list[Query]:
+        """PATCH `items` (each a `kind`) to `path` in batches; the updated records, in order."""
         items = list(items)
-        _check_assignments(items)
+        _check_items(items, kind)
         project_id = _project(project_id)
         updated: list[Query] = []
         for batch in batches(items):
             payload = self._transport.call(
-                "PATCH", SET_TAGS, project_id=project_id,
+                "PATCH", path, project_id=project_id,
                 body={"queries": [item.to_body() for item in batch]},
                 extra_headers=self._actor)
-            records = read_queries(payload, f"PATCH {SET_TAGS}")
+            records = read_queries(payload, f"PATCH {path}")
             if len(records) != len(batch):
-                raise ApiError(f"The service answered {len(batch)} tag assignments with "
+                raise ApiError(f"The service answered {len(batch)} items with "
                                f"{len(records)} records; it should be one for each.")
             updated.extend(records)
         return updated
@@ -483,9 +500,9 @@ def sort_body(sort: list[tuple[str, str]]) -> list[dict[str, str]]:
     return [{"field": field, "direction": direction.upper()} for field, direction in sort]
 
 
-def batches(items: list[TagAssignment]) -> Iterator[list[TagAssignment]]:
+def batches(items: list[TagAssignment | TagEdit]) -> Iterator[list[TagAssignment | TagEdit]]:
     """Consecutive runs of at most MAX_BATCH items whose JSON body stays under MAX_BODY_BYTES."""
-    batch: list[TagAssignment] = []
+    batch: list[TagAssignment | TagEdit] = []
     size = len(encode({"queries": []}))
     for item in items:
         item_size = len(encode(item.to_body())) + 1  # and a comma
@@ -498,13 +515,17 @@ def batches(items: list[TagAssignment]) -> Iterator[list[TagAssignment]]:
         yield batch
 
 
-def _check_assignments(items: list) -> None:
-    """Refuse before sending what the service would refuse, so that no batch is half-done."""
+def _check_items(items: list, kind: type) -> None:
+    """Refuse before sending what the service would refuse, so that no batch is half-done:
+    an item that is not a `kind`, a repeated query, a tag both added and removed."""
     seen: dict[tuple[str, str, str], int] = {}
     repeats = []
     for position, item in enumerate(items):
-        if not isinstance(item, TagAssignment):
-            raise InvalidRequest(f"Item {position} is not a TagAssignment.")
+        if not isinstance(item, kind):
+            raise InvalidRequest(f"Item {position} is not a {kind.__name__}.")
+        both = set(getattr(item, "add", ())) & set(getattr(item, "remove", ()))
+        if both:
+            raise InvalidRequest(f"Item {position} both adds and removes tag {min(both)}.")
         key = (item.query, item.language.casefold(), item.country.casefold())
         if key in seen:
             repeats.append(f'Item {position} repeats item {seen[key]} ("{item.query}", '

@@ -37,6 +37,26 @@ class TagAssignment:
                 "tagIds": list(self.tag_ids)}
 
 
+@dataclass(frozen=True)
+class TagEdit:
+    """One item of tags-edit (an extension: `Capabilities.tag_edits`): the query matched by
+    (query, language, country) gains `add` and loses `remove`; its other tags stay."""
+
+    query: str
+    language: str
+    country: str
+    add: tuple[int, ...] = ()
+    remove: tuple[int, ...] = ()
+
+    def __post_init__(self):
+        object.__setattr__(self, "add", tuple(self.add))
+        object.__setattr__(self, "remove", tuple(self.remove))
+
+    def to_body(self) -> dict:
+        return {"query": self.query, "language": self.language, "country": self.country,
+                "add": list(self.add), "remove": list(self.remove)}
+
+
 TAG_MATCHES = ("any", "all")
 
 
@@ -260,6 +280,7 @@ class Capabilities:
     rule_apply: bool = False  # POST /api/rules/apply (unapply, restore)
     tag_editing: bool = False  # POST /api/tags/update (name, colour, description)
     tag_merging: bool = False  # POST /api/tags/merge (and unmerge, its undo)
+    tag_edits: bool = False  # PATCH /api/queries/many/tags-edit (tags added and removed)
 
 
 @dataclass(frozen=True)

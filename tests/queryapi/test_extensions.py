@@ -58,7 +58,8 @@ def test_a_tag_match_that_is_not_any_or_all_is_refused():
 def test_the_service_offers_every_extension(client):
     assert client.capabilities() == Capabilities(create_tag=True, tag_logic=True,
                                                  saved_views=True, rules=True, rule_apply=True,
-                                                 tag_editing=True, tag_merging=True)
+                                                 tag_editing=True, tag_merging=True,
+                                                 tag_edits=True)
 
 
 def test_tag_logic_filters_the_list_as_the_service_does(client, seeded):
