@@ -6,7 +6,8 @@ the change in the settings' activity log; the merge's writes go through the coun
 - update: a new name (unique in the project as tag names compare, weblib.tag_names), colour
   or description; the tag keeps its id, so the queries that carry it are not changed.
 - merge: the tag's queries carry the other tag, the tag goes, rules name the other; the
-  answer's `operation` undoes it (unmerge) for a week.
+  answer's `operation` undoes it (unmerge) for a week, unless a merge made since depends on
+  it (a 409 that names the merge to undo first).
 """
 
 from __future__ import annotations
@@ -124,6 +125,9 @@ def unmerge_tag(session: Session, project_id: str, body: UnmergeTagBody) -> dict
                            "or is another project's.")
         try:
             tag, changed = merging.unmerge(session, project_id, record)
+        except merging.LaterMerge as later:
+            session.rollback()
+            raise Conflict(str(later)) from None
         except merging.NameTaken as taken:
             session.rollback()
             raise Conflict(f'The merge cannot be undone: a tag named "{taken.name}" has been '

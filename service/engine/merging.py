@@ -43,6 +43,17 @@ class NameTaken(Exception):
         self.name = name
 
 
+class LaterMerge(Exception):  # noqa: N818 — a sentence for the person
+    """Undo: a merge made since depends on this one — it merged the tag this one went into, or
+    merged another tag into it — and is to be undone first (`name` into `into`, as they
+    read)."""
+
+    def __init__(self, name: str, into: str) -> None:
+        super().__init__(f"“{name}” was merged into “{into}” after this merge. Undo the merge "
+                         f"of “{name}” into “{into}” first.")
+        self.name, self.into = name, into
+
+
 def _as_id(value) -> int | None:
     if isinstance(value, int):
         return value
@@ -217,9 +228,40 @@ def _restored_everywhere(session: Session, project_id: str, named_in: dict) -> N
     session.flush()
 
 
+def _later_merge(session: Session, project_id: str, record):
+    """The last merge made after `record` that merged the tag `record` went into, or merged
+    another tag into it, or None. Undone first, `record` changes exactly what it made: the
+    queries of that tag are then as `record` left them (undone in any order, a query that
+    carried only the first tag kept the second; docs/api.md, Unmerge)."""
+    merges = tag_merges.c
+    return session.execute(select(merges.tag_id, merges.into_id, merges.name).where(
+        merges.project_id == project_id, merges.operation != record.operation,
+        merges.merged_at >= record.merged_at,
+        (merges.tag_id == record.into_id) | (merges.into_id == record.into_id))
+        .order_by(merges.merged_at.desc()).limit(1)).first()
+
+
+def _name_of(session: Session, tag_id: int) -> str:
+    """A tag's name: as it is, or as it was when it was merged into another; its id if it was
+    deleted."""
+    name = session.scalar(select(Tag.name).where(Tag.id == tag_id))
+    if name is None:
+        name = session.scalar(select(tag_merges.c.name).where(tag_merges.c.tag_id == tag_id)
+                              .order_by(tag_merges.c.merged_at.desc()).limit(1))
+    return name if name is not None else f"tag {tag_id}"
+
+
 def unmerge(session: Session, project_id: str, record) -> tuple[Tag, int]:
     """Undo the merge `record` (merged()) in the caller's write transaction: the tag back, and
-    how many queries changed. NameTaken: a tag of its name was made since."""
+    how many queries changed. LaterMerge: a merge made since depends on it. NameTaken: a tag
+    of its name was made since."""
+    if session.get_bind().dialect.name == "postgresql":
+        # The tag it went into, and its queries, held: a merge of it or into it waits, or is
+        # seen by the check below once it is committed.
+        lock_tag_and_its_queries(session, record.into_id)
+    later = _later_merge(session, project_id, record)
+    if later is not None:
+        raise LaterMerge(later.name, _name_of(session, later.into_id))
     existing = session.scalar(select(Tag.name).where(
         Tag.project_id == project_id, Tag.name_folded == record.name_folded))
     if existing is not None:

@@ -369,7 +369,8 @@ def pending_merge(session: Session, project: Project, operation: str):
 def unmerge_tag(session: Session, org_id: str, project_id: str, operation: str,
                 user_id: int) -> OrgEvent:
     """Undo a merge: the record of it. LookupError: no such merge (undone already, a week
-    old, or another project's). Refused: a tag of its name was made since."""
+    old, or another project's). Refused: a merge made since depends on it, or a tag of its
+    name was made since."""
     with _writing(session):
         project = org_project(session, org_id, project_id)
         record = pending_merge(session, project, operation) if project is not None else None
@@ -377,6 +378,8 @@ def unmerge_tag(session: Session, org_id: str, project_id: str, operation: str,
             raise LookupError(operation)
         try:
             tag, changed = merging.unmerge(session, project.id, record)
+        except merging.LaterMerge as later:
+            raise Refused(f"The merge cannot be undone yet: {later}") from None
         except merging.NameTaken as taken:
             raise Refused(f"The merge cannot be undone: the project has a tag named "
                           f"“{taken.name}” again. Rename or merge that tag first.") from None

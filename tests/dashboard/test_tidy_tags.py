@@ -191,6 +191,34 @@ def test_merge_then_undo_from_the_tags_page_with_exact_counts(app, signed_in, sh
     assert "was undone already" in text_of(tags_page(signed_in, shop))
 
 
+def test_undo_of_a_merge_a_later_merge_depends_on_says_which_to_undo_first(
+        app, signed_in, shop):
+    """brand → sale here, then sale → question through the API: the first merge's Undo is
+    refused with the service's sentence, and nothing changes; undone in reverse order, the
+    queries are as they were."""
+    brand, sale, question = shop.tags["brand"], shop.tags["sale"], shop.tags["question"]
+    names_before = tag_names_by_query(app, shop)
+    form = signed_in.get(merge_url(shop, brand)).get_data(as_text=True)
+    submit(signed_in, merge_url(shop, brand), {"into": str(sale)}, form)
+    html = tags_page(signed_in, shop)
+    edit_id = re.search(r'name="edit" value="([0-9a-f]+)"', html).group(1)
+    with api_of(app, shop) as api:
+        later = api.merge_tag(shop.project_id, sale, question)
+    merged = tag_names_by_query(app, shop)
+
+    refused = submit(signed_in, f"/projects/{shop.project_id}/tags/unmerge", {"edit": edit_id},
+                     html)
+    assert refused.status_code == 302
+    assert ("The merge of “brand” was not undone: “sale” was merged into “question” after "
+            "this merge. Undo the merge of “sale” into “question” first.") in \
+        text_of(tags_page(signed_in, shop))
+    assert tag_names_by_query(app, shop) == merged
+    with api_of(app, shop) as api:
+        api.unmerge_tag(shop.project_id, later.operation)
+    submit(signed_in, f"/projects/{shop.project_id}/tags/unmerge", {"edit": edit_id}, html)
+    assert tag_names_by_query(app, shop) == names_before
+
+
 def test_a_merge_can_be_undone_from_the_activity_log(app, signed_in, shop):
     brand, local = shop.tags["brand"], shop.tags["local"]
     form = signed_in.get(merge_url(shop, brand)).get_data(as_text=True)
