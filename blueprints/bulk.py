@@ -4,8 +4,9 @@ step, progress, Cancel, Resume — all as deltas applied to fresh state.
 In-page (the selected rows of the visible page, or one row's quick edit): the request itself
 reads the rows' tags afresh (the view re-run: one queries/list call; a row that moved away is
 looked up by its exact text, language and country), computes each row's new set, writes the
-changed ones in one set-tags call, records the edit, and answers with the changed rows
-re-rendered in place (htmx out-of-band swaps) and a sentence with Undo.
+changed ones in one call (jobs/rewrite.py: what changes, or whole sets under the project's
+lease against a service without tags-edit), records the edit, and answers with the changed
+rows re-rendered in place (htmx out-of-band swaps) and a sentence with Undo.
 
 Select-all ("all N matching"): the filter — not a list of ids — is confirmed with its real
 count and its words, then stored as a job; the job re-runs the filter when it executes
@@ -63,7 +64,7 @@ from dashboard.viewstate import QueryView
 from jobs.deltas import ADD, EDIT, REMOVE, REPLACE, Change, Delta, RowKey, Scope, undo_scope
 from jobs.edit import Edit
 from jobs.fresh import TooManyMoved, by_recency, find_rows
-from jobs.rewrite import rewrite
+from jobs.rewrite import held_for_write, rewrite, write
 from jobs.rule_jobs import RULE_SCOPES
 from jobs.store import LockBusy, new_id, process_owner
 from queryapi import (
@@ -431,17 +432,14 @@ def edit_rows(project, keys: list[RowKey], delta: Delta, tags: dict[int, Tag],
     store = jobs_store()
     holder = new_id()
     try:
-        with store.project_lock(project.id, holder, wait=lock_wait()):
+        with held_for_write(store, client, project.id, holder, lock_wait()):
             first = client.list_queries(project.id, QueryFilters(
                 text=view.text, languages=view.languages, countries=view.countries,
                 tag_names=view.tags), sort=view.api_sort(), page=view.page, limit=view.size)
             found, _gone = find_rows(client, project.id, keys, first)
             step = rewrite((found[key.id] for key in keys if key.id in found),
                            lambda record: delta.apply(record.tags))
-            updated = {}
-            if step.writes:
-                updated = {record.id: record
-                           for record in client.set_tags(project.id, step.writes)}
+            updated = write(client, project.id, step)
     except LockBusy:
         raise _busy() from None
     except TooManyMoved:
@@ -655,13 +653,11 @@ def undo_inline(project, edit: Edit, undo_id: str):
     client = apiclient.client()
     covering = _covering_for_changes(edit, changes)
     try:
-        with store.project_lock(project.id, undo_id, wait=lock_wait()):
+        with held_for_write(store, client, project.id, undo_id, lock_wait()):
             first = by_recency(client, project.id, covering.filters())
             found, _gone = find_rows(client, project.id, keys, first, first_covers=True)
             step = rewrite(found.values(), lambda record: by_id[record.id].undo(record.tags))
-            updated = {}
-            if step.writes:
-                updated = {r.id: r for r in client.set_tags(project.id, step.writes)}
+            updated = write(client, project.id, step)
     except LockBusy:
         raise _busy() from None
     except TooManyMoved:

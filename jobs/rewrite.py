@@ -1,15 +1,24 @@
 """The step every edit shares, in a page or in a job: fresh rows in, each row's new tags
 worked out from its current ones, and only the rows whose tags really change written and
-recorded. An in-page edit, the undo of one and each batch of a job call it."""
+recorded. An in-page edit, the undo of one and each batch of a job call it.
+
+How the write goes out depends on the service. Where it offers tags-edit (an extension), a
+write sends each row's change (these tags added, those removed): whatever another writer
+committed after the read stays, so no lease is needed. A service with only the reference's
+endpoints takes whole tag sets (set-tags), which overwrite anything committed between the read
+and the write: such a write holds the project's lease from its read to its write, so that
+Tagdesk's own edits take turns (`lease_needed`, `held_for_write`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from queryapi import Query, TagAssignment
+from queryapi import Client, Query, TagAssignment, TagEdit
 
 from .deltas import Change
+from .store import Store
 
 
 @dataclass
@@ -35,3 +44,35 @@ def rewrite(rows: Iterable[Query],
         result.changes.append(Change.between(row, row.tags, new))
         result.written[row.id] = tuple(new)
     return result
+
+
+def lease_needed(client: Client) -> bool:
+    """Whether this service's writes are whole tag sets (no tags-edit), which must hold the
+    project's lease from their read to their write."""
+    return not client.capabilities().tag_edits
+
+
+@contextmanager
+def held_for_write(store: Store, client: Client, project_id: str, holder: str,
+                   wait: float) -> Iterator[None]:
+    """The project's lease from a read to its write, when the write needs it (LockBusy when
+    another edit holds it longer than `wait`)."""
+    if not lease_needed(client):
+        yield
+        return
+    with store.project_lock(project_id, holder, wait=wait):
+        yield
+
+
+def write(client: Client, project_id: str, step: Rewrite) -> dict[str, Query]:
+    """Send a rewrite's writes: each row's change where the service edits tags in place,
+    else its whole new set. The updated records, by id."""
+    if not step.writes:
+        return {}
+    if lease_needed(client):
+        records = client.set_tags(project_id, step.writes)
+    else:
+        records = client.edit_tags(project_id, [
+            TagEdit(change.query, change.language, change.country, change.added,
+                    change.removed) for change in step.changes])
+    return {record.id: record for record in records}

@@ -23,9 +23,15 @@ removing tags the filter does not select on), only someone else can shift the of
 walk reads full pages starting exactly at k (no overlap row, so 10,000 queries take 10 reads,
 not 11) and checks each page's totalRecords against the previous read: a change means others
 moved queries in or out of the filter, and the page is read again the verifiable way above.
-Edits made through Tagdesk wait for the project's lease, and the walk reads the verifiable way
-after handing it over; what the total cannot see is a writer outside Tagdesk removing a
-processed query and adding another between two reads (docs/decisions.md).
+What the total cannot see is another writer removing a processed query and adding another
+between two reads (docs/decisions.md).
+
+Writes. Where the service edits tags in place (tags-edit), each batch sends only what it
+changes, so nothing another writer committed after the page was read is lost, and the walk
+takes no lease: in-page edits, other jobs and the service's own writers go on beside it.
+Against a service with only set-tags, a batch sends whole tag sets: the walk holds the
+project's lease across the walk and hands it over between batches (an edit made through
+Tagdesk waits for it, and the walk reads the verifiable way after handing it over).
 
 Interruptions. A batch's intended changes are stored (pending) before its write and confirmed
 after. A walk resumed after an interruption re-reads the same place: a query whose fresh tags
@@ -45,11 +51,11 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
-from queryapi import ApiError, Client, Query, TagAssignment
+from queryapi import ApiError, Client, Query
 
 from .deltas import Change, Delta, Scope
 from .edit import Edit
-from .rewrite import rewrite
+from .rewrite import Rewrite, lease_needed, rewrite, write
 from .store import Store
 
 log = logging.getLogger(__name__)
@@ -134,15 +140,16 @@ class Step:
     outcome: str                      # "write", "more" (nothing new), "moved", "lost", "end"
     batch: int = 0
     records: list[Change] | None = None
-    writes: list[TagAssignment] | None = None
+    writes: Rewrite | None = None           # the rows whose tags this batch changes
     stored: dict | None = None        # the counters once this batch is written
     last_page: bool = False
     pending: dict[str, Change] | None = None  # an interrupted batch's rows not met yet
 
 
 class Walk:
-    """Runs the walk. The project's lease is held across the walk and handed over between
-    batches to any edit waiting for it (an in-page edit waits at most one batch).
+    """Runs the walk. Where writes are whole tag sets (`rewrite.lease_needed`), the project's
+    lease is held across the walk and handed over between batches to any edit waiting for it
+    (an in-page edit waits at most one batch); else no lease is taken.
 
     `pipelined` (only when the writes cannot change the filter's membership): the read of the
     next page overlaps the write of this one — one write in flight at a time, written and
@@ -175,6 +182,7 @@ class Walk:
         self.yield_wait = yield_wait
         self._writer: ThreadPoolExecutor | None = None
         self._in_flight: Future | None = None
+        self._leased = lease_needed(client)
 
     def run(self) -> str:
         """Walk to the end, or to a cancellation: "done" or "cancelled"."""
@@ -184,7 +192,8 @@ class Walk:
             pending = self.store.pending_changes(self.edit.id, self.edit.pending_batch)
         if self.pipelined:
             self._writer = ThreadPoolExecutor(1, thread_name_prefix="tagdesk-write")
-        self.store.lock(self.project_id, self.holder, self.lock_wait)
+        if self._leased:
+            self.store.lock(self.project_id, self.holder, self.lock_wait)
         try:
             while True:
                 if self._cancelled():
@@ -220,7 +229,8 @@ class Walk:
             try:
                 self._drain()
             finally:
-                self.store.unlock(self.project_id, self.holder)
+                if self._leased:
+                    self.store.unlock(self.project_id, self.holder)
                 if self._writer is not None:
                     self._writer.shutdown(wait=True)
 
@@ -236,6 +246,8 @@ class Walk:
         return self._due("cancel") and self.store.cancel_requested(self.edit.id)
 
     def _others_waiting(self) -> bool:
+        if not self._leased:
+            return False
         return self._waiting or (self._due("waiters")
                                  and bool(self.store.waiters(self.project_id)))
 
@@ -268,8 +280,8 @@ class Walk:
         # Recorded as pending before the write, in the writer's thread: off the path of the
         # next page's read.
         self.store.begin_batch(self.edit.id, step.batch, step.records)
-        if step.writes:
-            self.client.set_tags(self.project_id, step.writes)
+        if step.writes is not None:
+            write(self.client, self.project_id, step.writes)
         stats = self.client.stats
         self.store.commit_batch(self.edit.id, step.batch, {
             **step.stored,
@@ -277,7 +289,7 @@ class Walk:
             "rate_limited": self.edit.rate_limited + stats.rate_limited,
         })
         self._cancel_seen = self.store.cancel_requested(self.edit.id)
-        self._waiting = bool(self.store.waiters(self.project_id))
+        self._waiting = self._leased and bool(self.store.waiters(self.project_id))
 
     def _trusted_position(self, k: int) -> tuple[int, int] | None:
         """(page, limit) of a page starting exactly at k, for a stable edit that may read
@@ -327,7 +339,7 @@ class Walk:
         planned = list(zip(fresh, self.plan(list(fresh)), strict=True))
         to_write = {row.id: new for row, (action, new) in planned if action == WRITE}
         step = rewrite(fresh, lambda row: to_write.get(row.id))
-        writes = step.writes
+        writes = step
         records: list[Change] = list(step.changes)
         stays = 0
         for row, (action, _new) in planned:

@@ -1,0 +1,350 @@
+"""Writers against writers, on SQLite and (TAGDESK_TEST_POSTGRES=1) PostgreSQL: every pair of
+the writers of a project's links, run at the same moment on the same queries, loses nothing.
+
+The writers are the real ones over real HTTP: the dashboard's jobs (jobs.work.run_job with a
+real queryapi Client) for a bulk add, a bulk remove and an Undo; the rules API for a rule's
+apply, unapply and restore, a part at a time; the tags API for a merge; and an import of a
+file with a rule on entry. Each owns tags of its own, so what the project's links must be at
+the end is known whatever the order: every link some writer added and none removed is there,
+and nothing some writer removed and none added came back. Small batches and parts (20 rows,
+16 links) make the writers' reads and writes interleave."""
+
+from __future__ import annotations
+
+import io
+import itertools
+import threading
+from dataclasses import dataclass, field
+
+import pytest
+
+from jobs.deltas import Change, Delta, Scope, undo_scope
+from jobs.store import Store
+from jobs.work import run_job
+from service import admin, imports
+from service.db import session_scope
+from service.engine import rule_links
+from tests.support.api import Api
+from tests.support.imports import HEADER
+from tests.support.servers import LiveServer
+
+QUERIES = 240
+IMPORTED = 60
+BATCH = 20
+PART = 16
+DE = Scope(languages=("de",))
+
+
+@dataclass
+class Setting:
+    """The project the pair meets in, and what every writer needs to run and to be judged."""
+
+    app: object
+    api: Api
+    project_id: str
+    key: str
+    jobs_url: str
+    tags: dict[str, int] = field(default_factory=dict)
+    texts: list[str] = field(default_factory=list)    # the queries there from the start
+    initial: dict[str, set[int]] = field(default_factory=dict)
+    edits: dict[str, str] = field(default_factory=dict)  # writer -> its job's id
+    rules: dict[str, int] = field(default_factory=dict)
+    operation: str = ""
+
+    @property
+    def store(self) -> Store:
+        return Store.for_url(self.jobs_url)
+
+    def job_config(self) -> dict:
+        return {"JOBS_DATABASE_URL": self.jobs_url, "SESSIONS": lambda _ref: self.key,
+                "API_URL": self.api.base_url, "BULK_BATCH_SIZE": BATCH, "BULK_PIPELINE": True,
+                "API_RETRIES": 2, "JOBS_HEARTBEAT_SECONDS": 1}
+
+    def queue(self, **values) -> str:
+        return self.store.create(project_id=self.project_id, state="queued",
+                                 session_ref="session", actor="Ann", **values).id
+
+    def rule(self, name: str, condition: dict, paused: bool) -> int:
+        made = self.api.post("/api/rules/create", {"name": name, "condition": condition,
+                                                   "tagIds": [self.tags[name]]})
+        assert made.status_code == 201, made.text
+        if paused:
+            assert self.api.post("/api/rules/pause", {"id": made.json()["id"],
+                                                      "paused": True}).status_code == 200
+        self.rules[name] = made.json()["id"]
+        return made.json()["id"]
+
+    def parts(self, path: str, body: dict, more) -> None:
+        """Call `path` until `more(answer)` is false; every part must answer 200."""
+        while True:
+            answer = self.api.another_session().post(path, body)
+            assert answer.status_code == 200, answer.text
+            body = more(answer.json(), body)
+            if body is None:
+                return
+
+    def links(self) -> dict[str, set[int]]:
+        page = self.api.queries(limit=1000).json()
+        assert page["page"]["totalRecords"] <= 1000
+        return {record["query"]: set(record["tags"]) for record in page["results"]}
+
+    def recorded(self, writer: str) -> dict[str, Change]:
+        """What the job of `writer` says it changed, by query text."""
+        changes = self.store.changes(self.edits[writer])
+        return {change.query: change for change in changes.values()}
+
+
+# --- the writers: each prepares its part of the project, runs, and says what it owns ---------
+
+
+def applied(answer: dict, body: dict):
+    return None if answer["cursor"] is None else {**body, "cursor": answer["cursor"]}
+
+
+def unapplied(answer: dict, body: dict):
+    return {**body, "operation": answer["operation"]} if answer["more"] else None
+
+
+def restored(answer: dict, body: dict):
+    return body if answer["more"] else None
+
+
+class Writer:
+    tag = ""
+
+    def prepare(self, s: Setting) -> None:
+        pass
+
+    def run(self, s: Setting) -> None:
+        raise NotImplementedError
+
+    def must_have(self, s: Setting, final: dict[str, set[int]]) -> set[str]:
+        """The queries that must carry this writer's tag at the end (the others must not)."""
+        raise NotImplementedError
+
+
+class BulkAdd(Writer):
+    tag = "add"
+
+    def prepare(self, s):
+        s.edits["add"] = s.queue(kind="edit", scope="filter", scope_filter=DE.to_json(),
+                                 delta=Delta(add={s.tags["add"]}).to_json())
+
+    def run(self, s):
+        assert run_job(s.edits["add"], s.job_config()) == "done"
+
+    def must_have(self, s, final):
+        # Every query there from the start; of those imported meanwhile, those it tagged.
+        return set(s.texts) | {query for query, change in s.recorded("add").items()
+                               if s.tags["add"] in change.added}
+
+
+class BulkRemove(Writer):
+    tag = "remove"
+
+    def prepare(self, s):
+        s.edits["remove"] = s.queue(kind="edit", scope="filter", scope_filter=DE.to_json(),
+                                    delta=Delta(remove={s.tags["remove"]}).to_json())
+
+    def run(self, s):
+        assert run_job(s.edits["remove"], s.job_config()) == "done"
+
+    def must_have(self, s, final):
+        return set()
+
+
+class Undo(Writer):
+    """The Undo of an edit that added "undo" to every query (as the dashboard records an
+    in-page edit), run as the dashboard's undo job."""
+
+    tag = "undo"
+
+    def prepare(self, s):
+        delta = Delta(add={s.tags["undo"]})
+        page = s.api.queries(limit=1000).json()["results"]
+        changes = [Change(r["id"], r["query"], r["language"], r["country"], (s.tags["undo"],))
+                   for r in page if s.tags["undo"] in r["tags"]]
+        done = s.store.record_finished(
+            changes, project_id=s.project_id, kind="edit", scope="filter",
+            scope_filter=DE.to_json(), delta=delta.to_json(), changed=len(changes),
+            actor="Ann")
+        s.edits["undo"] = s.queue(kind="undo", scope="filter", undo_of=done.id,
+                                  scope_filter=undo_scope(DE, delta).to_json(),
+                                  delta=delta.to_json())
+
+    def run(self, s):
+        assert run_job(s.edits["undo"], s.job_config()) == "done"
+
+    def must_have(self, s, final):
+        return set()
+
+
+class RuleApply(Writer):
+    tag = "apply"
+
+    def prepare(self, s):
+        s.rule("apply", {"query": "item"}, paused=True)
+
+    def run(self, s):
+        s.parts("/api/rules/apply", {"id": s.rules["apply"], "cursor": 0}, applied)
+
+    def must_have(self, s, final):
+        return set(s.texts)
+
+
+class RuleUnapply(Writer):
+    tag = "unapply"
+
+    def prepare(self, s):
+        rule_id = s.rule("unapply", {"query": "item"}, paused=True)
+        s.parts("/api/rules/apply", {"id": rule_id, "cursor": 0}, applied)
+
+    def run(self, s):
+        s.parts("/api/rules/unapply", {"id": s.rules["unapply"]}, unapplied)
+
+    def must_have(self, s, final):
+        return set()
+
+
+class RuleRestore(Writer):
+    tag = "restore"
+
+    def prepare(self, s):
+        rule_id = s.rule("restore", {"query": "item"}, paused=True)
+        s.parts("/api/rules/apply", {"id": rule_id, "cursor": 0}, applied)
+        operations = []
+
+        def more(answer, body):
+            operations.append(answer["operation"])
+            return unapplied(answer, body)
+
+        s.parts("/api/rules/unapply", {"id": rule_id}, more)
+        s.operation = operations[0]
+
+    def run(self, s):
+        s.parts("/api/rules/restore", {"operation": s.operation}, restored)
+
+    def must_have(self, s, final):
+        return set(s.texts)
+
+
+class Import(Writer):
+    """A file of new queries, imported a few rows a transaction, each tagged on entry by the
+    active rule "import" that matches it."""
+
+    tag = "import"
+
+    def prepare(self, s):
+        s.rule("import", {"query": "fresh"}, paused=False)
+
+    def run(self, s):
+        rows = "".join(f"fresh {i:03d},de,DE,\n" for i in range(IMPORTED)).encode()
+        with session_scope(s.app) as session:
+            counts = imports.import_file(session, s.project_id, io.BytesIO(
+                HEADER.encode() + rows), batch_rows=7)
+        assert counts.added == IMPORTED
+
+    def must_have(self, s, final):
+        return {query for query in final if query.startswith("fresh")}
+
+
+class Merge(Writer):
+    """"merged" (on every other query) merged into "into" (on every fifth)."""
+
+    tag = "into"
+
+    def run(self, s):
+        answer = s.api.another_session().post(
+            "/api/tags/merge", {"id": s.tags["merged"], "intoId": s.tags["into"]})
+        assert answer.status_code == 200, answer.text
+
+    def must_have(self, s, final):
+        return {query for query in s.texts if s.tags["merged"] in s.initial[query]
+                or s.tags["into"] in s.initial[query]}
+
+
+WRITERS = {writer.__name__: writer for writer in (
+    BulkAdd, BulkRemove, Undo, RuleApply, RuleUnapply, RuleRestore, Import, Merge)}
+PAIRS = list(itertools.combinations(WRITERS, 2))
+TAGS = ("add", "remove", "undo", "apply", "unapply", "restore", "import", "merged", "into",
+        "kept")
+
+
+def initial_tags(index: int) -> list[str]:
+    names = ["remove", "undo"]
+    if index % 2 == 0:
+        names.append("merged")
+    if index % 5 == 0:
+        names.append("into")
+    if index % 3 == 0:
+        names.append("kept")
+    return names
+
+
+@pytest.fixture
+def setting(service_app, world, tmp_path, monkeypatch) -> Setting:
+    monkeypatch.setattr(rule_links, "PART", PART)
+    server = LiveServer(service_app).start()
+
+    def made(session):
+        tags = {name: admin.create_tag(session, world.project_id, name, "#1f77b4")
+                for name in TAGS}
+        rows = [(*admin.normalize_query(f"item {i:03d}", "de", "DE"),
+                 [tags[name] for name in initial_tags(i)], None) for i in range(QUERIES)]
+        admin.insert_queries(session, world.project_id, rows)
+        return tags
+
+    s = Setting(service_app, Api(server.url, world.key, world.project_id), world.project_id,
+                world.key, f"sqlite:///{tmp_path / 'jobs.sqlite3'}", world.run(made))
+    s.texts = [f"item {i:03d}" for i in range(QUERIES)]
+    yield s
+    server.stop()
+
+
+def run_together(s: Setting, writers: list[Writer]) -> None:
+    """Both writers at the same moment, each in a thread; the first failure is the test's."""
+    start = threading.Barrier(len(writers))
+    failures: list[BaseException] = []
+
+    def run(writer: Writer) -> None:
+        start.wait()
+        try:
+            writer.run(s)
+        except BaseException as error:  # noqa: BLE001 — handed to the test below
+            failures.append(error)
+
+    threads = [threading.Thread(target=run, args=(writer,)) for writer in writers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    if failures:
+        raise failures[0]
+
+
+@pytest.mark.parametrize(("first", "second"), PAIRS, ids=[f"{a}-{b}" for a, b in PAIRS])
+def test_two_writers_at_once_lose_nothing_the_other_wrote(setting, first, second):
+    s = setting
+    writers = [WRITERS[first](), WRITERS[second]()]
+    for writer in writers:
+        writer.prepare(s)
+    s.initial = s.links()
+    run_together(s, writers)
+
+    final = s.links()
+    assert set(s.texts) <= set(final)
+    owned = {s.tags[writer.tag]: writer.must_have(s, final) for writer in writers}
+    if any(isinstance(writer, Merge) for writer in writers):
+        owned[s.tags["merged"]] = set()  # the tag is gone
+    lost, back = [], []
+    for tag_id in s.tags.values():
+        wanted = owned.get(tag_id)
+        if wanted is None:  # nobody in this pair writes it: as it was
+            wanted = {query for query in s.texts if tag_id in s.initial[query]}
+        for query, tags in final.items():
+            if query in wanted and tag_id not in tags:
+                lost.append((query, tag_id))
+            elif query not in wanted and tag_id in tags:
+                back.append((query, tag_id))
+    assert not lost, f"{len(lost)} links lost, such as {lost[:5]}"
+    assert not back, f"{len(back)} links back, such as {back[:5]}"
