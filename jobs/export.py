@@ -15,6 +15,9 @@ its start and after every comma, semicolon, tab or line break in it (a spreadshe
 separator is ";" reads `semi;=1+1;` as three cells) — and written by `csv_line`, which quotes
 every cell holding any of those separators. The import takes exactly those apostrophes off
 again (`unguard_cell`), so an export imported again adds nothing.
+
+Tag names are joined by `join_tag_names` (weblib/tag_lists.py), which quotes a name holding a
+separator the import splits at: every name reads back as it was.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from collections.abc import Callable, Iterator
 
 from queryapi import Client, QueryFilters
 from weblib.spreadsheet_cells import csv_line, guard_cell
+from weblib.tag_lists import join_tag_names
 
 HEADER = ("query", "language", "country", "tags", "updated")
 PAGE = 1000
@@ -51,7 +55,8 @@ def csv_pages(client: Client, project_id: str, filters: QueryFilters,
         page = client.list_queries(project_id, filters, sort, page_number, PAGE)
         lines = []
         for record in page.results:
-            names = "; ".join(tag_names.get(tag_id, f"Tag {tag_id}") for tag_id in record.tags)
+            names = join_tag_names(tag_names.get(tag_id, f"Tag {tag_id}")
+                                   for tag_id in record.tags)
             updated = record.updated_at.isoformat(timespec="milliseconds").replace(
                 "+00:00", "Z")
             # Codes are any text the service accepted ("=cmd|…" included), like query texts.

@@ -33,7 +33,6 @@ from __future__ import annotations
 import codecs
 import csv
 import io
-import re
 import shutil
 import tempfile
 import unicodedata
@@ -49,6 +48,14 @@ from babel import Locale
 from python_calamine import CalamineError, CalamineWorkbook
 from sqlalchemy import select
 
+from weblib.spreadsheet_cells import guard_cell, unguard_cell
+from weblib.tag_lists import (
+    OTHER_SEPARATORS,
+    SEPARATOR,
+    join_tag_names,
+    separators_in,
+    split_tag_names,
+)
 from weblib.tag_names import fold_tag_name, tag_name_problem
 
 from . import admin, palette
@@ -68,7 +75,7 @@ QUERY_NAMES = ("query", "queries", "topqueries", "keyword", "keywords", "searcht
                # Search Console's "Top queries" in German, French, Spanish
                "haufigstesuchanfragen", "requeteslesplusfrequentes", "consultasprincipales")
 # Tried in this order on a tags cell when no separator is chosen (";" always separates).
-TAG_SEPARATORS = (";", ",", "|")
+TAG_SEPARATORS = (SEPARATOR, *OTHER_SEPARATORS)
 GUESS_ROWS = 200  # the rows a separator is guessed from
 PROGRESS_ROWS = 20_000  # Shaping.write tells its progress every this many rows
 LANGUAGE_NAMES = ("language", "lang", "languagecode", "sprache", "langue", "idioma",
@@ -565,7 +572,7 @@ class Shaping:
         self.choice = choice
         self.every_language = language_code(choice.language) if choice.language else ""
         self.every_country = country_code(choice.country) if choice.country else ""
-        self.split = re.compile("|".join(map(re.escape, {choice.tags_separator, ";"})))
+        self.separators = (choice.tags_separator, SEPARATOR)
         self.width = len(header)
 
     def shaped(self, row: list[str]) -> list[str]:
@@ -575,11 +582,14 @@ class Shaping:
         def cell(index: int | None) -> str:
             return row[index] if index is not None and index < len(row) else ""
 
-        names = [name.strip() for index in self.tags for name in self.split.split(cell(index))]
+        # Split as written (our export's apostrophes off, quoted names whole), joined as the
+        # import's own shape is read, guarded again as the import takes it.
+        names = [name for index in self.tags
+                 for name in split_tag_names(unguard_cell(cell(index)), self.separators)]
         return [cell(self.query),
                 self.every_language or language_code(cell(self.language)),
                 self.every_country or country_code(cell(self.country)),
-                ";".join(name for name in names if name)]
+                guard_cell(join_tag_names(names))]
 
     def first(self, count: int) -> list[list[str]]:
         """The first `count` rows with any text, shaped (a preview)."""
@@ -611,11 +621,11 @@ class Shaping:
 
 
 def tags_separator(cells: Iterable[str]) -> str:
-    """What separates the tags of these cells: the first of TAG_SEPARATORS any holds, else
-    ";"."""
+    """What separates the tags of these cells: the first of TAG_SEPARATORS any holds outside
+    its quoted names, else ";"."""
     held = set()
     for cell in cells:
-        held.update(separator for separator in TAG_SEPARATORS if separator in cell)
+        held.update(separators_in(unguard_cell(cell), TAG_SEPARATORS))
     return next((separator for separator in TAG_SEPARATORS if separator in held), ";")
 
 
@@ -638,7 +648,7 @@ def tags_named(text_file: TextIO) -> dict[str, str]:
         at = header.index("tags")
         for row in reader:
             if at < len(row):
-                for name in tag_names_in(row[at]):
+                for name in tag_names_in(unguard_cell(row[at])):
                     found.setdefault(fold_tag_name(name), name)
     text_file.seek(0)
     return found

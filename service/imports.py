@@ -53,6 +53,7 @@ from sqlalchemy.orm import Session
 
 from weblib.spreadsheet_cells import csv_line, guard_cell, unguard_cell
 from weblib.sqlite import BEGIN_OPTION
+from weblib.tag_lists import split_tag_names
 from weblib.tag_names import fold_tag_name
 from weblib.text_rules import forbidden_character
 
@@ -218,8 +219,9 @@ def rejected_line(rejected: Rejected) -> str:
 
 
 def tag_names_in(field_text: str) -> list[str]:
-    """The tag names of a row's tags field: each once, trimmed, empty ones dropped."""
-    return list(dict.fromkeys(filter(None, map(str.strip, field_text.split(TAG_SEPARATOR)))))
+    """The tag names of a row's tags field (its guard off): each once, trimmed, empty ones
+    dropped; a name in double quotes kept whole (weblib/tag_lists.py)."""
+    return list(dict.fromkeys(split_tag_names(field_text, (TAG_SEPARATOR,))))
 
 
 class MissingTags:
