@@ -11,6 +11,8 @@ service/tag_changes.py), each one transaction through a Writer.
   the id is still its own), its links exactly as they were (to the queries still there), the
   links the merge made are taken away, the rules and saved views it changed are put back
   where nobody has changed them since, and the record goes: an operation is undone once.
+  Merges that share a tag are undone last first (LaterMerge names the one to undo first):
+  then each undo finds the queries as its merge left them, and gives back exactly their tags.
 """
 
 from __future__ import annotations
