@@ -89,7 +89,7 @@ def _time_text(value: str) -> str:
 
 
 class ApplyRuleBody(RuleIdBody):
-    cursor: Annotated[Int, Field(ge=0)] = 0  # where the previous part stopped
+    cursor: Int = Field(0, ge=0)  # where the previous part stopped (a query key)
 
 
 class UnapplyRuleBody(RuleIdBody):

@@ -13,10 +13,12 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    Discriminator,
     Field,
     StrictBool,
     StrictInt,
     StrictStr,
+    Tag,
     ValidationError,
 )
 
@@ -32,7 +34,10 @@ MAX_ITEMS = 1000
 MAX_LIMIT = 1000
 DEFAULT_LIMIT = 50
 MAX_PAGE = 1_000_000_000
-MAX_ID = 2**31 - 1  # ids are 32-bit integers (PostgreSQL `integer`); larger ones name no row
+# Every integer of a request is a 32-bit one, what the engine holds: ids and query keys are
+# PostgreSQL `integer`s, and the bitmaps' keys stop at 2^32. Past it, a 400 naming the field.
+MAX_ID = 2**31 - 1
+MIN_INTEGER = -(2**31)
 MAX_TAG_NAME = 200  # as the command line's create-tag (admin.create_tag) and the tags table
 MAX_VIEW_NAME = 100  # as the saved_views table
 MAX_TAG_DESCRIPTION = 300  # as the tags table
@@ -105,10 +110,17 @@ def _whole_number(value):
     return value
 
 
-Int = Annotated[StrictInt, BeforeValidator(_whole_number)]
+def _number_or_text(value) -> str:
+    """Which member of TagRef checks a value: a string is a name, anything else an id (so a
+    bad one is told what an id must be, once, not also that it is no string)."""
+    return "str" if isinstance(value, str) else "int"
+
+
+Int = Annotated[StrictInt, BeforeValidator(_whole_number), Field(ge=MIN_INTEGER, le=MAX_ID)]
 Text = Annotated[StrictStr, Field(max_length=MAX_STRING), AfterValidator(_printable)]
 Code = Annotated[StrictStr, Field(max_length=MAX_CODE), AfterValidator(_printable)]
-TagRef = Int | Text
+TagRef = Annotated[Annotated[Int, Tag("int")] | Annotated[Text, Tag("str")],
+                   Discriminator(_number_or_text)]
 TagName = Annotated[StrictStr, AfterValidator(_tag_name)]
 TagColor = Annotated[StrictStr, AfterValidator(_tag_color)]
 ViewName = Annotated[StrictStr, AfterValidator(_view_name)]
@@ -126,8 +138,10 @@ class SortItem(Strict):
 
 
 class Paged(Strict):
-    page: Annotated[Int, Field(ge=1, le=MAX_PAGE)] = 1
-    limit: Annotated[Int, Field(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT
+    # Bounds narrower than Int's are given with the default (Field(…) =): pydantic then
+    # checks them in place of Int's, and a refusal names the field's own limit.
+    page: Int = Field(1, ge=1, le=MAX_PAGE)
+    limit: Int = Field(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT)
     sort: Annotated[list[SortItem], Field(max_length=5)] = []
 
 
