@@ -3,14 +3,13 @@ and a background job, refusals as sentences. The API is the ground truth."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import threading
 import time
 
 import pytest
 
-from queryapi import Client
+from queryapi import Client, TagAssignment
 from tests.dashboard.bulk_helpers import (
     api_of,
     bulk_url,
@@ -160,7 +159,7 @@ def test_a_selected_row_that_left_the_view_is_found_by_its_text(app, signed_in, 
         "selected": [keys["cheap running shoes"], keys["laufschuhe herren"]]}, html)
     # The view re-run, one lookup for the row that moved, one write.
     assert dict(api_calls.paths) == {"/api/queries/list": 2,
-                                     "/api/queries/many/tags-only": 1}
+                                     "/api/queries/many/tags-edit": 1}
     assert "Added ‘local’ to 2 queries." in text_of(response.get_data(as_text=True))
     assert tags_of(app, shop, "laufschuhe herren") == {"local"}
     assert tags_of(app, shop, "cheap running shoes") == {"sale", "brand", "local"}
@@ -173,7 +172,7 @@ def test_an_in_page_edit_costs_one_read_and_one_write(app, signed_in, shop, api_
     post(signed_in, bulk_url(shop), {"size": "100", "action": "add",
                                      "apply_tag": tag(shop, "local"),
                                      "selected": list(keys.values())[:5]}, html)
-    assert dict(api_calls.paths) == {"/api/queries/list": 1, "/api/queries/many/tags-only": 1}
+    assert dict(api_calls.paths) == {"/api/queries/list": 1, "/api/queries/many/tags-edit": 1}
     # The next view reads the tags afresh (the cache was invalidated by the edit).
     api_calls.reset()
     page(signed_in, shop)
@@ -374,20 +373,20 @@ def test_a_stable_edit_keeps_its_place_when_others_move_queries_out_of_the_filte
     did shifts the offsets, which the page's totalRecords shows: nothing is skipped."""
     app.config["BULK_BATCH_SIZE"] = 4
     html = local_page(app, signed_in, shop)
-    real = Client.set_tags
+    real = Client.edit_tags
     job_writes: list[list[str]] = []
 
     def write_then_someone_else_writes(self, project_id, items):
         result = real(self, project_id, items)
         job_writes.append([item.query for item in items])
         if len(job_writes) == 1:  # after the first batch, outside the dashboard
-            without_local = [dataclasses.replace(item, tag_ids=(shop.tags["sale"],))
-                             for item in items[:2]]
+            without_local = [TagAssignment(item.query, item.language, item.country,
+                                           (shop.tags["sale"],)) for item in items[:2]]
             with api_of(app, shop) as outside:
-                real(outside, shop.project_id, without_local)
+                outside.set_tags(shop.project_id, without_local)
         return result
 
-    monkeypatch.setattr(Client, "set_tags", write_then_someone_else_writes)
+    monkeypatch.setattr(Client, "edit_tags", write_then_someone_else_writes)
     confirm_all(signed_in, shop, html, action="add", apply_tag=tag(shop, "sale"), tag="local")
     edit = wait_for(app, latest(app, shop).id)
     assert edit.state == "done", edit.message
@@ -418,10 +417,10 @@ def test_cancel_stops_at_the_next_batch_and_reports_exactly_what_was_done(app, s
     app.config["BULK_BATCH_SIZE"] = 10
     html = page(signed_in, shop, "q=filler")
     store = store_of(app)
-    real = Client.set_tags
+    real = Client.edit_tags
     calls = {"n": 0}
 
-    def set_tags_then_cancel(self, project_id, items):
+    def edit_tags_then_cancel(self, project_id, items):
         result = real(self, project_id, items)
         calls["n"] += 1
         if calls["n"] == 2:  # the person presses Cancel while batch 2 is written
@@ -430,7 +429,7 @@ def test_cancel_stops_at_the_next_batch_and_reports_exactly_what_was_done(app, s
                            headers={"HX-Request": "true", "X-CSRFToken": csrf_token(html)})
         return result
 
-    monkeypatch.setattr(Client, "set_tags", set_tags_then_cancel)
+    monkeypatch.setattr(Client, "edit_tags", edit_tags_then_cancel)
     confirm_all(signed_in, shop, html, action="add", apply_tag=tag(shop, "question"),
                 q="filler")
     edit = wait_for(app, latest(app, shop).id)
@@ -709,8 +708,54 @@ def test_a_pipelined_job_reads_ahead_and_gives_the_same_result(app, signed_in, s
     assert all(v == {"local"} for k, v in names.items() if k[0].startswith("filler"))
 
 
-def test_an_in_page_edit_waits_for_one_batch_of_a_running_job_not_all_of_it(app, signed_in,
-                                                                          shop, monkeypatch):
+def test_an_in_page_edit_writes_at_once_beside_a_running_job(app, signed_in, shop,
+                                                              monkeypatch):
+    """Where the service edits tags in place, neither takes the project's lease: the edit
+    neither waits for the job nor stops it, and each keeps what the other wrote."""
+    app.config["BULK_BATCH_SIZE"] = 5
+    store = store_of(app)
+    real = Client.edit_tags
+    test_thread = threading.current_thread()
+    under_way, edit_wrote = threading.Event(), threading.Event()
+    waits: list[bool] = []
+
+    def write(self, project_id, items):
+        if threading.current_thread() is test_thread:
+            edit_wrote.set()
+        elif under_way.is_set():
+            waits.append(edit_wrote.wait(30))  # the job's next batch waits for the edit
+        else:
+            under_way.set()
+        return real(self, project_id, items)
+
+    monkeypatch.setattr(Client, "edit_tags", write)
+    html = page(signed_in, shop, "q=filler")
+    confirm_all(signed_in, shop, html, action="add", apply_tag=tag(shop, "question"), q="filler")
+    edit_id = latest(app, shop).id
+    try:
+        assert under_way.wait(30), "the job did not start writing"
+        assert store.waiters(shop.project_id) == 0
+        response = post(signed_in, bulk_url(shop), {
+            "size": "100", "action": "add", "apply_tag": tag(shop, "brand"),
+            "selected": keys_in(page(signed_in, shop, "size=100"))["filler query 059"]}, html)
+        assert response.status_code == 200, response.get_data(as_text=True)
+        assert store.get(edit_id).state == "running"
+    finally:
+        edit_wrote.set()
+    assert wait_for(app, edit_id).state == "done"
+    assert all(waits) and waits
+    assert tags_of(app, shop, "filler query 059") == {"question", "brand"}
+    assert all("question" in v for k, v in tag_names_by_query(app, shop).items()
+               if k[0].startswith("filler"))
+
+
+def test_an_in_page_edit_waits_for_one_batch_of_a_running_job_not_all_of_it(external, shop,
+                                                                          monkeypatch):
+    """Against a service with set-tags only, writes are whole tag sets: a job holds the
+    project's lease and hands it over between batches."""
+    app = external
+    signed_in = app.test_client()
+    AuthActions(signed_in, shop).sign_in()
     app.config["BULK_BATCH_SIZE"] = 5  # a dozen batches or so over the 60 filler queries
     store = store_of(app)
     real = Client.set_tags
