@@ -36,7 +36,6 @@ import io
 import shutil
 import tempfile
 import unicodedata
-import zipfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -58,7 +57,7 @@ from weblib.tag_lists import (
 )
 from weblib.tag_names import fold_tag_name, tag_name_problem
 
-from . import admin, palette
+from . import admin, palette, workbook_files, zip_members
 from .imports import DROP_PIECE, HEADER_BYTES, MAX_LINE, NotCsv, project_tags, tag_names_in
 from .models import Tag
 
@@ -347,23 +346,13 @@ MAX_UNPACKED = 512 * 1024 * 1024
 
 def _workbook(binary: BinaryIO, choice: Choice, any_header: bool = False) -> Source:
     """A workbook's sheet (the chosen one, else the first whose rows name a query column):
-    Excel's .xlsx, or LibreOffice's .ods, read with python-calamine; each cell as text ("42",
-    not "42.0")."""
-    binary.seek(0)
+    Excel's .xlsx, or LibreOffice's .ods, read with python-calamine from a copy whose sheets
+    are within their bounds (service/workbook_files.py); each cell as text ("42", not
+    "42.0")."""
     try:
-        with zipfile.ZipFile(binary) as packed:
-            unpacked = sum(item.file_size for item in packed.infolist())
-            kind = ("an OpenDocument spreadsheet" if "content.xml" in packed.namelist()
-                    else "an Excel workbook")
-    except zipfile.BadZipFile:
-        raise NotCsv("This file looks like a workbook (.xlsx) but cannot be opened as one: "
-                     "save it again, or as CSV, and import that file.") from None
-    if unpacked > MAX_UNPACKED:
-        raise NotCsv(f"This workbook unpacks to more than {MAX_UNPACKED >> 20} MiB: save its "
-                     "sheet as CSV and import that file.")
-    binary.seek(0)
-    try:
-        book = CalamineWorkbook.from_filelike(binary)
+        with workbook_files.checked_copy(binary, MAX_UNPACKED) as copy:
+            book = CalamineWorkbook.from_path(str(copy.path))
+        kind = copy.kind
         names = book.sheet_names
         if choice.sheet is not None and choice.sheet not in names:
             raise NotCsv(f"The workbook has no sheet “{choice.sheet}”; its sheets are "
@@ -405,13 +394,13 @@ ARCHIVE_MEMORY = 16 * 1024 * 1024  # a member is copied out, on disk beyond this
 
 def _archived_texts(binary: BinaryIO) -> list[str] | None:
     """The CSV, TSV and text files of a zip archive that is not a workbook, in its order;
-    None for a workbook (or a file zipfile cannot open: read as a workbook, it says why)."""
-    binary.seek(0)
+    None for a workbook (or a file whose directory zipfile cannot read: read as a workbook, it
+    says why)."""
     try:
-        with zipfile.ZipFile(binary) as packed:
+        with zip_members.opened(binary) as packed:
             names = packed.namelist()
             unpacked = sum(item.file_size for item in packed.infolist())
-    except zipfile.BadZipFile:
+    except NotCsv:
         return None
     if any(part in names for part in WORKBOOK_PARTS):
         return None
@@ -438,8 +427,8 @@ def _archive(binary: BinaryIO, members: list[str], choice: Choice, any_header: b
     # for its widest row.
     attempts = [(name, False) for name in tried] + [(tried[0], True)] * any_header
     for index, (name, widest) in enumerate(attempts):
-        binary.seek(0)
-        with zipfile.ZipFile(binary) as packed, packed.open(name) as member:
+        with zip_members.opened(binary) as packed, \
+                zip_members.reading(packed, packed.getinfo(name)) as member:
             copy = tempfile.SpooledTemporaryFile(ARCHIVE_MEMORY)  # noqa: SIM115 — the rows read it
             shutil.copyfileobj(member, copy)
         try:
@@ -469,19 +458,17 @@ def _sheet_header(sheet, kind: str, choice: Choice, any_header: bool = False
 
 def sheet_names(binary: BinaryIO) -> list[str]:
     """A workbook's sheets, or the CSV files of a zip archive, in order ([] for a text file,
-    or a workbook or archive that cannot be read: reading it says why)."""
+    or a workbook or archive that cannot be read, or is beyond its bounds: reading it says
+    why)."""
     binary.seek(0)
     if binary.read(4) != b"PK\x03\x04":
         return []
     try:
         if (members := _archived_texts(binary)) is not None:
             return members
-    except NotCsv:
-        return []
-    binary.seek(0)
-    try:
-        return list(CalamineWorkbook.from_filelike(binary).sheet_names)
-    except CalamineError:
+        with workbook_files.checked_copy(binary, MAX_UNPACKED) as copy:
+            return list(CalamineWorkbook.from_path(str(copy.path)).sheet_names)
+    except (NotCsv, CalamineError):
         return []
 
 

@@ -1,0 +1,369 @@
+"""An uploaded workbook (.xlsx, .ods) made safe to give to python-calamine: its parts read
+through zipfile (service/zip_members.py) and copied, uncompressed, to a file of their own, each
+sheet's extent measured on the way — before calamine allocates anything.
+
+calamine builds a dense range of a sheet's bounding box when it loads the sheet (an .ods: every
+sheet, when it opens the file), so two cells at A1 and XFD1048576 in a 2 KB file ask for 17
+billion cells and end the process. Here each sheet's XML is read as a stream (expat, no
+document type allowed) and the cells calamine would place are counted as calamine places them:
+an .xlsx cell at its `r` reference, or after the cell before it in its row (the sheet's
+<dimension> is not trusted); an .ods row and cell repeated as many times as they say. A sheet
+whose cells reach past MAX_ROWS, MAX_COLUMNS, or a box of more than MAX_CELLS (its last row ×
+its last column), is refused with a sentence naming those bounds, and so is a workbook whose
+other parts (shared strings, styles) are larger than MAX_PART, or any run of text longer than
+MAX_TEXT. The copy is what calamine reads (from its path, never whole in memory), so calamine
+sees only members whose sizes and CRCs zipfile has checked.
+
+An Excel binary workbook (.xlsb) is refused: save it as .xlsx or CSV.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import shutil
+import tempfile
+import threading
+import zipfile
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+from xml.parsers import expat
+
+from . import zip_members
+from .imports import NotCsv
+
+MAX_ROWS = 1_048_576  # Excel's own bounds
+MAX_COLUMNS = 16_384
+MAX_CELLS = 1_000_000  # a sheet's box, its last row × its last column (calamine: ~64 bytes each)
+MAX_PART = 64 * 1024 * 1024  # any other part, unpacked (shared strings, styles, the workbook)
+MAX_TEXT = 1024 * 1024  # the bytes between two tags (a cell holds at most 32,767 characters)
+MAX_ELEMENTS = 5 * MAX_CELLS  # the elements of a part (a cell is two to four)
+PIECE = 256 * 1024
+
+WORKBOOK = "an Excel workbook"
+OPENDOCUMENT = "an OpenDocument spreadsheet"
+# The parts calamine reads: XML, relationships and the OpenDocument mimetype.
+COPIED = (".xml", ".rels")
+
+NOT_OPENED = ("This file looks like a workbook (.xlsx) or a zip archive but cannot be opened as "
+              "one: save it again, or as CSV, and import that file.")
+_REFERENCE = re.compile(r"\$?([A-Za-z]{0,3})\$?([0-9]{1,9})")
+_ODS_VALUES = ("office:value", "office:date-value", "office:time-value",
+               "office:boolean-value", "office:string-value", "table:formula")
+
+
+@dataclass
+class Copy:
+    """The checked copy's path (calamine opens it) and what the file is (`WORKBOOK`,
+    `OPENDOCUMENT`), for sentences."""
+
+    path: Path
+    kind: str
+
+
+def kind_of(names: list[str]) -> str | None:
+    if "content.xml" in names:
+        return OPENDOCUMENT
+    if "xl/workbook.xml" in names:
+        return WORKBOOK
+    return None
+
+
+@contextmanager
+def checked_copy(binary: BinaryIO, max_unpacked: int) -> Iterator[Copy]:
+    """The workbook's parts copied to a temporary file once every sheet is within the bounds;
+    NotCsv, with the sentence to show, when one is not or the file cannot be read. The copy is
+    removed when the block ends (a workbook calamine opened from it keeps it open)."""
+    what = "This workbook"
+    try:
+        packed = zip_members.opened(binary, what)
+    except NotCsv:  # not even its directory: whatever it is, it is not a workbook
+        raise NotCsv(NOT_OPENED) from None
+    with packed:
+        infos = packed.infolist()
+        names = [info.filename for info in infos]
+        if "xl/workbook.bin" in names:
+            raise NotCsv("This is an Excel binary workbook (.xlsb): save it as an Excel "
+                         "workbook (.xlsx) or as CSV, and import that file.")
+        kind = kind_of(names)
+        if kind is None:
+            raise NotCsv(NOT_OPENED)
+        if sum(info.file_size for info in infos) > max_unpacked:
+            raise NotCsv(f"This workbook unpacks to more than {max_unpacked >> 20} MiB: save "
+                         "its sheet as CSV and import that file.")
+        identity = _identity(binary)
+        scanned = _verdicts.get(identity) if identity is not None else None
+        if scanned:  # refused before
+            raise NotCsv(scanned)
+        with tempfile.NamedTemporaryFile(prefix="tagdesk-workbook-", suffix=".zip") as out:
+            try:
+                with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as copy:
+                    for info in infos:
+                        if info.filename == "mimetype" or info.filename.endswith(COPIED):
+                            _copy_part(packed, info, copy, kind, what, scan=scanned is None)
+            except NotCsv as refusal:
+                _remember(identity, str(refusal))
+                raise
+            _remember(identity, _WITHIN)
+            out.flush()
+            yield Copy(Path(out.name), kind)
+
+
+# What the reading of an uploaded file found (_WITHIN, or the sentence that refused it), by the
+# file's identity on disk: an upload is never written again, and its Columns page, its check
+# and its import each read it.
+_WITHIN = ""
+_REMEMBERED = 256
+_verdicts: OrderedDict[tuple, str] = OrderedDict()
+_verdicts_lock = threading.Lock()
+
+
+def _identity(binary: BinaryIO) -> tuple | None:
+    try:
+        found = os.fstat(binary.fileno())
+    except (AttributeError, OSError, io.UnsupportedOperation):
+        return None  # not a file on disk
+    return found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns
+
+
+def _remember(identity: tuple | None, verdict: str) -> None:
+    if identity is None:
+        return
+    with _verdicts_lock:
+        _verdicts[identity] = verdict
+        while len(_verdicts) > _REMEMBERED:
+            _verdicts.popitem(last=False)
+
+
+def _copy_part(packed: zipfile.ZipFile, info: zipfile.ZipInfo, copy: zipfile.ZipFile,
+               kind: str, what: str, scan: bool) -> None:
+    """One part copied, read as its kind says (unless `scan` is false: read before): an .xlsx
+    part for sheets (any part may be one) and shared strings, an .ods content.xml for its
+    tables; any other part at most MAX_PART."""
+    sheets = info.filename.startswith("xl/worksheets/") or info.filename == "content.xml"
+    if not sheets and info.file_size > MAX_PART:
+        raise NotCsv(f"This workbook's part “{info.filename}” unpacks to more than "
+                     f"{MAX_PART >> 20} MiB: save its sheet as CSV and import that file.")
+    with zip_members.reading(packed, info, what) as member, \
+            copy.open(zipfile.ZipInfo(info.filename), "w", force_zip64=True) as target:
+        if info.filename == "mimetype" or not scan:
+            shutil.copyfileobj(member, target, PIECE)
+        elif kind == WORKBOOK:
+            _XlsxSheets().read(member, target)
+        elif info.filename == "content.xml":
+            _OdsSheets().read(member, target)
+        else:
+            _Part().read(member, target)
+
+
+class _Part:
+    """A part read as XML with no document type, at most MAX_ELEMENTS elements and no run of
+    MAX_TEXT bytes without one (what a sheet holds is counted by the subclasses, whose
+    `started` counts `elements`)."""
+
+    def __init__(self) -> None:
+        self.parser = expat.ParserCreate()
+        self.parser.StartElementHandler = self.started
+        self.parser.StartDoctypeDeclHandler = _doctype
+        self.elements = 0
+
+    def read(self, member: BinaryIO, target: BinaryIO) -> None:
+        quiet = 0  # the bytes read since a piece that held an element
+        try:
+            while piece := member.read(PIECE):
+                target.write(piece)
+                before = self.elements
+                self.parser.Parse(piece, False)
+                quiet = quiet + len(piece) if self.elements == before else 0
+                if quiet > MAX_TEXT:
+                    raise NotCsv(f"This workbook holds a text longer than {MAX_TEXT >> 20} "
+                                 "MiB: save its sheet as CSV and import that file.")
+                if self.elements > MAX_ELEMENTS:
+                    raise NotCsv(f"A part of this workbook holds more than {MAX_ELEMENTS:,} "
+                                 "elements: save its sheet as CSV and import that file.")
+            self.parser.Parse(b"", True)
+        except expat.ExpatError:
+            raise NotCsv("This workbook is damaged (a part of it is not well-formed XML): "
+                         "save it again, or as CSV, and import that file.") from None
+
+    def started(self, _name: str, _attributes: dict[str, str]) -> None:
+        self.elements += 1
+
+
+def _doctype(*_args) -> None:
+    raise NotCsv("This workbook is damaged (a part of it declares a document type): save it "
+                 "again, or as CSV, and import that file.")
+
+
+def _refused(rows: int, columns: int) -> NotCsv:
+    return NotCsv(f"A sheet of this workbook has cells as far as row {rows:,} and column "
+                  f"{columns:,}: a sheet may reach at most row {MAX_ROWS:,} and column "
+                  f"{MAX_COLUMNS:,}, and its rows × columns may be at most {MAX_CELLS:,} "
+                  "cells. Save the sheet as CSV (or delete the cells far from the table) and "
+                  "import that file.")
+
+
+def _within(rows: int, columns: int) -> None:
+    if rows > MAX_ROWS or columns > MAX_COLUMNS or rows * columns > MAX_CELLS:
+        raise _refused(rows, columns)
+
+
+_CELL_CONTENT = frozenset(("v", "f", "is"))  # what gives an .xlsx cell a value
+
+
+class _XlsxSheets(_Part):
+    """An .xlsx part, its cells placed as calamine places them, in <sheetData>: a row at its
+    `r`, else after the row before; a cell at its `r`, else after the cell before in its row.
+    A cell with a value, a formula or a text counts (an empty styled cell does not); each
+    sheet's last row × last column within the bounds. Start tags alone are read (the parts
+    are large): a row starts the count of its cells again. The cells counted, empty or not,
+    are at most MAX_CELLS, and so are the shared strings (calamine holds them all)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.in_data = False
+        self.row = -1
+        self.column = 0
+        self.cell: tuple[int, int] | None = None  # the cell open, until a value fills it
+        self.rows = self.columns = 0  # the sheet's extent so far
+        self.cells = self.strings = 0
+
+    def started(self, name: str, attributes: dict[str, str]) -> None:
+        self.elements += 1
+        local = name.rpartition(":")[2]
+        if local == "c":
+            if not self.in_data:
+                return
+            self.cells += 1
+            if self.cells > MAX_CELLS:
+                raise NotCsv(f"A sheet of this workbook holds more than {MAX_CELLS:,} cells: "
+                             "save it as CSV and import that file.")
+            if "r" in attributes:
+                self.cell = _reference(attributes["r"])
+                self.column = self.cell[1] + 1
+            else:
+                self.cell = (self.row, self.column)
+                self.column += 1
+        elif local in _CELL_CONTENT:
+            if self.cell is not None:
+                row, column = self.cell
+                self.cell = None
+                if row >= self.rows or column >= self.columns:
+                    self.rows, self.columns = max(self.rows, row + 1), max(self.columns,
+                                                                          column + 1)
+                    _within(self.rows, self.columns)
+        elif local == "row":
+            if self.in_data:
+                self.cell = None
+                self.row = _row_number(attributes["r"]) - 1 if "r" in attributes \
+                    else self.row + 1
+                self.column = 0
+        elif local == "si":
+            self.strings += 1
+            if self.strings > MAX_CELLS:
+                raise NotCsv(f"This workbook holds more than {MAX_CELLS:,} shared strings: "
+                             "save its sheet as CSV and import that file.")
+        elif local == "sheetData":
+            self.in_data, self.row, self.column, self.rows, self.columns = True, -1, 0, 0, 0
+            self.cells = 0
+        else:
+            self.cell = None
+
+
+def _row_number(text: str) -> int:
+    if not text.isdigit() or int(text) == 0:
+        raise _damaged_reference(text)
+    if int(text) > MAX_ROWS:
+        raise _refused(int(text), 1)
+    return int(text)
+
+
+def _reference(text: str) -> tuple[int, int]:
+    """A cell reference's row and column, from 0 ("B3" → (2, 1))."""
+    match = _REFERENCE.fullmatch(text)
+    if match is None or not match.group(1):
+        raise _damaged_reference(text)
+    column = 0
+    for letter in match.group(1).upper():
+        column = column * 26 + ord(letter) - 64
+    row = int(match.group(2))
+    if row == 0:
+        raise _damaged_reference(text)
+    if row > MAX_ROWS or column > MAX_COLUMNS:
+        raise _refused(row, column)
+    return row - 1, column - 1
+
+
+def _damaged_reference(text: str) -> NotCsv:
+    return NotCsv(f"This workbook is damaged (a cell or row is at “{text[:20]}”, which is "
+                  "not a place in a sheet): save it again, or as CSV, and import that file.")
+
+
+class _OdsSheets(_Part):
+    """content.xml of an .ods, as calamine reads it: in each table, a row repeated
+    `table:number-rows-repeated` times, its cells each `table:number-columns-repeated` times
+    (at most MAX_ROWS and MAX_COLUMNS, as calamine caps them); the table's box runs to its last
+    row with a value (repeats counted) and its widest such row."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parser.EndElementHandler = self.ended
+        self.depth_in_cell = 0
+        self.rows_before = 0  # the rows of the table so far, repeats counted
+        self.rows = self.columns = 0
+        self.row_repeats = 1
+        self.row_width = 0  # the row's cells so far, repeats counted
+        self.row_filled = 0  # where the row's last cell with a value ends
+        self.cell_repeats = 1
+        self.cell_filled = False
+        self.cells = 0
+
+    def started(self, name: str, attributes: dict[str, str]) -> None:
+        self.elements += 1
+        if self.depth_in_cell:
+            self.depth_in_cell += 1
+            self.cell_filled = True  # a paragraph or any content: a value
+        elif name == "table:table":
+            self.rows_before = self.rows = self.columns = 0
+        elif name == "table:table-row":
+            self.row_repeats = min(_repeats(attributes.get("table:number-rows-repeated")),
+                                   MAX_ROWS - min(self.rows_before, MAX_ROWS))
+            self.row_width = self.row_filled = 0
+        elif name in ("table:table-cell", "table:covered-table-cell"):
+            self.cells += 1
+            if self.cells > MAX_CELLS:
+                raise NotCsv(f"A sheet of this workbook holds more than {MAX_CELLS:,} cells: "
+                             "save it as CSV and import that file.")
+            self.depth_in_cell = 1
+            self.cell_repeats = min(_repeats(attributes.get("table:number-columns-repeated")),
+                                    MAX_COLUMNS - min(self.row_width, MAX_COLUMNS))
+            self.cell_filled = any(key in attributes for key in _ODS_VALUES)
+
+    def ended(self, name: str) -> None:
+        if self.depth_in_cell > 1:
+            self.depth_in_cell -= 1
+        elif self.depth_in_cell == 1:
+            self.depth_in_cell = 0
+            self.row_width += self.cell_repeats
+            if self.cell_filled:
+                self.row_filled = self.row_width
+        elif name == "table:table-row":
+            self.rows_before += self.row_repeats
+            if self.row_filled:
+                self.rows = self.rows_before
+                self.columns = max(self.columns, self.row_filled)
+                _within(self.rows, self.columns)
+
+
+def _repeats(text: str | None) -> int:
+    if text is None:
+        return 1
+    if not text.isdigit():
+        raise NotCsv("This workbook is damaged (a row or cell repeats “" + text[:20]
+                     + "” times): save it again, or as CSV, and import that file.")
+    return int(text)

@@ -1,0 +1,168 @@
+"""Workbooks and zip archives built to cost what they do not hold, uploaded over real HTTP and
+given to the command line: each is refused with a sentence, and nothing ends, stalls or
+exhausts the process that reads it.
+
+- A 2 KB .xlsx with cells at A1 and XFD1048576, an .xlsx of one row of a million cells, an
+  .ods whose repeats declare ten million cells, an .xlsx of millions of shared strings: in a
+  service of its own (its peak memory is its own), another organization's calls timed
+  meanwhile.
+- Search Console archives with a bad CRC, an encrypted member, an unsupported compression
+  method, a member cut short, a member that inflates far past its declared size, the archive
+  cut in half; a workbook whose sheet has a bad CRC: the Columns page (or the import's report)
+  says the usual sentence, never a 500.
+
+Runs on SQLite and, with TAGDESK_TEST_POSTGRES=1, on PostgreSQL (tests/service/conftest.py),
+except the service of its own (memory, not the database).
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+import requests
+
+from tests.support import hostile_files
+from tests.support.imports import HEADER, Administrator, ServiceProcess, Timed
+from tests.support.xlsx import workbook
+
+EMAIL = "ann@example.com"
+PASSWORD = "correct horse battery staple"
+UNREADABLE = "is damaged or cannot be read"
+FAR = "a sheet may reach at most row 1,048,576 and column 16,384, and its rows × columns " \
+      "may be at most 1,000,000 cells"
+# The most a hostile upload may add to the service's peak memory.
+PEAK_MIB = 64
+
+HOSTILE_WORKBOOKS = {
+    "far-cell.xlsx": (hostile_files.far_cell_xlsx, "as far as row 1,048,576 and column 16,384"),
+    "wide-row.xlsx": (hostile_files.wide_row_xlsx, FAR),
+    "repeats.ods": (lambda: hostile_files.repeated_ods(100_000, 100),
+                    "as far as row 100,001 and column 100"),
+    "strings.xlsx": (lambda: hostile_files.shared_strings_xlsx(2_000_000),
+                     "holds more than 1,000,000 shared strings"),
+}
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # memory, not the database
+def test_hostile_workbooks_are_refused_without_ending_or_filling_the_service(database_url,
+                                                                           tmp_path):
+    """Each hostile workbook, uploaded to a service in a process of its own: its import fails
+    with the sentence naming the bounds, the service's peak memory grows by less than
+    PEAK_MIB, and another organization's calls all answer, none slower than a second.
+    (Before: the far cell ended the process, SIGABRT; a row of a million cells took +100 MiB,
+    the repeats +600 MiB.)"""
+    server = ServiceProcess(database_url, tmp_path, {"IMPORT_WAIT_SECONDS": 0})
+    try:
+        world = server.world
+        person = Administrator(server.url, world["email"], world["password"])
+        # A small workbook's Columns page first, so that what every workbook's reading loads
+        # is in the idle figure.
+        warm = workbook({"Sheet1": [["query", "language", "country"], ["warm", "en", "US"]]})
+        columns = person.upload(world["project_id"], warm, name="warm.xlsx")
+        assert person.get(columns).status_code == 200
+        idle = server.status("VmHWM")
+        with Timed(server.url, world["other_key"]) as timed:
+            for name, (content, sentence) in HOSTILE_WORKBOOKS.items():
+                report = person.upload(world["project_id"], content(), name=name)
+                assert not report.endswith("/columns"), name
+                progress = person.finished(report, timeout=60)
+                page = person.get(report).text
+                assert progress["state"] == "failed" and sentence in page, (name, page[-3000:])
+                grown = server.status("VmHWM") - idle
+                assert grown < PEAK_MIB << 20, f"{name}: peak +{grown / 2**20:.0f} MiB"
+        answer = requests.get(server.url + "/api/projects/list",
+                              headers={"x-api-key": world["other_key"]}, timeout=30)
+        assert answer.status_code == 200
+        assert len(timed.seconds) >= 5 and max(timed.seconds) < 1.0, sorted(timed.seconds)[-5:]
+    finally:
+        server.stop()
+        shutil.rmtree(tmp_path / "imports", ignore_errors=True)
+
+
+def test_the_command_line_refuses_hostile_workbooks_with_the_bounds(world, flask_cli,
+                                                                    tmp_path):
+    """The command line reads workbooks as the settings do: a row of a million cells and
+    repeats of ten million are refused with the sentence, nothing imported."""
+    for name, content in (("wide.xlsx", hostile_files.wide_row_xlsx()),
+                          ("repeats.ods", hostile_files.repeated_ods(100_000, 100))):
+        path = tmp_path / name
+        path.write_bytes(content)
+        done = flask_cli("import-queries", world.project_id, path)
+        assert done.exit_code == 1, done.output
+        assert FAR in done.output, done.output
+        assert "added" not in done.output
+
+
+def test_an_empty_styled_cell_far_away_is_no_reason_to_refuse(api, world, flask_cli, tmp_path):
+    """Only cells with a value make a sheet's extent (as calamine reads it): an empty styled
+    cell at XFD1048576, and a <dimension> that claims the whole sheet, are passed over."""
+    content = hostile_files.far_cell_xlsx(dimension="A1:XFD1048576",
+                                          far_cell='<c r="XFD1048576" s="1"/>')
+    path = tmp_path / "styled.xlsx"
+    path.write_bytes(content)
+    done = flask_cli("import-queries", world.project_id, path)
+    assert done.exit_code == 0, done.output
+    assert {q["query"] for q in api.queries().json()["results"]} == {"boots"}
+
+
+@pytest.fixture
+def service_config(service_config, tmp_path):
+    return {**service_config, "IMPORTS_FOLDER": str(tmp_path / "imports")}
+
+
+@pytest.fixture
+def administrator(live_service, world) -> Administrator:
+    world.with_administrator(EMAIL, PASSWORD)
+    return Administrator(live_service.url, EMAIL, PASSWORD)
+
+
+@pytest.mark.parametrize("how", hostile_files.DAMAGES)
+def test_a_damaged_zip_archive_is_one_sentence_never_a_500(api, world, administrator, how):
+    """A Search Console archive damaged `how`: its Columns page (or, for an archive whose
+    directory cannot be read, its import's report) says the archive cannot be read; nothing
+    is imported, and the service answers on."""
+    content = hostile_files.damaged_zip(how, inflated=64 << 20)
+    report = administrator.upload(world.project_id, content, name="Performance.zip")
+    if report.endswith("/columns"):
+        page = administrator.get(report)
+        assert page.status_code == 200, page.text[-2000:]
+        text = page.text
+    else:
+        assert administrator.finished(report)["state"] == "failed"
+        text = administrator.get(report).text
+    assert UNREADABLE in text or "cannot be opened as one" in text, text[-3000:]
+    assert api.queries().json()["results"] == []
+    assert api.projects().status_code == 200
+
+
+def test_the_command_line_says_the_same_of_a_damaged_archive(world, flask_cli, tmp_path):
+    for how in hostile_files.DAMAGES:
+        path = tmp_path / f"{how}.zip"
+        path.write_bytes(hostile_files.damaged_zip(how, inflated=64 << 20))
+        done = flask_cli("import-queries", world.project_id, path, "--language", "en",
+                         "--country", "US")
+        assert done.exit_code == 1, (how, done.output)
+        assert UNREADABLE in done.output or "cannot be opened as one" in done.output, \
+            (how, done.output)
+
+
+def test_a_workbook_whose_sheet_has_a_bad_crc_is_refused(world, flask_cli, tmp_path,
+                                                        administrator):
+    content = hostile_files.bad_crc_workbook(
+        workbook({"Sheet1": [["query", "language", "country"], ["boots", "en", "US"]]}))
+    path = tmp_path / "bad.xlsx"
+    path.write_bytes(content)
+    done = flask_cli("import-queries", world.project_id, path)
+    assert done.exit_code == 1 and UNREADABLE in done.output, done.output
+    report = administrator.upload(world.project_id, content, name="bad.xlsx")
+    if report.endswith("/columns"):
+        assert UNREADABLE in administrator.get(report).text
+    else:
+        assert administrator.finished(report)["state"] == "failed"
+        assert UNREADABLE in administrator.get(report).text
+
+
+def test_an_ordinary_upload_still_goes_in(api, world, administrator):
+    report = administrator.upload(world.project_id, HEADER + "boots,en,US,\n")
+    assert administrator.finished(report)["state"] == "finished"
