@@ -49,7 +49,7 @@ from sqlalchemy import select
 
 from weblib.spreadsheet_cells import guard_cell, unguard_cell
 from weblib.tag_lists import (
-    OTHER_SEPARATORS,
+    ANY_READER,
     SEPARATOR,
     join_tag_names,
     separators_in,
@@ -74,7 +74,7 @@ QUERY_NAMES = ("query", "queries", "topqueries", "keyword", "keywords", "searcht
                # Search Console's "Top queries" in German, French, Spanish
                "haufigstesuchanfragen", "requeteslesplusfrequentes", "consultasprincipales")
 # Tried in this order on a tags cell when no separator is chosen (";" always separates).
-TAG_SEPARATORS = (SEPARATOR, *OTHER_SEPARATORS)
+TAG_SEPARATORS = ANY_READER
 GUESS_ROWS = 200  # the rows a separator is guessed from
 PROGRESS_ROWS = 20_000  # Shaping.write tells its progress every this many rows
 LANGUAGE_NAMES = ("language", "lang", "languagecode", "sprache", "langue", "idioma",
@@ -569,14 +569,14 @@ class Shaping:
         def cell(index: int | None) -> str:
             return row[index] if index is not None and index < len(row) else ""
 
-        # Split as written (our export's apostrophes off, quoted names whole), joined as the
-        # import's own shape is read, guarded again as the import takes it.
+        # Split as written (our export's apostrophes off, quoted names whole), joined for the
+        # import's own shape (split at ";" only), guarded again as the import takes it.
         names = [name for index in self.tags
                  for name in split_tag_names(unguard_cell(cell(index)), self.separators)]
         return [cell(self.query),
                 self.every_language or language_code(cell(self.language)),
                 self.every_country or country_code(cell(self.country)),
-                guard_cell(join_tag_names(names))]
+                guard_cell(join_tag_names(names, (SEPARATOR,), SEPARATOR))]
 
     def first(self, count: int) -> list[list[str]]:
         """The first `count` rows with any text, shaped (a preview)."""

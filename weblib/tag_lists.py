@@ -7,7 +7,8 @@ separator chosen or guessed ("," or "|", or any text given), so a name that hold
 quotes doubled: `"price; cheap"; brand; "a, ""b"" | c"`. Reading, a piece of the cell that is
 such a quoted name (spaces around it allowed) is that name, whatever separators it holds;
 any other piece is read as it is, trimmed — so cells written before, without quotes, read as
-they did unless a name in them starts and ends with a double quote.
+they did unless a name in them starts and ends with a double quote. (The import's own shape,
+written from another tool's file, joins names by ";" and quotes only what ";" would cut.)
 
 The cell is guarded against formulas as a whole afterwards (weblib/spreadsheet_cells.py), and
 unguarded as a whole before it is split.
@@ -22,22 +23,27 @@ from functools import lru_cache
 SEPARATOR = ";"  # always separates names
 # What a reader may also split a cell at (service/import_sources.py guesses among these).
 OTHER_SEPARATORS = (",", "|")
+# Every separator an import may split a file's tags cell at: what an export must quote.
+ANY_READER = (SEPARATOR, *OTHER_SEPARATORS)
 QUOTE = '"'
-_NEEDS_QUOTES = re.compile(r'[;,|]|^"')
 # A quoted name anywhere (doubled quotes inside): what separates nothing. Possessive, so a
 # quote that is never closed costs one look to the end, never a search back.
 _QUOTED = re.compile(r'"(?:[^"]|"")*+"')
 
 
-def join_tag_names(names: Iterable[str]) -> str:
-    """The cell that holds these names (tag names: trimmed, not empty)."""
-    return "; ".join(_written(name) for name in names)
+def join_tag_names(names: Iterable[str], read_at: tuple[str, ...] = ANY_READER,
+                   between: str = "; ") -> str:
+    """The cell that holds these names (tag names: trimmed, not empty), joined by `between`,
+    for a reader that splits at `read_at`: a name holding one of those, or starting with a
+    double quote, is quoted."""
+    needs_quotes = _needs_quotes(read_at).search
+    return between.join(QUOTE + name.replace(QUOTE, QUOTE * 2) + QUOTE if needs_quotes(name)
+                        else name for name in names)
 
 
-def _written(name: str) -> str:
-    if _NEEDS_QUOTES.search(name):
-        return QUOTE + name.replace(QUOTE, QUOTE * 2) + QUOTE
-    return name
+@lru_cache(maxsize=64)
+def _needs_quotes(read_at: tuple[str, ...]) -> re.Pattern:
+    return re.compile(f"{_alternatives(read_at)}|^{QUOTE}")
 
 
 def split_tag_names(cell: str, separators: tuple[str, ...] = (SEPARATOR,)) -> list[str]:

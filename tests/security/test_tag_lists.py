@@ -41,6 +41,9 @@ def test_every_list_of_names_reads_back_exactly_whatever_the_reader_splits_at(li
     for separators in READERS[:4]:  # the export quotes what these split at
         assert split_tag_names(cell, separators) == listed, separators
         assert split_tag_names(unguard_cell(guard_cell(cell)), separators) == listed
+    # The import's own shape, written from another tool's file: split at ";" only.
+    own_shape = join_tag_names(listed, (";",), ";")
+    assert split_tag_names(unguard_cell(guard_cell(own_shape))) == listed
 
 
 @settings(max_examples=300, deadline=None)
