@@ -24,6 +24,7 @@ from flask_login import LoginManager, UserMixin, current_user, logout_user
 from werkzeug.exceptions import HTTPException
 
 from weblib import redirects
+from weblib.tag_names import usable_name
 from weblib.throttle import Throttle
 
 from . import apiclient
@@ -145,8 +146,10 @@ def throttle() -> Throttle:
 
 
 def display_name_from_form() -> str:
-    """The optional name people give at sign-in (shown in the activity log)."""
-    return clean_text(request.form.get("display_name") or "", LONGEST_NAME)
+    """The optional name people give at sign-in (shown in the activity log), as a name may
+    hold it: it is sent with every change (X-Tagdesk-Actor), which the service refuses
+    otherwise."""
+    return usable_name(clean_text(request.form.get("display_name") or "", LONGEST_NAME))
 
 
 def render_signin(error: str | None = None, status: int = 200, headers: dict | None = None):

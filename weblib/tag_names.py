@@ -31,6 +31,14 @@ def fold_tag_name(name: str) -> str:
     return unicodedata.normalize("NFKC", visible.casefold()).strip()
 
 
+def usable_name(text: str) -> str:
+    """`text` (trimmed, its control characters already cleaned) as a name may hold it: bidi
+    controls taken out; "" when nothing visible is left. For a name that is cleaned rather than
+    refused: the one given at sign-in, sent with every change as its label."""
+    cleaned = _BIDI_CONTROLS.sub("", text).strip()
+    return cleaned if tag_name_problem(cleaned) is None else ""
+
+
 def tag_name_problem(name: str) -> str | None:
     """Why `name` (already trimmed) cannot be a tag's name, as the end of a sentence that
     starts "The name …"; None when it can."""
