@@ -6,8 +6,8 @@ real queryapi Client) for a bulk add, a bulk remove and an Undo; the rules API f
 apply, unapply and restore, a part at a time; the tags API for a merge; and an import of a
 file with a rule on entry. Each owns tags of its own, so what the project's links must be at
 the end is known whatever the order: every link some writer added and none removed is there,
-and nothing some writer removed and none added came back. Small batches and parts (20 rows,
-16 links) make the writers' reads and writes interleave."""
+and nothing some writer removed and none added came back. Small batches and parts (10 rows,
+10 links) make the writers' reads and writes interleave."""
 
 from __future__ import annotations
 
@@ -28,10 +28,10 @@ from tests.support.api import Api
 from tests.support.imports import HEADER
 from tests.support.servers import LiveServer
 
-QUERIES = 240
-IMPORTED = 60
-BATCH = 20
-PART = 16
+QUERIES = 60
+IMPORTED = 20
+BATCH = 10
+PART = 10
 DE = Scope(languages=("de",))
 
 
@@ -241,7 +241,7 @@ class Import(Writer):
         rows = "".join(f"fresh {i:03d},de,DE,\n" for i in range(IMPORTED)).encode()
         with session_scope(s.app) as session:
             counts = imports.import_file(session, s.project_id, io.BytesIO(
-                HEADER.encode() + rows), batch_rows=7)
+                HEADER.encode() + rows), batch_rows=5)
         assert counts.added == IMPORTED
 
     def must_have(self, s, final):
