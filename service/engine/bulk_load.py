@@ -91,6 +91,7 @@ class Load:
         self.staged = 0
         self.prefix: str | None = None
         self.tagged = 0  # the last range's new queries that rules tagged (entry_rules)
+        self.merges_followed = False  # merged_away moved staged links (bulk_load_merged)
 
     @staticmethod
     def on(connection: Connection, project_id: str) -> Load:
@@ -111,6 +112,10 @@ class Load:
     def order(self) -> int:
         """Number the staged rows by key (the first row of a key first); how many there are."""
         raise NotImplementedError
+
+    # What the merges merged_away followed took (made false) and made (made true) of each
+    # staged row, recorded with the merge for the rows insert adds.
+    MERGED = "CREATE TEMP TABLE bulk_load_merged (seq integer, operation text, made boolean)"
 
     # Connections that add ranges at once: SQLite has one writer at a time.
     writers = 1
@@ -145,21 +150,35 @@ class Load:
 
     def merged_away(self, tag_ids: set[int]) -> dict[int, int]:
         """Of these tags, gone since the rows were staged, those merged into a tag that exists
-        now (through a chain of merges: engine/merging.py), each with that tag; the staged
-        links to them are moved to it, so that the rows that named a merged tag carry the tag
-        it went into, as the queries that carried it do (a row naming both gets it once).
+        now (through a chain of merges: engine/merging.py), each with that tag. The staged
+        rows go through those merges as the project's queries did — a row's link to the
+        merged tag moved to the other (a row naming both gets it once) — and what each merge
+        took and made is noted (`bulk_load_merged`), so that insert records it with the
+        merge for the rows it adds, and an undo gives them back the tags their line named.
         Called in each range's transaction, before insert."""
-        chains = merging.merged_into(self.connection, tag_ids)
-        present = self.present_tags(set(chains.values())) if chains else set()
-        moved = {tag_id: into for tag_id, into in chains.items() if into in present}
-        for tag_id, into in sorted(moved.items()):
-            ids = {"tag": tag_id, "into": into}
-            self.connection.execute(text(
-                "DELETE FROM bulk_load_tags WHERE tag_id = :tag AND seq IN "
-                "(SELECT seq FROM bulk_load_tags WHERE tag_id = :into)"), ids)
-            self.connection.execute(text(
-                "UPDATE bulk_load_tags SET tag_id = :into WHERE tag_id = :tag"), ids)
-        return moved
+        chains = merging.merge_chains(self.connection, tag_ids)
+        if not chains:
+            return {}
+        present = self.present_tags({chain[-1].into_id for chain in chains.values()})
+        moved = {tag_id: chain for tag_id, chain in chains.items()
+                 if chain[-1].into_id in present}
+        steps = sorted({step for chain in moved.values() for step in chain},
+                       key=lambda step: (step.merged_at, step.operation))
+        run = self.connection.execute
+        for step in steps:
+            values = {"operation": step.operation, "tag": step.tag_id, "into": step.into_id}
+            run(text("INSERT INTO bulk_load_merged (seq, operation, made) "
+                     "SELECT seq, :operation, FALSE FROM bulk_load_tags WHERE tag_id = :tag"),
+                values)
+            run(text("INSERT INTO bulk_load_merged (seq, operation, made) "
+                     "SELECT seq, :operation, TRUE FROM bulk_load_tags t WHERE tag_id = :tag "
+                     "AND NOT EXISTS (SELECT 1 FROM bulk_load_tags u "
+                     "WHERE u.seq = t.seq AND u.tag_id = :into)"), values)
+            run(text("DELETE FROM bulk_load_tags WHERE tag_id = :tag AND seq IN "
+                     "(SELECT seq FROM bulk_load_tags WHERE tag_id = :into)"), values)
+            run(text("UPDATE bulk_load_tags SET tag_id = :into WHERE tag_id = :tag"), values)
+        self.merges_followed |= bool(steps)
+        return {tag_id: chain[-1].into_id for tag_id, chain in moved.items()}
 
     def close(self) -> None:
         raise NotImplementedError
@@ -206,6 +225,7 @@ class _SqliteLoad(Load):
         run("CREATE TEMP TABLE bulk_load_tags (seq INTEGER, tag_id INTEGER, "
             "PRIMARY KEY (seq, tag_id)) WITHOUT ROWID")
         run("CREATE TEMP TABLE bulk_load_order (rn INTEGER PRIMARY KEY, seq INTEGER)")
+        run(self.MERGED)
 
     def stage(self, batch: list[NewQuery]) -> None:
         start = self.staged
@@ -299,17 +319,24 @@ class _SqliteLoad(Load):
                     run("SELECT query_pk, tag_id FROM query_tags WHERE query_pk > ?",
                         (before,)))
         indexer.shutdown()
+        if added and self.merges_followed:
+            run("INSERT INTO tag_merge_links (operation, made, query_pk) "
+                "SELECT m.operation, m.made, ? + o.rn FROM temp.bulk_load_order o "
+                "JOIN temp.bulk_load_merged m ON m.seq = o.seq "
+                "JOIN queries q ON q.pk = ? + o.rn WHERE o.rn BETWEEN ? AND ?",
+                (offset, offset, first, last))
         self.tagged = entry_rules.apply(self.connection, self.project_id, writer) if added else 0
         writer.finish()
         return added
 
     def close(self) -> None:
-        for table in ("bulk_load_rows", "bulk_load_tags", "bulk_load_order"):
+        for table in ("bulk_load_rows", "bulk_load_tags", "bulk_load_order", "bulk_load_merged"):
             self.connection.exec_driver_sql(f"DROP TABLE IF EXISTS temp.{table}")
 
 
 class _PostgresLoad(Load):
-    TABLES = "bulk_load_rows, bulk_load_tags, bulk_load_order, bulk_load_added, bulk_load_linked"
+    TABLES = ("bulk_load_rows, bulk_load_tags, bulk_load_order, bulk_load_added, "
+              "bulk_load_linked, bulk_load_merged")
     # What each range added: its queries and its links, for the bitmaps to read back without
     # a join.
     ADDED = ("CREATE TEMP TABLE bulk_load_added (pk integer, query text, language text, "
@@ -322,7 +349,7 @@ class _PostgresLoad(Load):
         run("CREATE TEMP TABLE bulk_load_rows (seq integer, query text, language text, "
             "country text, updated_at timestamp)")
         run("CREATE TEMP TABLE bulk_load_tags (seq integer, tag_id integer)")
-        for statement in self.ADDED:
+        for statement in (*self.ADDED, self.MERGED):
             run(statement)
 
     def stage(self, batch: list[NewQuery]) -> None:
@@ -380,7 +407,7 @@ class _PostgresLoad(Load):
         run("CREATE TEMP TABLE bulk_load_order (rn bigint, seq integer, query text, "
             "language text, country text, updated_at timestamp)")
         run("CREATE TEMP TABLE bulk_load_tags (seq integer, tag_id integer)")
-        for statement in self.ADDED:
+        for statement in (*self.ADDED, self.MERGED):
             run(statement)
         bounds = {"firsts": [first for first, _last in ranges],
                   "lasts": [last for _first, last in ranges]}
@@ -447,6 +474,18 @@ class _PostgresLoad(Load):
                     execution_options=streamed),
                 run("SELECT query_pk, tag_id FROM bulk_load_linked",
                     execution_options=streamed))
+            if self.merges_followed:
+                # Each new query is the first row of its key in the range (as `ranked`).
+                run("WITH firsts AS ("
+                    "  SELECT DISTINCT ON (query, language, country) * FROM bulk_load_order"
+                    "  WHERE rn BETWEEN %(first)s AND %(last)s"
+                    "  ORDER BY query, language, country, seq) "
+                    "INSERT INTO tag_merge_links (operation, made, query_pk) "
+                    "SELECT m.operation, m.made, a.pk FROM bulk_load_added a "
+                    "JOIN firsts f ON (f.query, f.language, f.country) = "
+                    "(a.query, a.language, a.country) "
+                    "JOIN bulk_load_merged m ON m.seq = f.seq",
+                    {"first": first, "last": last})
         self.tagged = entry_rules.apply(self.connection, self.project_id, writer) if added else 0
         writer.finish()
         return added

@@ -18,7 +18,8 @@ service/tag_changes.py), each one transaction through a Writer.
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from sqlalchemy import DateTime, Integer, String, delete, insert, literal, select
 from sqlalchemy.engine import Connection
@@ -180,24 +181,39 @@ def merge(session: Session, project_id: str, tag: Tag, into: Tag, operation: str
     return len(keys)
 
 
-def merged_into(connection: Connection, tag_ids: set[int]) -> dict[int, int]:
-    """Where each of these tags went that was merged into another, following merges one after
-    another (M into T, then T into U: U), whether or not that last tag exists now. A merge
-    is followed whatever its age: ids are never given to another tag."""
-    reached = {tag_id: tag_id for tag_id in tag_ids}  # each tag asked of → where it is now
-    passed = {tag_id: {tag_id} for tag_id in tag_ids}  # a circle is never followed
+@dataclass(frozen=True)
+class Step:
+    """One merge of a chain: `tag_id` into `into_id` (the record `operation`)."""
+
+    operation: str
+    tag_id: int
+    into_id: int
+    merged_at: datetime
+
+
+def merge_chains(connection: Connection, tag_ids: set[int]) -> dict[int, list[Step]]:
+    """The merges each of these tags went through one after another (M into T, then T into U),
+    for those merged into another; the last step's `into_id` is where it is now, whether or
+    not that tag exists. A merge is followed whatever its age: ids are never given to
+    another tag."""
+    merges = tag_merges.c
+    chains: dict[int, list[Step]] = {tag_id: [] for tag_id in tag_ids}
     moving = set(tag_ids)
     while moving:
-        went = dict(connection.execute(select(tag_merges.c.tag_id, tag_merges.c.into_id).where(
-            tag_merges.c.tag_id.in_(sorted({reached[tag_id] for tag_id in moving})))).all())
+        now_at = {tag_id: chains[tag_id][-1].into_id if chains[tag_id] else tag_id
+                  for tag_id in moving}
+        went = {row.tag_id: Step(row.operation, row.tag_id, row.into_id, row.merged_at)
+                for row in connection.execute(select(
+                    merges.operation, merges.tag_id, merges.into_id, merges.merged_at)
+                    .where(merges.tag_id.in_(sorted(set(now_at.values())))))}
         for tag_id in list(moving):
-            into = went.get(reached[tag_id])
-            if into is None or into in passed[tag_id]:
+            step = went.get(now_at[tag_id])
+            passed = {tag_id, *(each.into_id for each in chains[tag_id])}
+            if step is None or step.into_id in passed:  # a circle is never followed
                 moving.discard(tag_id)
             else:
-                reached[tag_id] = into
-                passed[tag_id].add(into)
-    return {tag_id: into for tag_id, into in reached.items() if into != tag_id}
+                chains[tag_id].append(step)
+    return {tag_id: chain for tag_id, chain in chains.items() if chain}
 
 
 def merged(session: Session, project_id: str, operation: str):

@@ -112,6 +112,32 @@ def test_rows_added_after_a_merge_between_ranges_carry_the_tag_it_went_into(
     assert "The tag “brand” was merged into “sale” during the import" in page, page
 
 
+def test_undoing_the_merges_after_the_import_gives_every_row_the_tags_its_line_named(
+        admin_http, api, world, monkeypatch):
+    """brand → sale between ranges, then sale → question after the import: undone last
+    first, each row carries exactly the tags its line named, whether it went in before the
+    merges or after."""
+    brand, sale, question = (world.tags[name] for name in ("brand", "sale", "question"))
+    first_range_in, release = held_after_the_first_range(monkeypatch)
+    named = {query: ("brand;sale", "brand", "sale", "")[n % 4] for n, query in enumerate(ROWS)}
+    report = admin_http.upload(world.project_id, HEADER + "".join(
+        f"{query},en,US,{tags}\n" for query, tags in named.items()))
+    try:
+        assert first_range_in.wait(60)
+        first = api.post("/api/tags/merge", {"id": brand, "intoId": sale}).json()["operation"]
+    finally:
+        release.set()
+    assert admin_http.finished(report)["added"] == len(ROWS)
+    second = api.post("/api/tags/merge", {"id": sale, "intoId": question}).json()["operation"]
+    for operation in (second, first):
+        undone = api.post("/api/tags/unmerge", {"operation": operation})
+        assert undone.status_code == 200, undone.text
+    ids = {"brand": brand, "sale": sale}
+    assert tags_by_query(api) == {
+        query: sorted(ids[name] for name in tags.split(";") if name)
+        for query, tags in named.items()}
+
+
 def test_a_chain_of_merges_is_followed_and_a_deleted_tag_still_said(
         admin_http, api, world, monkeypatch):
     """brand → sale, then sale → question: rows naming brand or sale carry question; rows
