@@ -24,7 +24,7 @@ from weblib.tag_names import fold_tag_name
 from .db import begin_write, retried
 from .engine import rule_counts, rule_links
 from .engine.held import Held
-from .errors import BadRequest
+from .errors import BadRequest, Conflict
 from .models import Project, Rule, Tag, utcnow
 from .named_items import NamedItems, lock_project
 from .records import query_records, timestamp
@@ -236,15 +236,28 @@ def _count(number: int) -> str:
     return f"{number:,} {'query' if number == 1 else 'queries'}"
 
 
+TAG_GONE = ("A tag of this rule was deleted or merged into another while the rule was applied, "
+            "so this part was not. The queries tagged before it keep their tags "
+            "(rules/unapply with since undoes them); apply the rule again to carry on with its "
+            "tags as they are now.")
+
+
 def apply_rule(session: Session, project_id: str, body: ApplyRuleBody, store: Held) -> dict:
     """The next part of the rule's current matches gets its tags (service/engine/
-    rule_links.py); paused or not, as the person saving it asks."""
+    rule_links.py); paused or not, as the person saving it asks. A 409 when one of its tags
+    went (deleted, merged) between reading the rule and holding its tags: nothing of the part
+    is written, the parts before stay."""
 
     def write() -> dict:
         begin_write(session)
         rule = ITEMS.one(session, project_id, body.id)
-        done = rule_links.apply_part(session, project_id, rule.id, json.loads(rule.tag_ids),
-                                     _condition_of(rule), body.cursor, store)
+        try:
+            done = rule_links.apply_part(session, project_id, rule.id,
+                                         json.loads(rule.tag_ids), _condition_of(rule),
+                                         body.cursor, store)
+        except rule_links.TagGone:
+            session.rollback()
+            raise Conflict(TAG_GONE) from None
         if not body.cursor:
             org_id = session.scalar(select(Project.org_id).where(Project.id == project_id))
             audit.record_change(session, org_id, "rule.applied", rule.name,

@@ -11,6 +11,10 @@ dashboard runs them as a job (progress, Cancel, Undo).
 - restore: an operation's links are put back, to queries and tags that still exist and lack
   them (the undo of an unapply).
 
+A part holds the tags it writes links to (service/engine/tag_holds.py): a tag deleted or
+merged meanwhile waits for the part, or, gone before the part held it, is not written to —
+an apply ends (TagGone), a restore passes over its links.
+
 Unapply and restore need no cursor: what a part did is gone from what the next one reads.
 """
 
@@ -19,7 +23,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from pyroaring import BitMap
-from sqlalchemy import Integer, and_, delete, literal, select
+from sqlalchemy import Integer, delete, literal, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -30,6 +34,7 @@ from . import pieces
 from .keys import keys_condition
 from .listing import counter, project_tags, resolve
 from .tables import Query, query_tags, rule_removals
+from .tag_holds import hold_tags
 from .tagging import touch
 from .writer import Writer
 
@@ -37,6 +42,11 @@ from .writer import Writer
 PART = 20_000
 # An operation's removed links are kept this long for its undo.
 KEPT = timedelta(days=7)
+
+
+class TagGone(Exception):  # noqa: N818 — said to the caller as a sentence
+    """A tag of the rule was deleted or merged into another after the rule was read: the part
+    writes nothing (its transaction is the caller's to roll back)."""
 
 
 def _insert(session: Session, table):
@@ -48,7 +58,10 @@ def _insert(session: Session, table):
 def apply_part(session: Session, project_id: str, rule_id: int, tag_ids: list[int],
                condition: QueryFilterBody, after: int, store) -> dict:
     """Tag the next part of the rule's matches (keys above `after`); the caller has begun the
-    write (service.db.begin_write) and commits."""
+    write (service.db.begin_write), read the rule, and commits. TagGone when one of the
+    rule's tags is no longer there to hold."""
+    if set(tag_ids) - hold_tags(session, project_id, tag_ids):
+        raise TagGone
     tags = project_tags(session, project_id)
     counting = counter(session, project_id, store, tags)
     matches = counting.matches(resolve(condition, tags))
@@ -58,8 +71,6 @@ def apply_part(session: Session, project_id: str, rule_id: int, tag_ids: list[in
     now = utcnow()
     tagged = BitMap()
     for tag_id in tag_ids:
-        if tag_id not in tags:
-            continue
         lacking = part - counting.tag(tag_id)
         if not lacking:
             continue
@@ -118,7 +129,8 @@ def unapply_part(session: Session, project_id: str, rule_id: int, since: datetim
 
 def restore_part(session: Session, project_id: str, operation: str) -> dict:
     """Put back the next part of an operation's links where the query and the tag still
-    exist and the link is not there again; the caller has begun the write and commits."""
+    exist (the tag held to the commit) and the link is not there again; the caller has begun
+    the write and commits."""
     removed = rule_removals.c
     rows = session.execute(
         select(removed.query_pk, removed.tag_id, removed.rule_id, removed.added_at).where(
@@ -130,17 +142,16 @@ def restore_part(session: Session, project_id: str, operation: str) -> dict:
     for pk, tag_id, rule_id, added_at in rows:
         groups.setdefault((tag_id, rule_id, added_at), []).append(pk)
     restored: list[tuple[int, int]] = []
+    held = hold_tags(session, project_id, {tag_id for tag_id, _rule_id, _added_at in groups})
     for (tag_id, rule_id, added_at), keys in groups.items():
-        tag_exists = select(Tag.id).where(and_(Tag.id == tag_id,
-                                               Tag.project_id == project_id)).exists()
-        links = _insert(session, query_tags).from_select(
-            ["query_pk", "tag_id", "updated_at", "rule_id", "added_at"],
-            select(Query.pk, literal(tag_id, Integer), literal(now), literal(rule_id, Integer),
-                   literal(added_at or now)).where(
-                keys_condition(session, Query.pk, keys), Query.project_id == project_id,
-                tag_exists)
-        ).on_conflict_do_nothing().returning(query_tags.c.query_pk)
-        restored += [(pk, tag_id) for pk in session.execute(links).scalars()]
+        if tag_id in held:  # a tag gone since: its links are passed over, and go too
+            links = _insert(session, query_tags).from_select(
+                ["query_pk", "tag_id", "updated_at", "rule_id", "added_at"],
+                select(Query.pk, literal(tag_id, Integer), literal(now),
+                       literal(rule_id, Integer), literal(added_at or now)).where(
+                    keys_condition(session, Query.pk, keys), Query.project_id == project_id)
+            ).on_conflict_do_nothing().returning(query_tags.c.query_pk)
+            restored += [(pk, tag_id) for pk in session.execute(links).scalars()]
         session.execute(delete(rule_removals).where(
             removed.operation == operation, removed.tag_id == tag_id,
             keys_condition(session, removed.query_pk, keys)))
