@@ -208,8 +208,15 @@ def _refused(rows: int, columns: int) -> NotCsv:
                   "import that file.")
 
 
-def _within(rows: int, columns: int) -> None:
-    if rows > MAX_ROWS or columns > MAX_COLUMNS or rows * columns > MAX_CELLS:
+def _within(rows: int, columns: int, before: int = 0) -> None:
+    """A sheet's extent within the bounds, with `before` cells of sheets held beside it."""
+    if rows > MAX_ROWS or columns > MAX_COLUMNS:
+        raise _refused(rows, columns)
+    if before + rows * columns > MAX_CELLS:
+        if before:
+            raise NotCsv(f"The sheets of this spreadsheet span more than {MAX_CELLS:,} cells "
+                         "together (each sheet's last row × last column): save its sheet as "
+                         "CSV and import that file.")
         raise _refused(rows, columns)
 
 
@@ -256,7 +263,7 @@ class _XlsxSheets(_Part):
                 if row >= self.rows or column >= self.columns:
                     self.rows, self.columns = max(self.rows, row + 1), max(self.columns,
                                                                           column + 1)
-                    _within(self.rows, self.columns)
+                    _within(self.rows, self.columns, self.before)
         elif local == "row":
             if self.in_data:
                 self.cell = None
@@ -322,13 +329,15 @@ class _OdsSheets(_Part):
         self.cell_repeats = 1
         self.cell_filled = False
         self.cells = 0
+        self.before = 0  # the cells of the sheets before this one (their boxes)
 
     def started(self, name: str, attributes: dict[str, str]) -> None:
         self.elements += 1
         if self.depth_in_cell:
             self.depth_in_cell += 1
             self.cell_filled = True  # a paragraph or any content: a value
-        elif name == "table:table":
+        elif name == "table:table":  # calamine holds every table at once: their boxes add up
+            self.before += self.rows * self.columns
             self.rows_before = self.rows = self.columns = 0
         elif name == "table:table-row":
             self.row_repeats = min(_repeats(attributes.get("table:number-rows-repeated")),
@@ -357,7 +366,7 @@ class _OdsSheets(_Part):
             if self.row_filled:
                 self.rows = self.rows_before
                 self.columns = max(self.columns, self.row_filled)
-                _within(self.rows, self.columns)
+                _within(self.rows, self.columns, self.before)
 
 
 def _repeats(text: str | None) -> int:

@@ -94,6 +94,17 @@ def test_the_command_line_refuses_hostile_workbooks_with_the_bounds(world, flask
         assert "added" not in done.output
 
 
+def test_an_opendocument_spreadsheets_sheets_are_bounded_together(world, flask_cli, tmp_path):
+    """calamine holds every sheet of an .ods at once: sheets each within the bounds are
+    refused when together they are not."""
+    path = tmp_path / "sheets.ods"
+    path.write_bytes(hostile_files.repeated_ods(60_000, 10, sheets=3))  # 600,000 cells each
+    done = flask_cli("import-queries", world.project_id, path)
+    assert done.exit_code == 1, done.output
+    assert "The sheets of this spreadsheet span more than 1,000,000 cells together" in \
+        done.output, done.output
+
+
 def test_an_empty_styled_cell_far_away_is_no_reason_to_refuse(api, world, flask_cli, tmp_path):
     """Only cells with a value make a sheet's extent (as calamine reads it): an empty styled
     cell at XFD1048576, and a <dimension> that claims the whole sheet, are passed over."""

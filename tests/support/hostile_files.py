@@ -72,19 +72,20 @@ _ODS_NS = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
            'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"')
 
 
-def repeated_ods(rows: int = 1_048_576, columns: int = 16_384) -> bytes:
-    """An .ods of a header, then one row of a number repeated over `columns` columns, that
-    row repeated `rows` times: a few hundred bytes."""
+def repeated_ods(rows: int = 1_048_576, columns: int = 16_384, sheets: int = 1) -> bytes:
+    """An .ods of `sheets` sheets, each a header, then one row of a number repeated over
+    `columns` columns, that row repeated `rows` times: a few hundred bytes."""
     def text(value: str) -> str:
         return (f'<table:table-cell office:value-type="string"><text:p>{value}</text:p>'
                 "</table:table-cell>")
 
-    table = ('<table:table table:name="Sheet1"><table:table-row>'
+    table = ('<table:table table:name="Sheet{n}"><table:table-row>'
              + text("query") + text("language") + text("country") + "</table:table-row>"
              f'<table:table-row table:number-rows-repeated="{rows}">'
              f'<table:table-cell table:number-columns-repeated="{columns}" '
              'office:value-type="float" office:value="1"><text:p>1</text:p></table:table-cell>'
              "</table:table-row></table:table>")
+    table = "".join(table.replace("{n}", str(n)) for n in range(1, sheets + 1))
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as packed:
         packed.writestr("mimetype", "application/vnd.oasis.opendocument.spreadsheet",
