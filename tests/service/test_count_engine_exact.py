@@ -241,7 +241,7 @@ def administrator(world):
 def test_every_count_equals_a_count_over_the_rows_after_every_kind_of_write(api, administrator):
     world, rng = administrator, random.Random(33)
     tag_ids = list(world.tags.values())
-    per_write = 90  # six kinds of write: 540 filters, each listed and faceted
+    per_write = 90  # seven kinds of write: 630 filters, each listed and faceted
 
     def imported(session):
         imports.add_rows(session, world.project_id, [new_rows(rng, 300, tag_ids)],
@@ -259,6 +259,14 @@ def test_every_count_equals_a_count_over_the_rows_after_every_kind_of_write(api,
                            for q in listed[:25]] +
                           [{"query": q["query"], "language": q["language"],
                             "country": q["country"], "tagIds": []} for q in listed[25:]])
+    assert answer.status_code == 200, answer.text
+    check(api, world, rng, per_write)
+
+    # Tags added and removed (the tags-edit extension), the others kept.
+    answer = api.call("PATCH", "/api/queries/many/tags-edit", json={"queries": [
+        {"query": q["query"], "language": q["language"], "country": q["country"],
+         "add": [tag_ids[i % 2]], "remove": [tag_ids[2 + i % 2]]}
+        for i, q in enumerate(listed[10:35])]})
     assert answer.status_code == 200, answer.text
     check(api, world, rng, per_write)
 
