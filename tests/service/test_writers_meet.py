@@ -21,6 +21,7 @@ import pytest
 from jobs.deltas import Change, Delta, Scope, undo_scope
 from jobs.store import Store
 from jobs.work import run_job
+from queryapi import Client
 from service import admin, imports
 from service.db import session_scope
 from service.engine import rule_links
@@ -348,3 +349,30 @@ def test_two_writers_at_once_lose_nothing_the_other_wrote(setting, first, second
                 back.append((query, tag_id))
     assert not lost, f"{len(lost)} links lost, such as {lost[:5]}"
     assert not back, f"{len(back)} links back, such as {back[:5]}"
+
+
+def test_a_rule_applied_between_a_jobs_read_and_its_write_keeps_its_links(setting,
+                                                                          monkeypatch):
+    """The interleaving the pairs above meet by chance, forced: a rule applied to every query
+    after a bulk add's job read its first page, before it wrote it."""
+    s = setting
+    rule, add = RuleApply(), BulkAdd()
+    rule.prepare(s)
+    add.prepare(s)
+    applied_first: list[bool] = []
+
+    def after_the_rule(write):
+        def written(self, project_id, items):
+            if not applied_first:
+                applied_first.append(True)
+                rule.run(s)
+            return write(self, project_id, items)
+        return written
+
+    for name in ("edit_tags", "set_tags"):
+        monkeypatch.setattr(Client, name, after_the_rule(getattr(Client, name)))
+    add.run(s)
+    final = s.links()
+    assert applied_first
+    assert [query for query in s.texts if s.tags["apply"] not in final[query]] == []
+    assert [query for query in s.texts if s.tags["add"] not in final[query]] == []
