@@ -5,6 +5,8 @@ fresh state, undo, exports, and who runs them.
     store.py    SQLAlchemy Core tables in the dashboard's database; the per-project lease
     schema.py   the jobs database's Alembic migrations (migrations/), run at start-up
     walk.py     the batch-by-batch walk over a filter (fresh reads, writes, progress)
+    rewrite.py  the step every edit shares: new tags from fresh ones, and the write (what
+                changes, or whole sets under the lease where the service lacks tags-edit)
     fresh.py    fresh state of a few known rows within a request
     work.py     run_job(job_id, app_config): a plain function any runner can call
     runner.py   JobRunner.submit(job_id): ThreadRunner (in process), InlineRunner (tests)

@@ -40,8 +40,8 @@ UNEXPECTED = "It stopped because something went wrong on our side. It has been n
 
 
 class Heartbeat:
-    """While a job runs: its heartbeat (so every worker knows it is alive) and the lease on
-    its project's lock (held from a read to its write), renewed every few seconds."""
+    """While a job runs: its heartbeat (so every worker knows it is alive) and, where its
+    walk holds one, the lease on its project's lock, renewed every few seconds."""
 
     def __init__(self, store: Store, edit: Edit, owner: str, interval: float):
         self.store, self.edit, self.owner, self.interval = store, edit, owner, interval
