@@ -263,7 +263,7 @@ class _XlsxSheets(_Part):
                 if row >= self.rows or column >= self.columns:
                     self.rows, self.columns = max(self.rows, row + 1), max(self.columns,
                                                                           column + 1)
-                    _within(self.rows, self.columns, self.before)
+                    _within(self.rows, self.columns)
         elif local == "row":
             if self.in_data:
                 self.cell = None
