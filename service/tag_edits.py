@@ -44,7 +44,8 @@ def edit_tags(session: Session, project_id: str, items: list[EditTagsItem],
     """Each item's query gains `add` and loses `remove`, all in one transaction; the updated
     records in the order of the items (set-tags' answer)."""
     _check_both_ways(items)
-    return write_tags(session, project_id, items,
-                      lambda item: [*item.add, *item.remove],
+    # Only the tags added must be the project's: one removed that it no longer has (merged
+    # away or deleted since the caller read it) is on no query, so removing it is done.
+    return write_tags(session, project_id, items, lambda item: item.add,
                       lambda item, before: (before | set(item.add)) - set(item.remove),
                       actor)

@@ -74,7 +74,7 @@ def test_the_links_it_adds_record_who_made_them(api, seeded):
     (lambda t: [item("running shoes", "en", "US", add=[t["sale"]], remove=[t["sale"]])], 400,
      'Item 0 ("running shoes" (en, US)) both adds and removes tag'),
     (lambda t: [item("running shoes", "en", "GB", add=[t["sale"]]),
-                item("running shoes", "en", "US", remove=[999])], 400,
+                item("running shoes", "en", "US", add=[999])], 400,
      "Tag 999 is not a tag of this project."),
     (lambda t: [item("running shoes", "en", "GB", add=[t["sale"]]),
                 item("running shoes", "EN", "gb", add=[t["brand"]])], 400,
@@ -102,6 +102,18 @@ def test_a_tag_of_another_project_is_refused(api, seeded, world):
     response = edit(api, [item("running shoes", "en", "GB", add=[theirs])])
     assert response.status_code == 400
     assert f"Tag {theirs} is not a tag of this project." in response.json()["message"]
+
+
+def test_removing_a_tag_that_is_gone_changes_nothing_and_is_not_refused(api, seeded):
+    """A writer that read a tag before it was merged away (or deleted) still gets what it
+    asked for: no query carries it. Its other changes are made."""
+    t = seeded.tags
+    merged = api.post("/api/tags/merge", {"id": t["question"], "intoId": t["sale"]})
+    assert merged.status_code == 200, merged.text
+    response = edit(api, [item("running shoes", "en", "GB", add=[t["local"]],
+                               remove=[t["question"]])])
+    assert response.status_code == 200, response.text
+    assert response.json()[0]["tags"] == [t["local"]]
 
 
 def test_the_openapi_document_offers_it_as_an_extension(api):
