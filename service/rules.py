@@ -29,7 +29,7 @@ from .models import Project, Rule, Tag, utcnow
 from .named_items import NamedItems, lock_project
 from .records import query_records, timestamp
 from .settings import audit
-from .validation import MAX_ID, Int, QueryFilterBody, Strict, ViewName
+from .validation import MAX_ID, Int, QueryFilterBody, Strict, ViewName, stored_filter
 
 MAX_RULES = 100  # per project
 OPERATION = r"^[0-9a-f]{32}$"
@@ -110,7 +110,7 @@ def _condition_text(body: QueryFilterBody) -> str:
 
 
 def _condition_of(rule: Rule) -> QueryFilterBody:
-    return QueryFilterBody.model_validate(json.loads(rule.condition))
+    return stored_filter(rule.condition)
 
 
 def _record(rule: Rule, matching: int, carrying: int) -> dict:

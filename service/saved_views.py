@@ -28,6 +28,7 @@ from .validation import (
     SortItem,
     UpdateViewBody,
     ViewIdBody,
+    stored_filter,
 )
 
 MAX_VIEWS = 200  # per project
@@ -52,7 +53,7 @@ def _sort_text(sort: list[SortItem] | None) -> str | None:
 
 
 def _filter_of(view: SavedView) -> QueryFilterBody:
-    return QueryFilterBody.model_validate(json.loads(view.filters))
+    return stored_filter(view.filters)
 
 
 def _record(view: SavedView, total: int) -> dict:

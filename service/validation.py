@@ -166,6 +166,18 @@ class QueryListBody(Paged, QueryFilterBody):
     pass
 
 
+def stored_filter(kept: str) -> QueryFilterBody:
+    """A filter a rule (its condition) or a saved view keeps: JSON, validated when saved. One
+    kept before every integer was held to 32 bits may hold a tag id past them, which named no
+    tag: it is read as 0, which names none either."""
+    fields = json.loads(kept)
+    for name in ("tagIds", "excludeTagIds"):
+        if isinstance(fields.get(name), list):
+            fields[name] = [0 if isinstance(value, int) and not MIN_INTEGER <= value <= MAX_ID
+                            else value for value in fields[name]]
+    return QueryFilterBody.model_validate(fields)
+
+
 class TagListBody(Paged):
     name: Text | None = None
 

@@ -20,7 +20,7 @@ from sqlalchemy.engine import Connection
 
 from ..models import Rule, Tag, utcnow
 from ..records import timestamp
-from ..validation import QueryFilterBody
+from ..validation import stored_filter
 from . import folding, pieces
 from .counting import CHECKED_AT_ONCE, Counter
 from .held import Header, Held, Project_, Vocabulary
@@ -135,8 +135,7 @@ def apply(connection: Connection, project_id: str, writer) -> int:
     given: dict[int, BitMap] = {}  # tag → new keys a rule gave it, in this write
     tagged = BitMap()
     for rule_id, condition, tag_ids in rules:
-        matches = counting.matches(resolve(QueryFilterBody.model_validate(
-            json.loads(condition)), tags))
+        matches = counting.matches(resolve(stored_filter(condition), tags))
         if not matches:
             continue
         for tag_id in json.loads(tag_ids):

@@ -11,6 +11,7 @@ import copy
 
 import pytest
 import requests
+from sqlalchemy import text
 
 from service.openapi import openapi_document
 from service.validation import MAX_ID
@@ -214,3 +215,24 @@ def test_a_cursor_past_what_the_bitmaps_hold_is_a_400(api, made):
         "'cursor': Input should be less than or equal to 2147483647."]
     applied = api.post("/api/rules/apply", {"id": made["rules"], "cursor": MAX_ID})
     assert applied.status_code == 200 and applied.json()["checked"] == 0, applied.text
+
+
+def test_filters_kept_before_the_range_was_checked_are_read_as_naming_no_tag(api, made, world):
+    """A rule's condition or a saved view's filter kept by a version that took any integer
+    may hold an id past 32 bits: it named no tag, and still names none."""
+    past = 2**40
+    world.run(lambda session: session.execute(text(
+        "UPDATE rules SET condition = :condition"), {"condition": f'{{"tagIds":[{past}]}}'}))
+    world.run(lambda session: session.execute(text(
+        "UPDATE saved_views SET filters = :filters"), {"filters": f'{{"excludeTagIds":[{past}]}}'}))
+    rules = api.post("/api/rules/list", {})
+    assert rules.status_code == 200, rules.text
+    assert rules.json()["results"][0]["matching"] == 0  # a required tag that is none
+    assert rules.json()["results"][0]["condition"] == {"tagIds": [past]}  # kept as it was
+    views = api.post("/api/views/list", {})
+    assert views.status_code == 200, views.text
+    assert views.json()["results"][0]["totalRecords"] == 4  # an excluded tag that is none
+    applied = api.post("/api/rules/apply", {"id": made["rules"]})
+    assert applied.status_code == 200 and applied.json()["tagged"] == 0, applied.text
+    world.add_queries([("boots", "en", "US", [])])  # the rule meets it on entry
+    assert api.queries(query="boots").json()["results"][0]["tags"] == []
