@@ -34,6 +34,8 @@ class Filter:
     required: tuple[frozenset[int], ...] = ()
     excluded: frozenset[int] = frozenset()
     untagged: bool = False
+    # tagMatch "all": a tag's facet counts the view's queries that also carry it.
+    match_all: bool = False
     pattern: str = ""  # RE2, without regard to case (service/patterns.py)
 
     @property
@@ -185,7 +187,8 @@ class Counter:
         return rest.intersection_cardinality(narrowing[-1])
 
     def facets(self, wanted: Filter) -> dict:
-        """Disjunctive counts: each field's counts apply every filter but that field's."""
+        """Disjunctive counts: each field's counts apply every filter but that field's (tags:
+        tag_counts)."""
         parts = self.parts(wanted, every_facet=True)
         matched = self.combined(parts)
 
@@ -201,9 +204,7 @@ class Counter:
             return [{"value": value, "count": count} for value, count in values]
 
         tag_base = base("tags")
-        held_tag = self.held.bitmap
-        tags = [(tag_id, tag_base.intersection_cardinality(held_tag(pieces.TAG, str(tag_id))))
-                for tag_id in self.project_tags]
+        tags = self.tag_counts(wanted, tag_base)
         tags.sort(key=lambda item: (-item[1], item[0]))
         return {
             "totalRecords": len(matched),
@@ -212,3 +213,27 @@ class Counter:
             "countries": counted(pieces.COUNTRY, "countries"),
             "tags": [{"id": tag_id, "count": count} for tag_id, count in tags],
         }
+
+    def tag_counts(self, wanted: Filter, others: BitMap) -> list[tuple[int, int]]:
+        """(tag, count) of each tag of the project: how many queries the view would show
+        with the tag chosen. `others`: the queries every filter but the tag filters lets
+        through. With "all of", choosing a tag adds it to the chosen ones, so the count is
+        of the view's queries; with "any of" (or none) it is the tag in place of the chosen
+        ones. Exclusions apply to every count; choosing an excluded tag lifts its own."""
+        chosen = others
+        if wanted.match_all and wanted.required:
+            chosen = BitMap.intersection(others, *(self.tagged(ids) for ids in wanted.required))
+        excluded = sorted(wanted.excluded)
+        within = chosen - self.tagged(excluded) if excluded else chosen
+        counts = []
+        for tag_id in self.project_tags:
+            carriers = self.tag(tag_id)
+            if tag_id not in wanted.excluded:
+                counts.append((tag_id, within.intersection_cardinality(carriers)))
+                continue
+            lifted = chosen & carriers
+            for other in excluded:
+                if other != tag_id:
+                    lifted -= self.tag(other)
+            counts.append((tag_id, len(lifted)))
+        return counts

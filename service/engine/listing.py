@@ -119,6 +119,7 @@ def resolve(body: QueryFilterBody, tags: dict[int, str]) -> Filter:
         excluded=frozenset().union(*excluded),
         untagged=bool(body.untagged),
         pattern=body.pattern or "",
+        match_all=body.tagMatch == "all",
     )
 
 
