@@ -223,6 +223,12 @@ def _within(rows: int, columns: int, before: int = 0) -> None:
 _CELL_CONTENT = frozenset(("v", "f", "is"))  # what gives an .xlsx cell a value
 
 
+_CELL, _CONTENT, _ROW, _STRING, _DATA = range(5)
+# What an element is to the count, by its local name ("x:c" is a cell as "c" is).
+_KINDS = {"c": _CELL, "v": _CONTENT, "f": _CONTENT, "is": _CONTENT, "row": _ROW, "si": _STRING,
+          "sheetData": _DATA}
+
+
 class _XlsxSheets(_Part):
     """An .xlsx part, its cells placed as calamine places them, in <sheetData>: a row at its
     `r`, else after the row before; a cell at its `r`, else after the cell before in its row.
@@ -242,21 +248,27 @@ class _XlsxSheets(_Part):
 
     def started(self, name: str, attributes: dict[str, str]) -> None:
         self.elements += 1
-        local = name.rpartition(":")[2]
-        if local == "c":
+        kind = _KINDS.get(name)
+        if kind is None:
+            kind = _KINDS.get(name.rpartition(":")[2]) if ":" in name else None
+            if kind is None:
+                self.cell = None
+                return
+        if kind == _CELL:
             if not self.in_data:
                 return
             self.cells += 1
             if self.cells > MAX_CELLS:
                 raise NotCsv(f"A sheet of this workbook holds more than {MAX_CELLS:,} cells: "
                              "save it as CSV and import that file.")
-            if "r" in attributes:
-                self.cell = _reference(attributes["r"])
+            reference = attributes.get("r")
+            if reference is not None:
+                self.cell = _reference(reference)
                 self.column = self.cell[1] + 1
             else:
                 self.cell = (self.row, self.column)
                 self.column += 1
-        elif local in _CELL_CONTENT:
+        elif kind == _CONTENT:
             if self.cell is not None:
                 row, column = self.cell
                 self.cell = None
@@ -264,22 +276,20 @@ class _XlsxSheets(_Part):
                     self.rows, self.columns = max(self.rows, row + 1), max(self.columns,
                                                                           column + 1)
                     _within(self.rows, self.columns)
-        elif local == "row":
+        elif kind == _ROW:
             if self.in_data:
                 self.cell = None
                 self.row = _row_number(attributes["r"]) - 1 if "r" in attributes \
                     else self.row + 1
                 self.column = 0
-        elif local == "si":
+        elif kind == _STRING:
             self.strings += 1
             if self.strings > MAX_CELLS:
                 raise NotCsv(f"This workbook holds more than {MAX_CELLS:,} shared strings: "
                              "save its sheet as CSV and import that file.")
-        elif local == "sheetData":
+        else:  # <sheetData>
             self.in_data, self.row, self.column, self.rows, self.columns = True, -1, 0, 0, 0
             self.cells = 0
-        else:
-            self.cell = None
 
 
 def _row_number(text: str) -> int:
@@ -292,18 +302,27 @@ def _row_number(text: str) -> int:
 
 def _reference(text: str) -> tuple[int, int]:
     """A cell reference's row and column, from 0 ("B3" → (2, 1))."""
-    match = _REFERENCE.fullmatch(text)
-    if match is None or not match.group(1):
+    letters = text.rstrip("0123456789")
+    digits = text[len(letters):]
+    column = _column_numbers.get(letters)
+    if column is None:
+        match = _REFERENCE.fullmatch(text)
+        if match is None or not match.group(1):
+            raise _damaged_reference(text)
+        column = 0
+        for letter in match.group(1).upper():
+            column = column * 26 + ord(letter) - 64
+        if len(_column_numbers) < MAX_COLUMNS:
+            _column_numbers[letters] = column
+    if not digits.isdigit() or len(digits) > 9 or int(digits) == 0:
         raise _damaged_reference(text)
-    column = 0
-    for letter in match.group(1).upper():
-        column = column * 26 + ord(letter) - 64
-    row = int(match.group(2))
-    if row == 0:
-        raise _damaged_reference(text)
+    row = int(digits)
     if row > MAX_ROWS or column > MAX_COLUMNS:
         raise _refused(row, column)
     return row - 1, column - 1
+
+
+_column_numbers: dict[str, int] = {}  # "B" → 2, as cell references are read
 
 
 def _damaged_reference(text: str) -> NotCsv:
