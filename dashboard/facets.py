@@ -1,7 +1,8 @@
 """A view's counts: how many queries each picker option would show, and the project's progress.
 
-One `queries/facets` call per view (an extension of the API, feature-detected): the counts are
-disjunctive, so each option's number is what the view would show with that option chosen.
+One `queries/facets` call per view (an extension of the API, feature-detected): each option's
+number is what the view would show with that option chosen, as the API counts it (with All of
+and Exclude too), painted as it comes.
 The page asks for them after its rows are painted (app.js), never delaying the rows.
 
 Progress ("1,731 of 5,000 queries untagged") is the facets of the unfiltered project: the
