@@ -18,10 +18,12 @@ except the service of its own (memory, not the database).
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 import requests
 
+from service import import_jobs
 from tests.support import hostile_files
 from tests.support.imports import HEADER, Administrator, ServiceProcess, Timed
 from tests.support.xlsx import workbook
@@ -126,6 +128,23 @@ def service_config(service_config, tmp_path):
 def administrator(live_service, world) -> Administrator:
     world.with_administrator(EMAIL, PASSWORD)
     return Administrator(live_service.url, EMAIL, PASSWORD)
+
+
+def test_a_far_cell_workbook_waiting_on_its_columns_page_is_said_at_every_visit(
+        world, administrator, service_config):
+    """A workbook left on its Columns page (uploaded when its sheet was not yet measured)
+    whose cells reach XFD1048576: each visit of the page says why it cannot be read, and the
+    service answers on (each visit ended the process before)."""
+    good = workbook({"Sheet1": [["query", "language", "country"], ["boots", "en", "US"]]})
+    columns = administrator.upload(world.project_id, good, name="keywords.xlsx")
+    assert columns.endswith("/columns")
+    import_id = columns.rstrip("/").split("/")[-2]
+    stored = import_jobs.upload_path(Path(service_config["IMPORTS_FOLDER"]), import_id)
+    stored.write_bytes(hostile_files.far_cell_xlsx())
+    for _ in range(2):
+        page = administrator.get(columns)
+        assert page.status_code == 200
+        assert "as far as row 1,048,576 and column 16,384" in page.text, page.text[-3000:]
 
 
 @pytest.mark.parametrize("how", hostile_files.DAMAGES)
