@@ -31,6 +31,7 @@ SPEC = Path(__file__).resolve().parents[2] / "docs" / "openapi.yaml"
 PROJECT_HEADER = "#/components/parameters/ProjectIdHeader"
 # A request body for each project endpoint (a new endpoint needs one here).
 BODIES = {"listQueries": {}, "listTags": {}, "setQueryTags": {"queries": []},
+          "editQueryTags": {"queries": []},
           "createTag": {"name": "planted"}, "queryFacets": {}, "listViews": {},
           "createView": {"name": "planted", "filters": {}}, "updateView": {"id": 1},
           "deleteView": {"id": 1}, "listRules": {},
