@@ -66,7 +66,8 @@ class Copy:
     kind: str
 
 
-def kind_of(names: list[str]) -> str | None:
+def _kind_of(names: list[str]) -> str | None:
+    """What the parts named `names` make, by the part that holds the sheets (None: neither)."""
     if "content.xml" in names:
         return OPENDOCUMENT
     if "xl/workbook.xml" in names:
@@ -90,7 +91,7 @@ def checked_copy(binary: BinaryIO, max_unpacked: int) -> Iterator[Copy]:
         if "xl/workbook.bin" in names:
             raise NotCsv("This is an Excel binary workbook (.xlsb): save it as an Excel "
                          "workbook (.xlsx) or as CSV, and import that file.")
-        kind = kind_of(names)
+        kind = _kind_of(names)
         if kind is None:
             raise NotCsv(NOT_OPENED)
         if sum(info.file_size for info in infos) > max_unpacked:
