@@ -7,12 +7,19 @@ sheet, when it opens the file), so two cells at A1 and XFD1048576 in a 2 KB file
 billion cells and end the process. Here each sheet's XML is read as a stream (expat, no
 document type allowed) and the cells calamine would place are counted as calamine places them:
 an .xlsx cell at its `r` reference, or after the cell before it in its row (the sheet's
-<dimension> is not trusted); an .ods row and cell repeated as many times as they say. A sheet
-whose cells reach past MAX_ROWS, MAX_COLUMNS, or a box of more than MAX_CELLS (its last row ×
-its last column), is refused with a sentence naming those bounds, and so is a workbook whose
-other parts (shared strings, styles) are larger than MAX_PART, or any run of text longer than
-MAX_TEXT. The copy is what calamine reads (from its path, never whole in memory), so calamine
-sees only members whose sizes and CRCs zipfile has checked.
+<dimension> is not trusted); an .ods row and cell repeated as many times as they say.
+
+The bounds, checked as the scan goes, so that a far cell is refused at once: a sheet reaches at
+most MAX_ROWS and MAX_COLUMNS; its box (last row × last column; an .ods: its sheets' boxes
+together, calamine holds them all) is at most MAX_BOX cells; and the box's cells without a
+value are at most MAX_EMPTY, or as many as the cells with one if those are more. calamine
+spends some 32 bytes a cell of the box: the rows a file really has may take what they take,
+empty space at most MAX_EMPTY's worth (64 MiB). A sheet past them is refused with a sentence
+naming them, and so is a workbook of more shared strings than MAX_EMPTY and its cells with a
+value (calamine holds them all; never more than MAX_STRINGS), other parts (styles, the
+workbook) larger than MAX_PART, or any run of text longer than MAX_TEXT. The copy is what
+calamine reads (from its path, never whole in memory), so calamine sees only members whose
+sizes and CRCs zipfile has checked.
 
 An Excel binary workbook (.xlsb) is refused: save it as .xlsx or CSV.
 """
@@ -39,10 +46,12 @@ from .imports import NotCsv
 
 MAX_ROWS = 1_048_576  # Excel's own bounds
 MAX_COLUMNS = 16_384
-MAX_CELLS = 1_000_000  # a sheet's box, its last row × its last column (calamine: ~64 bytes each)
+MAX_BOX = 20_000_000  # a sheet's last row × last column (an .ods: its sheets together)
+MAX_EMPTY = 2_000_000  # the box's cells without a value, if more than those with one
+MAX_STRINGS = MAX_BOX  # shared strings, as they are read (then: MAX_EMPTY or the cells filled)
 MAX_PART = 64 * 1024 * 1024  # any other part, unpacked (shared strings, styles, the workbook)
 MAX_TEXT = 1024 * 1024  # the bytes between two tags (a cell holds at most 32,767 characters)
-MAX_ELEMENTS = 5 * MAX_CELLS  # the elements of a part (a cell is two to four)
+MAX_ELEMENTS = 4 * MAX_BOX  # the elements of a part (a cell is two to four)
 PIECE = 256 * 1024
 
 WORKBOOK = "an Excel workbook"
@@ -103,10 +112,15 @@ def checked_copy(binary: BinaryIO, max_unpacked: int) -> Iterator[Copy]:
             raise NotCsv(scanned)
         with tempfile.NamedTemporaryFile(prefix="tagdesk-workbook-", suffix=".zip") as out:
             try:
+                strings = filled = 0
                 with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as copy:
                     for info in infos:
                         if info.filename == "mimetype" or info.filename.endswith(COPIED):
-                            _copy_part(packed, info, copy, kind, what, scan=scanned is None)
+                            read = _copy_part(packed, info, copy, kind, what,
+                                              scan=scanned is None)
+                            strings += read.strings
+                            filled += read.filled_before + read.filled
+                _strings_within(strings, filled)
             except NotCsv as refusal:
                 _remember(identity, str(refusal))
                 raise
@@ -142,10 +156,10 @@ def _remember(identity: tuple | None, verdict: str) -> None:
 
 
 def _copy_part(packed: zipfile.ZipFile, info: zipfile.ZipInfo, copy: zipfile.ZipFile,
-               kind: str, what: str, scan: bool) -> None:
+               kind: str, what: str, scan: bool) -> _Part:
     """One part copied, read as its kind says (unless `scan` is false: read before): an .xlsx
     part for sheets (any part may be one) and shared strings, an .ods content.xml for its
-    tables; any other part at most MAX_PART."""
+    tables; any other part at most MAX_PART. The reader is returned with its counts."""
     sheets = info.filename.startswith("xl/worksheets/") or info.filename == "content.xml"
     if not sheets and info.file_size > MAX_PART:
         raise NotCsv(f"This workbook's part “{info.filename}” unpacks to more than "
@@ -154,24 +168,26 @@ def _copy_part(packed: zipfile.ZipFile, info: zipfile.ZipInfo, copy: zipfile.Zip
             copy.open(zipfile.ZipInfo(info.filename), "w", force_zip64=True) as target:
         if info.filename == "mimetype" or not scan:
             shutil.copyfileobj(member, target, PIECE)
-        elif kind == WORKBOOK:
-            _XlsxSheets().read(member, target)
-        elif info.filename == "content.xml":
-            _OdsSheets().read(member, target)
-        else:
-            _Part().read(member, target)
+            return _Part()
+        reader = _XlsxSheets() if kind == WORKBOOK else \
+            _OdsSheets() if info.filename == "content.xml" else _Part()
+        reader.read(member, target)
+        return reader
 
 
 class _Part:
     """A part read as XML with no document type, at most MAX_ELEMENTS elements and no run of
     MAX_TEXT bytes without one (what a sheet holds is counted by the subclasses, whose
-    `started` counts `elements`)."""
+    `started` counts `elements`, and the cells with a value and shared strings they find)."""
 
     def __init__(self) -> None:
         self.parser = expat.ParserCreate()
         self.parser.StartElementHandler = self.started
         self.parser.StartDoctypeDeclHandler = _doctype
         self.elements = 0
+        self.filled = 0  # the cells with a value of the sheet being read
+        self.filled_before = 0  # those of the sheets before it in the part
+        self.strings = 0
 
     def read(self, member: BinaryIO, target: BinaryIO) -> None:
         quiet = 0  # the bytes read since a piece that held an element
@@ -201,24 +217,49 @@ def _doctype(*_args) -> None:
                  "again, or as CSV, and import that file.")
 
 
-def _refused(rows: int, columns: int) -> NotCsv:
-    return NotCsv(f"A sheet of this workbook has cells as far as row {rows:,} and column "
-                  f"{columns:,}: a sheet may reach at most row {MAX_ROWS:,} and column "
-                  f"{MAX_COLUMNS:,}, and its rows × columns may be at most {MAX_CELLS:,} "
-                  "cells. Save the sheet as CSV (or delete the cells far from the table) and "
-                  "import that file.")
+def _bounds() -> str:
+    return (f"at most row {MAX_ROWS:,} and column {MAX_COLUMNS:,}, its rows × columns may be "
+            f"at most {MAX_BOX:,} cells, and at most {MAX_EMPTY:,} of them (or as many as hold a "
+            "value) may be empty")
 
 
-def _within(rows: int, columns: int, before: int = 0) -> None:
-    """A sheet's extent within the bounds, with `before` cells of sheets held beside it."""
+def _refused(rows: int, columns: int, empty: int = 0) -> NotCsv:
+    found = f"cells as far as row {rows:,} and column {columns:,}"
+    if empty:
+        found += f", {empty:,} of its {rows * columns:,} cells empty"
+    return NotCsv(f"A sheet of this workbook has {found}: a sheet may reach "
+                  f"{_bounds()}. Save the sheet as CSV (or delete the cells far from "
+                  "the table) and import that file.")
+
+
+def _within(rows: int, columns: int, filled: int, box_before: int = 0,
+            filled_before: int = 0) -> None:
+    """A sheet's extent within the bounds, `filled` of its cells with a value, with sheets held
+    beside it whose boxes are `box_before` cells, `filled_before` of them with a value. Called
+    whenever the box grows: the cells filled since only make its empty space smaller."""
     if rows > MAX_ROWS or columns > MAX_COLUMNS:
         raise _refused(rows, columns)
-    if before + rows * columns > MAX_CELLS:
-        if before:
-            raise NotCsv(f"The sheets of this spreadsheet span more than {MAX_CELLS:,} cells "
-                         "together (each sheet's last row × last column): save its sheet as "
-                         "CSV and import that file.")
-        raise _refused(rows, columns)
+    box = box_before + rows * columns
+    filled += filled_before
+    empty = box - filled
+    if box <= MAX_BOX and (empty <= MAX_EMPTY or empty <= filled):
+        return
+    if not box_before:
+        raise _refused(rows, columns, empty if box <= MAX_BOX else 0)
+    raise NotCsv(f"The sheets of this spreadsheet span {box:,} cells together (each sheet's "
+                 f"last row × last column), {empty:,} of them empty: a spreadsheet's sheets "
+                 f"may together reach {_bounds()}. Save its sheet as CSV and import "
+                 "that file.")
+
+
+def _strings_within(strings: int, filled: int) -> None:
+    """calamine holds every shared string: no more than the cells with a value (or
+    MAX_EMPTY), lest they be empty space of their own."""
+    if strings > MAX_EMPTY and strings > filled:
+        raise NotCsv(f"This workbook holds {strings:,} shared strings, more than its cells "
+                     f"with a value ({filled:,}): a workbook may hold at most "
+                     f"{MAX_EMPTY:,} shared strings, or as many as its cells with a value. "
+                     "Save its sheet as CSV and import that file.")
 
 
 _CELL_CONTENT = frozenset(("v", "f", "is"))  # what gives an .xlsx cell a value
@@ -234,9 +275,9 @@ class _XlsxSheets(_Part):
     """An .xlsx part, its cells placed as calamine places them, in <sheetData>: a row at its
     `r`, else after the row before; a cell at its `r`, else after the cell before in its row.
     A cell with a value, a formula or a text counts (an empty styled cell does not); each
-    sheet's last row × last column within the bounds. Start tags alone are read (the parts
-    are large): a row starts the count of its cells again. The cells counted, empty or not,
-    are at most MAX_CELLS, and so are the shared strings (calamine holds them all)."""
+    sheet's last row × last column and its empty space within the bounds. Start tags alone
+    are read (the parts are large): a row starts the count of its cells again. The cells
+    counted, empty or not, are at most MAX_BOX a sheet, the shared strings MAX_STRINGS."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -245,7 +286,7 @@ class _XlsxSheets(_Part):
         self.column = 0
         self.cell: tuple[int, int] | None = None  # the cell open, until a value fills it
         self.rows = self.columns = 0  # the sheet's extent so far
-        self.cells = self.strings = 0
+        self.cells = 0
 
     def started(self, name: str, attributes: dict[str, str]) -> None:
         self.elements += 1
@@ -259,9 +300,8 @@ class _XlsxSheets(_Part):
             if not self.in_data:
                 return
             self.cells += 1
-            if self.cells > MAX_CELLS:
-                raise NotCsv(f"A sheet of this workbook holds more than {MAX_CELLS:,} cells: "
-                             "save it as CSV and import that file.")
+            if self.cells > MAX_BOX:
+                raise _too_many_cells()
             reference = attributes.get("r")
             if reference is not None:
                 self.cell = _reference(reference)
@@ -273,10 +313,11 @@ class _XlsxSheets(_Part):
             if self.cell is not None:
                 row, column = self.cell
                 self.cell = None
+                self.filled += 1
                 if row >= self.rows or column >= self.columns:
                     self.rows, self.columns = max(self.rows, row + 1), max(self.columns,
                                                                           column + 1)
-                    _within(self.rows, self.columns)
+                    _within(self.rows, self.columns, self.filled)
         elif kind == _ROW:
             if self.in_data:
                 self.cell = None
@@ -285,12 +326,19 @@ class _XlsxSheets(_Part):
                 self.column = 0
         elif kind == _STRING:
             self.strings += 1
-            if self.strings > MAX_CELLS:
-                raise NotCsv(f"This workbook holds more than {MAX_CELLS:,} shared strings: "
+            if self.strings > MAX_STRINGS:
+                raise NotCsv(f"This workbook holds more than {MAX_STRINGS:,} shared strings: "
                              "save its sheet as CSV and import that file.")
         else:  # <sheetData>
             self.in_data, self.row, self.column, self.rows, self.columns = True, -1, 0, 0, 0
             self.cells = 0
+            self.filled_before += self.filled
+            self.filled = 0
+
+
+def _too_many_cells() -> NotCsv:
+    return NotCsv(f"A sheet of this workbook holds more than {MAX_BOX:,} cells: save it as CSV "
+                  "and import that file.")
 
 
 def _row_number(text: str) -> int:
@@ -335,7 +383,9 @@ class _OdsSheets(_Part):
     """content.xml of an .ods, as calamine reads it: in each table, a row repeated
     `table:number-rows-repeated` times, its cells each `table:number-columns-repeated` times
     (at most MAX_ROWS and MAX_COLUMNS, as calamine caps them); the table's box runs to its last
-    row with a value (repeats counted) and its widest such row."""
+    row with a value (repeats counted) and its widest such row, and its cells with a value
+    are counted with their repeats, as calamine places them. The cells read, their repeats
+    not counted, are at most MAX_BOX."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -346,10 +396,11 @@ class _OdsSheets(_Part):
         self.row_repeats = 1
         self.row_width = 0  # the row's cells so far, repeats counted
         self.row_filled = 0  # where the row's last cell with a value ends
+        self.row_values = 0  # the row's cells with a value, repeats counted
         self.cell_repeats = 1
         self.cell_filled = False
         self.cells = 0
-        self.before = 0  # the cells of the sheets before this one (their boxes)
+        self.box_before = 0  # the cells of the sheets before this one (their boxes)
 
     def started(self, name: str, attributes: dict[str, str]) -> None:
         self.elements += 1
@@ -357,17 +408,17 @@ class _OdsSheets(_Part):
             self.depth_in_cell += 1
             self.cell_filled = True  # a paragraph or any content: a value
         elif name == "table:table":  # calamine holds every table at once: their boxes add up
-            self.before += self.rows * self.columns
-            self.rows_before = self.rows = self.columns = 0
+            self.box_before += self.rows * self.columns
+            self.filled_before += self.filled
+            self.rows_before = self.rows = self.columns = self.filled = 0
         elif name == "table:table-row":
             self.row_repeats = min(_repeats(attributes.get("table:number-rows-repeated")),
                                    MAX_ROWS - min(self.rows_before, MAX_ROWS))
-            self.row_width = self.row_filled = 0
+            self.row_width = self.row_filled = self.row_values = 0
         elif name in ("table:table-cell", "table:covered-table-cell"):
             self.cells += 1
-            if self.cells > MAX_CELLS:
-                raise NotCsv(f"A sheet of this workbook holds more than {MAX_CELLS:,} cells: "
-                             "save it as CSV and import that file.")
+            if self.cells > MAX_BOX:
+                raise _too_many_cells()
             self.depth_in_cell = 1
             self.cell_repeats = min(_repeats(attributes.get("table:number-columns-repeated")),
                                     MAX_COLUMNS - min(self.row_width, MAX_COLUMNS))
@@ -381,12 +432,15 @@ class _OdsSheets(_Part):
             self.row_width += self.cell_repeats
             if self.cell_filled:
                 self.row_filled = self.row_width
+                self.row_values += self.cell_repeats
         elif name == "table:table-row":
             self.rows_before += self.row_repeats
             if self.row_filled:
                 self.rows = self.rows_before
                 self.columns = max(self.columns, self.row_filled)
-                _within(self.rows, self.columns, self.before)
+                self.filled += self.row_values * self.row_repeats
+                _within(self.rows, self.columns, self.filled, self.box_before,
+                        self.filled_before)
 
 
 def _repeats(text: str | None) -> int:

@@ -3,8 +3,9 @@ given to the command line: each is refused with a sentence, and nothing ends, st
 exhausts the process that reads it.
 
 - A 2 KB .xlsx with cells at A1 and XFD1048576, an .xlsx of one row of a million cells, an
-  .ods whose repeats declare ten million cells, an .xlsx of millions of shared strings: in a
-  service of its own (its peak memory is its own), another organization's calls timed
+  .ods whose repeats declare a hundred million cells, an .xlsx of millions of shared strings,
+  a small table with a value far below it (a box of ten million cells, nearly all empty): in
+  a service of its own (its peak memory is its own), another organization's calls timed
   meanwhile.
 - Search Console archives with a bad CRC, an encrypted member, an unsupported compression
   method, a member cut short, a member that inflates far past its declared size, the archive
@@ -31,18 +32,23 @@ from tests.support.xlsx import workbook
 EMAIL = "ann@example.com"
 PASSWORD = "correct horse battery staple"
 UNREADABLE = "is damaged or cannot be read"
-FAR = "a sheet may reach at most row 1,048,576 and column 16,384, and its rows × columns " \
-      "may be at most 1,000,000 cells"
+FAR = "a sheet may reach at most row 1,048,576 and column 16,384, its rows × columns may be " \
+      "at most 20,000,000 cells, and at most 2,000,000 of them (or as many as hold a value) " \
+      "may be empty"
 # The most a hostile upload may add to the service's peak memory.
 PEAK_MIB = 64
 
 HOSTILE_WORKBOOKS = {
     "far-cell.xlsx": (hostile_files.far_cell_xlsx, "as far as row 1,048,576 and column 16,384"),
     "wide-row.xlsx": (hostile_files.wide_row_xlsx, FAR),
-    "repeats.ods": (lambda: hostile_files.repeated_ods(100_000, 100),
-                    "as far as row 100,001 and column 100"),
-    "strings.xlsx": (lambda: hostile_files.shared_strings_xlsx(2_000_000),
-                     "holds more than 1,000,000 shared strings"),
+    "repeats.ods": (lambda: hostile_files.repeated_ods(1_000_000, 100),
+                    "as far as row 1,000,001 and column 100"),
+    "strings.xlsx": (lambda: hostile_files.shared_strings_xlsx(3_000_000),
+                     "holds 3,000,000 shared strings, more than its cells with a value (6)"),
+    "empty-box.xlsx": (lambda: hostile_files.far_cell_xlsx(far_cell='<c r="T500000"><v>1</v>'
+                                                                   '</c>'),
+                       "as far as row 500,000 and column 20, 9,999,993 of its 10,000,000 "
+                       "cells empty: " + FAR),
 }
 
 
@@ -53,7 +59,8 @@ def test_hostile_workbooks_are_refused_without_ending_or_filling_the_service(dat
     with the sentence naming the bounds, the service's peak memory grows by less than
     PEAK_MIB, and another organization's calls all answer, none slower than a second.
     (Before: the far cell ended the process, SIGABRT; a row of a million cells took +100 MiB,
-    the repeats +600 MiB.)"""
+    the repeats +600 MiB.) The box of ten million cells, nearly all empty, is within the
+    box bound and refused for its empty space: calamine would have built it whole."""
     server = ServiceProcess(database_url, tmp_path, {"IMPORT_WAIT_SECONDS": 0})
     try:
         world = server.world
@@ -85,9 +92,9 @@ def test_hostile_workbooks_are_refused_without_ending_or_filling_the_service(dat
 def test_the_command_line_refuses_hostile_workbooks_with_the_bounds(world, flask_cli,
                                                                     tmp_path):
     """The command line reads workbooks as the settings do: a row of a million cells and
-    repeats of ten million are refused with the sentence, nothing imported."""
+    repeats of a hundred million are refused with the sentence, nothing imported."""
     for name, content in (("wide.xlsx", hostile_files.wide_row_xlsx()),
-                          ("repeats.ods", hostile_files.repeated_ods(100_000, 100))):
+                          ("repeats.ods", hostile_files.repeated_ods(1_000_000, 100))):
         path = tmp_path / name
         path.write_bytes(content)
         done = flask_cli("import-queries", world.project_id, path)
@@ -100,11 +107,13 @@ def test_an_opendocument_spreadsheets_sheets_are_bounded_together(world, flask_c
     """calamine holds every sheet of an .ods at once: sheets each within the bounds are
     refused when together they are not."""
     path = tmp_path / "sheets.ods"
-    path.write_bytes(hostile_files.repeated_ods(60_000, 10, sheets=3))  # 600,000 cells each
+    path.write_bytes(hostile_files.repeated_ods(800_000, 10, sheets=3))  # 8,000,010 cells each
     done = flask_cli("import-queries", world.project_id, path)
     assert done.exit_code == 1, done.output
-    assert "The sheets of this spreadsheet span more than 1,000,000 cells together" in \
-        done.output, done.output
+    assert "The sheets of this spreadsheet span 24,000,030 cells together" in done.output, \
+        done.output
+    assert "may together reach at most row 1,048,576 and column 16,384, its rows × columns " \
+        "may be at most 20,000,000 cells" in done.output
 
 
 def test_an_empty_styled_cell_far_away_is_no_reason_to_refuse(api, world, flask_cli, tmp_path):
