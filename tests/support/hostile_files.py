@@ -58,8 +58,9 @@ def wide_row_xlsx(cells: int = 1_000_000) -> bytes:
         f'<row r="1">{_HEADER}</row><row r="2">' + "<c><v>1</v></c>" * cells + "</row>")))
 
 
-def shared_strings_xlsx(strings: int = 2_000_000) -> bytes:
-    """A small sheet and `strings` empty shared strings (a list a reader holds whole)."""
+def shared_strings_xlsx(strings: int = 3_000_000) -> bytes:
+    """A small sheet and `strings` empty shared strings (a list a reader holds whole), more
+    than the 2,000,000 a workbook of few cells may hold."""
     sst = ('<?xml version="1.0" encoding="UTF-8"?><sst xmlns="http://schemas.openxmlformats.org/'
            f'spreadsheetml/2006/main" count="{strings}" uniqueCount="{strings}">'
            + "<si/>" * strings + "</sst>")
