@@ -274,7 +274,8 @@ _KINDS = {"c": _CELL, "v": _CONTENT, "f": _CONTENT, "is": _CONTENT, "row": _ROW,
 class _XlsxSheets(_Part):
     """An .xlsx part, its cells placed as calamine places them, in <sheetData>: a row at its
     `r`, else after the row before; a cell at its `r`, else after the cell before in its row.
-    A cell with a value, a formula or a text counts (an empty styled cell does not); each
+    A cell with a value, a formula or a text counts (an empty styled cell does not, nor one
+    that is not after the last filled, since it may fill a place filled before); each
     sheet's last row × last column and its empty space within the bounds. Start tags alone
     are read (the parts are large): a row starts the count of its cells again. The cells
     counted, empty or not, are at most MAX_BOX a sheet, the shared strings MAX_STRINGS."""
@@ -285,6 +286,7 @@ class _XlsxSheets(_Part):
         self.row = -1
         self.column = 0
         self.cell: tuple[int, int] | None = None  # the cell open, until a value fills it
+        self.last = -1  # the place of the last cell filled, row by row (writers go in order)
         self.rows = self.columns = 0  # the sheet's extent so far
         self.cells = 0
 
@@ -313,7 +315,10 @@ class _XlsxSheets(_Part):
             if self.cell is not None:
                 row, column = self.cell
                 self.cell = None
-                self.filled += 1
+                place = row * MAX_COLUMNS + column
+                if place > self.last:  # a value in a place filled before fills nothing more
+                    self.last = place
+                    self.filled += 1
                 if row >= self.rows or column >= self.columns:
                     self.rows, self.columns = max(self.rows, row + 1), max(self.columns,
                                                                           column + 1)
@@ -332,6 +337,7 @@ class _XlsxSheets(_Part):
         else:  # <sheetData>
             self.in_data, self.row, self.column, self.rows, self.columns = True, -1, 0, 0, 0
             self.cells = 0
+            self.last = -1
             self.filled_before += self.filled
             self.filled = 0
 

@@ -13,6 +13,7 @@ Runs on SQLite and, with TAGDESK_TEST_POSTGRES=1, on PostgreSQL (tests/service/c
 from __future__ import annotations
 
 from service import workbook_files
+from tests.support import hostile_files
 from tests.support.tool_exports import opendocument_spreadsheet
 from tests.support.xlsx import workbook
 
@@ -87,6 +88,21 @@ def test_empty_space_up_to_the_cells_with_a_value_goes_in_and_past_them_is_refus
     assert "at most 10,000 of them (or as many as hold a value) may be empty" in \
         refused.output, refused.output
     assert total(api) == 6_000
+
+
+def test_values_written_again_in_one_place_do_not_fill_the_box(api, world, flask_cli, tmp_path,
+                                                              monkeypatch):
+    """With `MAX_EMPTY` lowered to 10,000: 30,000 values all written at A2 and one at T2000
+    fill 5 places of a box of 40,000 cells — refused for its empty space, as a sheet of those
+    5 values would be (calamine places the copies in one cell)."""
+    monkeypatch.setattr(workbook_files, "MAX_EMPTY", 10_000)
+    path = tmp_path / "copies.xlsx"
+    path.write_bytes(hostile_files.one_place_filled_xlsx(30_000, "T2000"))
+    refused = flask_cli("import-queries", world.project_id, path)
+    assert refused.exit_code == 1
+    assert "has cells as far as row 2,000 and column 20, 39,995 of its 40,000 cells empty" in \
+        refused.output, refused.output
+    assert total(api) == 0
 
 
 def test_a_table_with_a_far_cell_of_empty_space_is_refused_with_the_bounds(

@@ -4,7 +4,8 @@ bench: small files whose reading would cost what they do not hold.
 - Workbooks: an .xlsx with cells at A1 and XFD1048576 (`far_cell_xlsx`: 2 KB, a bounding box
   of 16,384 × 1,048,576 cells), one row of a million cells (`wide_row_xlsx`), an .ods whose
   repeats declare a million rows of thousands of cells (`repeated_ods`), an .xlsx of millions
-  of empty shared strings (`shared_strings_xlsx`).
+  of empty shared strings (`shared_strings_xlsx`), values written again and again in one
+  place (`one_place_filled_xlsx`).
 - Zip archives of CSV files (`damaged_zip`): a bad CRC, an encrypted member, a compression
   method zipfile cannot read, a member cut short, and a member whose header declares 1 KiB
   but which inflates to far more (`inflated`).
@@ -56,6 +57,15 @@ def wide_row_xlsx(cells: int = 1_000_000) -> bytes:
     a reader counts them on)."""
     return _xlsx(_SHEET.format(dimension="", rows=(
         f'<row r="1">{_HEADER}</row><row r="2">' + "<c><v>1</v></c>" * cells + "</row>")))
+
+
+def one_place_filled_xlsx(copies: int, far_cell: str) -> bytes:
+    """A header, then `copies` values all at A2 (each in the place of the one before), then one
+    value at `far_cell`: many cells read, few places filled, the box mostly empty."""
+    return _xlsx(_SHEET.format(dimension="", rows=(
+        f'<row r="1">{_HEADER}</row><row r="2">' + '<c r="A2"><v>1</v></c>' * copies
+        + f'</row><row r="{far_cell.lstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZ")}">'
+        f'<c r="{far_cell}"><v>1</v></c></row>')))
 
 
 def shared_strings_xlsx(strings: int = 3_000_000) -> bytes:
