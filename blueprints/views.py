@@ -17,7 +17,14 @@ from dashboard import apiclient
 from dashboard.current_project import load_project
 from dashboard.htmx import wants_partial
 from dashboard.refusals import refusal
-from dashboard.saved_views import filters_of, name_problem, section_context, view_of
+from dashboard.saved_views import (
+    filters_of,
+    name_problem,
+    read_views,
+    section_context,
+    shown,
+    view_of,
+)
 from dashboard.viewstate import QueryView, clean_text
 from queryapi import Conflict, NotFound, Project
 from weblib.tag_names import fold_tag_name
@@ -66,8 +73,7 @@ def _refused(project, name: str, error: Conflict) -> str:
 
 def _answer(project, current_qs: str, message: str = "", error: str = "", name: str = "",
             undo: dict | None = None):
-    # The list is read afresh either way: the next page shows the change from the cache.
-    context = section_context(project, current_qs, message, error, name, undo, fresh=True)
+    context = section_context(project, current_qs, message, error, name, undo)
     if wants_partial():
         return render_template("queries/_saved_views.html", project=project, **context)
     flash(error or message, "error" if error else "success")
@@ -83,7 +89,20 @@ def section(project_id: str):
     if not wants_partial():
         return redirect(url_for("queries.index", project_id=project.id) + current_qs, 303)
     return render_template("queries/_saved_views.html", project=project,
-                           **section_context(project, current_qs, fresh=True))
+                           **section_context(project, current_qs))
+
+
+@bp.get("/projects/<project_id>/views/counts")
+@login_required
+def counts(project_id: str):
+    """Each view's count read again (after an edit, a job or an Undo), swapped into its place
+    on the page; the rest of the section, a name being typed included, stays as it is."""
+    project = load_project(project_id)
+    _offered()
+    if not wants_partial():
+        return redirect(url_for("queries.index", project_id=project.id), 303)
+    views = shown(read_views(project.id), apiclient.tags(project.id))
+    return render_template("queries/_saved_view_counts.html", saved_views=views)
 
 
 @bp.post("/projects/<project_id>/views")

@@ -23,7 +23,8 @@ MAX_NAME = 100
 class ShownView:
     id: int
     name: str
-    count: str
+    count: str  # "1,234"
+    noun: str  # "query" or "queries": said after the number, not shown
     query_string: str
 
 
@@ -60,7 +61,15 @@ def view_of(saved: SavedView, tags: list[Tag]) -> QueryView:
 
 def shown(saved: list[SavedView], tags: list[Tag]) -> list[ShownView]:
     return [ShownView(item.id, item.name, f"{item.total_records:,}",
+                      "query" if item.total_records == 1 else "queries",
                       view_of(item, tags).query_string()) for item in saved]
+
+
+def read_views(project_id: str) -> list[SavedView]:
+    """The project's saved views with their counts, read afresh every time: a count kept
+    would outlive the edits and jobs that change it (a job ends in the background, where
+    nothing of the session can be told), and one call per page drawn is all it costs."""
+    return list(apiclient.client().list_views(project_id))
 
 
 def name_problem(name: str, noun: str = "view") -> str:
@@ -74,13 +83,10 @@ def name_problem(name: str, noun: str = "view") -> str:
 
 
 def section_context(project, current_qs: str, message: str = "", error: str = "",
-                    name: str = "", undo: dict | None = None, fresh: bool = False,
+                    name: str = "", undo: dict | None = None,
                     tags: list[Tag] | None = None) -> dict:
-    """What the Saved views section shows: the views as the session's cache has them (read at
-    most every CACHE_SECONDS, like the tag list, and again after any edit), or read afresh."""
-    saved = apiclient.cached_read(
-        "views", project.id, lambda: list(apiclient.client().list_views(project.id)),
-        refresh=fresh)
+    """What the Saved views section shows: the views as they are now (read_views)."""
+    saved = read_views(project.id)
     tags = apiclient.tags(project.id) if tags is None else tags
     return {"saved_views": shown(saved, tags),
             "current_qs": current_qs, "views_message": message, "views_error": error,

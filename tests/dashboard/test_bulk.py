@@ -180,7 +180,8 @@ def test_an_in_page_edit_costs_one_read_and_one_write(app, signed_in, shop, api_
     assert api_calls.paths["/api/tags/list"] == 1
     api_calls.reset()
     page(signed_in, shop)
-    assert dict(api_calls.paths) == {"/api/queries/list": 1}
+    # (and the saved views with their counts, read with every whole page)
+    assert dict(api_calls.paths) == {"/api/queries/list": 1, "/api/views/list": 1}
 
 
 # --- refusals are sentences, and nothing is written ------------------------------------------

@@ -233,8 +233,9 @@ def test_a_view_is_saved_listed_with_its_live_count_renamed_and_deleted(app, sig
                                                  "view": "?lang=de&untagged=1"}, html)
     body = section.get_data(as_text=True)
     assert "Saved the view “DE untagged”." in text_of(body)
-    link = re.search(r'<a class="saved-view__link" href="([^"]+)">DE untagged <span '
-                     r'class="saved-view__count">(\d+)</span>', body)
+    link = re.search(r'<a class="saved-view__link" href="([^"]+)"><span class="saved-view__name">'
+                     r'DE untagged<span class="visually-hidden">, </span></span><span '
+                     r'id="view-count-\d+" class="saved-view__count">(\d+)<', body)
     assert html_module.unescape(link.group(1)) == \
         f"/projects/{shop.project_id}/queries?lang=de&untagged=1"
     assert link.group(2) == "0"  # every German sample query has a tag
@@ -243,14 +244,16 @@ def test_a_view_is_saved_listed_with_its_live_count_renamed_and_deleted(app, sig
         record = next(q for q in api.iter_queries(shop.project_id) if q.query == "laufschuhe damen")
         api.set_tags(shop.project_id, [record.assignment(())])
     body = signed_in.get(views_url(shop), headers={"HX-Request": "true"}).get_data(as_text=True)
-    assert re.search(r'>DE untagged <span class="saved-view__count">1</span>', body)
+    assert re.search(r'>DE untagged<span class="visually-hidden">, </span></span><span '
+                     r'id="view-count-\d+" class="saved-view__count">1<', body)
     # A tag renamed since is still the view's tag (the service keeps its id).
     post(signed_in, views_url(shop), {"name": "Sale", "view": "?tag=sale&sort=query"}, html)
     shop.run(lambda s: s.execute(text("UPDATE tags SET name = 'discount' WHERE id = :id"),
                                  {"id": shop.tags["sale"]}))
     app.config["CACHE_SECONDS"] = 0  # the session's tag list read again, as a minute later
     body = signed_in.get(views_url(shop), headers={"HX-Request": "true"}).get_data(as_text=True)
-    assert re.search(r'queries\?tag=discount&amp;sort=query">Sale <span', body)
+    assert re.search(r'queries\?tag=discount&amp;sort=query"><span class="saved-view__name">Sale<',
+                     body)
     # Rename, then a name taken (folded as tag names are) is a sentence, nothing lost.
     view_id = re.search(r'/views/(\d+)/rename"[^>]*>\s*<input[^>]*>\s*<input[^>]*>\s*<label '
                         r'for="rename-view-\d+">New name for DE untagged', body).group(1)
@@ -264,13 +267,14 @@ def test_a_view_is_saved_listed_with_its_live_count_renamed_and_deleted(app, sig
     body = post(signed_in, f"{views_url(shop)}/{view_id}/delete", {}, html).get_data(
         as_text=True)
     assert "Deleted the view “German, untagged”." in text_of(body)
-    assert ">German, untagged <span" not in body
+    assert 'saved-view__name">German, untagged<' not in body
     undo = re.search(r'<input type="hidden" name="name" value="([^"]+)">\s*<input '
                      r'type="hidden" name="view" value="([^"]+)">\s*<button[^>]*>Undo', body)
     body = post(signed_in, views_url(shop), {"name": html_module.unescape(undo.group(1)),
                                               "view": html_module.unescape(undo.group(2))},
                 html).get_data(as_text=True)
-    assert re.search(r'queries\?lang=de&amp;untagged=1">German, untagged <span', body)
+    assert re.search(r'queries\?lang=de&amp;untagged=1"><span class="saved-view__name">German, '
+                     r'untagged<', body)
 
 
 def test_a_taken_name_is_said_with_curly_quotes_as_every_other_sentence(signed_in, shop):
@@ -297,7 +301,8 @@ def test_saving_without_javascript_comes_back_to_the_view(signed_in, shop):
     assert response.headers["Location"].endswith("/queries?q=shoes")
     html = page(signed_in, shop, "q=shoes")
     assert "Saved the view “Shoes”." in text_of(html)
-    assert re.search(r'>Shoes <span class="saved-view__count">\d+</span>', html)
+    assert re.search(r'>Shoes<span class="visually-hidden">, </span></span><span '
+                     r'id="view-count-\d+" class="saved-view__count">\d+<', html)
 
 
 def test_the_views_section_opened_as_a_page_leads_to_its_queries_view(signed_in, shop):
