@@ -55,6 +55,14 @@ def shown_count(picker, tag: str) -> int:
     return int(text.replace(",", ""))
 
 
+def show_filters(page) -> None:
+    """On a phone the filters may fold behind the Filters button: open them."""
+    toggle = page.locator("[data-filters-toggle]")
+    if toggle.count() and toggle.is_visible() and toggle.get_attribute(
+            "aria-expanded") != "true":
+        toggle.click()
+
+
 def rows_shown(page) -> int:
     return page.locator("tr[data-row]").count()
 
@@ -68,6 +76,7 @@ def test_a_tags_count_is_the_rows_its_choice_shows(page, live_dashboard, org, wi
         for tag in tags:
             open_project(page, live_dashboard.url, project, view)
             before = wait_counted(page)
+            show_filters(page)
             picker = open_tag_picker(page)
             # A chosen tag, with All of, counts the rows on the page.
             if "tagmatch=all" in view:
