@@ -223,29 +223,34 @@ def _bounds() -> str:
             "value) may be empty")
 
 
-def _refused(rows: int, columns: int, empty: int = 0) -> NotCsv:
+def _refused(rows: int, columns: int, empty: int = 0, copies: int = 0) -> NotCsv:
     found = f"cells as far as row {rows:,} and column {columns:,}"
-    if empty:
+    if empty or copies:
         found += f", {empty:,} of its {rows * columns:,} cells empty"
+    if copies:
+        found += f" and {copies:,} values written over others"
     return NotCsv(f"A sheet of this workbook has {found}: a sheet may reach "
                   f"{_bounds()}. Save the sheet as CSV (or delete the cells far from "
                   "the table) and import that file.")
 
 
 def _within(rows: int, columns: int, filled: int, box_before: int = 0,
-            filled_before: int = 0) -> None:
-    """A sheet's extent within the bounds, `filled` of its cells with a value, with sheets held
-    beside it whose boxes are `box_before` cells, `filled_before` of them with a value. Called
-    whenever the box grows: the cells filled since only make its empty space smaller."""
+            filled_before: int = 0, copies: int = 0) -> None:
+    """A sheet's extent within the bounds, `filled` of its cells with a value and `copies`
+    values written in places filled before (calamine holds them too: they count as empty
+    space), with sheets held beside it whose boxes are `box_before` cells, `filled_before` of
+    them with a value. Called whenever the box or the copies grow: the cells filled since only
+    make its empty space smaller."""
     if rows > MAX_ROWS or columns > MAX_COLUMNS:
         raise _refused(rows, columns)
     box = box_before + rows * columns
     filled += filled_before
     empty = box - filled
-    if box <= MAX_BOX and (empty <= MAX_EMPTY or empty <= filled):
+    if box <= MAX_BOX and (empty + copies <= MAX_EMPTY or empty + copies <= filled):
         return
     if not box_before:
-        raise _refused(rows, columns, empty if box <= MAX_BOX else 0)
+        raise _refused(rows, columns, empty, copies) if box <= MAX_BOX else \
+            _refused(rows, columns)
     raise NotCsv(f"The sheets of this spreadsheet span {box:,} cells together (each sheet's "
                  f"last row × last column), {empty:,} of them empty: a spreadsheet's sheets "
                  f"may together reach {_bounds()}. Save its sheet as CSV and import "
@@ -274,8 +279,8 @@ _KINDS = {"c": _CELL, "v": _CONTENT, "f": _CONTENT, "is": _CONTENT, "row": _ROW,
 class _XlsxSheets(_Part):
     """An .xlsx part, its cells placed as calamine places them, in <sheetData>: a row at its
     `r`, else after the row before; a cell at its `r`, else after the cell before in its row.
-    A cell with a value, a formula or a text counts (an empty styled cell does not, nor one
-    that is not after the last filled, since it may fill a place filled before); each
+    A cell with a value, a formula or a text counts (an empty styled cell does not; one not
+    after the last filled counts as empty space: it may fill a place filled before); each
     sheet's last row × last column and its empty space within the bounds. Start tags alone
     are read (the parts are large): a row starts the count of its cells again. The cells
     counted, empty or not, are at most MAX_BOX a sheet, the shared strings MAX_STRINGS."""
@@ -287,6 +292,7 @@ class _XlsxSheets(_Part):
         self.column = 0
         self.cell: tuple[int, int] | None = None  # the cell open, until a value fills it
         self.last = -1  # the place of the last cell filled, row by row (writers go in order)
+        self.copies = 0  # the values in a place not after the last one filled
         self.rows = self.columns = 0  # the sheet's extent so far
         self.cells = 0
 
@@ -316,13 +322,16 @@ class _XlsxSheets(_Part):
                 row, column = self.cell
                 self.cell = None
                 place = row * MAX_COLUMNS + column
-                if place > self.last:  # a value in a place filled before fills nothing more
+                if place > self.last:
                     self.last = place
                     self.filled += 1
+                else:  # a place filled before (or out of order): held, filling nothing more
+                    self.copies += 1
+                    _within(self.rows, self.columns, self.filled, copies=self.copies)
                 if row >= self.rows or column >= self.columns:
                     self.rows, self.columns = max(self.rows, row + 1), max(self.columns,
                                                                           column + 1)
-                    _within(self.rows, self.columns, self.filled)
+                    _within(self.rows, self.columns, self.filled, copies=self.copies)
         elif kind == _ROW:
             if self.in_data:
                 self.cell = None
@@ -338,6 +347,7 @@ class _XlsxSheets(_Part):
             self.in_data, self.row, self.column, self.rows, self.columns = True, -1, 0, 0, 0
             self.cells = 0
             self.last = -1
+            self.copies = 0
             self.filled_before += self.filled
             self.filled = 0
 

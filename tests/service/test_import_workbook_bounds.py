@@ -92,16 +92,17 @@ def test_empty_space_up_to_the_cells_with_a_value_goes_in_and_past_them_is_refus
 
 def test_values_written_again_in_one_place_do_not_fill_the_box(api, world, flask_cli, tmp_path,
                                                               monkeypatch):
-    """With `MAX_EMPTY` lowered to 10,000: 30,000 values all written at A2 and one at T2000
-    fill 5 places of a box of 40,000 cells — refused for its empty space, as a sheet of those
-    5 values would be (calamine places the copies in one cell)."""
+    """With `MAX_EMPTY` lowered to 10,000: 30,000 values all written at A2, then one at T2000.
+    calamine holds every copy, filling no place: they count as empty space, and the sheet is
+    refused as soon as they and its empty cells pass 10,000 (before, the copies counted as
+    filled places, and let a box of 40,000 cells with 5 values in)."""
     monkeypatch.setattr(workbook_files, "MAX_EMPTY", 10_000)
     path = tmp_path / "copies.xlsx"
     path.write_bytes(hostile_files.one_place_filled_xlsx(30_000, "T2000"))
     refused = flask_cli("import-queries", world.project_id, path)
     assert refused.exit_code == 1
-    assert "has cells as far as row 2,000 and column 20, 39,995 of its 40,000 cells empty" in \
-        refused.output, refused.output
+    assert "has cells as far as row 2 and column 3, 2 of its 6 cells empty and 9,999 values " \
+        "written over others" in refused.output, refused.output
     assert total(api) == 0
 
 
