@@ -12,7 +12,8 @@ an .xlsx cell at its `r` reference, or after the cell before it in its row (the 
 The bounds, checked as the scan goes, so that a far cell is refused at once: a sheet reaches at
 most MAX_ROWS and MAX_COLUMNS; its box (last row × last column; an .ods: its sheets' boxes
 together, calamine holds them all) is at most MAX_BOX cells; and the box's cells without a
-value are at most MAX_EMPTY, or as many as the cells with one if those are more. calamine
+value are at most MAX_EMPTY, or as many as the cells with one if those are more (a value
+written in a place filled before counts as empty: calamine holds it, filling nothing). calamine
 spends some 32 bytes a cell of the box: the rows a file really has may take what they take,
 empty space at most MAX_EMPTY's worth (64 MiB). A sheet past them is refused with a sentence
 naming them, and so is a workbook of more shared strings than MAX_EMPTY and its cells with a
