@@ -59,6 +59,7 @@
       var search = document.querySelector("[data-search]");
       if (search) {
         event.preventDefault();
+        showFilters(true); // folded away on a phone
         search.focus();
         search.select();
       }
@@ -784,10 +785,46 @@
     });
   });
 
+  /* --- a phone's filters: folded behind "Filters (n)" --------------------------------- */
+
+  // On a phone the filters and saved views would fill the first screen: they fold behind a
+  // disclosure button (CSS folds them only below 640 px, and only with this file).
+  function filtersToggle() {
+    return document.querySelector("[data-filters-toggle]");
+  }
+
+  function showFilters(shown) {
+    var toggle = filtersToggle();
+    if (!toggle) return;
+    toggle.setAttribute("aria-expanded", shown ? "true" : "false");
+    document.documentElement.classList.toggle("filters-shown", shown);
+  }
+
+  // The button names how many filters the results say are in use.
+  function countFilters() {
+    var toggle = filtersToggle();
+    var count = toggle && toggle.querySelector("[data-filters-count]");
+    if (!count) return;
+    var used = document.querySelectorAll("#results .active-filters__list > li").length;
+    var text = used ? " (" + used + ")" : "";
+    if (count.textContent !== text) count.textContent = text;
+  }
+
+  document.addEventListener("click", function (event) {
+    var toggle = event.target.closest && event.target.closest("[data-filters-toggle]");
+    if (toggle) showFilters(toggle.getAttribute("aria-expanded") !== "true");
+  });
+
+  document.addEventListener("htmx:afterSettle", function (event) {
+    if (event.target && event.target.id === "results") countFilters();
+  });
+
   /* --- set up a page or a freshly swapped part of it ---------------------------------- */
 
   function init(root) {
     if (!root || !root.querySelectorAll) return;
+    var toggle = root.querySelector("[data-filters-toggle]");
+    if (toggle) toggle.hidden = false;
     root.querySelectorAll("[data-picker-find]").forEach(function (find) {
       find.hidden = false;
       if (find.value) filterPicker(find); // a picker drawn again after creating a tag

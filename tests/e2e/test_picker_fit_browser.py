@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.test_browser import open_shop
-from tests.support.e2e import assert_no_sideways_scroll
+from tests.support.e2e import assert_no_sideways_scroll, show_filters
 
 pytestmark = pytest.mark.browser
 
@@ -16,6 +16,7 @@ pytestmark = pytest.mark.browser
 def test_an_open_picker_fits_a_phone(phone, live_dashboard, title, screenshots):
     page = phone
     open_shop(page, live_dashboard)
+    show_filters(page)
     page.locator("summary.picker__summary", has_text=title).click()
     panel = page.locator("details[data-picker][open] .picker__panel")
     expect(panel).to_be_visible()

@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 
 from queryapi import QueryFilters
 from tests.e2e.test_browser import open_shop, shop_id
-from tests.support.e2e import csp_errors
+from tests.support.e2e import csp_errors, show_filters
 
 pytestmark = pytest.mark.browser
 
@@ -35,6 +35,7 @@ def click_option_text(page, title: str):
     the right of its label (away from the checkbox and the text's start). Its checkbox."""
     crashed = []
     page.on("crash", lambda _page: crashed.append(True))
+    show_filters(page)
     page.locator("summary.picker__summary", has_text=title).click()
     picker = page.locator("details[data-picker][open]")
     expect(picker).to_have_count(1)
@@ -81,6 +82,7 @@ def test_tapping_an_options_text_on_a_phone(phone, live_dashboard, title):
     crashed = []
     page.on("crash", lambda _page: crashed.append(True))
     open_shop(page, live_dashboard)
+    show_filters(page)
     page.locator("summary.picker__summary", has_text=title).tap()
     picker = page.locator("details[data-picker][open]")
     option = first_option(page, picker, title)

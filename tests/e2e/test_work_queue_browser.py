@@ -17,7 +17,7 @@ from playwright.sync_api import expect
 from queryapi import QueryFilters
 from tests.browser import axe_serious
 from tests.e2e.test_bulk_browser import open_project, sign_in
-from tests.support.e2e import assert_no_sideways_scroll, csp_errors, make_org
+from tests.support.e2e import assert_no_sideways_scroll, csp_errors, make_org, show_filters
 
 pytestmark = pytest.mark.browser
 
@@ -106,6 +106,7 @@ def through_history(page, step: str) -> None:
 
 def open_tag_picker(page):
     picker = page.locator("details[data-tag-picker]")
+    show_filters(page)
     if picker.get_attribute("open") is None:
         page.locator("details[data-tag-picker] > summary").click()
     expect(picker).to_have_attribute("open", "")
@@ -122,6 +123,7 @@ def test_untagged_exclude_and_all_of(page, live_dashboard, org, width):
     assert_counts_match_api(page, org, QueryFilters())
 
     # Keyboard: open the tag picker from its summary, Tab to Untagged, Space.
+    show_filters(page)
     summary = page.locator("details[data-tag-picker] > summary")
     summary.focus()
     page.keyboard.press("Enter")
@@ -353,6 +355,7 @@ def test_saved_views_save_open_rename_delete_undo(page, live_dashboard, org, wid
     open_project(page, url, project, "?lang=de&untagged=1")
     expect(page.get_by_role("link", name="Remove filter Untagged", exact=True)).to_be_visible()
     saved_address = page.url
+    show_filters(page)
     section = page.locator("#saved-views")
     expect(page.get_by_role("heading", name="Saved views")).to_be_visible()
     section.locator("summary", has_text="Save view").click()
@@ -373,6 +376,7 @@ def test_saved_views_save_open_rename_delete_undo(page, live_dashboard, org, wid
 
     # Elsewhere, then open it from its link: the same view.
     open_project(page, url, project)
+    show_filters(page)
     link.click()
     expect(page.get_by_role("link", name="Remove filter Untagged", exact=True)).to_be_visible()
     assert params(page.url) == params(saved_address)
@@ -380,6 +384,7 @@ def test_saved_views_save_open_rename_delete_undo(page, live_dashboard, org, wid
     expect(page.locator("details[data-tag-picker] input[data-untagged]")).to_be_checked()
 
     # Rename.
+    show_filters(page)
     section.locator("summary", has_text=re.compile(rf"^Change\s*{re.escape(name)}$")).click()
     section.get_by_label(f"New name for {name}", exact=True).fill(renamed)
     section.get_by_role("button", name=f"Rename {name}", exact=True).click()
@@ -400,6 +405,7 @@ def test_saved_views_save_open_rename_delete_undo(page, live_dashboard, org, wid
     with org.api() as api:
         assert renamed in {v.name for v in api.list_views(project)}
     open_project(page, url, project)
+    show_filters(page)
     section.get_by_role("link", name=view_name(renamed, count)).click()
     expect(page.get_by_role("link", name="Remove filter Untagged", exact=True)).to_be_visible()
     assert params(page.url) == params(saved_address)

@@ -102,6 +102,15 @@ def make_org(dashboard: Dashboard, name: str, projects: dict) -> Org:
     return Org(dashboard, org_id, key, ids, tags)
 
 
+def show_filters(page) -> None:
+    """On a phone the queries page folds its filters and saved views behind the "Filters"
+    button: open them (elsewhere, and where they are open, nothing to do)."""
+    toggle = page.locator("[data-filters-toggle]")
+    if toggle.count() and toggle.is_visible() \
+            and toggle.get_attribute("aria-expanded") != "true":
+        toggle.click()
+
+
 def assert_no_sideways_scroll(page) -> None:
     """Nothing on the page is wider than the window (no sideways scrolling)."""
     width = page.viewport_size["width"]
