@@ -143,9 +143,6 @@ def page_context(project, view: QueryView, total: int, with_jobs: bool = True) -
     jobs = unfinished_panels(project) if with_jobs else []
     picker_url = url_for("bulk.picker", project_id=project.id)
     return {
-        # This session's last edit, while z can still undo it: its sentence and Undo leave
-        # with the page (a reload, another view), the record stays.
-        "last_edit": last_undoable(project) if with_jobs else None,
         "picker_url": picker_url,
         "total": total,
         "total_text": f"{total:,}",
@@ -153,13 +150,3 @@ def page_context(project, view: QueryView, total: int, with_jobs: bool = True) -
         "export_start_url": url_for("export.start", project_id=project.id),
         "jobs": jobs,
     }
-
-
-def last_undoable(project) -> dict | None:
-    """This session's newest edit in the project when it can be undone (not an undo, not
-    undone): its Undo address and words."""
-    edit = jobs_store().last_of_session(project.id, who()["session_ref"])
-    if edit is None or not edit.undoable:
-        return None
-    return {"undo_url": url_for("bulk.undo", project_id=project.id, edit_id=edit.id),
-            "title": wording.task_title(edit)}

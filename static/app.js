@@ -493,30 +493,9 @@
     return notice ? notice.querySelector("button[data-send-shown]:not([disabled])") : null;
   }
 
-  // This session's last edit as the server recorded it, drawn into the page: z's Undo when
-  // no sentence offers one (after a reload, or another view took the sentence away). An
-  // edit or undo made on this page since supersedes it.
-  function lastEditUndo() {
-    return document.querySelector("button[data-last-edit-undo]:not([disabled])");
-  }
-
-  function forgetLastEdit() {
-    document.querySelectorAll("[data-last-edit-undo]").forEach(function (button) {
-      button.remove();
-    });
-  }
-
-  document.addEventListener("tagdesk:bulkDone", forgetLastEdit);
-
-  document.addEventListener("htmx:afterRequest", function (event) {
-    var elt = event.detail.elt;
-    if (elt && elt.matches && elt.matches("[data-last-edit-undo]")) forgetLastEdit();
-  });
-
   document.addEventListener("htmx:beforeRequest", function (event) {
     var elt = event.detail.elt;
-    if (elt && elt.closest && (elt.closest("#notices [data-edit-notice]") ||
-                               elt.matches("[data-last-edit-undo]"))) {
+    if (elt && elt.closest && elt.closest("#notices [data-edit-notice]")) {
       focusNoticeWhenSettled = true;
     }
   });
@@ -564,8 +543,8 @@
   /* --- shortcuts of the queries page, as in a mail client ----------------------------- */
 
   // j/k move a row cursor (the row's checkbox takes the focus, so it is read out, and the row
-  // is outlined), x ticks the row, l opens Add tags, z undoes the last edit, Escape clears the
-  // selection, ? lists them all.
+  // is outlined), x ticks the row, l opens Add tags, z undoes the edit whose Undo is shown,
+  // Escape clears the selection, ? lists them all.
   // Not while typing in a field, with Ctrl, Alt or Cmd held, or while a dialog is open.
   var cursorId = null;
 
@@ -610,6 +589,14 @@
     }
   });
 
+  // z undoes the edit whose Undo the page shows, and no other: not one whose sentence left
+  // with another view or a reload, nor one made in another tab (Activity has their Undo).
+  function undoShownEdit() {
+    var undo = undoButton();
+    if (undo) undo.click();
+    else selectionNote("Nothing to undo here: the Activity page lists every edit with its Undo.");
+  }
+
   function shortcut(key) {
     if (key === "j" || key === "k") {
       moveCursor(key === "j" ? 1 : -1);
@@ -636,9 +623,7 @@
       clearSelection();
       selectionNote("Selection cleared.");
     } else if (key === "z") {
-      var undo = undoButton() || lastEditUndo();
-      if (undo) undo.click();
-      else selectionNote("There is no edit to undo here.");
+      undoShownEdit();
     } else if (key === "?") {
       var dialog = shortcutsDialog();
       if (dialog && !dialog.open) dialog.showModal();
