@@ -78,6 +78,10 @@
         open.open = false;
         open.querySelector("summary").focus();
       }
+    } else if (event.key === "Enter" && target.closest && target.closest(TAG_PICKER_FORM)) {
+      if (enterInTagPicker(target, event.ctrlKey || event.metaKey, event.repeat)) {
+        event.preventDefault();
+      }
     } else if (event.key === "Enter" && target.matches && target.matches("[data-picker-find]")) {
       event.preventDefault(); // typing in a picker's finder never submits the filters
       // When no tag matches and the picker offers to create one, Enter creates it.
@@ -156,6 +160,87 @@
     if (!find.matches || !find.matches("[data-picker-find]")) return;
     filterPicker(find);
   });
+
+  /* --- Enter in the tag picker dialog: tick, then apply ------------------------------- */
+
+  var TAG_PICKER_FORM = "[data-bulk-form][data-picker]"; // not the confirm step
+
+  // Enter on the tag the finder names (its exact name, or the only tag it matches) ticks it;
+  // Enter again, or Enter on a ticked tag, applies; Ctrl+Enter applies from anywhere in the
+  // picker. Whether the key was used (a button's own Enter is left to it).
+  function enterInTagPicker(target, applyNow, repeated) {
+    var form = target.closest(TAG_PICKER_FORM);
+    if (applyNow) {
+      if (!repeated) applyTagPicker(form);
+      return true;
+    }
+    if (target.matches("[data-picker-find]")) {
+      if (!repeated) enterInFinder(form, target);
+      return true;
+    }
+    if (target.matches('input[type="checkbox"]')) {
+      if (!repeated) enterOnTag(form, target);
+      return true;
+    }
+    return false;
+  }
+
+  function enterInFinder(form, find) {
+    var create = createButton(find);
+    if (create) {
+      create.click(); // no tag has the name: the picker offers to create it
+      return;
+    }
+    var name = find.value.trim();
+    if (name === "") {
+      if (form.querySelector('input[name="apply_tag"]:checked')) applyTagPicker(form);
+      else sayInPicker(form, "Type a tag\u2019s name: Enter ticks it.");
+      return;
+    }
+    var shown = Array.prototype.filter.call(form.querySelectorAll("[data-option]"),
+                                            function (option) { return !option.hidden; });
+    var exact = shown.filter(function (option) {
+      return option.getAttribute("data-option") === name.toLowerCase();
+    });
+    var named = exact.length ? exact[0] : (shown.length === 1 ? shown[0] : null);
+    if (!named) {
+      sayInPicker(form, shown.length ? shown.length + " tags match \u201c" + name +
+        "\u201d: type more of the name, or Tab to them." : "No tag matches \u201c" + name + "\u201d.");
+      return;
+    }
+    var box = named.querySelector('input[type="checkbox"]');
+    if (box.checked) {
+      applyTagPicker(form);
+      return;
+    }
+    tickTag(form, box);
+    find.value = ""; // ready for another name
+    filterPicker(find);
+  }
+
+  function enterOnTag(form, box) {
+    if (box.checked) applyTagPicker(form);
+    else tickTag(form, box);
+  }
+
+  function tickTag(form, box) {
+    box.checked = true;
+    box.dispatchEvent(new Event("change", { bubbles: true }));
+    var chip = box.closest("label").querySelector(".chip");
+    var name = chip ? chip.textContent.trim() : box.getAttribute("aria-label") || "";
+    sayInPicker(form, "\u2018" + name + "\u2019 ticked. Enter applies; or type another tag.");
+  }
+
+  function applyTagPicker(form) {
+    var apply = form.querySelector("[data-picker-apply]");
+    if (apply && !apply.disabled) apply.click();
+  }
+
+  // The picker's live region: the sentence is read out, and seen under the finder.
+  function sayInPicker(form, text) {
+    var said = form.querySelector("[data-picker-said]");
+    if (said) said.textContent = text;
+  }
 
   // "Use “name”": a name the project has already was typed; tick that tag instead.
   document.addEventListener("click", function (event) {
