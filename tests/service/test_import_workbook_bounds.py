@@ -63,7 +63,7 @@ def test_a_workbook_of_1_100_000_filled_cells_imports_every_row(api, world, flas
 
 def test_a_sparse_export_over_a_million_cells_goes_in(api, world, flask_cli, tmp_path):
     """40,000 rows × 30 columns, each row leaving 10 of them out (a third of the box empty,
-    its cells not written, as writers do): 1,200,030 cells in the box, 800,010 of them with a
+    its cells not written, as writers do): 1,200,030 cells in the box, 800,030 of them with a
     value, every row goes in."""
     path = tmp_path / "ahrefs.xlsx"
     path.write_bytes(workbook({"Keywords": export(40_000, 30, omitted=10)}))
@@ -74,8 +74,8 @@ def test_a_sparse_export_over_a_million_cells_goes_in(api, world, flask_cli, tmp
 def test_empty_space_up_to_the_cells_with_a_value_goes_in_and_past_them_is_refused(
         api, world, flask_cli, tmp_path, monkeypatch):
     """With `MAX_EMPTY` lowered to 10,000 (the rule's other arm needs millions of cells to
-    reach): 6,000 rows × 12 columns leaving 5 out (30,000 empty, 42,006 filled) go in; the same
-    rows leaving 8 out (48,000 empty, 24,006 filled) are refused, the sentence naming the
+    reach): 6,000 rows × 12 columns leaving 5 out (30,000 empty, 42,012 filled) go in; the same
+    rows leaving 8 out (48,000 empty, 24,012 filled) are refused, the sentence naming the
     bounds and what the sheet holds."""
     monkeypatch.setattr(workbook_files, "MAX_EMPTY", 10_000)
     fewer = tmp_path / "fewer.xlsx"
