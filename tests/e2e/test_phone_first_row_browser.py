@@ -99,6 +99,12 @@ def test_the_first_row_is_on_a_phones_first_screen(phone_page, live_dashboard, o
     page.keyboard.press("Space")
     expect(button).to_have_attribute("aria-expanded", "true")
     expect(search).to_be_visible()
+    # Folded, "/" unfolds them to search.
+    page.keyboard.press("Enter")
+    expect(search).to_be_hidden()
+    page.keyboard.press("/")
+    expect(search).to_be_focused()
+    expect(button).to_have_attribute("aria-expanded", "true")
     assert csp_errors(page) == []
 
 
