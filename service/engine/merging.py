@@ -21,7 +21,18 @@ import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import DateTime, Integer, String, delete, insert, literal, select
+from sqlalchemy import (
+    DateTime,
+    Integer,
+    String,
+    delete,
+    exists,
+    false,
+    insert,
+    literal,
+    select,
+    true,
+)
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
@@ -146,32 +157,39 @@ def merge(session: Session, project_id: str, tag: Tag, into: Tag, operation: str
     session.execute(delete(tag_merge_links).where(tag_merge_links.c.operation.in_(old)))
     session.execute(delete(tag_merges).where(tag_merges.c.merged_at < now - KEPT))
     links = query_tags.c
-    carried = session.execute(
-        select(links.query_pk, links.rule_id, links.added_at, links.added_by)
-        .where(links.tag_id == tag.id).order_by(links.query_pk)).all()
-    keys = [row.query_pk for row in carried]
+    keys = list(session.scalars(select(links.query_pk).where(links.tag_id == tag.id)
+                                .order_by(links.query_pk)))
     had = set(session.scalars(select(links.query_pk).where(
         links.tag_id == into.id, keys_condition(session, links.query_pk, keys)))) if keys else set()
-    lacking = [row for row in carried if row.query_pk not in had]
+    lacking = [key for key in keys if key not in had]
     named_in = _renamed_everywhere(session, project_id, tag, into, now)
     session.execute(insert(tag_merges).values(
         operation=operation, project_id=project_id, tag_id=tag.id, into_id=into.id,
         name=tag.name, name_folded=tag.name_folded, color=tag.color,
         description=tag.description, named_in=json.dumps(named_in), merged_at=now))
-    kept = [{"operation": operation, "made": False, "query_pk": row.query_pk,
-             "from_rule": row.rule_id, "linked_at": row.added_at, "linked_by": row.added_by}
-            for row in carried]
-    kept += [{"operation": operation, "made": True, "query_pk": row.query_pk,
-              "from_rule": None, "linked_at": None, "linked_by": None} for row in lacking]
-    if kept:
-        session.execute(insert(tag_merge_links), kept)
+    # Set-based, from the links themselves: a row at a time, 100,000 links took PostgreSQL
+    # over two minutes on a loaded machine.
+    merged_links = select(links.query_pk, links.rule_id, links.added_at, links.added_by).where(
+        links.tag_id == tag.id)
+    other = query_tags.alias("other")
+    lacks_into = merged_links.where(~exists().where(other.c.query_pk == links.query_pk,
+                                                    other.c.tag_id == into.id)).subquery()
+    took = merged_links.subquery()
+    session.execute(insert(tag_merge_links).from_select(
+        ["operation", "made", "query_pk", "from_rule", "linked_at", "linked_by"],
+        select(literal(operation, String), false(), took.c.query_pk, took.c.rule_id,
+               took.c.added_at, took.c.added_by)))
+    session.execute(insert(tag_merge_links).from_select(
+        ["operation", "made", "query_pk"],
+        select(literal(operation, String), true(), lacks_into.c.query_pk)))
     with Writer(session.connection(), project_id) as writer:
         if lacking:
-            session.execute(insert(query_tags), [
-                {"query_pk": row.query_pk, "tag_id": into.id, "updated_at": now,
-                 "rule_id": row.rule_id, "added_at": row.added_at, "added_by": row.added_by}
-                for row in lacking])
-            writer.added_links([(row.query_pk, into.id) for row in lacking])
+            # A link the merge makes keeps the merged link's rule, time and author.
+            session.execute(insert(query_tags).from_select(
+                ["query_pk", "tag_id", "updated_at", "rule_id", "added_at", "added_by"],
+                select(lacks_into.c.query_pk, literal(into.id, Integer), literal(now, DateTime),
+                       lacks_into.c.rule_id, lacks_into.c.added_at, lacks_into.c.added_by)))
+            writer.added_links([(key, into.id) for key in lacking])
         session.execute(delete(query_tags).where(links.tag_id == tag.id)
                         .execution_options(synchronize_session=False))
         touch(session, keys, now)
