@@ -219,21 +219,31 @@ class Counter:
         with the tag chosen. `others`: the queries every filter but the tag filters lets
         through. With "all of", choosing a tag adds it to the chosen ones, so the count is
         of the view's queries; with "any of" (or none) it is the tag in place of the chosen
-        ones. Exclusions apply to every count; choosing an excluded tag lifts its own."""
+        ones. Exclusions apply to every count but an excluded tag's own, which is how many
+        queries of the view without that exclusion carry it (what the exclusion hides)."""
         chosen = others
         if wanted.match_all and wanted.required:
             chosen = BitMap.intersection(others, *(self.tagged(ids) for ids in wanted.required))
         excluded = sorted(wanted.excluded)
         within = chosen - self.tagged(excluded) if excluded else chosen
+        shown = self._view_but_exclusions(wanted, others) if excluded else others
         counts = []
         for tag_id in self.project_tags:
             carriers = self.tag(tag_id)
             if tag_id not in wanted.excluded:
                 counts.append((tag_id, within.intersection_cardinality(carriers)))
                 continue
-            lifted = chosen & carriers
+            lifted = shown & carriers
             for other in excluded:
                 if other != tag_id:
                     lifted -= self.tag(other)
             counts.append((tag_id, len(lifted)))
         return counts
+
+    def _view_but_exclusions(self, wanted: Filter, others: BitMap) -> BitMap:
+        """The view's queries before its exclusions: `others` with the chosen tags (any of or
+        all of) and untagged applied."""
+        shown = others & self.held.no_tag() if wanted.untagged else others
+        for ids in wanted.required:
+            shown = shown & self.tagged(ids)
+        return shown

@@ -138,17 +138,27 @@ class Rows:
             return False
         return not (body.get("untagged") and carried)
 
+    def excluded(self, body: dict) -> set:
+        return {self.tag_of(ref) for field in ("excludeTagIds", "excludeTagNames")
+                for ref in body.get(field) or ()}
+
     def tag_count(self, body: dict, tag_id: int) -> int:
         """How many queries the view would show with the tag chosen, by the letter of
         docs/api.md: with "all of", the view's queries that also carry it; else those of every
-        other filter that carry it; the exclusions apply, all but the tag's own."""
+        other filter that carry it; the exclusions apply, all but the tag's own. An excluded
+        tag's count: the queries of the view without that exclusion that carry it."""
+        if tag_id in self.excluded(body):
+            lifted = dict(body, **{field: [ref for ref in body.get(field) or ()
+                                           if self.tag_of(ref) != tag_id]
+                                   for field in ("excludeTagIds", "excludeTagNames")})
+            return sum(tag_id in self.carried[row[0]] for row in self.rows
+                       if self.passes(row, lifted))
         if body.get("tagMatch") == "all":
             chosen = dict(body, excludeTagIds=[], excludeTagNames=[], untagged=False)
         else:
             chosen = {key: value for key, value in body.items() if key not in (
                 "tagIds", "tagNames", "untagged", "excludeTagIds", "excludeTagNames")}
-        excluded = {self.tag_of(ref) for field in ("excludeTagIds", "excludeTagNames")
-                    for ref in body.get(field) or ()} - {tag_id, None}
+        excluded = self.excluded(body) - {None}
         return sum(tag_id in self.carried[row[0]] and not self.carried[row[0]] & excluded
                    for row in self.rows if self.passes(row, chosen))
 
