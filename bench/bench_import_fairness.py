@@ -85,7 +85,7 @@ CASES = {
         f"query number {i} of the large file,en,US,brand\n" for i in range(300_000))).encode()),
     "far-cell.xlsx": ("far.xlsx", lambda folder: hostile_files.far_cell_xlsx()),
     "wide-row.xlsx": ("wide.xlsx", lambda folder: hostile_files.wide_row_xlsx()),
-    "repeats.ods": ("repeats.ods", lambda folder: hostile_files.repeated_ods(100_000, 100)),
+    "repeats.ods": ("repeats.ods", lambda folder: hostile_files.repeated_ods(1_000_000, 100)),
     "strings.xlsx": ("strings.xlsx", lambda folder: hostile_files.shared_strings_xlsx()),
     "rows-100k.xlsx": ("large.xlsx", large_workbook),
     **{f"{how}.zip": ("Performance.zip",
