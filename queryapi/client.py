@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime
 from functools import partial
 from typing import Any, TypeVar
 from urllib.parse import quote, urlsplit
@@ -64,6 +65,7 @@ from .records import (
     read_project_page,
     read_queries,
     read_query_page,
+    read_query_versions,
     read_rule,
     read_rule_applied,
     read_rule_preview,
@@ -101,6 +103,7 @@ UPDATE_TAG = "/api/tags/update"
 MERGE_TAG = "/api/tags/merge"
 UNMERGE_TAG = "/api/tags/unmerge"
 FACETS = "/api/queries/facets"
+QUERY_VERSIONS = "/api/queries/versions"
 VIEWS = "/api/views/list"
 CREATE_VIEW = "/api/views/create"
 UPDATE_VIEW = "/api/views/update"
@@ -126,6 +129,7 @@ EXTENSIONS = {
     "tag_editing": ("POST", UPDATE_TAG),
     "tag_merging": ("POST", MERGE_TAG),
     "tag_edits": ("PATCH", EDIT_TAGS),
+    "query_versions": ("POST", QUERY_VERSIONS),
 }
 
 Listing = TypeVar("Listing", ProjectPage, QueryPage, TagPage)
@@ -345,6 +349,16 @@ class Client:
         /api/queries/facets, an extension: `capabilities().tag_logic`)."""
         return self._post(FACETS, _project(project_id), filters.to_body() if filters else {},
                           read_facets)
+
+    def query_versions(self, project_id: str, ids: Iterable[str]) -> dict[str, datetime]:
+        """When each query of `ids` (at most 1000) last changed, by id; one the project no
+        longer has is left out (POST /api/queries/versions, an extension:
+        `capabilities().query_versions`)."""
+        ids = list(ids)
+        if len(ids) > MAX_PAGE_SIZE or not all(isinstance(i, str) for i in ids):
+            raise InvalidRequest("Query versions take at most 1000 query ids, as text.")
+        return self._post(QUERY_VERSIONS, _project(project_id), {"ids": ids},
+                          read_query_versions)
 
     def list_views(self, project_id: str) -> tuple[SavedView, ...]:
         """Every saved view of the project, by name, each with its live count (an extension:

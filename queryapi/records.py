@@ -281,6 +281,7 @@ class Capabilities:
     tag_editing: bool = False  # POST /api/tags/update (name, colour, description)
     tag_merging: bool = False  # POST /api/tags/merge (and unmerge, its undo)
     tag_edits: bool = False  # PATCH /api/queries/many/tags-edit (tags added and removed)
+    query_versions: bool = False  # POST /api/queries/versions (updatedAt of queries by id)
 
 
 @dataclass(frozen=True)
@@ -484,6 +485,17 @@ def _read(what: str, build: Callable[[], Any]) -> Any:
 
 def read_query_page(payload: Any, what: str) -> QueryPage:
     return _read(what, lambda: QueryPage(*_listing(payload, parse_query)))
+
+
+def read_query_versions(payload: Any, what: str) -> dict[str, datetime]:
+    """{"results": [{"id", "updatedAt"}]}: each query's last change, by id."""
+    def build() -> dict[str, datetime]:
+        results = _items(_get(payload, "results", ""), "results")
+        return {_identifier(_get(item, "id", f"results[{i}]"), f"results[{i}].id"):
+                _timestamp(_get(item, "updatedAt", f"results[{i}]"), f"results[{i}].updatedAt")
+                for i, item in enumerate(results)}
+
+    return _read(what, build)
 
 
 def read_tag(payload: Any, what: str) -> Tag:

@@ -13,7 +13,16 @@ from flask import Blueprint, Response, g, jsonify
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from . import engine, rules, saved_views, search, tag_changes, tag_creation, tag_edits
+from . import (
+    engine,
+    query_versions,
+    rules,
+    saved_views,
+    search,
+    tag_changes,
+    tag_creation,
+    tag_edits,
+)
 from .auth import resolve_project
 from .db import get_session
 from .engine import entry_rules, listing, tagging
@@ -115,6 +124,12 @@ def list_queries():
 # How many queries the filter matches, and how many it would match with each language,
 # country or tag chosen instead (docs/api.md).
 extension("/queries/facets", QueryFilterBody, listing.facets, held=True)
+
+
+# When each of some queries, named by id, was last changed: what a page polls to learn
+# whether the rows it shows changed under it.
+extension("/queries/versions", query_versions.QueryVersionsBody,
+          query_versions.query_versions)
 
 
 @bp.patch("/queries/many/tags-only")
