@@ -153,7 +153,15 @@ def create_project(org, name):
 @click.argument("color")
 def create_tag(project_id, name, color):
     """Create a tag (COLOR is #RRGGBB); prints its id."""
-    click.echo(_run(lambda s: admin.create_tag(s, project_id, name, color)))
+    click.echo(_run(lambda s: _create_tag(s, project_id, name, color)))
+
+
+def _create_tag(session, project_id: str, name: str, color: str) -> int:
+    tag_id = admin.create_tag(session, project_id, name, color)
+    project = admin.project_by_id(session, project_id)
+    audit.record_tag_change(session, project.org_id, "tag.created", name,
+                            f"In “{project.name}”, colour {color.lower()}.")
+    return tag_id
 
 
 @click.command("import-queries")
@@ -186,14 +194,14 @@ def import_queries(project_id, file, query_column, language_column, language, co
                                    country, tuple(tags_column), tags_separator, sheet)
     with open(file, "rb") as given, tempfile.TemporaryFile("w+", encoding="utf-8",
                                                            newline="") as shaped:
-        binary = _in_own_shape(given, choice, shaped)
+        binary, title_lines = _in_own_shape(given, choice, shaped)
         named = {}
         if create_tags:  # read once more only then: a file of a million rows takes seconds
             text = io.TextIOWrapper(binary, encoding="utf-8-sig", newline="")
             named = import_sources.tags_named(text)
             text.detach()
         counts, missing = _run(lambda session: _import(
-            session, project_id, binary, file, named, create_tags, dry_run))
+            session, project_id, binary, file, named, create_tags, dry_run, title_lines))
     if not dry_run:
         schema.analyze(_engine())
     prefix = "Checked, nothing changed: " if dry_run else ""
@@ -210,21 +218,25 @@ def import_queries(project_id, file, query_column, language_column, language, co
         sys.exit(1)
 
 
-def _in_own_shape(given, choice, shaped) -> io.BufferedIOBase:
-    """The file as the import reads it: as it is when it has the import's own shape and no
-    column was named; else written in that shape to `shaped` (what was read is said)."""
+def _in_own_shape(given, choice, shaped) -> tuple[io.BufferedIOBase, int]:
+    """The file as the import reads it, and its title lines (Shaping.title_lines): as it is
+    when it has the import's own shape and no column was named; else written in that shape
+    to `shaped` (what was read is said, and the separators of its tags cells where they
+    disagree)."""
     if choice == import_sources.Choice() and imports.in_own_shape(given):
-        return given
+        return given, 0
     try:
-        made, source = import_sources.normalized(given, choice, shaped)
+        shaping = import_sources.normalized(given, choice, shaped)
     except imports.NotCsv as error:
         raise click.ClickException(f"Nothing was imported: {error}") from None
-    click.echo(import_sources.describe(made, source), err=True)
+    click.echo(import_sources.describe(shaping.choice, shaping.source), err=True)
+    if separators := shaping.tag_separators.sentence():
+        click.echo(separators, err=True)
     shaped.flush()
-    return open(shaped.fileno(), "rb", closefd=False)
+    return open(shaped.fileno(), "rb", closefd=False), shaping.title_lines
 
 
-def _import(session, project_id, binary, file, named, create_tags, dry_run):
+def _import(session, project_id, binary, file, named, create_tags, dry_run, title_lines):
     class Report(imports.Sink):
         def __init__(self):
             self.missing = imports.MissingTags(imports.project_tags(session, project_id))
@@ -241,16 +253,19 @@ def _import(session, project_id, binary, file, named, create_tags, dry_run):
         if dry_run:
             click.echo("Would create the tags " + ", ".join(lacking) + ".", err=True)
         else:
-            made = import_sources.create_missing_tags(session, project_id, named)
+            made = import_sources.create_missing_tags(
+                session, project_id, named, audit.ByImport(os.path.basename(file)))
             session.commit()
             click.echo("Created the tags " + ", ".join(made) + ".", err=True)
     report = Report()
     try:
         if dry_run:
             counts = imports.check_only(session, project_id, binary,
-                                        lacking if create_tags else (), report)
+                                        lacking if create_tags else (), report,
+                                        title_lines=title_lines)
         else:
-            counts = imports.import_file(session, project_id, binary, report)
+            counts = imports.import_file(session, project_id, binary, report,
+                                         title_lines=title_lines)
     except imports.NotCsv as error:
         raise admin.AdminError(f"Nothing was imported: {error}") from None
     if not dry_run:

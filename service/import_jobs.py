@@ -61,7 +61,7 @@ from sqlalchemy.orm import Mapped, Session, mapped_column, sessionmaker
 
 from weblib.processes import ThreadPool, owner_is_dead, process_owner
 
-from . import import_sources, imports, schema
+from . import import_sources, imports, org_record, schema
 from .db import begin_write
 from .models import Base, Project, new_uuid, utcnow
 
@@ -134,6 +134,8 @@ class ImportJob(Base):
     rejected: Mapped[int] = mapped_column(Integer, default=0)
     # Queries that rules tagged as they entered (migration 0028).
     tagged_by_rules: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # Blank lines passed over, said once in the report (migration 0035).
+    blank_lines: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     owner: Mapped[str | None] = mapped_column(String(200), nullable=True)
     heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
@@ -192,7 +194,8 @@ class ImportJob(Base):
     @property
     def counts(self) -> imports.Counts:
         return imports.Counts(self.rows, self.added, self.present, self.rejected,
-                              self.last_line, self.bytes_read, tagged=self.tagged_by_rules or 0)
+                              self.last_line, self.bytes_read, blank=self.blank_lines or 0,
+                              tagged=self.tagged_by_rules or 0)
 
     @property
     def summary(self) -> str:
@@ -404,7 +407,7 @@ class JobSink(imports.Sink):
                    ImportJob.owner == self.owner)
             .values(rows=counts.rows, added=counts.added, present=counts.present,
                     rejected=counts.rejected, last_line=counts.last_line,
-                    tagged_by_rules=counts.tagged,
+                    tagged_by_rules=counts.tagged, blank_lines=counts.blank,
                     bytes_read=counts.bytes_read, heartbeat_at=utcnow())
             .execution_options(synchronize_session=False))
         if result.rowcount != 1:
@@ -490,19 +493,20 @@ def run(sessions: sessionmaker, import_id: str, folder: Path, on_end: OnEnd | No
         job = session.get(ImportJob, import_id)
         project_id, chosen, checked = job.project_id, job.chosen, job.check_result
         session.commit()
-        read_as = ""
+        read_as, title_lines = "", 0
         try:
             with Heartbeat(sessions, import_id, owner, stale_seconds / 4):
                 if chosen is not None:  # its columns chosen on its Columns page
-                    _shape_chosen(session, import_id, owner, project_id, folder, shaped,
-                                  chosen, checked)
+                    title_lines = _shape_chosen(session, import_id, owner, project_id, folder,
+                                                shaped, chosen, checked)
                 else:
-                    read_as = _in_own_shape(path, shaped)
+                    read_as, title_lines = _in_own_shape(path, shaped)
                 missing = imports.MissingTags(imports.project_tags(session, project_id))
                 session.commit()
                 with open(shaped if chosen or read_as else path, "rb") as binary:
                     counts = imports.import_file(session, project_id, binary,
-                                                 JobSink(import_id, owner, missing), batch_rows)
+                                                 JobSink(import_id, owner, missing), batch_rows,
+                                                 title_lines)
         except Stopped:
             session.rollback()
             return INTERRUPTED
@@ -535,25 +539,31 @@ def run(sessions: sessionmaker, import_id: str, folder: Path, on_end: OnEnd | No
 
 
 def _shape_chosen(session: Session, import_id: str, owner: str, project_id: str, folder: Path,
-                  shaped: Path, chosen: Chosen, checked: dict | None) -> None:
+                  shaped: Path, chosen: Chosen, checked: dict | None) -> int:
     """The upload written in the import's own shape to `shaped` with the columns chosen (the
     file its last check wrote, when that check had the same columns), the tags it names that
     the project lacks created if asked, and the job's size made the shaped file's (its
-    progress is read from it). NotCsv when the columns cannot be read."""
+    progress is read from it); the title lines it has above its rows (Shaping.title_lines).
+    NotCsv when the columns cannot be read."""
     last = Chosen.from_json((checked or {}).get("chosen"))
     kept = check_path(folder, import_id, checked["check_id"], ended=True) \
         if last is not None and last.choice == chosen.choice and checked.get("check_id") else None
     if kept is not None and kept.exists():
         os.replace(kept, shaped)
+        title_lines = int(checked.get("title_lines") or 0)
     else:
         with open(upload_path(folder, import_id), "rb") as binary, \
                 open(shaped, "w", encoding="utf-8", newline="") as out:
-            import_sources.Shaping(binary, chosen.choice).write(out)
+            shaping = import_sources.Shaping(binary, chosen.choice)
+            shaping.write(out)
+            title_lines = shaping.title_lines
     if chosen.create_tags:
         with open(shaped, encoding="utf-8", newline="") as text:
             named = import_sources.tags_named(text)
         begin_write(session)
-        import_sources.create_missing_tags(session, project_id, named)
+        job = session.get(ImportJob, import_id)
+        import_sources.create_missing_tags(session, project_id, named,
+                                           org_record.ByImport(job.file_name, job.user_id))
         session.commit()
     begin_write(session)
     session.execute(update(ImportJob).where(ImportJob.id == import_id, ImportJob.state == RUNNING,
@@ -561,18 +571,19 @@ def _shape_chosen(session: Session, import_id: str, owner: str, project_id: str,
                     .values(file_size=shaped.stat().st_size, heartbeat_at=utcnow())
                     .execution_options(synchronize_session=False))
     session.commit()
+    return title_lines
 
 
-def _in_own_shape(path: Path, shaped: Path) -> str:
-    """"" when the file has the import's own shape; else how it was read, once written in
-    that shape to `shaped` (its columns guessed from its header: service/import_sources.py),
-    or NotCsv."""
+def _in_own_shape(path: Path, shaped: Path) -> tuple[str, int]:
+    """("", 0) when the file has the import's own shape; else how it was read, once written
+    in that shape to `shaped` (its columns guessed from its header: service/import_sources.
+    py), and the title lines above its rows; or NotCsv."""
     with open(path, "rb") as binary:
         if imports.in_own_shape(binary):
-            return ""
+            return "", 0
         with open(shaped, "w", encoding="utf-8", newline="") as out:
-            choice, source = import_sources.normalized(binary, import_sources.Choice(), out)
-    return import_sources.describe(choice, source)
+            shaping = import_sources.normalized(binary, import_sources.Choice(), out)
+    return import_sources.describe(shaping.choice, shaping.source), shaping.title_lines
 
 
 def _analyze(session: Session) -> None:
@@ -589,7 +600,7 @@ def _end(session: Session, import_id: str, owner: str, state: str, on_end: OnEnd
     if counts is not None:
         values.update(rows=counts.rows, added=counts.added, present=counts.present,
                       rejected=counts.rejected, last_line=counts.last_line,
-                      tagged_by_rules=counts.tagged,
+                      tagged_by_rules=counts.tagged, blank_lines=counts.blank,
                       bytes_read=counts.bytes_read)
     begin_write(session)
     result = session.execute(
@@ -612,15 +623,18 @@ def _end(session: Session, import_id: str, owner: str, state: str, on_end: OnEnd
 def check(session: Session, project_id: str, path: Path, shaped: Path, chosen: Chosen,
           progress: CheckProgress | None = None, batch_rows: int = imports.BATCH_ROWS) -> dict:
     """What importing the upload at `path` with the columns chosen would do, as its Columns
-    page says it: {"summary", "created", "missing", "rejected"} (the counts, the tags that
-    would be created, the sentence of the tags the project lacks, the first rejected rows).
+    page says it: {"summary", "created", "missing", "separators", "rejected", "title_lines"}
+    (the counts, the tags that would be created, the sentence of the tags the project lacks,
+    the one of the separators its tags cells use, the first rejected rows; the title lines
+    of the file written, for its import).
     Nothing is changed: the file is written in the import's own shape to `shaped` (the import
     of the same columns may read it), then read and checked as an import would (imports.
     check_only), the tags to be created counted as if they existed. NotCsv when the columns
     cannot be read; `progress` may raise Stopped."""
     with open(path, "rb") as binary, open(shaped, "w", encoding="utf-8", newline="") as out:
         told = (lambda _rows: progress.shaping(binary.tell())) if progress else None
-        import_sources.Shaping(binary, chosen.choice).write(out, told)
+        shaping = import_sources.Shaping(binary, chosen.choice)
+        shaping.write(out, told)
     with open(shaped, encoding="utf-8", newline="") as text:
         named = import_sources.tags_named(text)
     lacking = import_sources.lacking_tags(session, project_id, named)
@@ -629,11 +643,14 @@ def check(session: Session, project_id: str, path: Path, shaped: Path, chosen: C
     session.rollback()
     with open(shaped, "rb") as binary:
         counts = imports.check_only(session, project_id, binary,
-                                    lacking if chosen.create_tags else (), sink, batch_rows)
+                                    lacking if chosen.create_tags else (), sink, batch_rows,
+                                    shaping.title_lines)
     return {"summary": (f"{counts.added:,} will be added, {counts.present:,} already present, "
-                        f"{counts.rejected:,} rejected."),
+                        f"{counts.rejected:,} rejected{imports.blank_lines_phrase(counts.blank)}."),
             "created": lacking if chosen.create_tags else [],
-            "missing": sink.missing.sentence(), "rejected": sink.first}
+            "missing": sink.missing.sentence(),
+            "separators": shaping.tag_separators.sentence(), "rejected": sink.first,
+            "title_lines": shaping.title_lines}
 
 
 class CheckSink(imports.Sink):

@@ -24,7 +24,8 @@ any file of that shape.
   names (English first where two would differ).
 
 The rows keep their line numbers: the normalized file has a blank line (which an import
-passes over but counts) for each line above the header, so a rejected row is named by its
+passes over, not counting it among the file's blank lines: `Shaping.title_lines`) for each
+line above the header, and one for each row with no text, so a rejected row is named by its
 line in the person's file.
 """
 
@@ -57,7 +58,7 @@ from weblib.tag_lists import (
 )
 from weblib.tag_names import fold_tag_name, tag_name_problem
 
-from . import admin, palette, workbook_files, zip_members
+from . import admin, org_record, palette, workbook_files, zip_members
 from .imports import DROP_PIECE, HEADER_BYTES, MAX_LINE, NotCsv, project_tags, tag_names_in
 from .models import Tag
 
@@ -561,6 +562,7 @@ class Shaping:
         self.every_country = country_code(choice.country) if choice.country else ""
         self.separators = (choice.tags_separator, SEPARATOR)
         self.width = len(header)
+        self.tag_separators = SeparatorCounts(self.separators)
 
     def shaped(self, row: list[str]) -> list[str]:
         if len(row) < self.width:
@@ -590,21 +592,63 @@ class Shaping:
                 break
         return found
 
+    @property
+    def title_lines(self) -> int:
+        """The lines above the header: blank lines in the import's own shape (so that every
+        row keeps its line), which the import passes over without counting them as blank."""
+        return self.source.header_line - 1
+
     def write(self, out: TextIO, progress: Callable[[int], None] | None = None,
               every: int = PROGRESS_ROWS) -> None:
         """Every row, in the import's own shape; the lines above the header kept counted.
+        A row with no text (no cells, separators only, a workbook's empty cells) is written
+        as a blank line, which the import passes over and counts: no row, so never "the query
+        is empty". The separators of the tags cells are counted (`tag_separators`).
         NotCsv while something is still to choose. `progress`, if given, is called with the
         rows written so far every `every` rows (it may raise to stop the writing)."""
         if self.problems:
             raise NotCsv(" ".join(self.problems))
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(["query", "language", "country", "tags"])
-        out.write("\n" * (self.source.header_line - 1))
+        out.write("\n" * self.title_lines)
         too_long = "x" * (MAX_LINE + 1)  # the import rejects it as too long, on its line
         for count, row in enumerate(self.source.rows, start=1):
-            writer.writerow([too_long, "", "", ""] if row is TOO_LONG else self.shaped(row))
+            if row is TOO_LONG:
+                writer.writerow([too_long, "", "", ""])
+            elif not any(value.strip() for value in row):
+                out.write("\n")
+            else:
+                self.tag_separators.count(row[index] for index in self.tags
+                                          if index is not None and index < len(row))
+                writer.writerow(self.shaped(row))
             if progress is not None and count % every == 0:
                 progress(count)
+
+
+class SeparatorCounts:
+    """How many rows' tags cells hold each separator an import knows (ANY_READER, outside
+    quoted names), and what they say when a file uses one that `splitting_at` would not
+    split at: "price | cargo" left as one tag beside cells of "price; cargo"."""
+
+    def __init__(self, splitting_at: tuple[str, ...]) -> None:
+        self.splitting_at = splitting_at
+        self.rows: Counter[str] = Counter()
+
+    def count(self, cells: Iterable[str]) -> None:
+        found = set()
+        for cell in cells:
+            found.update(separators_in(unguard_cell(cell), TAG_SEPARATORS))
+        self.rows.update(found)
+
+    def sentence(self) -> str:
+        """"Tags cells use “;” in 1,204 rows and “|” in 37 rows: choose the separator.", or ""
+        when every separator the cells use is one they are split at."""
+        if set(self.rows) <= set(self.splitting_at):
+            return ""
+        used = [f"“{separator}” in {count:,} row{'s' * (count != 1)}"
+                for separator, count in self.rows.most_common()]
+        listed = used[0] if len(used) == 1 else ", ".join(used[:-1]) + " and " + used[-1]
+        return f"Tags cells use {listed}: choose the separator."
 
 
 def tags_separator(cells: Iterable[str]) -> str:
@@ -616,12 +660,13 @@ def tags_separator(cells: Iterable[str]) -> str:
     return next((separator for separator in TAG_SEPARATORS if separator in held), ";")
 
 
-def normalized(binary: BinaryIO, given: Choice, out: TextIO) -> tuple[Choice, Source]:
-    """Write the file in the import's own shape to `out`; the choice made (given, the rest
-    guessed) and how the file was read. NotCsv when the choice cannot be made."""
+def normalized(binary: BinaryIO, given: Choice, out: TextIO) -> Shaping:
+    """Write the file in the import's own shape to `out`; the Shaping that wrote it (its
+    choice made, given and the rest guessed; how the file was read; the separators its tags
+    cells use). NotCsv when the choice cannot be made."""
     shaping = Shaping(binary, given)
     shaping.write(out)
-    return shaping.choice, shaping.source
+    return shaping
 
 
 def tags_named(text_file: TextIO) -> dict[str, str]:
@@ -647,9 +692,12 @@ def lacking_tags(session, project_id: str, names: dict[str, str]) -> list[str]:
     return [name for folded, name in names.items() if folded not in known]
 
 
-def create_missing_tags(session, project_id: str, names: dict[str, str]) -> list[str]:
+def create_missing_tags(session, project_id: str, names: dict[str, str],
+                        by: org_record.ByImport) -> list[str]:
     """Make the tags of `names` (by folded name) the project lacks, each in the palette
-    colour its tags use least; their names, in the file's order."""
+    colour its tags use least, each on the organization's record as made by the import `by`;
+    their names, in the file's order."""
+    project = admin.project_by_id(session, project_id)
     existing = project_tags(session, project_id)
     in_use = Counter(color.lower() for color in session.scalars(
         select(Tag.color).where(Tag.project_id == project_id)))
@@ -660,6 +708,8 @@ def create_missing_tags(session, project_id: str, names: dict[str, str]) -> list
         color = palette.pick(in_use)
         in_use[color] += 1
         admin.create_tag(session, project_id, name, color)
+        org_record.record_tag_change(session, project.org_id, "tag.created", name,
+                                     f"In “{project.name}”, colour {color}.", by_import=by)
         existing[folded] = -1
         made.append(name)
     return made

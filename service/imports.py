@@ -147,6 +147,7 @@ class Batch:
     rows: list[admin.NewQuery] = field(default_factory=list)
     rejected: list[Rejected] = field(default_factory=list)
     read: int = 0         # data rows read (blank lines are not rows)
+    blank: int = 0        # blank lines passed over (blank_lines_phrase)
     last_line: int = 0    # the last line of the file read so far
     bytes_read: int = 0   # how far into the file
     characters: int = 0   # of the rejected rows' fields
@@ -160,6 +161,7 @@ class Counts:
     rejected: int = 0
     last_line: int = 0
     bytes_read: int = 0
+    blank: int = 0     # blank lines passed over: not rows, said once (blank_lines_phrase)
 
     # The tags deleted while the import ran, left out of the rows that named them.
     untagged: tuple[str, ...] = ()
@@ -171,6 +173,7 @@ class Counts:
     def read(self, batch: Batch) -> Counts:
         return replace(self, rows=self.rows + batch.read,
                        rejected=self.rejected + len(batch.rejected),
+                       blank=self.blank + batch.blank,
                        last_line=batch.last_line, bytes_read=batch.bytes_read)
 
     def inserted(self, rows: int, added: int, tagged: int = 0) -> Counts:
@@ -181,11 +184,20 @@ class Counts:
 def summary(counts: Counts) -> str:
     """"1,204 added, 3 already present, 2 rejected" — the report's line, everywhere."""
     line = (f"{counts.added:,} added, {counts.present:,} already present, "
-            f"{counts.rejected:,} rejected")
+            f"{counts.rejected:,} rejected") + blank_lines_phrase(counts.blank)
     if counts.tagged:  # said only when rules did something: reports without rules stay as they were
         queries = "1 query" if counts.tagged == 1 else f"{counts.tagged:,} queries"
         line += f", {queries} tagged by rules"
     return line
+
+
+def blank_lines_phrase(count: int) -> str:
+    """", 2 blank lines passed over" after a report's counts ("" if none was): a line with
+    no cells, separators only or empty cells is no row, so neither added nor rejected."""
+    if not count:
+        return ""
+    return ", 1 blank line passed over" if count == 1 else \
+        f", {count:,} blank lines passed over"
 
 
 def untagged_sentence(counts: Counts) -> str:
@@ -439,9 +451,11 @@ class _Lines:
 
 
 def read_batches(binary: BinaryIO, header: Header, tags: dict[str, int],
-                 batch_rows: int = BATCH_ROWS) -> Iterator[Batch]:
+                 batch_rows: int = BATCH_ROWS, title_lines: int = 0) -> Iterator[Batch]:
     """The file's data rows, checked, in batches; the last batch (perhaps empty) ends at the
-    end of the file. Only one batch is held at a time."""
+    end of the file. Only one batch is held at a time. Blank lines are counted, but for the
+    first `title_lines` after the header: the places of the title lines of the file this one
+    was written from (service/import_sources.py), which are no part of its data."""
     size = _size(binary)
     binary.seek(0)
     text = io.TextIOWrapper(binary, encoding="utf-8-sig", newline="")
@@ -471,7 +485,9 @@ def read_batches(binary: BinaryIO, header: Header, tags: dict[str, int],
                 batch.rejected.append(Rejected(line, _unreadable(error)))
             else:
                 if not any(value.strip() for value in fields):
-                    continue  # a blank line, or one of separators only
+                    # A blank line, or one of separators only: passed over, counted.
+                    batch.blank += line > 1 + title_lines
+                    continue
                 batch.read += 1
                 checked = check_row(fields, header, tags, line)
                 if isinstance(checked, Rejected):
@@ -587,7 +603,7 @@ class Sink:
 
 
 def import_file(session: Session, project_id: str, binary: BinaryIO, sink: Sink | None = None,
-                batch_rows: int = BATCH_ROWS) -> Counts:
+                batch_rows: int = BATCH_ROWS, title_lines: int = 0) -> Counts:
     """Import a CSV file into a project: every good row is added unless the project has it;
     NotCsv (nothing written) for a file that is not CSV at all.
 
@@ -601,7 +617,8 @@ def import_file(session: Session, project_id: str, binary: BinaryIO, sink: Sink 
        key-ordered indexes as one run beside the last: in the file's order, every batch
        touched nearly every page of those indexes (1M rows on SQLite: 52–57 → 38–41 s).
 
-    An import stopped on the way keeps the ranges it finished."""
+    An import stopped on the way keeps the ranges it finished. `title_lines`: as read_batches
+    takes it."""
     sink = sink or Sink()
     if admin.project_by_id(session, project_id) is None:
         raise admin.AdminError(f"No project {project_id}.")
@@ -610,13 +627,13 @@ def import_file(session: Session, project_id: str, binary: BinaryIO, sink: Sink 
     names = tag_names(session, project_id)
     session.commit()
     with _held(session, project_id) as (held, load):
-        counts = _read(held, load, binary, header, tags, sink, batch_rows)
+        counts = _read(held, load, binary, header, tags, sink, batch_rows, title_lines)
         return _add(held, load, counts, sink, batch_rows, names)
 
 
 def check_only(session: Session, project_id: str, binary: BinaryIO,
                new_tags: Iterable[str] = (), sink: Sink | None = None,
-               batch_rows: int = BATCH_ROWS) -> Counts:
+               batch_rows: int = BATCH_ROWS, title_lines: int = 0) -> Counts:
     """What importing the file would do, writing nothing: its rows read and checked as an
     import checks them (the tags of `new_tags` counted as if they existed), and those the
     project has already (or that an earlier row of the file has) counted as present."""
@@ -628,7 +645,7 @@ def check_only(session: Session, project_id: str, binary: BinaryIO,
     for name in new_tags:
         tags.setdefault(fold_tag_name(name), -1)
     counts, seen = Counts(), set()
-    for batch in read_batches(binary, header, tags, batch_rows):
+    for batch in read_batches(binary, header, tags, batch_rows, title_lines):
         counts = counts.read(batch)
         keys = [row[:3] for row in batch.rows]
         present = bulk_load.present_keys(session, project_id, keys)
@@ -680,12 +697,12 @@ def _held(session: Session, project_id: str) -> Iterator[tuple[Session, bulk_loa
 
 
 def _read(held: Session, load: bulk_load.Load, binary: BinaryIO, header: Header,
-          tags: dict[str, int], sink: Sink, batch_rows: int) -> Counts:
+          tags: dict[str, int], sink: Sink, batch_rows: int, title_lines: int = 0) -> Counts:
     begin_write(held)
     load.open()
     held.commit()
     counts = Counts()
-    for batch in read_ahead(read_batches(binary, header, tags, batch_rows)):
+    for batch in read_ahead(read_batches(binary, header, tags, batch_rows, title_lines)):
         begin_write(held)
         if batch.rows:
             load.stage(batch.rows)

@@ -505,7 +505,8 @@ def import_progress(project_id: str, import_id: str):
         "bytesRead": None if job.state == import_jobs.CHECKING else job.bytes_read,
         "fileSize": job.file_size, "rows": job.rows,
         "added": job.added, "present": job.present, "rejected": job.rejected,
-        "taggedByRules": job.tagged_by_rules, "text": progress_text(job),
+        "blankLines": job.blank_lines, "taggedByRules": job.tagged_by_rules,
+        "text": progress_text(job),
     })
 
 
