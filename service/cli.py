@@ -153,7 +153,15 @@ def create_project(org, name):
 @click.argument("color")
 def create_tag(project_id, name, color):
     """Create a tag (COLOR is #RRGGBB); prints its id."""
-    click.echo(_run(lambda s: admin.create_tag(s, project_id, name, color)))
+    click.echo(_run(lambda s: _create_tag(s, project_id, name, color)))
+
+
+def _create_tag(session, project_id: str, name: str, color: str) -> int:
+    tag_id = admin.create_tag(session, project_id, name, color)
+    project = admin.project_by_id(session, project_id)
+    audit.record_tag_change(session, project.org_id, "tag.created", name,
+                            f"In “{project.name}”, colour {color.lower()}.")
+    return tag_id
 
 
 @click.command("import-queries")
@@ -245,7 +253,8 @@ def _import(session, project_id, binary, file, named, create_tags, dry_run, titl
         if dry_run:
             click.echo("Would create the tags " + ", ".join(lacking) + ".", err=True)
         else:
-            made = import_sources.create_missing_tags(session, project_id, named)
+            made = import_sources.create_missing_tags(
+                session, project_id, named, audit.ByImport(os.path.basename(file)))
             session.commit()
             click.echo("Created the tags " + ", ".join(made) + ".", err=True)
     report = Report()

@@ -61,7 +61,7 @@ from sqlalchemy.orm import Mapped, Session, mapped_column, sessionmaker
 
 from weblib.processes import ThreadPool, owner_is_dead, process_owner
 
-from . import import_sources, imports, schema
+from . import import_sources, imports, org_record, schema
 from .db import begin_write
 from .models import Base, Project, new_uuid, utcnow
 
@@ -561,7 +561,9 @@ def _shape_chosen(session: Session, import_id: str, owner: str, project_id: str,
         with open(shaped, encoding="utf-8", newline="") as text:
             named = import_sources.tags_named(text)
         begin_write(session)
-        import_sources.create_missing_tags(session, project_id, named)
+        job = session.get(ImportJob, import_id)
+        import_sources.create_missing_tags(session, project_id, named,
+                                           org_record.ByImport(job.file_name, job.user_id))
         session.commit()
     begin_write(session)
     session.execute(update(ImportJob).where(ImportJob.id == import_id, ImportJob.state == RUNNING,

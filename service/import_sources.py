@@ -58,7 +58,7 @@ from weblib.tag_lists import (
 )
 from weblib.tag_names import fold_tag_name, tag_name_problem
 
-from . import admin, palette, workbook_files, zip_members
+from . import admin, org_record, palette, workbook_files, zip_members
 from .imports import DROP_PIECE, HEADER_BYTES, MAX_LINE, NotCsv, project_tags, tag_names_in
 from .models import Tag
 
@@ -692,9 +692,12 @@ def lacking_tags(session, project_id: str, names: dict[str, str]) -> list[str]:
     return [name for folded, name in names.items() if folded not in known]
 
 
-def create_missing_tags(session, project_id: str, names: dict[str, str]) -> list[str]:
+def create_missing_tags(session, project_id: str, names: dict[str, str],
+                        by: org_record.ByImport) -> list[str]:
     """Make the tags of `names` (by folded name) the project lacks, each in the palette
-    colour its tags use least; their names, in the file's order."""
+    colour its tags use least, each on the organization's record as made by the import `by`;
+    their names, in the file's order."""
+    project = admin.project_by_id(session, project_id)
     existing = project_tags(session, project_id)
     in_use = Counter(color.lower() for color in session.scalars(
         select(Tag.color).where(Tag.project_id == project_id)))
@@ -705,6 +708,8 @@ def create_missing_tags(session, project_id: str, names: dict[str, str]) -> list
         color = palette.pick(in_use)
         in_use[color] += 1
         admin.create_tag(session, project_id, name, color)
+        org_record.record_tag_change(session, project.org_id, "tag.created", name,
+                                     f"In “{project.name}”, colour {color}.", by_import=by)
         existing[folded] = -1
         made.append(name)
     return made

@@ -72,8 +72,8 @@ def update_tag(session: Session, project_id: str, body: UpdateTagBody) -> dict:
         tag.description = body.description
     if changes:
         org_id, project = _project_name(session, project_id)
-        audit.record_change(session, org_id, "tag.edited", tag.name,
-                            f"In “{project}”: {'; '.join(changes)}; through the API.")
+        audit.record_tag_change(session, org_id, "tag.edited", tag.name,
+                                f"In “{project}”: {'; '.join(changes)}.")
     try:
         session.commit()
     except IntegrityError:  # PostgreSQL: another request took the name meanwhile
@@ -105,9 +105,9 @@ def merge_tag(session: Session, project_id: str, body: MergeTagBody) -> dict:
             session.rollback()
             raise NotFound(f"Tag {body.intoId} ('intoId') not found.") from None
         org_id, project = _project_name(session, project_id)
-        audit.record_change(session, org_id, "tag.merged", merged["name"],
-                            f"In “{project}”, into “{into.name}”: {_queries(changed)} "
-                            "changed, through the API.")
+        audit.record_tag_change(session, org_id, "tag.merged", merged["name"],
+                                f"In “{project}”, into “{into.name}”: {_queries(changed)} "
+                                "changed.")
         session.commit()
         return {"merged": merged, "into": full_tag_record(into), "operation": operation,
                 "queries": changed}
@@ -133,9 +133,9 @@ def unmerge_tag(session: Session, project_id: str, body: UnmergeTagBody) -> dict
             raise Conflict(f'The merge cannot be undone: a tag named "{taken.name}" has been '
                            "made since. Rename or merge that tag first.") from None
         org_id, project = _project_name(session, project_id)
-        audit.record_change(session, org_id, "tag.unmerged", tag.name,
-                            f"In “{project}”: the merge was undone, {_queries(changed)} "
-                            "changed, through the API.")
+        audit.record_tag_change(session, org_id, "tag.unmerged", tag.name,
+                                f"In “{project}”: the merge was undone, {_queries(changed)} "
+                                "changed.")
         session.commit()
         return {"restored": full_tag_record(tag), "operation": body.operation,
                 "queries": changed}

@@ -1,6 +1,7 @@
 """Create a tag (POST /api/tags/create, an extension of the reference API): a name no tag of
 the project has, compared as weblib.tag_names folds names (case, look-alikes), and a colour
-— the caller's, or one from the palette (palette.py)."""
+— the caller's, or one from the palette (palette.py). The tag is recorded on the
+organization's record (settings/audit.py) in the same transaction."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from weblib.tag_names import fold_tag_name
 from . import palette
 from .db import begin_write
 from .errors import Conflict
-from .models import Tag
+from .models import Project, Tag
+from .settings import audit
 from .validation import CreateTagBody
 
 
@@ -43,6 +45,10 @@ def create_tag(session: Session, project_id: str, body: CreateTagBody) -> Tag:
             .group_by(func.lower(Tag.color))).all()))
     tag = Tag(project_id=project_id, name=name, name_folded=folded, color=color)
     session.add(tag)
+    org_id, project = session.execute(select(Project.org_id, Project.name)
+                                      .where(Project.id == project_id)).one()
+    audit.record_tag_change(session, org_id, "tag.created", name,
+                            f"In “{project}”, colour {color}.")
     try:
         session.commit()
     except IntegrityError:

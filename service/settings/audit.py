@@ -1,10 +1,11 @@
 """The settings activity log: who changed what, and when.
 
 Key actions (generated, revoked) keep the key's ends in `key_events`; every other change —
-projects, tags, imports, people, rules — is an `org_events` row. A person's action carries their
-user id and email (the email stays when the person is removed); the command line's carries
-neither. Rows are written in the same transaction as the change itself, so there is no
-change without its record.
+projects, tags, imports, people, rules — is an `org_events` row, written by
+service/org_record.py (its functions are named here too, as the settings' pages call them).
+A person's action carries their user id and email (the email stays when the person is
+removed); the command line's carries neither. Rows are written in the same transaction as the
+change itself, so there is no change without its record.
 """
 
 from __future__ import annotations
@@ -16,45 +17,14 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from .. import keys
-from ..auth import api_origin
-from ..models import ApiKey, KeyEvent, OrgEvent, User, utcnow
+from ..models import ApiKey, KeyEvent, OrgEvent, utcnow
+from ..org_record import CHANGES, email_of
+from ..org_record import ByImport as ByImport
+from ..org_record import record_change as record_change
+from ..org_record import record_tag_change as record_tag_change
 
 GENERATED = "generated"
 REVOKED = "revoked"
-
-
-# What each change is called in the log.
-CHANGES = {
-    "project.created": "Project created",
-    "project.renamed": "Project renamed",
-    "tag.created": "Tag created",
-    "tag.edited": "Tag edited",
-    "tag.deleted": "Tag deleted",
-    "tag.merged": "Tag merged",
-    "tag.unmerged": "Tag merge undone",
-    "import.finished": "Queries imported",
-    "import.failed": "Import failed",
-    "person.added": "Administrator added",
-    "person.removed": "Administrator removed",
-    "person.password_set": "Password set",
-    "person.link_renewed": "New password link",
-    # Rules (service/rules.py), changed through the API.
-    "rule.created": "Rule created",
-    "rule.changed": "Rule changed",
-    "rule.paused": "Rule paused",
-    "rule.resumed": "Rule resumed",
-    "rule.deleted": "Rule deleted",
-    "rule.applied": "Rule applied",
-    "rule.unapplied": "Rule's tags taken away",
-    "rule.restored": "Rule's tags put back",
-}
-
-
-def _email(session: Session, user_id: int | None) -> str | None:
-    if user_id is None:
-        return None
-    user = session.get(User, user_id)
-    return user.email if user is not None else None
 
 
 def record(session: Session, api_key: ApiKey, action: str, user_id: int | None = None,
@@ -62,7 +32,7 @@ def record(session: Session, api_key: ApiKey, action: str, user_id: int | None =
     event = KeyEvent(
         org_id=api_key.org_id, user_id=user_id, action=action, key_id=api_key.id,
         key_prefix=api_key.prefix, key_last_four=api_key.last_four, key_name=api_key.name,
-        form_token=form_token, at=utcnow(), actor_email=_email(session, user_id),
+        form_token=form_token, at=utcnow(), actor_email=email_of(session, user_id),
     )
     session.add(event)
     session.flush()
@@ -87,25 +57,6 @@ def count(session: Session, org_id: str) -> int:
 
 def event_for_form(session: Session, form_token: str) -> KeyEvent | None:
     return session.scalar(select(KeyEvent).where(KeyEvent.form_token == form_token))
-
-
-def record_change(session: Session, org_id: str, action: str, subject: str,
-                  detail: str = "", user_id: int | None = None) -> OrgEvent:
-    """A change other than a key's: `action` is one of CHANGES, `subject` names what changed
-    (a project's or tag's name, an email), `detail` says more in words."""
-    if action not in CHANGES:
-        raise ValueError(f"unknown change {action!r}")
-    event = OrgEvent(org_id=org_id, user_id=user_id, actor_email=_email(session, user_id),
-                     action=action, subject=subject[:300], detail=detail[:500], at=utcnow())
-    origin = api_origin() if user_id is None else None
-    key = session.get(ApiKey, origin.key_id) if origin is not None else None
-    if key is not None:  # made through the API: the key, and whom its caller names
-        event.key_prefix, event.key_last_four, event.key_name = \
-            key.prefix, key.last_four, key.name
-        event.actor_name = origin.actor
-    session.add(event)
-    session.flush()
-    return event
 
 
 @dataclass(frozen=True)

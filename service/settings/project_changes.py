@@ -1,7 +1,7 @@
 """Changes to an organization's projects and tags from the settings area: create and rename
 a project; create, edit and delete a tag. Each change is one write transaction that also
-records it in the activity log (audit.record_change), so there is no change without its
-record.
+records it in the activity log (audit.record_change; a tag's change through
+audit.record_tag_change), so there is no change without its record.
 
 - Project names are unique within an organization, compared without regard to case and
   surrounding spaces (“Shop search” and “shop search ” are the same name): two projects
@@ -241,8 +241,8 @@ def create_tag(session: Session, org_id: str, project_id: str, user_id: int, nam
         session.add(Tag(project_id=project.id, name=name, name_folded=fold_tag_name(name),
                         color=colour))
         session.flush()
-        event = audit.record_change(session, org_id, "tag.created", name,
-                                    f"In “{project.name}”, colour {colour}.", user_id=user_id)
+        event = audit.record_tag_change(session, org_id, "tag.created", name,
+                                        f"In “{project.name}”, colour {colour}.", user_id=user_id)
     return event
 
 
@@ -269,9 +269,9 @@ def edit_tag(session: Session, org_id: str, project_id: str, tag_id: int, user_i
         tag.name, tag.name_folded, tag.color = name, fold_tag_name(name), colour
         tag.description = description
         session.flush()
-        event = audit.record_change(session, org_id, "tag.edited", name,
-                                    f"In “{project.name}”: {'; '.join(changes)}.",
-                                    user_id=user_id)
+        event = audit.record_tag_change(session, org_id, "tag.edited", name,
+                                        f"In “{project.name}”: {'; '.join(changes)}.",
+                                        user_id=user_id)
     return event
 
 
@@ -290,8 +290,8 @@ def _delete_tag_once(session: Session, org_id: str, project_id: str, tag_id: int
     else:
         queries = "1 query" if removed == 1 else f"{removed:,} queries"
         detail = f"It was removed from {queries} of “{project.name}”."
-    event = audit.record_change(session, org_id, "tag.deleted", tag.name, detail,
-                                user_id=user_id)
+    event = audit.record_tag_change(session, org_id, "tag.deleted", tag.name, detail,
+                                    user_id=user_id)
     session.commit()
     return event
 
@@ -331,9 +331,9 @@ def _merge_once(session: Session, org_id: str, project_id: str, tag_id: int, int
     name, into_name = tag.name, into.name
     changed = merging.merge(session, project.id, tag, into, operation)
     session.expunge(tag)
-    event = audit.record_change(session, org_id, "tag.merged", name,
-                                f"In “{project.name}”, into “{into_name}”: "
-                                f"{_queries(changed)} changed.", user_id=user_id)
+    event = audit.record_tag_change(session, org_id, "tag.merged", name,
+                                    f"In “{project.name}”, into “{into_name}”: "
+                                    f"{_queries(changed)} changed.", user_id=user_id)
     session.commit()
     return event, operation
 
@@ -383,7 +383,7 @@ def unmerge_tag(session: Session, org_id: str, project_id: str, operation: str,
         except merging.NameTaken as taken:
             raise Refused(f"The merge cannot be undone: the project has a tag named "
                           f"“{taken.name}” again. Rename or merge that tag first.") from None
-        event = audit.record_change(session, org_id, "tag.unmerged", tag.name,
-                                    f"In “{project.name}”: {_queries(changed)} changed.",
-                                    user_id=user_id)
+        event = audit.record_tag_change(session, org_id, "tag.unmerged", tag.name,
+                                        f"In “{project.name}”: {_queries(changed)} changed.",
+                                        user_id=user_id)
     return event
