@@ -20,12 +20,11 @@ signed-in session.
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import re
 import threading
 import time
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 
 from flask import (
@@ -49,7 +48,7 @@ from ..db import begin_write, get_session
 from ..import_jobs import Chosen, ImportJob
 from ..import_sources import Choice
 from ..models import Project, new_uuid
-from . import audit, web
+from . import audit, import_memory, web
 from .projects import signed_in_project
 from .views import bp, holds_a_session, load_user, signin_required
 
@@ -311,33 +310,18 @@ def _started(project: Project, import_id: str):
 PREVIEW_ROWS = 5
 
 
-def _remembered(project: Project) -> Choice:
-    try:
-        fields = json.loads(project.import_choice or "{}")
-        return Choice(**{**fields, "tags_columns": tuple(fields.get("tags_columns", ()))})
-    except (TypeError, ValueError):
-        return Choice()
+# The separators the Columns page offers for the tags (any other text stays possible on the
+# command line, and is offered when it is the one chosen).
+SEPARATOR_OPTIONS = (("", "Guessed from the file"), (";", "; (semicolon) only"),
+                     (",", ", (comma)"), ("|", "| (vertical bar)"))
 
 
-def _for_header(choice: Choice, header: list[str]) -> Choice:
-    """The remembered choice without the columns this file does not have, and without a
-    language or country for every row where this file has a column of it (an Ahrefs list
-    after a Search Console export: its countries, not the one given for every row)."""
-    names = {import_sources.folded_name(name) for name in header}
-
-    def kept(name: str | None) -> str | None:
-        return name if name and import_sources.folded_name(name) in names else None
-
-    # ";" always separates tags: remembered, it would only stop the guess of another.
-    separator = None if choice.tags_separator == ";" else choice.tags_separator
-    columns = replace(choice, query_column=kept(choice.query_column),
-                      language_column=kept(choice.language_column), language=None,
-                      country_column=kept(choice.country_column), country=None,
-                      tags_columns=tuple(n for n in choice.tags_columns if kept(n)),
-                      tags_separator=separator, sheet=None)
-    found = import_sources.guess(header, columns)
-    return replace(columns, language=None if found.language_column else choice.language,
-                   country=None if found.country_column else choice.country)
+def separator_options(chosen: str | None) -> list[tuple[str, str]]:
+    """The tags separator's options: SEPARATOR_OPTIONS, and the one chosen if it is another."""
+    options = list(SEPARATOR_OPTIONS)
+    if chosen and chosen not in dict(options):
+        options.append((chosen, f"“{chosen}”"))
+    return options
 
 
 def _choice_from_form(form) -> Choice:
@@ -384,7 +368,7 @@ def import_columns(project: Project, job: ImportJob):
         elif stored is not None:
             given = replace(stored.choice, sheet=sheet)
         else:
-            given = replace(_for_header(_remembered(project), header), sheet=sheet)
+            given = replace(import_memory.remembered(project, header), sheet=sheet)
         try:
             with open(path, "rb") as binary:
                 shaping = import_sources.Shaping(binary, given, any_header=True)
@@ -400,7 +384,7 @@ def import_columns(project: Project, job: ImportJob):
         problems += to_choose
         to_choose = []
     if posted and not problems:
-        _remember(project, choice)
+        import_memory.remember(project, header, choice)
         if request.form.get("action") == "import":
             return _import_chosen(project, job, Chosen(choice, create_tags))
         return _check_started(project, job, Chosen(choice, create_tags))
@@ -412,16 +396,7 @@ def import_columns(project: Project, job: ImportJob):
         checked=None if posted else job.check_result, progress=progress_text(job),
         progress_every=_progress_every(),
         described=described, to_choose=to_choose, create_tags=create_tags,
-        sheets=sheets), status
-
-
-def _remember(project: Project, choice: Choice) -> None:
-    db = get_session()
-    begin_write(db)
-    fields = asdict(replace(choice, sheet=None))
-    fields["tags_columns"] = list(choice.tags_columns)
-    db.get(Project, project.id).import_choice = json.dumps(fields, ensure_ascii=False)
-    db.commit()
+        sheets=sheets, separators=separator_options(choice.tags_separator)), status
 
 
 def _wait_seconds() -> float:
