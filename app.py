@@ -18,7 +18,18 @@ from flask import Flask
 from flask_session import Session
 from flask_wtf.csrf import CSRFProtect
 
-from blueprints import activity, auth, bulk, export, projects, queries, rules, tags, views
+from blueprints import (
+    activity,
+    auth,
+    bulk,
+    colleagues,
+    export,
+    projects,
+    queries,
+    rules,
+    tags,
+    views,
+)
 from dashboard import (
     apiclient,
     errors,
@@ -107,6 +118,8 @@ def default_config() -> dict:
         "JOBS_STALE_SECONDS": 30.0,
         # How often a page asks for the progress of a job it shows, while the job runs.
         "JOBS_POLL_SECONDS": 1.0,
+        # How often an open queries page asks whether the rows it shows changed under it.
+        "COLLEAGUES_POLL_SECONDS": 10.0,
         # Queries read and written per batch of a job (the service's maximum is 1000).
         "BULK_BATCH_SIZE": 1000,
         # Overlap a job's reads with its writes (see jobs/walk.py); queryapi's pacer reserves
@@ -361,6 +374,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     errors.init_app(app)
     app.register_blueprint(projects.bp)
     app.register_blueprint(queries.bp)
+    app.register_blueprint(colleagues.bp)
     app.register_blueprint(tags.bp)
     app.register_blueprint(views.bp)
     app.register_blueprint(rules.bp)
