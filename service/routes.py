@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from . import (
     engine,
+    import_listing,
     query_versions,
     rules,
     saved_views,
@@ -130,6 +131,10 @@ extension("/queries/facets", QueryFilterBody, listing.facets, held=True)
 # whether the rows it shows changed under it.
 extension("/queries/versions", query_versions.QueryVersionsBody,
           query_versions.query_versions)
+
+
+# A project's imports, newest first (read-only).
+extension("/imports/list", import_listing.ImportListBody, import_listing.list_imports)
 
 
 @bp.patch("/queries/many/tags-only")

@@ -353,6 +353,8 @@ def test_the_document_marks_creating_a_tag_as_an_extension_and_nothing_else(live
               for method, operation in methods.items()
               if operation.get("x-tagdesk-extension") is True}
     assert marked == {("post", CREATE), ("post", "/api/queries/facets"),
+                      ("patch", "/api/queries/many/tags-edit"), ("post", "/api/queries/versions"),
+                      ("post", "/api/imports/list"),
                       *(("post", f"/api/tags/{verb}") for verb in ("update", "merge", "unmerge")),
                       *(("post", f"/api/views/{verb}")
                         for verb in ("list", "create", "update", "delete")),
