@@ -10,14 +10,16 @@ import io
 import os
 import sys
 import tempfile
+from dataclasses import replace
 
 import click
 from flask import Flask, current_app
 from flask.cli import with_appcontext
 from sqlalchemy import select
 
-from . import admin, import_sources, imports, schema
+from . import admin, import_sources, imports, language_detection, schema
 from .db import session_scope
+from .engine import pieces
 from .models import Organization, Project
 from .settings import accounts, audit
 
@@ -181,17 +183,29 @@ def _create_tag(session, project_id: str, name: str, color: str) -> int:
 @click.option("--sheet", metavar="NAME",
               help="The sheet of a workbook (if none: the first whose rows name a query "
                    "column).")
+@click.option("--detect-language", is_flag=True,
+              help="Detect the language of each query (a file with no language column); "
+                   "--language for those it cannot tell.")
+@click.option("--detect-languages", metavar="CODES",
+              help="The languages to detect among, such as de,fr,en (if not given: the "
+                   "project's languages so far and --language).")
 @click.option("--create-tags", is_flag=True, help="Create the tags the project lacks.")
 @click.option("--dry-run", is_flag=True, help="Check the file; change nothing.")
 def import_queries(project_id, file, query_column, language_column, language, country_column,
-                   country, tags_column, tags_separator, sheet, create_tags, dry_run):
+                   country, tags_column, tags_separator, sheet, detect_language,
+                   detect_languages, create_tags, dry_run):
     """Import the queries of a CSV or TSV file or an Excel workbook: the import's own shape
     (query,language,country,tags with tags joined by ';'), or any other whose columns are
     guessed from its header or named by the options (Search Console, Keyword Planner,
     Semrush, Ahrefs exports). Prints the count added; rejected rows are listed with their
     line and reason, and the others imported: the exit status is then 1."""
     choice = import_sources.Choice(query_column, language_column, language, country_column,
-                                   country, tuple(tags_column), tags_separator, sheet)
+                                   country, tuple(tags_column), tags_separator, sheet,
+                                   detect_language, tuple((detect_languages or "").split(",")))
+    if detect_language and not choice.detect_languages:
+        in_use = _run(lambda session: pieces.languages(session.connection(), project_id))
+        choice = replace(choice, detect_languages=language_detection.default_codes(
+            in_use, import_sources.language_code(language or "")))
     with open(file, "rb") as given, tempfile.TemporaryFile("w+", encoding="utf-8",
                                                            newline="") as shaped:
         binary, title_lines = _in_own_shape(given, choice, shaped)
@@ -232,6 +246,8 @@ def _in_own_shape(given, choice, shaped) -> tuple[io.BufferedIOBase, int]:
     click.echo(import_sources.describe(shaping.choice, shaping.source), err=True)
     if separators := shaping.tag_separators.sentence():
         click.echo(separators, err=True)
+    if shaping.detection is not None:
+        click.echo(shaping.detection.tally.sentence(), err=True)
     shaped.flush()
     return open(shaped.fileno(), "rb", closefd=False), shaping.title_lines
 

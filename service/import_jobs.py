@@ -650,6 +650,7 @@ def check(session: Session, project_id: str, path: Path, shaped: Path, chosen: C
             "created": lacking if chosen.create_tags else [],
             "missing": sink.missing.sentence(),
             "separators": shaping.tag_separators.sentence(), "rejected": sink.first,
+            "languages": shaping.detection.tally.sentence() if shaping.detection else "",
             "title_lines": shaping.title_lines}
 
 

@@ -58,7 +58,7 @@ from weblib.tag_lists import (
 )
 from weblib.tag_names import fold_tag_name, tag_name_problem
 
-from . import admin, org_record, palette, workbook_files, zip_members
+from . import admin, language_detection, org_record, palette, workbook_files, zip_members
 from .imports import DROP_PIECE, HEADER_BYTES, MAX_LINE, NotCsv, project_tags, tag_names_in
 from .models import Tag
 
@@ -112,9 +112,20 @@ class Choice:
     tags_columns: tuple[str, ...] = ()
     tags_separator: str | None = None  # None: guessed from the cells (tags_separator)
     sheet: str | None = None  # of a workbook: guessed when None (read_source)
+    # Each query's language told from its words, among these languages, where the file has
+    # no language column; `language` for the queries it cannot tell (language_detection.py).
+    detect_language: bool = False
+    detect_languages: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # Read back from JSON as a list, given by the command line as "de,fr".
+        object.__setattr__(self, "detect_languages", tuple(dict.fromkeys(
+            code.strip().lower() for code in self.detect_languages if code.strip())))
 
     def problems(self) -> list[str]:
         found = []
+        if self.detect_language and not self.language_column:
+            found.extend(language_detection.problems(self.detect_languages))
         if self.language_column and self.language:
             found.append("Choose a language column or one language for every row, not both.")
         if self.country_column and self.country:
@@ -145,6 +156,8 @@ def guess(header: list[str], given: Choice = Choice()) -> Choice:
             name for name in header if folded_name(name) in TAG_NAMES),
         tags_separator=given.tags_separator,
         sheet=given.sheet,
+        detect_language=given.detect_language,
+        detect_languages=given.detect_languages,
     )
 
 
@@ -563,6 +576,10 @@ class Shaping:
         self.separators = (choice.tags_separator, SEPARATOR)
         self.width = len(header)
         self.tag_separators = SeparatorCounts(self.separators)
+        # Each query's language detected (a file's language column wins, as over `language`).
+        self.detection = language_detection.Detection(
+            choice.detect_languages, self.every_language) \
+            if choice.detect_language and self.language is None else None
 
     def shaped(self, row: list[str]) -> list[str]:
         if len(row) < self.width:
@@ -586,11 +603,13 @@ class Shaping:
         for row in self.source.rows:
             if row is TOO_LONG or not any(value.strip() for value in row):
                 continue
-            query, language, country, tags = self.shaped(row)
-            found.append([*admin.query_key(query, language, country), tags])
+            found.append(self.shaped(row))
             if len(found) == count:
                 break
-        return found
+        if self.detection is not None and not self.problems:
+            found = list(self.detection.relabel(found))
+        return [[*admin.query_key(query, language, country), tags]
+                for query, language, country, tags in found]
 
     @property
     def title_lines(self) -> int:
@@ -611,18 +630,29 @@ class Shaping:
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(["query", "language", "country", "tags"])
         out.write("\n" * self.title_lines)
-        too_long = "x" * (MAX_LINE + 1)  # the import rejects it as too long, on its line
-        for count, row in enumerate(self.source.rows, start=1):
-            if row is TOO_LONG:
-                writer.writerow([too_long, "", "", ""])
-            elif not any(value.strip() for value in row):
+        lines = self._lines()
+        if self.detection is not None:  # a batch at a time, in order
+            lines = self.detection.relabel(lines)
+        for count, line in enumerate(lines, start=1):
+            if line is None:
                 out.write("\n")
+            else:
+                writer.writerow(line)
+            if progress is not None and count % every == 0:
+                progress(count)
+
+    def _lines(self) -> Iterator[list[str] | None]:
+        """Each row shaped, or None for a row with no text (a blank line)."""
+        too_long = "x" * (MAX_LINE + 1)  # the import rejects it as too long, on its line
+        for row in self.source.rows:
+            if row is TOO_LONG:
+                yield [too_long, "", "", ""]
+            elif not any(value.strip() for value in row):
+                yield None
             else:
                 self.tag_separators.count(row[index] for index in self.tags
                                           if index is not None and index < len(row))
-                writer.writerow(self.shaped(row))
-            if progress is not None and count % every == 0:
-                progress(count)
+                yield self.shaped(row)
 
 
 class SeparatorCounts:
@@ -718,6 +748,16 @@ def create_missing_tags(session, project_id: str, names: dict[str, str],
 SEPARATOR_NAMES = {",": "commas", ";": "semicolons", "\t": "tabs"}
 
 
+def detected_language(choice: Choice) -> str:
+    """"the language of each query detected among de, fr (de where it cannot be told)", or ""
+    when it is not detected."""
+    if not choice.detect_language or choice.language_column:
+        return ""
+    fallback = language_code(choice.language) if choice.language else "?"
+    return (f"the language of each query detected among {', '.join(choice.detect_languages)}"
+            f" ({fallback} where it cannot be told)")
+
+
 def describe(choice: Choice, source: Source) -> str:
     """How a file was read, in words: 'Read as UTF-16 text separated by tabs, its header on
     line 3: the queries from “Keyword”, language de for every row, …'."""
@@ -728,8 +768,9 @@ def describe(choice: Choice, source: Source) -> str:
     if tags and choice.tags_separator and choice.tags_separator != ";":
         tags += f" (separated by “{choice.tags_separator}”)"
     parts = [f"the queries from “{choice.query_column}”",
-             column(choice.language_column, choice.language and language_code(choice.language),
-                    "language"),
+             detected_language(choice) or column(
+                 choice.language_column, choice.language and language_code(choice.language),
+                 "language"),
              column(choice.country_column, choice.country and country_code(choice.country),
                     "country"),
              f"the tags from {tags}" if tags else "no tags"]

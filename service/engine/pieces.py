@@ -68,6 +68,15 @@ class Changes:
         return split(self.added), split(self.removed)
 
 
+def languages(connection: Connection, project_id: str) -> list[str]:
+    """The languages the project's queries have, by their bitmaps (the defaults an import
+    detects each query's language among)."""
+    return sorted(connection.execute(
+        select(pieces.c.value).where(pieces.c.project_id == project_id,
+                                     pieces.c.kind == LANGUAGE, pieces.c.size > 0)
+        .distinct()).scalars())
+
+
 def _named(project_id: str):
     return select(pieces.c.kind, pieces.c.value, pieces.c.chunk, pieces.c["keys"]).where(
         pieces.c.project_id == project_id,

@@ -43,8 +43,9 @@ from flask_wtf.file import FileField, FileRequired
 from sqlalchemy import select
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from .. import import_jobs, import_sources, imports
+from .. import import_jobs, import_sources, imports, language_detection
 from ..db import begin_write, get_session
+from ..engine import pieces
 from ..import_jobs import Chosen, ImportJob
 from ..import_sources import Choice
 from ..models import Project, new_uuid
@@ -334,7 +335,23 @@ def _choice_from_form(form) -> Choice:
                   tags_columns=tuple(dict.fromkeys(
                       value.strip()[:200] for value in form.getlist("tags_columns")
                       if value.strip())),
-                  tags_separator=(form.get("tags_separator") or "")[:5] or None)
+                  tags_separator=(form.get("tags_separator") or "")[:5] or None,
+                  detect_language=form.get("detect_language") == "1",
+                  detect_languages=tuple(value[:5] for value in form.getlist(
+                      "detect_languages")[:200]))
+
+
+def _detection(project: Project, given: Choice) -> tuple[Choice, list[tuple[str, str]]]:
+    """The choice with the languages detected among filled in where none are ticked (the
+    project's languages so far, and the language for every row), and the languages the page
+    offers to tick."""
+    db = get_session()
+    in_use = pieces.languages(db.connection(), project.id)
+    db.rollback()
+    if given.detect_language and not given.detect_languages:
+        given = replace(given, detect_languages=language_detection.default_codes(
+            in_use, import_sources.language_code(given.language or "")))
+    return given, language_detection.offered([*in_use, *given.detect_languages])
 
 
 @bp.route("/projects/<project_id>/imports/<import_id>/columns", methods=["GET", "POST"])
@@ -362,6 +379,7 @@ def import_columns(project: Project, job: ImportJob):
         problems.append(str(error) if isinstance(error, imports.NotCsv)
                         else "The file is no longer here: upload it again.")
     to_choose: list[str] = []
+    detect_offered: list[tuple[str, str]] = []
     if header:
         if posted:
             given = replace(_choice_from_form(request.form), sheet=sheet)
@@ -369,6 +387,7 @@ def import_columns(project: Project, job: ImportJob):
             given = replace(stored.choice, sheet=sheet)
         else:
             given = replace(import_memory.remembered(project, header), sheet=sheet)
+        given, detect_offered = _detection(project, given)
         try:
             with open(path, "rb") as binary:
                 shaping = import_sources.Shaping(binary, given, any_header=True)
@@ -396,7 +415,8 @@ def import_columns(project: Project, job: ImportJob):
         checked=None if posted else job.check_result, progress=progress_text(job),
         progress_every=_progress_every(),
         described=described, to_choose=to_choose, create_tags=create_tags,
-        sheets=sheets, separators=separator_options(choice.tags_separator)), status
+        sheets=sheets, separators=separator_options(choice.tags_separator),
+        detect_offered=detect_offered), status
 
 
 def _wait_seconds() -> float:
