@@ -29,6 +29,7 @@ from .keys import mask
 from .records import (
     Capabilities,
     Facets,
+    ImportRecord,
     Page,
     Project,
     ProjectPage,
@@ -59,6 +60,7 @@ __all__ = [
     "ClientStats",
     "Conflict",
     "Facets",
+    "ImportRecord",
     "InvalidRequest",
     "Mode",
     "NotFound",

@@ -44,6 +44,7 @@ from .keys import ApiKey
 from .records import (
     Capabilities,
     Facets,
+    ImportRecord,
     Project,
     ProjectPage,
     Query,
@@ -62,6 +63,7 @@ from .records import (
     TagUnmerge,
     read_capabilities,
     read_facets,
+    read_imports,
     read_project_page,
     read_queries,
     read_query_page,
@@ -104,6 +106,7 @@ MERGE_TAG = "/api/tags/merge"
 UNMERGE_TAG = "/api/tags/unmerge"
 FACETS = "/api/queries/facets"
 QUERY_VERSIONS = "/api/queries/versions"
+IMPORTS = "/api/imports/list"
 VIEWS = "/api/views/list"
 CREATE_VIEW = "/api/views/create"
 UPDATE_VIEW = "/api/views/update"
@@ -130,6 +133,7 @@ EXTENSIONS = {
     "tag_merging": ("POST", MERGE_TAG),
     "tag_edits": ("PATCH", EDIT_TAGS),
     "query_versions": ("POST", QUERY_VERSIONS),
+    "imports": ("POST", IMPORTS),
 }
 
 Listing = TypeVar("Listing", ProjectPage, QueryPage, TagPage)
@@ -359,6 +363,13 @@ class Client:
             raise InvalidRequest("Query versions take at most 1000 query ids, as text.")
         return self._post(QUERY_VERSIONS, _project(project_id), {"ids": ids},
                           read_query_versions)
+
+    def list_imports(self, project_id: str, limit: int = 20) -> tuple[ImportRecord, ...]:
+        """The project's imports made in the settings, newest first, at most `limit` (1–100;
+        an extension: `capabilities().imports`)."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100:
+            raise InvalidRequest("An import list's limit is a whole number from 1 to 100.")
+        return self._post(IMPORTS, _project(project_id), {"limit": limit}, read_imports)
 
     def list_views(self, project_id: str) -> tuple[SavedView, ...]:
         """Every saved view of the project, by name, each with its live count (an extension:

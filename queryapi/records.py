@@ -131,6 +131,23 @@ class TagSource:
 
 
 @dataclass(frozen=True)
+class ImportRecord:
+    """One import of a project, made in the organization settings (`list_imports`)."""
+
+    id: str
+    file_name: str
+    state: str  # queued, running, finished, failed or interrupted
+    rows: int
+    added: int
+    present: int  # already in the project
+    rejected: int
+    tagged_by_rules: int  # queries rules tagged as they came in
+    by: str | None  # the email of who started it; None once removed
+    created_at: datetime
+    finished_at: datetime | None
+
+
+@dataclass(frozen=True)
 class Query:
     id: str
     project: str
@@ -282,6 +299,7 @@ class Capabilities:
     tag_merging: bool = False  # POST /api/tags/merge (and unmerge, its undo)
     tag_edits: bool = False  # PATCH /api/queries/many/tags-edit (tags added and removed)
     query_versions: bool = False  # POST /api/queries/versions (updatedAt of queries by id)
+    imports: bool = False  # POST /api/imports/list (a project's imports, newest first)
 
 
 @dataclass(frozen=True)
@@ -496,6 +514,31 @@ def read_query_versions(payload: Any, what: str) -> dict[str, datetime]:
                 for i, item in enumerate(results)}
 
     return _read(what, build)
+
+
+def read_imports(payload: Any, what: str) -> tuple[ImportRecord, ...]:
+    """{"results": [import, …]}, newest first."""
+    def one(item: Any, where: str) -> ImportRecord:
+        finished = _get(item, "finishedAt", where)
+        by = _get(item, "by", where)
+        return ImportRecord(
+            id=_identifier(_get(item, "id", where), f"{where}.id"),
+            file_name=_text(_get(item, "fileName", where), f"{where}.fileName"),
+            state=_text(_get(item, "state", where), f"{where}.state"),
+            rows=_count(_get(item, "rows", where), f"{where}.rows"),
+            added=_count(_get(item, "added", where), f"{where}.added"),
+            present=_count(_get(item, "present", where), f"{where}.present"),
+            rejected=_count(_get(item, "rejected", where), f"{where}.rejected"),
+            tagged_by_rules=_count(_get(item, "taggedByRules", where),
+                                   f"{where}.taggedByRules"),
+            by=None if by is None else _text(by, f"{where}.by"),
+            created_at=_timestamp(_get(item, "createdAt", where), f"{where}.createdAt"),
+            finished_at=None if finished is None
+            else _timestamp(finished, f"{where}.finishedAt"))
+
+    return _read(what, lambda: tuple(
+        one(item, f"results[{i}]")
+        for i, item in enumerate(_items(_get(payload, "results", ""), "results"))))
 
 
 def read_tag(payload: Any, what: str) -> Tag:
