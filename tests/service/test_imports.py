@@ -837,7 +837,7 @@ def test_while_it_runs_the_page_shows_a_progress_bar_that_polls(service_app, bro
     # A quarter of the file read: 7 % of the job (reading is 30 % of it).
     assert progress == {"state": "running", "done": False, "percent": 7, "bytesRead": 250,
                         "fileSize": 1000, "rows": 10, "added": 0, "present": 0, "rejected": 1,
-                        "taggedByRules": 0,
+                        "blankLines": 0, "taggedByRules": 0,
                         "text": "7% done: reading the file (10 rows so far, 1 rejected)."}
     listed = browser.client.get(browser.imports_path()).get_data(as_text=True)
     assert "Importing, 7%" in listed
