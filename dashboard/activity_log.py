@@ -1,6 +1,8 @@
 """The activity log's rows: when, who, what, how many queries, the status, and Undo while
 possible (the jobs database only, no API call). The activity page draws them all; a row is
-also drawn alone, where it changed (an Undo pressed on the page, a job of the row ending)."""
+also drawn alone, where it changed (an Undo pressed on the page, a job of the row ending).
+Beside them, the rows of the project's imports made in the settings (`import_entry`, from
+records the page reads through the API)."""
 
 from __future__ import annotations
 
@@ -9,12 +11,16 @@ from datetime import UTC, datetime
 from flask import render_template, url_for
 from markupsafe import Markup
 
+from queryapi import ImportRecord
+
 from . import wording
 from .edits import job_panel, jobs_store
 from .rows import relative_time
 
 STATES = {"queued": "Waiting", "running": "Running", "done": "Done", "cancelled": "Cancelled",
           "interrupted": "Interrupted", "failed": "Stopped"}
+IMPORT_STATES = {"queued": "Waiting", "running": "Running", "finished": "Done",
+                 "failed": "Nothing imported", "interrupted": "Interrupted"}
 
 
 def _moment(timestamp: float, now: datetime) -> dict:
@@ -59,6 +65,18 @@ def entry_of(project, edit, now: datetime, original=None) -> dict:
         "download_url": url_for("export.job_file", project_id=project.id, edit_id=edit.id)
         if edit.kind == "export" and edit.state == "done" and edit.file else None,
     }
+
+
+def import_entry(record: ImportRecord, now: datetime) -> dict:
+    """What the row of an import shows: when, who started it, the file, its counts in words,
+    its state."""
+    counts = (f"{record.added:,} added, {record.present:,} already present, "
+              f"{record.rejected:,} rejected")
+    if record.tagged_by_rules:
+        counts += f"; rules tagged {record.tagged_by_rules:,}"
+    return {"record": record, "when": _moment(record.created_at.timestamp(), now),
+            "who": record.by or "A removed administrator", "counts": counts,
+            "state": IMPORT_STATES.get(record.state, record.state)}
 
 
 def activity_row(project, edit, focus: bool = False, oob: bool = False) -> Markup:
