@@ -650,8 +650,9 @@ class Shaping:
             elif not any(value.strip() for value in row):
                 yield None
             else:
-                self.tag_separators.count(row[index] for index in self.tags
-                                          if index is not None and index < len(row))
+                if self.tags:  # most exports have none: nothing to count, row after row
+                    self.tag_separators.count(row[index] for index in self.tags
+                                              if index is not None and index < len(row))
                 yield self.shaped(row)
 
 
