@@ -78,3 +78,20 @@ def test_bad_bodies_are_a_400_naming_the_field(api, records, body, message):
 def test_is_in_the_openapi_document_as_an_extension(api):
     document = api.call("GET", "/api/openapi.json").json()
     assert document["paths"][VERSIONS]["post"]["x-tagdesk-extension"] is True
+
+
+def test_reads_the_rows_by_their_ids_not_the_whole_project(api, records, statements,
+                                                           service_app):
+    """On SQLite, a project in the WHERE made it walk the project's update-time index: at
+    100,000 queries a poll cost more than a page of queries/list."""
+    engine = service_app.extensions["tagdesk_engine"]
+    if engine.dialect.name != "sqlite":
+        pytest.skip("the plan checked is SQLite's")
+    ids = [record["id"] for record in records.values()]
+    statements.clear()
+    versions(api, ids)
+    (read,) = [s for s in statements if s.startswith("SELECT queries.id")]
+    with engine.connect() as connection:
+        plan = " ".join(row[3] for row in connection.exec_driver_sql(
+            "EXPLAIN QUERY PLAN " + read, tuple([ids[0]] * read.count("?"))))
+    assert "(id=?)" in plan and "ix_queries_updated" not in plan, plan
