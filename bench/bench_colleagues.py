@@ -184,6 +184,8 @@ def main() -> int:
             print(f"  {report('poll (queries/versions, 50 ids)', phase.polls)} "
                   f"({len(phase.polls) / args.seconds:.1f}/s)")
         print(f"  {report('queries/list (page of 50)', phase.lists)}")
+    print(f"Load average (1 min) at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs "
+          f"(other processes share them)")
     print(f"Tracebacks in the service's log: {tracebacks}")
     return 0 if tracebacks == 0 and all(p.failures == 0 for p, _ in results.values()) else 1
 
