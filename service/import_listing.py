@@ -26,7 +26,8 @@ class ImportListBody(Strict):
 def import_record(job: ImportJob) -> dict:
     return {"id": job.id, "fileName": job.file_name, "state": job.state, "rows": job.rows,
             "added": job.added, "present": job.present, "rejected": job.rejected,
-            "taggedByRules": job.tagged_by_rules, "by": job.actor_email,
+            "blankLines": job.blank_lines, "taggedByRules": job.tagged_by_rules,
+            "by": job.actor_email,
             "createdAt": timestamp(job.created_at),
             "finishedAt": timestamp(job.finished_at) if job.finished_at else None}
 

@@ -16,6 +16,7 @@ from sqlalchemy import inspect
 from tests.service.migrating import engine_of_its_own, migrate, model_differences_after
 from tests.service.test_import_sources import queries
 from tests.service.test_tool_exports import form_of
+from tests.support.api import Api
 from tests.support.imports import Administrator
 from tests.support.tool_exports import BY_NAME, GSC_HEADER, GSC_ROWS, styled_workbook
 
@@ -63,6 +64,16 @@ def test_blank_lines_are_passed_over_and_said_once_on_the_settings_pages(
     assert "5 added, 0 already present, 1 rejected, 2 blank lines passed over" in page
     assert page.count("The query is empty") == 1
     assert len(queries(api)) == 5
+
+
+def test_the_api_lists_an_imports_blank_lines(live_service, world, administrator):
+    report = administrator.upload(world.project_id,
+                                  "query,language,country\nschuhe,de,DE\n\n,,\nhut,de,DE\n")
+    assert administrator.finished(report)["state"] == "finished"
+    listed = Api(live_service.url, world.key, world.project_id).post("/api/imports/list", {})
+    assert listed.status_code == 200, listed.text
+    [record] = listed.json()["results"]
+    assert (record["added"], record["rejected"], record["blankLines"]) == (2, 0, 2)
 
 
 def test_a_workbook_row_of_empty_cells_is_a_blank_line(api, world, administrator):
