@@ -12,6 +12,7 @@ from flask import Blueprint, abort, current_app, render_template, request
 from flask_login import login_required
 
 from dashboard import apiclient
+from dashboard.rows import time_attribute
 from queryapi import ApiError, AuthError
 
 bp = Blueprint("colleagues", __name__)
@@ -35,11 +36,13 @@ def shown_rows(text: str) -> dict[str, datetime]:
     return rows
 
 
-def changed_count(project_id: str, shown: dict[str, datetime]) -> int:
-    """How many of the rows shown the service now holds with another `updatedAt`, or not at
-    all (deleted). The page's own edits drew their rows again with their new time."""
+def changed_rows(project_id: str, shown: dict[str, datetime]) -> list[str]:
+    """The rows shown that the service now holds with another `updatedAt`, as "id@updatedAt"
+    ("id@" for one it no longer has). The page's own edits drew their rows again with their
+    new time."""
     now = apiclient.client().query_versions(project_id, list(shown))
-    return sum(1 for query_id, when in shown.items() if now.get(query_id) != when)
+    return [f"{query_id}@{time_attribute(now[query_id]) if query_id in now else ''}"
+            for query_id, when in shown.items() if now.get(query_id) != when]
 
 
 @bp.app_context_processor
@@ -65,9 +68,9 @@ def changed(project_id: str):
     if not shown or not apiclient.capabilities().query_versions:
         return ""
     try:
-        count = changed_count(project_id, shown)
+        changed = changed_rows(project_id, shown)
     except AuthError:
         raise
     except ApiError:
         return ""
-    return render_template("queries/_colleagues_notice.html", count=count)
+    return render_template("queries/_colleagues_notice.html", changed=changed)

@@ -82,6 +82,12 @@ class Row(NamedTuple):
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
+def time_attribute(moment: datetime) -> str:
+    """A row's time as its <time datetime> holds it: the API's `updatedAt`, to the millisecond
+    (static/colleagues.js sends it back to ask whether the row changed)."""
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def exact_time(moment: datetime) -> str:
     """'4 Mar 2026, 05:06:07 UTC' — what strftime's '%b %Y, %H:%M:%S' gives in the C locale,
     built without strftime (ten times slower, and a row's title needs one per row)."""
@@ -169,7 +175,7 @@ def rows_for(results: tuple[Query, ...], tags_by_id: dict[int, Tag],
             language=names.language_label(query.language),
             country=names.country_label(query.country),
             chips=row_chips,
-            updated_iso=updated.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            updated_iso=time_attribute(updated),
             updated_relative=relative_time(updated, now),
             updated_exact=exact_time(updated),
             key=row_key_json(query),

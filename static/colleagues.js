@@ -14,7 +14,12 @@
     return Array.prototype.slice.call(document.querySelectorAll("#results tr[data-row]"));
   }
 
+  // Rows the page's own job changed while the person kept rows ticked (app.js then leaves the
+  // rows as they are): their new times, taken in without a word, by row id.
+  var taken = {};
+
   function versionOf(row) {
+    if (Object.prototype.hasOwnProperty.call(taken, row.id)) return taken[row.id];
     var time = row.querySelector("time[datetime]");
     return time ? time.getAttribute("datetime") : "";
   }
@@ -37,6 +42,20 @@
   // is dropped.
   var drawing = 0;
   var askedAbout = -1;
+  // The page's own job has just ended: the next answer is its own changes, not a colleague's.
+  var ownJobEnded = false;
+
+  document.addEventListener("tagdesk:resultsStale", function () { ownJobEnded = true; });
+
+  function takeIn(answer) {
+    var holder = document.createElement("div");
+    holder.innerHTML = answer;
+    var notice = holder.querySelector("[data-changed]");
+    (notice ? notice.getAttribute("data-changed").split(",") : []).forEach(function (item) {
+      var at = item.indexOf("@");
+      taken["row-" + item.slice(0, at)] = item.slice(at + 1);
+    });
+  }
 
   document.addEventListener("htmx:configRequest", function (event) {
     var own = root();
@@ -56,8 +75,14 @@
     var own = root();
     if (!own || event.detail.elt !== own) return;
     var fresh = event.detail.serverResponse || "";
-    // The same sentence again is not swapped, so it is not read out again.
-    if (askedAbout !== drawing || fresh.trim() === own.innerHTML.trim()) {
+    if (askedAbout !== drawing) {
+      event.detail.shouldSwap = false;
+    } else if (ownJobEnded) {
+      ownJobEnded = false;
+      takeIn(fresh);
+      event.detail.shouldSwap = false;
+    } else if (fresh.trim() === own.innerHTML.trim()) {
+      // The same sentence again is not swapped, so it is not read out again.
       event.detail.shouldSwap = false;
     }
   });
@@ -67,6 +92,8 @@
     var target = event.detail.target;
     if (!target || target.id !== "results") return;
     drawing += 1;
+    ownJobEnded = false;
+    taken = {};
     var own = root();
     if (own) own.innerHTML = "";
   });

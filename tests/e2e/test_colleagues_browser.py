@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
+from queryapi import TagEdit
 from tests.e2e.test_bulk_browser import (
     apply,
     chips,
@@ -130,3 +131,25 @@ def test_a_hidden_tab_asks_nothing(page, live_dashboard, org, quick_poll):
     # At once, not at the next tick (a tick may come as well).
     page.wait_for_timeout(150)
     assert 1 <= len(asked) <= 2
+
+
+def test_the_pages_own_job_is_taken_in_without_a_word(page, live_dashboard, org, quick_poll):
+    """A job of this page ended while the person kept a row ticked (the rows are then not
+    drawn again): what it changed is not announced; a colleague's change after it is."""
+    url, project_id = live_dashboard.url, org.projects["Rows 1280"]
+    tags = org.tags["Rows 1280"]
+    sign_in(page, url, org.key, "Ana")
+    open_project(page, url, project_id, "?sort=query")
+    tick(page, "wanderschuhe 02")
+    with org.api() as api:
+        api.edit_tags(project_id, [TagEdit("wanderschuhe 03", "de", "DE", add=(tags["sale"],))])
+    # What the end of the page's own job sends (its panel's last answer).
+    page.evaluate("document.dispatchEvent(new CustomEvent('tagdesk:resultsStale'))")
+    notice = page.locator(NOTICE)
+    page.wait_for_timeout(3.5 * POLL_SECONDS * 1000)
+    expect(notice).to_have_count(0)
+    expect(page.get_by_role("checkbox", name="Select wanderschuhe 02", exact=True)).to_be_checked()
+
+    with org.api() as api:
+        api.edit_tags(project_id, [TagEdit("wanderschuhe 05", "de", "DE", add=(tags["sale"],))])
+    expect(notice).to_have_text("1 query on this page changed — Show")
