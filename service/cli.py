@@ -187,8 +187,9 @@ def _create_tag(session, project_id: str, name: str, color: str) -> int:
               help="Detect the language of each query (a file with no language column); "
                    "--language for those it cannot tell.")
 @click.option("--detect-languages", metavar="CODES",
-              help="The languages to detect among, such as de,fr,en (if not given: the "
-                   "project's languages so far and --language).")
+              help="The languages to detect among, such as de,fr,en (implies "
+                   "--detect-language; if not given: the project's languages so far and "
+                   "--language).")
 @click.option("--create-tags", is_flag=True, help="Create the tags the project lacks.")
 @click.option("--dry-run", is_flag=True, help="Check the file; change nothing.")
 def import_queries(project_id, file, query_column, language_column, language, country_column,
@@ -201,7 +202,8 @@ def import_queries(project_id, file, query_column, language_column, language, co
     line and reason, and the others imported: the exit status is then 1."""
     choice = import_sources.Choice(query_column, language_column, language, country_column,
                                    country, tuple(tags_column), tags_separator, sheet,
-                                   detect_language, tuple((detect_languages or "").split(",")))
+                                   detect_language or bool(detect_languages),
+                                   tuple((detect_languages or "").split(",")))
     if detect_language and not choice.detect_languages:
         in_use = _run(lambda session: pieces.languages(session.connection(), project_id))
         choice = replace(choice, detect_languages=language_detection.default_codes(
