@@ -283,7 +283,8 @@ def _import(session, project_id, binary, file, named, create_tags, dry_run, titl
                                         title_lines=title_lines)
         else:
             counts = imports.import_file(session, project_id, binary, report,
-                                         title_lines=title_lines)
+                                         title_lines=title_lines,
+                                         file_name=os.path.basename(file))
     except imports.NotCsv as error:
         raise admin.AdminError(f"Nothing was imported: {error}") from None
     if not dry_run:

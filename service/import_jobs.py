@@ -506,7 +506,7 @@ def run(sessions: sessionmaker, import_id: str, folder: Path, on_end: OnEnd | No
                 with open(shaped if chosen or read_as else path, "rb") as binary:
                     counts = imports.import_file(session, project_id, binary,
                                                  JobSink(import_id, owner, missing), batch_rows,
-                                                 title_lines)
+                                                 title_lines, file_name=job.file_name)
         except Stopped:
             session.rollback()
             return INTERRUPTED

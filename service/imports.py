@@ -60,7 +60,7 @@ from weblib.text_rules import forbidden_character
 from . import admin
 from .db import begin_write
 from .engine import bulk_load
-from .models import Tag
+from .models import Tag, utcnow
 from .validation import MAX_CODE, MAX_STRING, Code, Text
 
 COLUMNS = ("query", "language", "country", "tags")
@@ -603,7 +603,8 @@ class Sink:
 
 
 def import_file(session: Session, project_id: str, binary: BinaryIO, sink: Sink | None = None,
-                batch_rows: int = BATCH_ROWS, title_lines: int = 0) -> Counts:
+                batch_rows: int = BATCH_ROWS, title_lines: int = 0,
+                file_name: str | None = None) -> Counts:
     """Import a CSV file into a project: every good row is added unless the project has it;
     NotCsv (nothing written) for a file that is not CSV at all.
 
@@ -618,7 +619,8 @@ def import_file(session: Session, project_id: str, binary: BinaryIO, sink: Sink 
        touched nearly every page of those indexes (1M rows on SQLite: 52–57 → 38–41 s).
 
     An import stopped on the way keeps the ranges it finished. `title_lines`: as read_batches
-    takes it."""
+    takes it. `file_name`: the file's, kept with the import's time on each link its tags
+    column makes (where a tag came from)."""
     sink = sink or Sink()
     if admin.project_by_id(session, project_id) is None:
         raise admin.AdminError(f"No project {project_id}.")
@@ -627,6 +629,7 @@ def import_file(session: Session, project_id: str, binary: BinaryIO, sink: Sink 
     names = tag_names(session, project_id)
     session.commit()
     with _held(session, project_id) as (held, load):
+        load.origin = (file_name, utcnow()) if file_name else None
         counts = _read(held, load, binary, header, tags, sink, batch_rows, title_lines)
         return _add(held, load, counts, sink, batch_rows, names)
 
@@ -741,7 +744,7 @@ def _add_at_once(held: Session, load: bulk_load.Load, shares: list[list[tuple[in
         for share in shares[1:]:
             session = Session(held.get_bind().engine.connect(), expire_on_commit=False)
             helper = bulk_load.Load.on(session.connection(), load.project_id)
-            helper.existing_tags_only = load.existing_tags_only
+            helper.existing_tags_only, helper.origin = load.existing_tags_only, load.origin
             helpers.append((session, helper))
             held.connection(execution_options={BEGIN_OPTION: "DEFERRED"})
             load.hand_over(helpers[-1][1], share)

@@ -92,6 +92,12 @@ class Load:
         self.prefix: str | None = None
         self.tagged = 0  # the last range's new queries that rules tagged (entry_rules)
         self.merges_followed = False  # merged_away moved staged links (bulk_load_merged)
+        # An import's file name and time, kept on each link its rows' tags make
+        # (query_tags.imported_from, added_at); None: the rows come from no file (the demo).
+        self.origin: tuple[str, datetime] | None = None
+
+    def _origin(self) -> tuple[str | None, datetime | None]:
+        return self.origin if self.origin is not None else (None, None)
 
     @staticmethod
     def on(connection: Connection, project_id: str) -> Load:
@@ -298,14 +304,15 @@ class _SqliteLoad(Load):
             "ON CONFLICT (project_id, query, language, country) DO NOTHING",
             (offset, self.id_prefix(), self.project_id, first, last)).rowcount
         if added:
-            run("INSERT INTO query_tags (query_pk, tag_id, updated_at) "
-                "SELECT ? + o.rn, t.tag_id, q.updated_at "
+            run("INSERT INTO query_tags (query_pk, tag_id, updated_at, imported_from, "
+                "added_at) "
+                "SELECT ? + o.rn, t.tag_id, q.updated_at, ?, ? "
                 "FROM temp.bulk_load_order o JOIN temp.bulk_load_tags t ON t.seq = o.seq "
                 "JOIN queries q ON q.pk = ? + o.rn WHERE o.rn BETWEEN ? AND ? "
                 # A tag deleted since it was staged: left out, if asked (existing_tags_only).
                 "AND (? = 0 OR EXISTS (SELECT 1 FROM tags g WHERE g.id = t.tag_id)) "
                 "ORDER BY o.rn, t.tag_id",
-                (offset, offset, first, last, int(self.existing_tags_only)))
+                (offset, *self._origin(), offset, first, last, int(self.existing_tags_only)))
             changes = indexing.result()
             if added == len(staged):
                 writer.merge(changes)
@@ -453,8 +460,9 @@ class _PostgresLoad(Load):
             "  ON CONFLICT (project_id, query, language, country) DO NOTHING"
             "  RETURNING pk, query, language, country), "
             "linked AS ("
-            "  INSERT INTO query_tags (query_pk, tag_id, updated_at)"
-            "  SELECT a.pk, t.tag_id, r.updated_at FROM added a"
+            "  INSERT INTO query_tags (query_pk, tag_id, updated_at, imported_from, added_at)"
+            "  SELECT a.pk, t.tag_id, r.updated_at, CAST(%(imported_from)s AS varchar),"
+            "    CAST(%(added_at)s AS timestamp) FROM added a"
             "  JOIN ranked r ON (r.query, r.language, r.country) = (a.query, a.language, a.country)"
             "  JOIN bulk_load_tags t ON t.seq = r.seq"
             # A tag deleted since it was staged: left out, if asked (existing_tags_only).
@@ -465,7 +473,8 @@ class _PostgresLoad(Load):
             "INSERT INTO bulk_load_added (pk, query, language, country) "
             "SELECT pk, query, language, country FROM added",
             {"prefix": self.id_prefix(), "project": self.project_id, "first": first,
-             "last": last, "existing_only": self.existing_tags_only}).rowcount
+             "last": last, "existing_only": self.existing_tags_only,
+             **dict(zip(("imported_from", "added_at"), self._origin(), strict=True))}).rowcount
         if added:
             streamed = {"stream_results": True, "max_row_buffer": READ_BACK}
             self.indexed(

@@ -165,17 +165,18 @@ def _link(connection: Connection, tag_id: int, rule_id: int, keys: BitMap) -> No
 def sources(connection: Connection, query_pks: list[int]) -> dict[int, dict[int, dict]]:
     """For queries/list's records: query pk → {tag id: where the link came from}, for the
     links whose source is known: the rule that added it (`ruleId`), who the caller said added
-    it (`addedBy`), and when (`addedAt`)."""
+    it (`addedBy`), the file of the import whose tags column named it (`importedFrom`), and
+    when (`addedAt`)."""
     found: dict[int, dict[int, dict]] = {}
     if query_pks:
         links = query_tags.c
         rows = connection.execute(
             select(links.query_pk, links.tag_id, links.rule_id, links.added_by,
-                   links.added_at).where(
+                   links.imported_from, links.added_at).where(
                 keys_condition(_Bound(connection), links.query_pk, query_pks),
                 or_(links.rule_id.is_not(None), links.added_at.is_not(None))))
-        for query_pk, tag_id, rule_id, added_by, added_at in rows:
-            source = {"ruleId": rule_id, "addedBy": added_by,
+        for query_pk, tag_id, rule_id, added_by, imported_from, added_at in rows:
+            source = {"ruleId": rule_id, "addedBy": added_by, "importedFrom": imported_from,
                       "addedAt": timestamp(added_at) if added_at else None}
             found.setdefault(query_pk, {})[tag_id] = {
                 name: value for name, value in source.items() if value is not None}

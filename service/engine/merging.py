@@ -169,26 +169,29 @@ def merge(session: Session, project_id: str, tag: Tag, into: Tag, operation: str
         description=tag.description, named_in=json.dumps(named_in), merged_at=now))
     # Set-based, from the links themselves: a row at a time, 100,000 links took PostgreSQL
     # over two minutes on a loaded machine.
-    merged_links = select(links.query_pk, links.rule_id, links.added_at, links.added_by).where(
-        links.tag_id == tag.id)
+    merged_links = select(links.query_pk, links.rule_id, links.added_at, links.added_by,
+                          links.imported_from).where(links.tag_id == tag.id)
     other = query_tags.alias("other")
     lacks_into = merged_links.where(~exists().where(other.c.query_pk == links.query_pk,
                                                     other.c.tag_id == into.id)).subquery()
     took = merged_links.subquery()
     session.execute(insert(tag_merge_links).from_select(
-        ["operation", "made", "query_pk", "from_rule", "linked_at", "linked_by"],
+        ["operation", "made", "query_pk", "from_rule", "linked_at", "linked_by",
+         "linked_from"],
         select(literal(operation, String), false(), took.c.query_pk, took.c.rule_id,
-               took.c.added_at, took.c.added_by)))
+               took.c.added_at, took.c.added_by, took.c.imported_from)))
     session.execute(insert(tag_merge_links).from_select(
         ["operation", "made", "query_pk"],
         select(literal(operation, String), true(), lacks_into.c.query_pk)))
     with Writer(session.connection(), project_id) as writer:
         if lacking:
-            # A link the merge makes keeps the merged link's rule, time and author.
+            # A link the merge makes keeps the merged link's rule, time, author and file.
             session.execute(insert(query_tags).from_select(
-                ["query_pk", "tag_id", "updated_at", "rule_id", "added_at", "added_by"],
+                ["query_pk", "tag_id", "updated_at", "rule_id", "added_at", "added_by",
+                 "imported_from"],
                 select(lacks_into.c.query_pk, literal(into.id, Integer), literal(now, DateTime),
-                       lacks_into.c.rule_id, lacks_into.c.added_at, lacks_into.c.added_by)))
+                       lacks_into.c.rule_id, lacks_into.c.added_at, lacks_into.c.added_by,
+                       lacks_into.c.imported_from)))
             writer.added_links([(key, into.id) for key in lacking])
         session.execute(delete(query_tags).where(links.tag_id == tag.id)
                         .execution_options(synchronize_session=False))
@@ -305,8 +308,8 @@ def unmerge(session: Session, project_id: str, record) -> tuple[Tag, int]:
     now = utcnow()
     saved = tag_merge_links.c
     rows = session.execute(select(saved.made, saved.query_pk, saved.from_rule, saved.linked_at,
-                                  saved.linked_by).where(saved.operation == record.operation)
-                           ).all()
+                                  saved.linked_by, saved.linked_from)
+                           .where(saved.operation == record.operation)).all()
     taken = [row for row in rows if not row.made]
     made = [row.query_pk for row in rows if row.made]
     links = query_tags.c
@@ -318,14 +321,15 @@ def unmerge(session: Session, project_id: str, record) -> tuple[Tag, int]:
         back: list[int] = []
         groups: dict[tuple, list[int]] = {}
         for row in taken:
-            groups.setdefault((row.from_rule, row.linked_at, row.linked_by), []).append(
-                row.query_pk)
-        for (rule_id, added_at, added_by), keys in groups.items():
+            groups.setdefault((row.from_rule, row.linked_at, row.linked_by, row.linked_from),
+                              []).append(row.query_pk)
+        for (rule_id, added_at, added_by, imported_from), keys in groups.items():
             statement = insert(query_tags).from_select(
-                ["query_pk", "tag_id", "updated_at", "rule_id", "added_at", "added_by"],
+                ["query_pk", "tag_id", "updated_at", "rule_id", "added_at", "added_by",
+                 "imported_from"],
                 select(Query.pk, literal(record.tag_id, Integer), literal(now),
                        literal(rule_id, Integer), literal(added_at, DateTime),
-                       literal(added_by, String))
+                       literal(added_by, String), literal(imported_from, String))
                 .where(keys_condition(session, Query.pk, keys),
                        Query.project_id == project_id)
             ).returning(query_tags.c.query_pk)

@@ -39,6 +39,8 @@ query_tags = Table(
     # When the link was made and who the caller said made it, where known (migration 0029).
     Column("added_at", DateTime, nullable=True),
     Column("added_by", String(100), nullable=True),
+    # The file whose tags column named the tag, when an import made the link (migration 0036).
+    Column("imported_from", String(255), nullable=True),
     Index("ix_query_tags_tag_time", "tag_id", "updated_at", "query_pk"),
     # The links rules added, by rule (rules/unapply); the others are not in it.
     Index("ix_query_tags_rule", "rule_id", "query_pk",
@@ -141,4 +143,5 @@ tag_merge_links = Table(
     Column("from_rule", Integer, nullable=True),
     Column("linked_at", DateTime, nullable=True),
     Column("linked_by", String(100), nullable=True),
+    Column("linked_from", String(255), nullable=True),  # migration 0036
 )
