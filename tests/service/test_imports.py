@@ -505,8 +505,8 @@ def test_the_command_line_refuses_a_file_that_is_not_csv_with_a_sentence(world, 
     result = flask_cli("import-queries", world.project_id, str(path))
     assert result.exit_code == 1
     # Not a workbook either, though it starts as one.
-    assert "Nothing was imported: This file looks like a workbook (.xlsx) but cannot be " \
-        "opened as one" in result.output
+    assert "Nothing was imported: This file looks like a workbook (.xlsx) or a zip archive " \
+        "but cannot be opened as one" in result.output
     assert "Traceback" not in result.output
     assert stored(world) == set()
 
