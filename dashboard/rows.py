@@ -115,9 +115,11 @@ def relative_time(moment: datetime, now: datetime) -> str:
 
 def tag_origin(source: TagSource, rule_names: dict[int, str]) -> str:
     """Who or which rule added a tag, and when, as far as the service knows: 'Added by the
-    rule “price words” on 4 Mar 2026, 05:06:07 UTC', 'Added by “Ann” (the caller's label) on
-    …', 'Added on …'."""
-    if source.rule_id is not None:
+    rule “price words” on 4 Mar 2026, 05:06:07 UTC', 'Added by the import of Queries.csv on
+    …', 'Added by “Ann” (the caller's label) on …', 'Added on …'."""
+    if source.imported_from is not None:
+        who = f" by the import of {source.imported_from}"
+    elif source.rule_id is not None:
         rule_name = rule_names.get(source.rule_id)
         who = f" by the rule “{rule_name}”" if rule_name else " by a rule since deleted"
     else:
@@ -128,13 +130,22 @@ def tag_origin(source: TagSource, rule_names: dict[int, str]) -> str:
     return f"Added{who}{when}" if who or when else ""
 
 
-def sourced_chip_html(name: str, color: object, origin: str, by_rule: bool,
+def added_by_machine(source: TagSource) -> str:
+    """"rule" or "import" for a tag no person added (its chip is marked), else ""."""
+    if source.imported_from is not None:
+        return "import"
+    return "rule" if source.rule_id is not None else ""
+
+
+def sourced_chip_html(name: str, color: object, origin: str, machine: str = "",
                       description: str | None = None) -> Markup:
     """The chip of a tag whose origin is known: said on hover (title, after the tag's
-    description: chip_title) and to screen readers (hidden words)."""
+    description: chip_title) and to screen readers (hidden words, read with the chip). A chip
+    a rule or an import added (`machine`: added_by_machine) carries a mark (chip--by-rule,
+    chip--by-import: drawn by the stylesheet, so the chip's text stays the tag's name)."""
     style = chip_style(valid_color(color))
     classes = "chip chip--small" + ("" if style.background else " chip--neutral") + (
-        " chip--by-rule" if by_rule else "")
+        f" chip--by-{machine}" if machine else "")
     return SOURCED_CHIP.format(classes=classes, name=name, origin=origin,
                                title=chip_title(description, origin),
                                style=STYLE.format(style.style) if style.background else NOTHING)
@@ -157,7 +168,7 @@ def rows_for(results: tuple[Query, ...], tags_by_id: dict[int, Tag],
             if origin and tag_id in tags_by_id:
                 tag = tags_by_id[tag_id]
                 row_chips.append(sourced_chip_html(tag.name, tag.color, origin,
-                                                   source.rule_id is not None,
+                                                   added_by_machine(source),
                                                    tag.description))
                 continue
             chip = chips.get(tag_id)

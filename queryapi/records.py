@@ -122,12 +122,14 @@ class Project:
 @dataclass(frozen=True)
 class TagSource:
     """Where one tag of a query came from: the rule that added it, who the caller said added
-    it, when; each None where the service does not know."""
+    it, the file of the import whose tags column named it, when; each None where the service
+    does not know."""
 
     tag_id: int
     rule_id: int | None = None
     added_by: str | None = None
     added_at: datetime | None = None
+    imported_from: str | None = None
 
 
 @dataclass(frozen=True)
@@ -451,8 +453,8 @@ def parse_query(obj: Any, where: str) -> Query:
 
 
 def _tag_sources(value: Any, where: str) -> tuple[TagSource, ...]:
-    """{"<tag id>": {"ruleId": 5, "addedBy": "Ann", "addedAt": "…"}} (each field optional) by
-    tag id; absent or null: none."""
+    """{"<tag id>": {"ruleId": 5, "addedBy": "Ann", "importedFrom": "Queries.csv",
+    "addedAt": "…"}} (each field optional) by tag id; absent or null: none."""
     if value is None:
         return ()
     if not isinstance(value, dict):
@@ -463,11 +465,14 @@ def _tag_sources(value: Any, where: str) -> tuple[TagSource, ...]:
         if not isinstance(found, dict):
             raise Malformed(f"{at} is not a JSON object")
         rule, by, when = found.get("ruleId"), found.get("addedBy"), found.get("addedAt")
+        imported = found.get("importedFrom")
         return TagSource(
             tag_id=_integer(tag, f"{where} key {_show(tag)}"),
             rule_id=None if rule is None else _integer(rule, f"{at}.ruleId"),
             added_by=None if by is None else _text(by, f"{at}.addedBy"),
-            added_at=None if when is None else _timestamp(when, f"{at}.addedAt"))
+            added_at=None if when is None else _timestamp(when, f"{at}.addedAt"),
+            imported_from=None if imported is None
+            else _text(imported, f"{at}.importedFrom"))
 
     return tuple(sorted((source(tag, found) for tag, found in value.items()),
                         key=lambda each: each.tag_id))
