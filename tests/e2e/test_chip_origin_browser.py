@@ -83,3 +83,39 @@ def test_a_chip_no_person_added_is_marked_and_says_why(page, live_dashboard, org
         assert_no_sideways_scroll(page)
     page.screenshot(path=screenshots / f"chip-origins-{width}.png", full_page=True)
     assert axe_serious(page) == []
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_projects_activity_lists_its_imports(page, live_dashboard, org, width,
+                                                 screenshots):
+    """An import made in the settings (over HTTP, on the same server) is a row of the
+    project's Activity, its report linked, every cell on the screen."""
+    from service.db import session_scope
+    from service.settings import accounts
+    from tests.support.imports import Administrator
+
+    email = f"importer-{width}@example.com"
+    with session_scope(live_dashboard.service_app) as session:
+        accounts.create_user(session, org.org_id, email, "correct horse battery staple")
+    administrator = Administrator(live_dashboard.url, email, "correct horse battery staple")
+    project = org.projects[f"Origins {width}"]
+    report = administrator.upload(project, FILE.replace("importierte", "neue"),
+                                  name="Keywords from a tool.csv")
+    assert administrator.finished(report)["added"] == 2
+    page.set_viewport_size({"width": width, "height": 900})
+    sign_in(page, live_dashboard.url, org.key)
+    page.goto(f"{live_dashboard.url}/projects/{project}/activity")
+    section = page.locator("#imports")
+    row = section.locator("tbody tr").first
+    expect(row).to_contain_text("Keywords from a tool.csv")
+    expect(row).to_contain_text("2 added, 0 already present, 0 rejected")
+    expect(row).to_contain_text(email)
+    link = row.get_by_role("link", name="Report of Keywords from a tool.csv")
+    expect(link).to_have_attribute("href", report)
+    for cell in row.locator("td").all():
+        box = cell.bounding_box()
+        assert box and box["x"] >= 0 and box["x"] + box["width"] <= width + 1, box
+    if width == 390:
+        assert_no_sideways_scroll(page)
+    page.screenshot(path=screenshots / f"activity-imports-{width}.png", full_page=True)
+    assert axe_serious(page) == []
