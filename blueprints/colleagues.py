@@ -21,14 +21,15 @@ bp = Blueprint("colleagues", __name__)
 MAX_ROWS = 1000
 
 
-def shown_rows(text: str) -> dict[str, datetime]:
-    """The rows a page says it shows, "id@updatedAt,…", by id. Anything else (never sent by
-    the page) is a 400, which the dashboard says in its own words."""
-    rows: dict[str, datetime] = {}
+def shown_rows(text: str) -> dict[str, datetime | None]:
+    """The rows a page says it shows, "id@updatedAt,…", by id ("id@": a row it already knows
+    is gone). Anything else (never sent by the page) is a 400, which the dashboard says in
+    its own words."""
+    rows: dict[str, datetime | None] = {}
     for item in filter(None, text.split(",")):
         query_id, _at, when = item.partition("@")
         try:
-            rows[query_id] = datetime.fromisoformat(when)
+            rows[query_id] = datetime.fromisoformat(when) if when else None
         except ValueError:
             abort(400)
     if len(rows) > MAX_ROWS:
@@ -36,7 +37,7 @@ def shown_rows(text: str) -> dict[str, datetime]:
     return rows
 
 
-def changed_rows(project_id: str, shown: dict[str, datetime]) -> list[str]:
+def changed_rows(project_id: str, shown: dict[str, datetime | None]) -> list[str]:
     """The rows shown that the service now holds with another `updatedAt`, as "id@updatedAt"
     ("id@" for one it no longer has). The page's own edits drew their rows again with their
     new time."""

@@ -1,5 +1,5 @@
 /* Tagdesk: rows changed under the person on the queries page (another person's edit, a job,
-   a rule, an import). The [data-colleagues] element polls with htmx (hx-trigger "every Ns");
+   a rule, a merge). The [data-colleagues] element polls with htmx (hx-trigger "every Ns");
    this module gives each question the rows on screen ("id@updatedAt,…"), keeps quiet while the
    tab is hidden or the page's own request is on its way, and makes Show draw the rows again.
    Bound to its root element; nothing shared with app.js. No row moves until Show. */
@@ -75,7 +75,9 @@
     var own = root();
     if (!own || event.detail.elt !== own) return;
     var fresh = event.detail.serverResponse || "";
-    if (askedAbout !== drawing) {
+    // A question that failed (the service busy, a lost connection) says nothing; the next
+    // one asks again.
+    if (event.detail.isError || askedAbout !== drawing) {
       event.detail.shouldSwap = false;
     } else if (ownJobEnded) {
       ownJobEnded = false;

@@ -71,3 +71,15 @@ def test_without_the_extension_nothing_is_asked_or_said(external, shop):
     answer = changed(client, shop, html, rows)
     assert answer.status_code == 200
     assert answer.get_data(as_text=True).strip() == ""
+
+
+def test_a_row_known_to_be_gone_is_not_counted_again(signed_in, shop):
+    """After the page's own job, the page sends back what it took in: "id@" for a row the
+    service no longer has. Such a row is not a change; one the service has is."""
+    html = page(signed_in, shop, "sort=query")
+    (query_id, _when), *_ = ROW.findall(html)
+    gone = "3c1d5e2f-8a47-4b9c-a0e6-7f2b1d4c9e53@"
+    assert changed(signed_in, shop, html, gone).get_data(as_text=True).strip() == ""
+    text = changed(signed_in, shop, html, f"{gone},{query_id}@").get_data(as_text=True)
+    assert "1 query on this page changed" in text
+    assert f'data-changed="{query_id}@20' in text
