@@ -16,12 +16,17 @@ from tests.support.api import Api
 from tests.support.imports import Administrator
 
 EMAIL, PASSWORD = "ann@example.com", "correct horse battery staple"
-FILE = "query,language,country,tags\nschuhe,de,DE,brand;sale\nsocken,de,DE,\n"
+# In key order, the second row is the second connection's on PostgreSQL.
+FILE = ("query,language,country,tags\nschuhe,de,DE,brand;sale\nsocken,de,DE,brand\n"
+        "stiefel,de,DE,\n")
 
 
 @pytest.fixture
 def service_config(service_config, tmp_path):
-    return {**service_config, "IMPORTS_FOLDER": str(tmp_path / "imports")}
+    # A row per range: on PostgreSQL a second connection adds every other range, so the
+    # links it makes must carry the origin too.
+    return {**service_config, "IMPORTS_FOLDER": str(tmp_path / "imports"),
+            "IMPORT_BATCH_ROWS": 1}
 
 
 def sources(api: Api) -> dict[str, dict]:
@@ -45,7 +50,8 @@ def test_tags_from_a_settings_import_name_its_file(live_service, world):
     assert set(found["schuhe"]) == {str(world.tags["brand"]), str(world.tags["sale"])}
     for source in found["schuhe"].values():
         assert_imported(source, "Queries.csv")
-    assert found["socken"] == {}
+    assert_imported(found["socken"][str(world.tags["brand"])], "Queries.csv")
+    assert found["stiefel"] == {}
     # Merged into another tag, the link the merge makes keeps where it came from.
     merged = api.post("/api/tags/merge", {"id": world.tags["sale"],
                                           "intoId": world.tags["local"]})
