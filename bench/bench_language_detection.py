@@ -1,7 +1,7 @@
 """How well and how fast the language of short search queries is told: the detector imports
-use (service/language_detection.py: py3langid limited to the languages, MIN_CONFIDENCE) beside
-lingua's low- and high-accuracy modes, on hand-labelled keyword queries (bench/data/
-language_queries.tsv, 42 a language).
+use (service/language_detection.py: py3langid limited to the languages, least_probability)
+beside lingua's low- and high-accuracy modes, on hand-labelled keyword queries
+(bench/data/language_queries.tsv, 42 a language).
 
 For each: per language, the share of its queries told right, told wrong and fallen back (not
 told with confidence); then the speed over a file's worth of queries (the labelled ones
@@ -121,7 +121,7 @@ def main() -> None:
     codes = sorted({language for language, _query in rows})
     candidates = {
         "py3langid, set_languages, probability ≥ "
-        f"{language_detection.MIN_CONFIDENCE} (imports)": imports(codes),
+        f"{language_detection.least_probability(len(codes)):.2f} (imports)": imports(codes),
         f"lingua, low-accuracy mode, distance {LINGUA_DISTANCE}": lingua(codes, low=True),
         f"lingua, high-accuracy mode, distance {LINGUA_DISTANCE}": lingua(codes, low=False),
     }

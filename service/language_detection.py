@@ -5,8 +5,8 @@ The detector is py3langid (a naive Bayes model of byte n-grams, langid.py's), li
 languages the administrator ticked: its model ships in the package, nothing is downloaded,
 and it tells short keyword queries apart at more than 20,000 a second
 (bench/bench_language_detection.py, docs/decisions.md). A query whose most likely language
-among them has a probability under MIN_CONFIDENCE is not told: it gets the language for every
-row (`Detection.relabel`), and the tally says how many did (`Tally.sentence`).
+among them is not sure enough (`least_probability`) is not told: it gets the language for
+every row (`Detection.relabel`), and the tally says how many did (`Tally.sentence`).
 """
 
 from __future__ import annotations
@@ -21,9 +21,14 @@ from babel import Locale
 from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
 # The probability (among the languages ticked) a query's likeliest language needs to count as
-# told; under it, the query falls back. Chosen with the bench: at 0.8, of the hand-labelled
-# queries 83 % are told right, 0.4 % wrong and 16 % fall back (brand names and the like).
+# told; under it, the query falls back. Chosen with the bench: at 0.8 among six languages, of
+# the hand-labelled queries 83 % are told right, 0.4 % wrong and 16 % fall back (brand names
+# and the like).
 MIN_CONFIDENCE = 0.8
+# Odds of the likeliest language against the others together, weighed by how many they are,
+# it needs as well: among fewer languages a probability says less ("iphone 15" is 0.81 French
+# among German and French), so two need 0.95, three 0.91, six or more MIN_CONFIDENCE.
+MIN_ODDS = 20
 UNTOLD = "und"  # py3langid's answer under its min_confidence
 BATCH_ROWS = 4096  # queries read, detected and written at once
 LONGEST = 1000  # a longer query is rejected by the import: not worth detecting
@@ -34,8 +39,7 @@ OFFERED = ("de", "en", "es", "fr", "it", "nl", "pt", "pl", "sv", "da", "no", "fi
 
 @lru_cache(maxsize=1)
 def _model() -> LanguageIdentifier:
-    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True,
-                                              min_confidence=MIN_CONFIDENCE)
+    return LanguageIdentifier.from_model_file(MODEL_FILE)
 
 
 @cache
@@ -72,12 +76,19 @@ def offered(in_use: Iterable[str]) -> list[tuple[str, str]]:
     return sorted(((code, known[code]) for code in codes), key=lambda item: item[1])
 
 
+def least_probability(count: int) -> float:
+    """The probability the likeliest of `count` languages needs for a query to be told: its
+    odds against the other languages together at least MIN_ODDS to their number less one,
+    and never under MIN_CONFIDENCE."""
+    return max(MIN_CONFIDENCE, MIN_ODDS / (MIN_ODDS + count - 1))
+
+
 @lru_cache(maxsize=2)
 def _identifier(codes: tuple[str, ...]) -> LanguageIdentifier:
     """An identifier of its own for these languages (set_languages narrows the one it is
     called on): its model loaded anew, about a second, then kept."""
-    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True,
-                                                    min_confidence=MIN_CONFIDENCE)
+    identifier = LanguageIdentifier.from_model_file(
+        MODEL_FILE, norm_probs=True, min_confidence=least_probability(len(codes)))
     identifier.set_languages(list(codes))
     return identifier
 

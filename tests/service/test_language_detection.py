@@ -48,6 +48,16 @@ def test_short_queries_are_told_in_each_language():
     assert language_detection.detect(texts, sorted(TOLD)) == expected
 
 
+def test_among_two_languages_a_brand_name_is_not_told():
+    """Among two languages a probability says less: a brand name and a number weigh 0.81
+    French or 0.94 German among German and French, and are not told."""
+    assert language_detection.detect(
+        ["iphone 15", "samsung galaxy s24", "location voiture pas cher",
+         "waschmaschine läuft nicht ab"], ["de", "fr"]) == [None, None, "fr", "de"]
+    assert language_detection.least_probability(2) > 0.95
+    assert language_detection.least_probability(6) == language_detection.MIN_CONFIDENCE
+
+
 def test_a_query_with_no_language_falls_back_and_is_counted():
     detection = Detection(["de", "fr"], "de")
     rows = [["meilleur aspirateur sans fil", "de", "FR", ""], None,
