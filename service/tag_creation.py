@@ -43,13 +43,14 @@ def create_tag(session: Session, project_id: str, body: CreateTagBody) -> Tag:
         color = palette.pick(dict(session.execute(
             select(func.lower(Tag.color), func.count()).where(Tag.project_id == project_id)
             .group_by(func.lower(Tag.color))).all()))
-    tag = Tag(project_id=project_id, name=name, name_folded=folded, color=color)
-    session.add(tag)
     org_id, project = session.execute(select(Project.org_id, Project.name)
                                       .where(Project.id == project_id)).one()
-    audit.record_tag_change(session, org_id, "tag.created", name,
-                            f"In “{project}”, colour {color}.")
+    tag = Tag(project_id=project_id, name=name, name_folded=folded, color=color)
+    session.add(tag)
     try:
+        # Recording flushes the tag: a name taken meanwhile is refused here on PostgreSQL.
+        audit.record_tag_change(session, org_id, "tag.created", name,
+                                f"In “{project}”, colour {color}.")
         session.commit()
     except IntegrityError:
         session.rollback()
