@@ -12,6 +12,7 @@ from flask import Blueprint, abort, current_app, render_template, request
 from flask_login import login_required
 
 from dashboard import apiclient
+from dashboard.current_project import load_project
 from dashboard.rows import time_attribute
 from queryapi import ApiError, AuthError
 
@@ -65,6 +66,7 @@ def changed(project_id: str):
     """The sentence that says how many rows on the page changed, with Show; empty when none
     did, when the API cannot say (no versions extension), or when it cannot be asked now:
     the next poll asks again."""
+    load_project(project_id)  # another organization's project is a missing one (404)
     shown = shown_rows(request.form.get("shown", ""))
     if not shown or not apiclient.capabilities().query_versions:
         return ""

@@ -31,7 +31,8 @@ SPEC = Path(__file__).resolve().parents[2] / "docs" / "openapi.yaml"
 PROJECT_HEADER = "#/components/parameters/ProjectIdHeader"
 # A request body for each project endpoint (a new endpoint needs one here).
 BODIES = {"listQueries": {}, "listTags": {}, "setQueryTags": {"queries": []},
-          "editQueryTags": {"queries": []},
+          "editQueryTags": {"queries": []}, "queryVersions": {"ids": []},
+          "listImports": {},
           "createTag": {"name": "planted"}, "queryFacets": {}, "listViews": {},
           "createView": {"name": "planted", "filters": {}}, "updateView": {"id": 1},
           "deleteView": {"id": 1}, "listRules": {},
