@@ -147,14 +147,6 @@ def facets(session: Session, project_id: str, body: QueryFilterBody, store: Held
     return counter(session, project_id, store, tags).facets(wanted)
 
 
-def matching_keys(session: Session, project_id: str, body: QueryFilterBody,
-                  store: Held) -> BitMap:
-    """The keys (Query.pk) of the project's queries that the filter matches, its pattern
-    included: what queries/list counts as totalRecords. A copy, the caller's to change."""
-    tags = project_tags(session, project_id)
-    return BitMap(counter(session, project_id, store, tags).matches(resolve(body, tags)))
-
-
 def check_sort(sort: list[SortItem]) -> None:
     """A BadRequest, as queries/list gives, unless `sort` is one queries/list takes."""
     _ordering(tuple((item.field, item.direction.upper()) for item in sort))
