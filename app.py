@@ -282,11 +282,8 @@ def _announce(app: Flask) -> None:
     """Print where the dashboard, the API and the settings are, how to make an administrator,
     and the demo's key and administrator — once per process, not in tests.
 
-    Under `flask run` the address is known, and it is checked first: when another program
-    holds the port, a sentence says so instead, because the address (and the demo key with
-    it) would lead to that program. With the reloader (`--debug`) the watching process only
-    checks the port; the serving process it starts prints the banner on the socket the
-    watcher has bound. Under gunicorn the address is whatever --bind says."""
+    Under `flask run` the address is known, and it is checked first (`_run_address`). Under
+    gunicorn the address is whatever --bind says."""
     global _announced
     if _announced or app.testing:
         return
@@ -295,51 +292,72 @@ def _announce(app: Flask) -> None:
     if command is not None and command.info_name != "run":
         return  # another command (the jobs worker, routes, shell) serves no pages
     if os.environ.get("FLASK_RUN_FROM_CLI") == "true":
-        from flask.helpers import get_debug_flag
-        from werkzeug.serving import is_running_from_reloader
-
-        given = command.params if command is not None else {}  # `flask run --host/--port`
-        host = given.get("host") or os.environ.get("FLASK_RUN_HOST") or "127.0.0.1"
-        port = given.get("port") or os.environ.get("FLASK_RUN_PORT") or "5000"
-        # In the reloader's serving process the socket is already ours (bound by its parent).
-        if not is_running_from_reloader():
-            problem = _port_problem(host, int(port)) if str(port).isdigit() else None
-            if problem:
-                other = _free_port_after(host, int(port))
-                host_option = "" if host == "127.0.0.1" else f" --host {host}"
-                port_option = f"--port {other}" if other else "--port <another port>"
-                advice = ("Stop that program, or start the dashboard on another port"
-                          if "another program" in problem else "Start it on another port")
-                print(f"Tagdesk dashboard: {problem}, so the dashboard cannot start there.\n"
-                      f"{advice}: uv run flask --app app run{host_option} {port_option}",
-                      file=sys.stderr, flush=True)
-                return
-            reload = given.get("reload")
-            if reload is None and command is not None:
-                reload = get_debug_flag()
-            if reload:
-                return  # the serving process the reloader starts prints it
-        where = f"http://{host}:{port}/"
-        lines = [f"Tagdesk dashboard: {where}"]
+        where = _run_address(command)
+        if where is None:
+            return
+        first = f"Tagdesk dashboard: {where}"
     else:
         where = "/"
-        lines = [f"Tagdesk dashboard: started (process {os.getpid()})"]
+        first = f"Tagdesk dashboard: started (process {os.getpid()})"
+    print("\n".join([first, *_where_the_rest_is(app, where)]), file=sys.stderr, flush=True)
+
+
+def _run_address(command: click.Context | None) -> str | None:
+    """The address `flask run` serves, or None when this process prints no banner: another
+    program holds the port (a sentence says so instead, because the address, and the demo
+    key with it, would lead to that program), or this is the reloader's watching process
+    (`--debug`: the serving process it starts prints the banner on the socket the watcher
+    has bound)."""
+    from flask.helpers import get_debug_flag
+    from werkzeug.serving import is_running_from_reloader
+
+    given = command.params if command is not None else {}  # `flask run --host/--port`
+    host = given.get("host") or os.environ.get("FLASK_RUN_HOST") or "127.0.0.1"
+    port = given.get("port") or os.environ.get("FLASK_RUN_PORT") or "5000"
+    # In the reloader's serving process the socket is already ours (bound by its parent).
+    if not is_running_from_reloader():
+        problem = _port_problem(host, int(port)) if str(port).isdigit() else None
+        if problem:
+            _say_port_taken(problem, host, int(port))
+            return None
+        reload = given.get("reload")
+        if reload is None and command is not None:
+            reload = get_debug_flag()
+        if reload:
+            return None  # the serving process the reloader starts prints it
+    return f"http://{host}:{port}/"
+
+
+def _say_port_taken(problem: str, host: str, port: int) -> None:
+    """Why the dashboard cannot start on `port`, and the command that starts it on a free one."""
+    other = _free_port_after(host, port)
+    host_option = "" if host == "127.0.0.1" else f" --host {host}"
+    port_option = f"--port {other}" if other else "--port <another port>"
+    advice = ("Stop that program, or start the dashboard on another port"
+              if "another program" in problem else "Start it on another port")
+    print(f"Tagdesk dashboard: {problem}, so the dashboard cannot start there.\n"
+          f"{advice}: uv run flask --app app run{host_option} {port_option}",
+          file=sys.stderr, flush=True)
+
+
+def _where_the_rest_is(app: Flask, where: str) -> list[str]:
+    """The banner's lines after the dashboard's: the API and the settings (the embedded
+    service's under `where`), the demo's key and administrator, how to make an administrator."""
     if app.config.get("API_URL"):
-        lines.append(f"API: {app.config['API_URL']}")
+        lines = [f"API: {app.config['API_URL']}"]
         if settings_url(app):
             lines.append(f"Settings: {settings_url(app)}")
-    else:
-        lines.append(f"API (embedded): {where}api/")
-        lines.append(f"Settings: {where}settings/")
-        if app.config.get("DEMO_KEY"):
-            lines.append(f"Demo key: {app.config['DEMO_KEY']}")
-        if app.config.get("DEMO_ADMIN"):
-            email, password = app.config["DEMO_ADMIN"]
-            lines.append(f"Demo administrator: {email}, password: {password}")
-        embedded = app.extensions["tagdesk_embedded"]
-        lines.append(("Another" if embedded.has_administrators() else "First")
-                     + " administrator: uv run flask --app service create-user <org> <email>")
-    print("\n".join(lines), file=sys.stderr, flush=True)
+        return lines
+    lines = [f"API (embedded): {where}api/", f"Settings: {where}settings/"]
+    if app.config.get("DEMO_KEY"):
+        lines.append(f"Demo key: {app.config['DEMO_KEY']}")
+    if app.config.get("DEMO_ADMIN"):
+        email, password = app.config["DEMO_ADMIN"]
+        lines.append(f"Demo administrator: {email}, password: {password}")
+    embedded = app.extensions["tagdesk_embedded"]
+    lines.append(("Another" if embedded.has_administrators() else "First")
+                 + " administrator: uv run flask --app service create-user <org> <email>")
+    return lines
 
 
 def create_app(test_config: dict | None = None) -> Flask:
