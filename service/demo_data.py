@@ -184,49 +184,77 @@ class _Context:
         return (self.shoe_sizes if kind == "S" else self.clothing_sizes)[kid]
 
 
-def _build(language: str, country: str, data: dict) -> _Context:
-    fix: Callable[[str], str] = (lambda s: s.replace("ß", "ss")) if (
-        language, country) == ("de", "CH") else (lambda s: s)
-    genders = data["genders"]
-    size = len(genders)
+class _Entries:
+    """A language's word lists for one country (entries marked for other countries left out;
+    de-CH writes "ss" for "ß"), and its templates split at their slots."""
 
-    def entries(key: str) -> list[str]:
-        return [fix(e) for e in _entries(data.get(key, []), country)]
+    def __init__(self, language: str, country: str, data: dict):
+        self.language, self.country, self.data = language, country, data
+        self.swiss = (language, country) == ("de", "CH")
 
-    def templates(key: str) -> list[tuple[str, ...]]:
+    def fix(self, text: str) -> str:
+        return text.replace("ß", "ss") if self.swiss else text
+
+    def __call__(self, key: str) -> list[str]:
+        return [self.fix(e) for e in _entries(self.data.get(key, []), self.country)]
+
+    def templates(self, key: str) -> list[tuple[str, ...]]:
         out = []
-        for entry in entries(key):
+        for entry in self(key):
             parts = tuple(_SLOT.split(entry))
             unknown = set(parts[1::2]) - _SLOTS
             if unknown:
-                raise ValueError(f"{language}: unknown slot {unknown} in {entry!r}")
+                raise ValueError(f"{self.language}: unknown slot {unknown} in {entry!r}")
             out.append(parts)
         return out
 
+
+def _build(language: str, country: str, data: dict) -> _Context:
+    entries = _Entries(language, country, data)
     c = _Context()
     c.language, c.country = language, country
     c.pre_ratio = data["pre_ratio"]
-    articles = data["articles"]
+    _add_products(c, entries)
+    _add_descriptions(c, entries)
+    _add_audiences(c, entries)
+    _add_sizes(c, entries)
+    _add_phrases(c, entries)
+    _check(c)
+    return c
+
+
+def _add_products(c: _Context, entries: _Entries) -> None:
+    genders, articles = entries.data["genders"], entries.data["articles"]
     products = []
     for entry in entries("products"):
         text, gender, kind = entry.split("|")
         g = genders.index(gender)
-        products.append((text, g, kind, _article_phrase(language, text, g, articles)))
+        products.append((text, g, kind, _article_phrase(c.language, text, g, articles)))
     c.products = products
     c.products_audience = [p for p in products if p[2] != "G"]
     c.products_sized = [p for p in products if p[2] in "SCW"]
-    # Adjectives and purposes may be limited to kinds of product ("wide|S": shoes only).
-    adjectives = [(_adjective(language, spec, size), kinds or _KINDS)
+
+
+def _add_descriptions(c: _Context, entries: _Entries) -> None:
+    """Adjectives, purposes and colours. Adjectives and purposes may be limited to kinds of
+    product ("wide|S": shoes only)."""
+    size = len(entries.data["genders"])
+    adjectives = [(_adjective(c.language, spec, size), kinds or _KINDS)
                   for spec, _, kinds in (e.partition("|") for e in entries("adjectives"))]
     c.adjectives = {kind: [a for a, kinds in adjectives if kind in kinds] for kind in _KINDS}
     purposes = [(text, kinds or _KINDS)
                 for text, _, kinds in (e.partition("|") for e in entries("purposes"))]
     c.purposes = {kind: [t for t, kinds in purposes if kind in kinds] for kind in _KINDS}
-    c.colours = [_adjective(language, e, size) for e in entries("colours")]
+    c.colours = [_adjective(c.language, e, size) for e in entries("colours")]
+    c.best = _forms(entries.data["best"], size)
+
+
+def _add_audiences(c: _Context, entries: _Entries) -> None:
+    """Flags: w women or girls, m men or boys, k children, u anyone. Women's clothes only take
+    w audiences; children get children's sizes."""
+    size = len(entries.data["genders"])
     audiences = [(_forms(spec, size), flag) for spec, flag in
                  (e.split("|") for e in entries("audiences"))]
-    # Flags: w women or girls, m men or boys, k children, u anyone. Women's clothes only take
-    # w audiences; children get children's sizes.
     c.audiences = audiences
     c.audiences_w = [a for a in audiences if "w" in a[1]]
     # Single-word audiences, for phrases that go on with a preposition ("... for flat feet").
@@ -234,41 +262,53 @@ def _build(language: str, country: str, data: dict) -> _Context:
     c.audiences_bare_w = [a for a in c.audiences_w if " " not in a[0][0]]
     c.audiences_before = [tuple(e.split("|")) for e in entries("audiences_before")]
     c.audiences_before_w = [a for a in c.audiences_before if "w" in a[1]]
-    c.audience_before_ratio = data.get("audience_before_ratio", 0.0)
-    # Sizes by "for a child?": sizes marked "|k" are children's sizes.
+    c.audience_before_ratio = entries.data.get("audience_before_ratio", 0.0)
+
+
+def _add_sizes(c: _Context, entries: _Entries) -> None:
+    """Sizes by "for a child?": sizes marked "|k" are children's sizes."""
     for name in ("shoe_sizes", "clothing_sizes"):
         marked = [e.partition("|") for e in entries(name)]
         sizes = ([t for t, _, mark in marked if not mark], [t for t, _, mark in marked if mark])
         if not sizes[0] or not sizes[1]:
-            raise ValueError(f"{language}-{country}: {name} need adult and children's sizes")
+            raise ValueError(f"{c.language}-{c.country}: {name} need adult and children's "
+                             "sizes")
         setattr(c, name, sizes)
+
+
+def _add_phrases(c: _Context, entries: _Entries) -> None:
+    """The words around a product (extras, support, recipients, versus, model suffixes), the
+    templates of whole queries, amounts, the country's phrase and cities."""
     c.extras = entries("extras")
     c.support, c.recipients = entries("support"), entries("recipients")
     c.versus, c.model_suffixes = entries("versus"), entries("model_suffixes")
-    c.best = _forms(data["best"], size)
-    c.prices, c.questions, c.fixed = templates("prices"), templates("questions"), templates("fixed")
-    c.navigation, c.local, c.gifts = (templates("navigation"), templates("local"),
-                                      templates("gifts"))
-    c.references = templates("references")
-    c.amounts = list(_AMOUNTS[_CURRENCY[country]])
-    phrase = data.get("country_phrase", {}).get(country)
-    c.country_phrase = fix(phrase) if phrase else None
-    c.cities = [fix(city) for city in data["cities"].get(country, [])]
+    c.prices, c.questions, c.fixed = (entries.templates("prices"),
+                                      entries.templates("questions"), entries.templates("fixed"))
+    c.navigation, c.local, c.gifts = (entries.templates("navigation"),
+                                      entries.templates("local"), entries.templates("gifts"))
+    c.references = entries.templates("references")
+    c.amounts = list(_AMOUNTS[_CURRENCY[c.country]])
+    phrase = entries.data.get("country_phrase", {}).get(c.country)
+    c.country_phrase = entries.fix(phrase) if phrase else None
+    c.cities = [entries.fix(city) for city in entries.data["cities"].get(c.country, [])]
 
+
+def _check(c: _Context) -> None:
+    """Every list a query may draw from has something in it."""
+    where = f"{c.language}-{c.country}"
     for name in ("products", "colours", "audiences", "audiences_w", "audiences_bare",
                  "audiences_bare_w", "shoe_sizes", "clothing_sizes", "extras", "support",
                  "recipients", "versus", "model_suffixes", "prices", "questions", "fixed",
                  "navigation", "local", "gifts", "references", "cities"):
         if not getattr(c, name):
-            raise ValueError(f"{language}-{country}: no {name}")
+            raise ValueError(f"{where}: no {name}")
     for kind in _KINDS:
         if not c.adjectives[kind] or not c.purposes[kind]:
-            raise ValueError(f"{language}-{country}: no adjectives or purposes for {kind}")
+            raise ValueError(f"{where}: no adjectives or purposes for {kind}")
     used = {slot for key in ("prices", "questions", "fixed", "navigation", "local", "gifts")
             for parts in getattr(c, key) for slot in parts[1::2]}
     if "cn" in used and not c.country_phrase:
-        raise ValueError(f"{language}-{country}: templates use {{cn}} but no country phrase")
-    return c
+        raise ValueError(f"{where}: templates use {{cn}} but no country phrase")
 
 
 _CONTEXTS: list[_Context] = [_build(language, country, _LANGUAGES[language])
