@@ -50,6 +50,7 @@ from dashboard.current_project import load_project
 from dashboard.edits import (
     job_panel,
     jobs_store,
+    lock_wait,
     project_and_edit,
     project_and_edit_now,
     runner,
@@ -60,12 +61,12 @@ from dashboard.edits import (
 from dashboard.htmx import htmx_response
 from dashboard.refusals import refusal
 from dashboard.rows import chip_html, rows_for
+from dashboard.undo import UndoRefused, undo_edit
 from dashboard.viewstate import QueryView
-from jobs.deltas import ADD, EDIT, REMOVE, REPLACE, Change, Delta, RowKey, Scope, undo_scope
+from jobs.deltas import ADD, EDIT, REMOVE, REPLACE, Delta, RowKey, Scope
 from jobs.edit import Edit
-from jobs.fresh import TooManyMoved, by_recency, find_rows
+from jobs.fresh import TooManyMoved, find_rows
 from jobs.rewrite import held_for_write, rewrite, write
-from jobs.rule_jobs import RULE_SCOPES
 from jobs.store import LockBusy, new_id, process_owner
 from queryapi import (
     Conflict,
@@ -83,7 +84,6 @@ from weblib.text_rules import has_forbidden_character
 bp = Blueprint("bulk", __name__)
 
 MAX_SELECTED = 1000          # rows of one in-page edit (a page has at most 200)
-INLINE_UNDO_LIMIT = 1000     # changes an undo makes within its request; more: a job
 PLAN_SALT = "tagdesk-bulk-plan"
 CLEAR_SALT = "tagdesk-bulk-clear"
 PLAN_MAX_AGE = 3600
@@ -103,7 +103,7 @@ class Refusal(Exception):
         self.status = status
 
 
-def refused(error: Refusal):
+def refused(error: Refusal | UndoRefused):
     """A refusal is a sentence where the person is looking (the picker's message area, or
     the panel or notice whose button was pressed)."""
     return make_response(render_template("bulk/_feedback.html", message=error.message),
@@ -168,10 +168,6 @@ def shown_ids() -> set[str]:
     are there are swapped in."""
     raw = request.form.get("shown", "")
     return {part for part in raw.split(",") if 0 < len(part) <= 255} if raw else set()
-
-
-def lock_wait() -> float:
-    return float(current_app.config.get("BULK_LOCK_WAIT", 10))
 
 
 def _busy() -> Refusal:
@@ -574,44 +570,33 @@ def resume(project_id: str, edit_id: str):
 @login_required
 def undo(project_id: str, edit_id: str):
     project, edit = project_and_edit(project_id, edit_id)
-    store = jobs_store()
     context = request.form.get("context", "panel")
-    if not edit.undoable:
-        raise Refusal("This edit cannot be undone (it was undone already, or it is still "
-                      "running).", 409)
-    undo_id = new_id()
-    if not store.mark_undone(edit.id, undo_id):
-        raise Refusal("This edit is being undone already.", 409)
     try:
-        result = undo_inline(project, edit, undo_id) if edit.changed <= INLINE_UNDO_LIMIT \
-            and edit.scope not in RULE_SCOPES else None
-    except BaseException:
-        store.release_undo(edit.id, undo_id)
-        raise
-    if result is None:
-        undone = start_undo_job(project, edit, undo_id)
+        undone = undo_edit(project, edit)
+    except LockBusy:
+        raise _busy() from None
+    if undone.records is None:
         if context == "activity":
-            return undo_answer(project, edit, undone)
-        panel = job_panel(project, undone)
+            return undo_answer(project, edit, undone.edit)
+        panel = job_panel(project, undone.edit)
         if context == "notice":
             return render_template("bulk/_job_started.html", panel=panel, notice=(
                 "Undoing in the background: its progress is shown above the list."))
         return panel
-    undone, records = result
     shown = shown_ids()
     count = results_count(project) if context != "activity" else ""
     apiclient.invalidate(project.id)
     if context == "activity":
-        return undo_answer(project, edit, undone)
-    records = [record for record in records if record.id in shown]
+        return undo_answer(project, edit, undone.edit)
+    records = [record for record in undone.records if record.id in shown]
     if context == "notice":
         main = Markup(render_template(  # noqa: S704 (rendered, so escaped)
-            "bulk/_undo_notice.html", summary=wording.what_undo_did(undone, edit)))
+            "bulk/_undo_notice.html", summary=wording.what_undo_did(undone.edit, edit)))
         # As after the edit: the page's counts and progress are read again (app.js), and
         # the selection stays.
         trigger = {"tagdesk:bulkDone": {"keepSelection": True}}
     else:
-        main = job_panel(project, undone)
+        main = job_panel(project, undone.edit)
         # A job's panel: the list is loaded again, with its counts (app.js).
         trigger = {"tagdesk:resultsStale": True}
     return rows_response_undo(project, records, main, count, trigger)
@@ -626,76 +611,7 @@ def rows_response_undo(project, records, main_html: str, count: str = "",
     return htmx_response(html, trigger=trigger)
 
 
-def _covering_for_changes(edit: Edit, changes: list[Change]) -> Scope:
-    """A filter every query the edit changed still matches, if undoing it matters."""
-    delta = Delta.from_json(edit.delta or {})
-    languages = sorted({change.language for change in changes})
-    countries = sorted({change.country for change in changes})
-    base = Scope.from_json(edit.scope_filter).without_tags() if edit.scope == "filter" \
-        else Scope()
-    scope = Scope(base.text,
-                  tuple(languages) if len(languages) <= 50 else base.languages,
-                  tuple(countries) if len(countries) <= 50 else base.countries)
-    if delta.replace is None and delta.add and not delta.remove:
-        scope = Scope(scope.text, scope.languages, scope.countries, (),
-                      tuple(sorted(delta.add)))
-    return scope
-
-
-def undo_inline(project, edit: Edit, undo_id: str):
-    """Undo within the request: fresh tags of the changed rows (a covering read, most recent
-    first, and lookups for the few not in it), the reverse of each change, one write. None
-    when the rows cannot be found cheaply: the undo then runs as a job."""
-    store = jobs_store()
-    changes = list(store.changes(edit.id).values())
-    keys = [RowKey(c.query_id, c.query, c.language, c.country) for c in changes]
-    by_id = {change.query_id: change for change in changes}
-    client = apiclient.client()
-    covering = _covering_for_changes(edit, changes)
-    try:
-        with held_for_write(store, client, project.id, undo_id, lock_wait()):
-            first = by_recency(client, project.id, covering.filters())
-            found, _gone = find_rows(client, project.id, keys, first, first_covers=True)
-            step = rewrite(found.values(), lambda record: by_id[record.id].undo(record.tags))
-            updated = write(client, project.id, step)
-    except LockBusy:
-        raise _busy() from None
-    except TooManyMoved:
-        return None
-    undone = store.record_finished(
-        step.changes, id=undo_id, project_id=project.id, kind="undo", scope=edit.scope,
-        scope_words=edit.scope_words, delta=edit.delta, tag_names=edit.tag_names,
-        undo_of=edit.id, expected=edit.changed, total=len(found), processed=len(found),
-        changed=len(step.changes), untouched=step.untouched, **who())
-    records = [updated.get(query_id) or record for query_id, record in found.items()]
-    return undone, records
-
-
-def start_undo_job(project, edit: Edit, undo_id: str) -> Edit:
-    if edit.scope in RULE_SCOPES:  # undone by the service (jobs/rule_jobs.py)
-        spec = {name: value for name, value in (edit.scope_filter or {}).items()
-                if name in ("ruleId", "ruleName", "since", "operation")}
-        undone = jobs_store().create(
-            id=undo_id, project_id=project.id, kind="undo", scope=edit.scope,
-            scope_filter=spec, scope_words=edit.scope_words, delta=edit.delta,
-            tag_names=edit.tag_names, undo_of=edit.id, state="queued", expected=edit.changed,
-            total=edit.changed, owner=process_owner(), **who())
-        runner().submit(undone.id)
-        return jobs_store().get(undone.id)
-    delta = Delta.from_json(edit.delta or {})
-    if edit.scope == "filter":
-        scope = undo_scope(Scope.from_json(edit.scope_filter), delta)
-    else:
-        scope = _covering_for_changes(edit, list(jobs_store().changes(edit.id).values()))
-    undone = jobs_store().create(
-        id=undo_id, project_id=project.id, kind="undo", scope="filter",
-        scope_filter=scope.to_json(), scope_words=edit.scope_words, delta=edit.delta,
-        tag_names=edit.tag_names, undo_of=edit.id, state="queued", expected=edit.changed,
-        total=edit.changed, owner=process_owner(), **who())
-    runner().submit(undone.id)
-    return jobs_store().get(undone.id)
-
-
 def register(app) -> None:
     app.register_blueprint(bp)
     app.register_error_handler(Refusal, refused)
+    app.register_error_handler(UndoRefused, refused)

@@ -28,6 +28,11 @@ def runner():
     return current_app.extensions["tagdesk_runner"]
 
 
+def lock_wait() -> float:
+    """How long an in-page edit or undo waits for the project's lease (BULK_LOCK_WAIT)."""
+    return float(current_app.config.get("BULK_LOCK_WAIT", 10))
+
+
 def who() -> dict:
     """Who makes an edit: the name given at sign-in, the masked key, and the session that
     holds the key (a background job reads the key from there; it is never stored with it)."""

@@ -292,7 +292,7 @@ def confirm_all(client, world, html, **fields):
 
 def test_select_all_runs_a_job_that_tags_every_match_and_nothing_else(app, signed_in, shop,
                                                                      monkeypatch):
-    from blueprints import bulk as bulk_module
+    from dashboard import undo as undo_module
 
     app.config["BULK_BATCH_SIZE"] = 7  # several batches over the 60 filler queries
     html = page(signed_in, shop, "q=filler")
@@ -327,7 +327,7 @@ def test_select_all_runs_a_job_that_tags_every_match_and_nothing_else(app, signe
 
     # Undo, as a job too (an undo of more than INLINE_UNDO_LIMIT changes): only what it
     # changed is reversed, and a later change by someone else stays.
-    monkeypatch.setattr(bulk_module, "INLINE_UNDO_LIMIT", 10)
+    monkeypatch.setattr(undo_module, "INLINE_UNDO_LIMIT", 10)
     later = record(app, shop, "filler query 020")
     with api_of(app, shop) as api:
         api.set_tags(shop.project_id, [later.assignment((*later.tags, shop.tags["sale"]))])
@@ -807,6 +807,38 @@ def test_an_in_page_edit_waits_for_one_batch_of_a_running_job_not_all_of_it(exte
     assert tags_of(app, shop, "zapatillas running") == {"brand"}
     assert all("question" in v for k, v in tag_names_by_query(app, shop).items()
                if k[0].startswith("filler"))
+
+
+def test_an_undo_that_cannot_get_the_lease_changes_nothing_and_can_be_tried_again(external,
+                                                                                  shop):
+    """Against a service with set-tags only, an undo holds the project's lease from its read
+    to its write: while someone else holds it past BULK_LOCK_WAIT, Undo is a sentence (409),
+    nothing is written, and the edit stays undoable."""
+    app = external
+    app.config["BULK_LOCK_WAIT"] = 0.2
+    signed_in = app.test_client()
+    AuthActions(signed_in, shop).sign_in()
+    html = page(signed_in, shop, "size=100")
+    post(signed_in, bulk_url(shop), {"size": "100", "action": "add",
+                                     "apply_tag": tag(shop, "local"),
+                                     "selected": keys_in(html)["running shoes"]}, html)
+    edit = latest(app, shop)
+    assert edit.changed == 1
+    edited = tag_names_by_query(app, shop)
+    store = store_of(app)
+    assert store.try_lock(shop.project_id, "someone else", lease=60)
+    url = f"/projects/{shop.project_id}/edits/{edit.id}/undo"
+    busy = post(signed_in, url, {"context": "notice"}, html)
+    assert busy.status_code == 409
+    assert "Someone else is saving changes to this project right now. Nothing was changed" \
+        in text_of(busy.get_data(as_text=True))
+    assert tag_names_by_query(app, shop) == edited
+    assert store.get(edit.id).undoable and latest(app, shop).id == edit.id
+
+    store.unlock(shop.project_id, "someone else")
+    undone = post(signed_in, url, {"context": "notice"}, html)
+    assert undone.status_code == 200, undone.get_data(as_text=True)
+    assert "local" not in tags_of(app, shop, "running shoes")
 
 
 def test_undo_of_a_select_all_edit_within_the_request(app, signed_in, shop):

@@ -37,7 +37,7 @@ def quick_polls(live_dashboard):
 def test_undo_on_the_activity_page_settles_in_place(page, live_dashboard, org, quick_polls,
                                                     monkeypatch, width, as_job):
     if as_job:  # every undo runs as a background job, as a large one does
-        monkeypatch.setattr("blueprints.bulk.INLINE_UNDO_LIMIT", -1)
+        monkeypatch.setattr("dashboard.undo.INLINE_UNDO_LIMIT", -1)
     page.set_viewport_size({"width": width, "height": 860})
     before = open_rows(page, live_dashboard, org, "?sort=query", "Ana")
     targets = ("bergschuhe 01", "bergschuhe 02", "bergschuhe 04")
