@@ -40,10 +40,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.loadkit import free_port, percentile, serve  # noqa: E402
-from service import admin, create_app, demo, schema  # noqa: E402
+from service import admin, create_app, demo, query_filters, schema  # noqa: E402
 from service import engine as count_engine  # noqa: E402
 from service.db import session_scope  # noqa: E402
-from service.engine import listing, tagging  # noqa: E402
+from service.engine import tagging  # noqa: E402
 from service.engine.tables import Query, query_tags  # noqa: E402
 from service.models import Organization, Tag  # noqa: E402
 from service.validation import QueryListBody, SetTagsItem  # noqa: E402
@@ -259,7 +259,7 @@ def explain_view(app, log: StatementLog, project_id: str, body: dict) -> None:
     engine = app.extensions["tagdesk_engine"]
     postgres = engine.dialect.name == "postgresql"
     with app.app_context(), session_scope(app) as session, log.record():
-        listing.list_queries(session, project_id, QueryListBody(**{"limit": 50, **body}),
+        query_filters.list_queries(session, project_id, QueryListBody(**{"limit": 50, **body}),
                              count_engine.held())
     for statement, parameters, _elapsed in log.entries:
         if statement.startswith("BEGIN"):  # SQLite's sessions begin their transaction so

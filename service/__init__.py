@@ -8,8 +8,12 @@ from flask import Flask
 
 from weblib.request_bodies import guard_request_bodies
 
-from . import cli, db, engine, errors, guard, protocol, routes, settings
+from . import cli, db, engine, errors, guard, protocol, query_filters, routes, settings
 from .config import load_config
+from .engine import entry_rules
+
+# Rules on entry read their kept conditions as every other kept filter is read.
+entry_rules.read_conditions_with(query_filters.stored)
 
 
 def create_app(test_config: dict | None = None) -> Flask:

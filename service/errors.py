@@ -11,6 +11,8 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from sqlalchemy.exc import DBAPIError, OperationalError
 from werkzeug.exceptions import HTTPException
 
+from .engine.refusals import Invalid, Missing, Refused
+
 log = logging.getLogger(__name__)
 
 PHRASES = {413: "Payload Too Large"}
@@ -88,11 +90,24 @@ def _page(status: int, error: Exception | None, headers: dict | None, otherwise)
     return otherwise() if page is None else page
 
 
+def from_refusal(refusal: Refused) -> ApiError:
+    """The API's error for what the engine refused: the same message."""
+    if isinstance(refusal, Missing):
+        return NotFound(refusal.message)
+    if isinstance(refusal, Invalid):
+        return BadRequest(refusal.message)
+    raise TypeError(f"no status for {type(refusal).__name__}")
+
+
 def register(app: Flask) -> None:
     @app.errorhandler(ApiError)
     def _api_error(error: ApiError):
         return _page(error.status, error, error.headers, lambda: error_response(
             error.status, error.message, error.headers))
+
+    @app.errorhandler(Refused)
+    def _refused(refusal: Refused):
+        return _api_error(from_refusal(refusal))
 
     @app.errorhandler(HTTPException)
     def _http_error(error: HTTPException):

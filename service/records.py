@@ -31,6 +31,11 @@ def query_record(row, tag_ids: list[int], updated_at: datetime | None = None) ->
                   updated_at or row.updated_at)
 
 
+def tagged_records(tagged) -> list[dict]:
+    """The records of the queries a tag write answers with (engine.tagging.Tagged)."""
+    return [query_record(each.row, each.tag_ids, each.updated_at) for each in tagged]
+
+
 def query_records(rows, tags: dict[int, list[int]]) -> list[dict]:
     """The records of a queries page, from rows whose first columns are those of
     search.COLUMNS (pk, id, project_id, query, language, country, updated_at): unpacked by

@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 from . import (
     engine,
     import_listing,
+    query_filters,
     query_versions,
     rules,
     saved_views,
@@ -26,11 +27,18 @@ from . import (
 )
 from .auth import resolve_project
 from .db import get_session
-from .engine import entry_rules, listing, tagging
+from .engine import entry_rules, tagging
 from .models import Project
 from .openapi import openapi_document
 from .protocol import json_response
-from .records import page_object, project_record, query_records, tag_record
+from .records import (
+    page_object,
+    project_record,
+    query_records,
+    tag_record,
+    tagged_records,
+    timestamp,
+)
 from .validation import (
     CreateTagBody,
     CreateViewBody,
@@ -108,23 +116,30 @@ def list_projects():
     return page_of(total, params, [project_record(row) for row in rows])
 
 
+def _source_record(source: dict) -> dict:
+    """Where a link came from (entry_rules.sources), its time as the API writes times."""
+    if "addedAt" in source:
+        return {**source, "addedAt": timestamp(source["addedAt"])}
+    return source
+
+
 @bp.post("/queries/list")
 def list_queries():
     session, project_id, body = project_call(QueryListBody)
-    total, rows, tags = listing.list_queries(session, project_id, body, engine.held())
+    total, rows, tags = query_filters.list_queries(session, project_id, body, engine.held())
     records = query_records(rows, tags)
     # An extension: which rule added a link on entry, only where one did (docs/api.md).
     sources = entry_rules.sources(session.connection(), [row.pk for row in rows])
     for row, record in zip(rows, records, strict=True):
         if row.pk in sources:
-            record["tagSources"] = {str(tag_id): source
+            record["tagSources"] = {str(tag_id): _source_record(source)
                                     for tag_id, source in sorted(sources[row.pk].items())}
     return page_of(total, body, records)
 
 
 # How many queries the filter matches, and how many it would match with each language,
 # country or tag chosen instead (docs/api.md).
-extension("/queries/facets", QueryFilterBody, listing.facets, held=True)
+extension("/queries/facets", QueryFilterBody, query_filters.facets, held=True)
 
 
 # When each of some queries, named by id, was last changed: what a page polls to learn
@@ -140,7 +155,8 @@ extension("/imports/list", import_listing.ImportListBody, import_listing.list_im
 @bp.patch("/queries/many/tags-only")
 def set_tags_on_many():
     session, project_id, body = project_call(SetTagsBody)
-    return json_response(tagging.set_tags(session, project_id, body.queries, read_actor()))
+    return json_response(tagged_records(
+        tagging.set_tags(session, project_id, body.queries, read_actor())))
 
 
 @bp.patch("/queries/many/tags-edit")

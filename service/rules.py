@@ -21,15 +21,17 @@ from sqlalchemy.orm import Session
 
 from weblib.tag_names import fold_tag_name
 
+from . import query_filters
 from .db import begin_write, retried
 from .engine import rule_counts, rule_links
+from .engine.counting import FilterOf
 from .engine.held import Held
 from .errors import BadRequest, Conflict
 from .models import Project, Rule, Tag, utcnow
 from .named_items import NamedItems, lock_project
 from .records import query_records, timestamp
 from .settings import audit
-from .validation import MAX_ID, Int, QueryFilterBody, Strict, ViewName, stored_filter
+from .validation import MAX_ID, Int, QueryFilterBody, Strict, ViewName
 
 MAX_RULES = 100  # per project
 OPERATION = r"^[0-9a-f]{32}$"
@@ -109,8 +111,8 @@ def _condition_text(body: QueryFilterBody) -> str:
     return json.dumps(fields, ensure_ascii=False, separators=(",", ":"))
 
 
-def _condition_of(rule: Rule) -> QueryFilterBody:
-    return stored_filter(rule.condition)
+def _condition_of(rule: Rule) -> FilterOf:
+    return query_filters.stored(rule.condition)
 
 
 def _record(rule: Rule, matching: int, carrying: int) -> dict:
@@ -161,14 +163,15 @@ def list_rules(session: Session, project_id: str, store: Held) -> list[dict]:
 
 def preview(session: Session, project_id: str, body: RulePreviewBody, store: Held) -> dict:
     _check_tags(session, project_id, body.tagIds)
-    matching, lacking, rows, tags = rule_counts.preview(session, project_id, body.condition,
+    matching, lacking, rows, tags = rule_counts.preview(session, project_id,
+                                                        query_filters.filter_of(body.condition),
                                                         body.tagIds, store)
     return {"matching": matching, "lacking": lacking, "sample": query_records(rows, tags)}
 
 
 def create_rule(session: Session, project_id: str, body: CreateRuleBody, store: Held) -> dict:
     condition = _condition_text(body.condition)
-    rule_counts.check(session, project_id, body.condition)  # queries/facets' 400s, first
+    query_filters.check(session, project_id, body.condition)  # queries/facets' 400s, first
     folded = fold_tag_name(body.name)
     org_id = lock_project(session, project_id)
     _check_tags(session, project_id, body.tagIds)
@@ -189,7 +192,7 @@ def create_rule(session: Session, project_id: str, body: CreateRuleBody, store: 
 def update_rule(session: Session, project_id: str, body: UpdateRuleBody, store: Held) -> dict:
     given = body.model_fields_set - {"id"}
     if body.condition is not None:
-        rule_counts.check(session, project_id, body.condition)  # a 400 before any change
+        query_filters.check(session, project_id, body.condition)  # a 400 before any change
     org_id = lock_project(session, project_id)
     rule = ITEMS.one(session, project_id, body.id)
     if body.tagIds is not None:
@@ -253,7 +256,8 @@ def apply_rule(session: Session, project_id: str, body: ApplyRuleBody, store: He
         rule = ITEMS.one(session, project_id, body.id)
         try:
             done = rule_links.apply_part(session, project_id, rule.id,
-                                         json.loads(rule.tag_ids), _condition_of(rule),
+                                         json.loads(rule.tag_ids),
+                                         _condition_of(rule),
                                          body.cursor, store)
         except rule_links.TagGone:
             session.rollback()
@@ -264,7 +268,7 @@ def apply_rule(session: Session, project_id: str, body: ApplyRuleBody, store: He
                                 f"To the {_count(done['matching'])} it matched, through the "
                                 "API.")
         session.commit()
-        return done
+        return {**done, "appliedAt": timestamp(done["appliedAt"])}
 
     return retried(session, write)
 

@@ -17,7 +17,9 @@ from sqlalchemy.orm import Session
 
 from weblib.tag_names import fold_tag_name
 
+from . import query_filters
 from .engine import listing
+from .engine.counting import FilterOf
 from .engine.held import Held
 from .models import SavedView, utcnow
 from .named_items import NamedItems, lock_project
@@ -28,7 +30,6 @@ from .validation import (
     SortItem,
     UpdateViewBody,
     ViewIdBody,
-    stored_filter,
 )
 
 MAX_VIEWS = 200  # per project
@@ -52,8 +53,8 @@ def _sort_text(sort: list[SortItem] | None) -> str | None:
                        for item in sort], ensure_ascii=False, separators=(",", ":"))
 
 
-def _filter_of(view: SavedView) -> QueryFilterBody:
-    return stored_filter(view.filters)
+def _filter_of(view: SavedView) -> FilterOf:
+    return query_filters.stored(view.filters)
 
 
 def _record(view: SavedView, total: int) -> dict:
@@ -84,7 +85,7 @@ def list_views(session: Session, project_id: str, store: Held) -> list[dict]:
 def create_view(session: Session, project_id: str, body: CreateViewBody, store: Held) -> dict:
     filters, sort = _filters_text(body.filters), _sort_text(body.sort)
     # Counted before it is kept: a filter queries/list refuses (untagged with tags) is a 400.
-    total, = listing.totals(session, project_id, [body.filters], store)
+    total, = query_filters.totals(session, project_id, [body.filters], store)
     folded = fold_tag_name(body.name)
     lock_project(session, project_id)
     ITEMS.make_room(session, project_id, folded, MAX_VIEWS,
@@ -103,7 +104,7 @@ def update_view(session: Session, project_id: str, body: UpdateViewBody, store: 
     filters = _filters_text(body.filters) if body.filters is not None else None
     sort = _sort_text(body.sort) if "sort" in given else None
     if body.filters is not None:
-        listing.totals(session, project_id, [body.filters], store)  # a 400 before any change
+        query_filters.totals(session, project_id, [body.filters], store)  # a 400 before any change
     lock_project(session, project_id)
     view = ITEMS.one(session, project_id, body.id)
     if body.name is not None:

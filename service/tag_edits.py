@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from .engine.tagging import describe_item, item_key, named_messages, write_tags
 from .errors import BadRequest
+from .records import tagged_records
 from .validation import MAX_ITEMS, Code, Int, Strict, Text
 
 TagIds = Annotated[list[Int], Field(max_length=MAX_ITEMS)]
@@ -46,6 +47,6 @@ def edit_tags(session: Session, project_id: str, items: list[EditTagsItem],
     _check_both_ways(items)
     # Only the tags added must be the project's: one removed that it no longer has (merged
     # away or deleted since the caller read it) is on no query, so removing it is done.
-    return write_tags(session, project_id, items, lambda item: item.add,
-                      lambda item, before: (before | set(item.add)) - set(item.remove),
-                      actor)
+    return tagged_records(write_tags(
+        session, project_id, items, lambda item: item.add,
+        lambda item, before: (before | set(item.add)) - set(item.remove), actor))

@@ -25,6 +25,7 @@ from pydantic import (
 from weblib.tag_names import fold_tag_name, tag_name_problem
 from weblib.text_rules import has_forbidden_character
 
+from .engine.keys import MAX_ID
 from .errors import ApiError, BadRequest
 from .patterns import compile_pattern
 
@@ -36,7 +37,6 @@ DEFAULT_LIMIT = 50
 MAX_PAGE = 1_000_000_000
 # Every integer of a request is a 32-bit one, what the engine holds: ids and query keys are
 # PostgreSQL `integer`s, and the bitmaps' keys stop at 2^32. Past it, a 400 naming the field.
-MAX_ID = 2**31 - 1
 MIN_INTEGER = -(2**31)
 MAX_TAG_NAME = 200  # as the command line's create-tag (admin.create_tag) and the tags table
 MAX_VIEW_NAME = 100  # as the saved_views table

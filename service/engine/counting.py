@@ -5,6 +5,7 @@ difference, "untagged" all queries but the union of every tag.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pyroaring import BitMap, FrozenBitMap
@@ -42,6 +43,11 @@ class Filter:
     def empty(self) -> bool:
         return not (self.text or self.languages or self.countries or self.required
                     or self.excluded or self.untagged or self.pattern)
+
+
+# A filter as the caller names it, made a Filter once the project's tags (id → folded name)
+# are read in the same read as its counts.
+FilterOf = Callable[[dict[int, str]], Filter]
 
 
 @dataclass

@@ -13,19 +13,17 @@ entered: one rule's tags never make another rule match (so their order never mat
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from pyroaring import BitMap, FrozenBitMap
 from sqlalchemy import Integer, literal, or_, select
 from sqlalchemy.engine import Connection
 
 from ..models import Rule, Tag, utcnow
-from ..records import timestamp
-from ..validation import stored_filter
 from . import folding, pieces
-from .counting import CHECKED_AT_ONCE, Counter
+from .counting import CHECKED_AT_ONCE, Counter, FilterOf
 from .held import Header, Held, Project_, Vocabulary
 from .keys import keys_condition
-from .listing import resolve
 from .tables import Query, query_tags
 
 
@@ -114,6 +112,16 @@ class _NewKeys(Counter):
         return self._checked(candidates, lambda text: folding.matches(folded, text))
 
 
+# How a rule's kept condition (JSON) is read: the service's own reading of a kept filter
+# (service/query_filters.stored), given at start-up by read_conditions_with.
+_read_condition: Callable[[str], FilterOf]
+
+
+def read_conditions_with(reader: Callable[[str], FilterOf]) -> None:
+    global _read_condition
+    _read_condition = reader
+
+
 def active_rules(connection: Connection, project_id: str) -> list[Rule]:
     return list(connection.execute(
         select(Rule.id, Rule.condition, Rule.tag_ids).where(
@@ -135,7 +143,7 @@ def apply(connection: Connection, project_id: str, writer) -> int:
     given: dict[int, BitMap] = {}  # tag → new keys a rule gave it, in this write
     tagged = BitMap()
     for rule_id, condition, tag_ids in rules:
-        matches = counting.matches(resolve(stored_filter(condition), tags))
+        matches = counting.matches(_read_condition(condition)(tags))
         if not matches:
             continue
         for tag_id in json.loads(tag_ids):
@@ -166,7 +174,7 @@ def sources(connection: Connection, query_pks: list[int]) -> dict[int, dict[int,
     """For queries/list's records: query pk → {tag id: where the link came from}, for the
     links whose source is known: the rule that added it (`ruleId`), who the caller said added
     it (`addedBy`), the file of the import whose tags column named it (`importedFrom`), and
-    when (`addedAt`)."""
+    when (`addedAt`, a datetime)."""
     found: dict[int, dict[int, dict]] = {}
     if query_pks:
         links = query_tags.c
@@ -177,7 +185,7 @@ def sources(connection: Connection, query_pks: list[int]) -> dict[int, dict[int,
                 or_(links.rule_id.is_not(None), links.added_at.is_not(None))))
         for query_pk, tag_id, rule_id, added_by, imported_from, added_at in rows:
             source = {"ruleId": rule_id, "addedBy": added_by, "importedFrom": imported_from,
-                      "addedAt": timestamp(added_at) if added_at else None}
+                      "addedAt": added_at}
             found.setdefault(query_pk, {})[tag_id] = {
                 name: value for name, value in source.items() if value is not None}
     return found

@@ -9,6 +9,9 @@ from sqlalchemy import Integer, any_, bindparam, column, func, select
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session
 
+# The largest id a column of ids holds (a 32-bit integer): a larger one names no row.
+MAX_ID = 2**31 - 1
+
 
 def keys_condition(session: Session, key_column, keys: list[int]):
     if session.get_bind().dialect.name == "postgresql":

@@ -10,18 +10,15 @@ from pyroaring import BitMap
 from sqlalchemy import Integer, bindparam, select
 from sqlalchemy.orm import Session
 
-from weblib.tag_names import fold_tag_name
-
 from ..db import begin_write
-from ..errors import BadRequest, NotFound
 from ..models import Tag
-from ..search import order_by
-from ..validation import MAX_ID, QueryFilterBody, QueryListBody, SortItem
 from . import pieces
-from .counting import Counter, Filter
+from .counting import Counter, Filter, FilterOf
 from .held import Held, header
 from .keys import keys_condition
+from .ordering import Sort, order_by
 from .rebuild import rebuild
+from .refusals import Missing
 from .tables import Query, query_tags
 
 QUERY_SORT_FIELDS = {
@@ -31,7 +28,7 @@ QUERY_SORT_FIELDS = {
     "updatedAt": Query.updated_at,
     "id": Query.id,
 }
-DEFAULT_QUERY_SORT = [SortItem(field="updatedAt", direction="DESC")]
+DEFAULT_QUERY_SORT = [Sort(field="updatedAt", direction="DESC")]
 COLUMNS = (Query.pk, Query.id, Query.project_id, Query.query, Query.language, Query.country,
            Query.updated_at)
 CODE_KINDS = {"language": pieces.LANGUAGE, "country": pieces.COUNTRY}
@@ -52,23 +49,9 @@ SortKey = tuple[tuple[str, str], ...]
 
 @lru_cache(maxsize=256)
 def _ordering(sort: SortKey) -> tuple:
-    """The ORDER BY of a queries page, checked (BadRequest, never remembered) once per sort."""
-    items = [SortItem(field=name, direction=direction) for name, direction in sort]
+    """The ORDER BY of a queries page, checked (Invalid, never remembered) once per sort."""
+    items = [Sort(field=name, direction=direction) for name, direction in sort]
     return tuple(order_by(items, QUERY_SORT_FIELDS, DEFAULT_QUERY_SORT, Query.id))
-
-
-def _tag_ids(values: list) -> list[int]:
-    """The values that can name a tag; anything else names no tag."""
-    ids = []
-    for value in values:
-        if isinstance(value, str):
-            value = value.strip()
-            if not (value.isascii() and value.isdigit()):
-                continue
-            value = int(value)
-        if 1 <= value <= MAX_ID:
-            ids.append(value)
-    return ids
 
 
 _tags = Tag.__table__
@@ -82,47 +65,6 @@ def project_tags(session: Session, project_id: str) -> dict[int, str]:
     return dict(session.connection().execute(PROJECT_TAGS, {"project_id": project_id}).all())
 
 
-def resolve(body: QueryFilterBody, tags: dict[int, str]) -> Filter:
-    """The body's filter with its tags resolved to the project's tag ids. A tag that is not
-    the project's matches nothing where it is required, and is no matter where excluded."""
-    if body.untagged and (body.tagIds or body.tagNames):
-        raise BadRequest(["'untagged': queries with no tag cannot also have one of "
-                          "'tagIds' or 'tagNames'; send one or the other."])
-    by_name = {name: tag_id for tag_id, name in tags.items()}
-
-    def named(ids, names) -> tuple[list[frozenset[int]], bool]:
-        """The tags of the lists as sets (one per list), and whether every one exists."""
-        sets, every = [], True
-        if ids:
-            named_ids = [_tag_ids([ref]) for ref in ids]  # [] for a value that names no tag
-            every &= all(found and found[0] in tags for found in named_ids)
-            sets.append(frozenset(found[0] for found in named_ids if found and found[0] in tags))
-        if names:
-            wanted = {fold_tag_name(name) for name in names}
-            every &= wanted <= set(by_name)
-            sets.append(frozenset(by_name[name] for name in wanted if name in by_name))
-        return sets, every
-
-    sets, every = named(body.tagIds, body.tagNames)
-    if body.tagMatch == "all":
-        required = tuple(frozenset({tag_id}) for tag_id in sorted(set().union(*sets)))
-        if not every:
-            required = (frozenset(),)
-    else:
-        required = tuple(sets)
-    excluded, _every = named(body.excludeTagIds, body.excludeTagNames)
-    return Filter(
-        text=body.query or "",
-        languages=frozenset(code.lower() for code in body.languages or ()),
-        countries=frozenset(code.upper() for code in body.countries or ()),
-        required=required,
-        excluded=frozenset().union(*excluded),
-        untagged=bool(body.untagged),
-        pattern=body.pattern or "",
-        match_all=body.tagMatch == "all",
-    )
-
-
 def counter(session: Session, project_id: str, store: Held,
             tags: dict[int, str]) -> Counter:
     """The project's bitmaps as of now; built again first when a write went around the
@@ -130,7 +72,7 @@ def counter(session: Session, project_id: str, store: Held,
     connection = session.connection()
     at = header(connection, project_id)
     if at is None:  # deleted since the key was checked
-        raise NotFound("Project not found.")
+        raise Missing("Project not found.")
     if not at.current:
         begin_write(session)
         rebuild(session.connection(), project_id)
@@ -141,49 +83,48 @@ def counter(session: Session, project_id: str, store: Held,
     return Counter(session, project_id, at, held, store, sorted(tags))
 
 
-def facets(session: Session, project_id: str, body: QueryFilterBody, store: Held) -> dict:
+def facets(session: Session, project_id: str, filter_of: FilterOf, store: Held) -> dict:
     tags = project_tags(session, project_id)
-    wanted = resolve(body, tags)
+    wanted = filter_of(tags)
     return counter(session, project_id, store, tags).facets(wanted)
 
 
-def check_sort(sort: list[SortItem]) -> None:
-    """A BadRequest, as queries/list gives, unless `sort` is one queries/list takes."""
+def check_sort(sort: list[Sort]) -> None:
+    """Invalid, as queries/list gives, unless `sort` is one queries/list takes."""
     _ordering(tuple((item.field, item.direction.upper()) for item in sort))
 
 
-def totals(session: Session, project_id: str, bodies: list[QueryFilterBody],
+def totals(session: Session, project_id: str, filters: list[FilterOf],
            store: Held) -> list[int]:
     """How many queries each filter matches, as queries/list's totalRecords: one read of the
     project's bitmaps and tags for all of them (saved views)."""
-    if not bodies:
+    if not filters:
         return []
     tags = project_tags(session, project_id)
     counting = counter(session, project_id, store, tags)
-    return [counting.count(resolve(body, tags)) for body in bodies]
+    return [counting.count(filter_of(tags)) for filter_of in filters]
 
 
-def list_queries(session: Session, project_id: str, body: QueryListBody, store: Held):
-    """(total, rows, tags by query pk) for one page."""
-    sort = tuple((item.field, item.direction.upper()) for item in body.sort)
-    ordering = _ordering(sort)
+def list_queries(session: Session, project_id: str, filter_of: FilterOf, sort: list[Sort],
+                 page: int, limit: int, store: Held):
+    """(total, rows, tags by query pk) for one page (counted from 1) of `limit` queries."""
+    ordering = _ordering(tuple((item.field, item.direction.upper()) for item in sort))
     tags = project_tags(session, project_id)
-    wanted = resolve(body, tags)
+    wanted = filter_of(tags)
     counting = counter(session, project_id, store, tags)
     matches = counting.matches(wanted)
     total = len(matches)
-    offset = (body.page - 1) * body.limit
+    offset = (page - 1) * limit
     if offset >= total:
         return total, [], {}
-    page = _Page(session, project_id, counting, wanted, matches, body.sort, ordering, offset,
-                 body.limit)
-    rows = page.rows()
+    rows = _Page(session, project_id, counting, wanted, matches, sort, ordering, offset,
+                 limit).rows()
     return total, rows, tags_by_query(session, [row.pk for row in rows])
 
 
 class _Page:
     def __init__(self, session: Session, project_id: str, counting: Counter, wanted: Filter,
-                 matches: BitMap, sort: list[SortItem], ordering, offset: int,
+                 matches: BitMap, sort: list[Sort], ordering, offset: int,
                  limit: int) -> None:
         self.session, self.project_id, self.counting = session, project_id, counting
         self.wanted, self.matches, self.sort, self.ordering = wanted, matches, sort, ordering
@@ -283,7 +224,7 @@ class _Page:
             result.close()
         return self._by_keys(found, self.offset, self.limit)
 
-    def _by_code(self, item: SortItem):
+    def _by_code(self, item: Sort):
         """Sorted by language or country (ties by id): the matches of each code, counted from
         its bitmap, say which codes the page falls in; each one's part is read by id."""
         kind, field = CODE_KINDS[item.field], QUERY_SORT_FIELDS[item.field]

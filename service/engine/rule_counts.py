@@ -8,11 +8,10 @@ from pyroaring import BitMap
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..validation import QueryFilterBody
-from .counting import Counter
+from .counting import Counter, FilterOf
 from .held import Held
 from .keys import keys_condition
-from .listing import COLUMNS, counter, project_tags, resolve, tags_by_query
+from .listing import COLUMNS, counter, project_tags, tags_by_query
 from .tables import Query
 
 SAMPLE = 20
@@ -26,7 +25,7 @@ def _carriers(counting: Counter, tag_ids: list[int]) -> BitMap | None:
     return BitMap.intersection(*bitmaps) if len(bitmaps) > 1 else BitMap(bitmaps[0])
 
 
-def counts(session: Session, project_id: str, rules: list[tuple[QueryFilterBody, list[int]]],
+def counts(session: Session, project_id: str, rules: list[tuple[FilterOf, list[int]]],
            store: Held) -> list[tuple[int, int]]:
     """(matching, carrying) of each (condition, tag ids): one read of the project for all."""
     if not rules:
@@ -35,7 +34,7 @@ def counts(session: Session, project_id: str, rules: list[tuple[QueryFilterBody,
     counting = counter(session, project_id, store, tags)
     found = []
     for condition, tag_ids in rules:
-        matches = counting.matches(resolve(condition, tags))
+        matches = counting.matches(condition(tags))
         carriers = _carriers(counting, tag_ids)
         carrying = len(matches) if carriers is None else matches.intersection_cardinality(
             carriers)
@@ -43,18 +42,13 @@ def counts(session: Session, project_id: str, rules: list[tuple[QueryFilterBody,
     return found
 
 
-def check(session: Session, project_id: str, condition: QueryFilterBody) -> None:
-    """A BadRequest where queries/facets gives one for this body."""
-    resolve(condition, project_tags(session, project_id))
-
-
-def preview(session: Session, project_id: str, condition: QueryFilterBody, tag_ids: list[int],
+def preview(session: Session, project_id: str, condition: FilterOf, tag_ids: list[int],
             store: Held):
     """(matching, lacking, rows of SAMPLE lacking queries, their tags by pk): the latest to
     enter the project first (the highest keys: no sort of all of them is needed)."""
     tags = project_tags(session, project_id)
     counting = counter(session, project_id, store, tags)
-    matches = counting.matches(resolve(condition, tags))
+    matches = counting.matches(condition(tags))
     carriers = _carriers(counting, tag_ids)
     lacking = BitMap() if carriers is None else matches - carriers
     sample = list(lacking[-SAMPLE:]) if lacking else []

@@ -28,11 +28,10 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from ..models import Tag, utcnow
-from ..records import timestamp
-from ..validation import QueryFilterBody
 from . import pieces
+from .counting import FilterOf
 from .keys import keys_condition
-from .listing import counter, project_tags, resolve
+from .listing import counter, project_tags
 from .tables import Query, query_tags, rule_removals
 from .tag_holds import hold_tags
 from .tagging import touch
@@ -56,7 +55,7 @@ def _insert(session: Session, table):
 
 
 def apply_part(session: Session, project_id: str, rule_id: int, tag_ids: list[int],
-               condition: QueryFilterBody, after: int, store) -> dict:
+               condition: FilterOf, after: int, store) -> dict:
     """Tag the next part of the rule's matches (keys above `after`); the caller has begun the
     write (service.db.begin_write), read the rule, and commits. TagGone when one of the
     rule's tags is no longer there to hold."""
@@ -64,7 +63,7 @@ def apply_part(session: Session, project_id: str, rule_id: int, tag_ids: list[in
         raise TagGone
     tags = project_tags(session, project_id)
     counting = counter(session, project_id, store, tags)
-    matches = counting.matches(resolve(condition, tags))
+    matches = counting.matches(condition(tags))
     start = matches.rank(after) if after else 0
     part = matches[start:start + PART]
     writer = Writer(session.connection(), project_id).begin()
@@ -86,7 +85,7 @@ def apply_part(session: Session, project_id: str, rule_id: int, tag_ids: list[in
     writer.finish()
     last = part.max() if part else after
     return {"tagged": len(tagged), "checked": len(part), "matching": len(matches),
-            "appliedAt": timestamp(now),
+            "appliedAt": now,
             "remaining": max(len(matches) - start - len(part), 0),
             "cursor": last if start + len(part) < len(matches) else None}
 

@@ -5,6 +5,8 @@ nothing. The one writer of `query_tags` for calls that name queries."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
 from sqlalchemy import bindparam, delete, insert, select, text, update
@@ -12,12 +14,10 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..db import begin_write, retried
-from ..errors import BadRequest, NotFound
 from ..models import Tag, utcnow
-from ..records import query_record
-from ..validation import MAX_ID, SetTagsItem
-from .keys import keys_condition
+from .keys import MAX_ID, keys_condition
 from .listing import tags_by_query
+from .refusals import Invalid, Missing
 from .tables import Query, query_tags
 from .writer import Writer
 
@@ -30,6 +30,21 @@ class Item(Protocol):
     query: str
     language: str
     country: str
+
+
+class NamesTags(Item, Protocol):
+    """An item of set-tags: its query's tags become exactly these."""
+
+    tagIds: list[int]  # noqa: N815
+
+
+@dataclass(frozen=True)
+class Tagged:
+    """An item's query after the call: its row, its tags and when it last changed."""
+
+    row: object
+    tag_ids: list[int]
+    updated_at: datetime
 
 
 # The tags an item names (each must be a tag of the project), and its query's tags after the
@@ -73,7 +88,7 @@ def _check_items(session: Session, project_id: str, items: list[Item],
         errors += [f"Tag {tag_id} is not a tag of this project."
                    for tag_id in sorted(wanted - known)]
     if errors:
-        raise BadRequest(named_messages(errors))
+        raise Invalid(named_messages(errors))
 
 
 def _match(session: Session, project_id: str, items: list[Item]) -> dict:
@@ -163,15 +178,15 @@ def touch(session: Session, query_pks: list[int], now) -> None:
         query_tags.c.updated_at != now).values(updated_at=now))
 
 
-def set_tags(session: Session, project_id: str, items: list[SetTagsItem],
-             actor: str | None = None) -> list[dict]:
+def set_tags(session: Session, project_id: str, items: list[NamesTags],
+             actor: str | None = None) -> list[Tagged]:
     """Replace the tag sets of the items' queries (set-tags)."""
     return write_tags(session, project_id, items, lambda item: item.tagIds,
                       lambda item, _before: set(item.tagIds), actor)
 
 
 def write_tags(session: Session, project_id: str, items: list[Item], named_tags: NamedTags,
-               tags_after: TagsAfter, actor: str | None = None) -> list[dict]:
+               tags_after: TagsAfter, actor: str | None = None) -> list[Tagged]:
     """Give each item's query the tags `tags_after(item, its tags now)`, in one transaction,
     run again when it lost a deadlock (two calls, or a call and a tag's deletion, taking rows
     the other holds): the caller gets its answer, not a 503. The tags are worked out from the
@@ -184,14 +199,14 @@ def write_tags(session: Session, project_id: str, items: list[Item], named_tags:
 
 def _write_tags_once(session: Session, project_id: str, items: list[Item],
                      named_tags: NamedTags, tags_after: TagsAfter,
-                     actor: str | None) -> list[dict]:
+                     actor: str | None) -> list[Tagged]:
     begin_write(session)
     writer = Writer(session.connection(), project_id).begin()
     _check_items(session, project_id, items, named_tags)
     matched = _match(session, project_id, items)
     missing = [describe_item(item_key(i)) for i in items if item_key(i) not in matched]
     if missing:
-        raise NotFound(" ".join(named_messages([f"No query {name} in this project."
+        raise Missing(" ".join(named_messages([f"No query {name} in this project."
                                                 for name in missing])))
 
     current = tags_by_query(session, [row.pk for row in matched.values()])
@@ -221,9 +236,9 @@ def _write_tags_once(session: Session, project_id: str, items: list[Item],
         raise
     session.commit()
 
-    records = []
+    tagged = []
     for item in items:
         row = matched[item_key(item)]
         updated_at = now if row.pk in changed else row.updated_at
-        records.append(query_record(row, current.get(row.pk, []), updated_at))
-    return records
+        tagged.append(Tagged(row, current.get(row.pk, []), updated_at))
+    return tagged

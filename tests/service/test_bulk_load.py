@@ -21,10 +21,10 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import IntegrityError
 
-from service import admin, create_app, demo, imports, schema
+from service import admin, create_app, demo, imports, query_filters, schema
 from service.db import session_scope
 from service.demo_data import generate_queries
-from service.engine import bulk_load, inserting, listing, sizes
+from service.engine import bulk_load, inserting, sizes
 from service.engine.held import Held
 from service.engine.pieces import TAG
 from service.validation import QueryListBody
@@ -366,7 +366,7 @@ def test_counts_stay_exact_through_writes_after_a_load(two_projects, monkeypatch
     behind = two_projects.run(lambda s: engine_state(s)[2])
     assert behind == 2
     for project_id in (two_projects.project_id, two_projects.other_project_id):
-        two_projects.run(lambda s, p=project_id: listing.list_queries(
+        two_projects.run(lambda s, p=project_id: query_filters.list_queries(
             s, p, QueryListBody(), Held()))
     assert_same_tables(two_projects)
     counts = two_projects.run(lambda s: Counter(s.execute(text(

@@ -9,7 +9,7 @@ from sqlalchemy import create_engine, text
 from service import admin, create_app
 from service.db import session_scope
 from service.engine.held import Held
-from service.engine.listing import list_queries
+from service.query_filters import list_queries
 from service.validation import QueryListBody
 from tests.service.migrating import P1, P2, migrate, migrated_with_rows, query_id
 from tests.support.databases import postgres_database_of_its_own

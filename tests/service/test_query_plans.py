@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from sqlalchemy import text
 
+from service import query_filters
 from service.engine import listing
 from service.engine.held import Held
 from service.validation import QueryListBody
@@ -191,7 +192,7 @@ def read_and_check(world):
     around the engine in), then the bitmaps checked against the rows."""
     for project_id in world.run(lambda s: s.execute(text("SELECT id FROM projects")).scalars()
                                 .all()):
-        world.run(lambda s, p=str(project_id): listing.list_queries(
+        world.run(lambda s, p=str(project_id): query_filters.list_queries(
             s, p, QueryListBody(), Held()))
     assert_counters_exact(world)
 

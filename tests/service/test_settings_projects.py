@@ -18,9 +18,9 @@ from sqlalchemy import select, text
 
 from service import admin, palette
 from service.engine.held import Held
-from service.engine.listing import list_queries
 from service.engine.tables import Query, query_tags
 from service.models import OrgEvent, Project, Tag
+from service.query_filters import list_queries
 from service.settings import accounts, project_changes
 from service.settings.project_forms import colour_code
 from service.validation import QueryListBody

@@ -14,8 +14,8 @@ from sqlalchemy import create_engine, delete, insert, text, update
 from service import create_app
 from service.db import session_scope
 from service.engine.held import Held
-from service.engine.listing import list_queries
 from service.engine.tables import Query
+from service.query_filters import list_queries
 from service.validation import QueryListBody
 from tests.service import counters
 from tests.service.counters import simple_fold

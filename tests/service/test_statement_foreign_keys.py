@@ -14,9 +14,9 @@ from sqlalchemy.exc import IntegrityError
 
 from service.engine import sizes
 from service.engine.held import Held
-from service.engine.listing import list_queries
 from service.engine.tables import Query
 from service.models import Project, Tag
+from service.query_filters import list_queries
 from service.validation import QueryListBody
 from tests.service.counters import assert_counters_exact
 from tests.service.migrating import migrate, migrated_with_rows
