@@ -39,25 +39,13 @@ def org(live_dashboard):
     return org
 
 
-@pytest.fixture
-def phone_page(browser):
-    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True,
-                                  device_scale_factor=2)
-    context.set_default_timeout(10_000)
-    page = context.new_page()
-    page.console_messages = []
-    page.on("console", lambda message: page.console_messages.append(message.text))
-    yield page
-    context.close()
-
-
 def toggle(page):
     return page.get_by_role("button", name=re.compile(r"^Filters\b"))
 
 
-def test_the_first_row_is_on_a_phones_first_screen(phone_page, live_dashboard, org,
+def test_the_first_row_is_on_a_phones_first_screen(phone, live_dashboard, org,
                                                    screenshots):
-    page = phone_page
+    page = phone
     sign_in(page, live_dashboard.url, org.key)
     open_project(page, live_dashboard.url, org.projects["Rows"], VIEW)
     first = page.locator("tr[data-row]").first

@@ -21,6 +21,7 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 
+from tests.support import tool_exports
 from tests.support.xlsx import write_parts
 
 QUERIES_CSV = b"query,language,country\nlaufschuhe,de,DE\nrunning shoes,en,US\n"
@@ -78,10 +79,6 @@ def shared_strings_xlsx(strings: int = 3_000_000) -> bytes:
                  {"xl/sharedStrings.xml": sst.encode()})
 
 
-_ODS_NS = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
-           'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" '
-           'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"')
-
 
 def repeated_ods(rows: int = 1_048_576, columns: int = 16_384, sheets: int = 1) -> bytes:
     """An .ods of `sheets` sheets, each a header, then one row of a number repeated over
@@ -97,21 +94,7 @@ def repeated_ods(rows: int = 1_048_576, columns: int = 16_384, sheets: int = 1) 
              'office:value-type="float" office:value="1"><text:p>1</text:p></table:table-cell>'
              "</table:table-row></table:table>")
     table = "".join(table.replace("{n}", str(n)) for n in range(1, sheets + 1))
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as packed:
-        packed.writestr("mimetype", "application/vnd.oasis.opendocument.spreadsheet",
-                        compress_type=zipfile.ZIP_STORED)
-        packed.writestr("META-INF/manifest.xml", (
-            '<?xml version="1.0" encoding="UTF-8"?>\n<manifest:manifest xmlns:manifest="urn:'
-            'oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.2">'
-            '<manifest:file-entry manifest:full-path="/" manifest:media-type="application/'
-            'vnd.oasis.opendocument.spreadsheet"/><manifest:file-entry manifest:full-path="'
-            'content.xml" manifest:media-type="text/xml"/></manifest:manifest>'))
-        packed.writestr("content.xml", (
-            f'<?xml version="1.0" encoding="UTF-8"?>\n<office:document-content {_ODS_NS} '
-            f'office:version="1.2"><office:body><office:spreadsheet>{table}'
-            "</office:spreadsheet></office:body></office:document-content>"))
-    return buffer.getvalue()
+    return tool_exports.packed_ods(table)
 
 
 # --- zip archives written by hand ---------------------------------------------------------------

@@ -500,6 +500,12 @@ def opendocument_spreadsheet(sheets: dict[str, list[list]]) -> bytes:
             "<table:table-row>" + "".join(map(cell, row or [""])) + "</table:table-row>"
             for row in rows) + "</table:table>"
         for name, rows in sheets.items())
+    return packed_ods(tables)
+
+
+def packed_ods(tables: str) -> bytes:
+    """The .ods file around `tables` (content.xml's <table:table> elements): the mimetype
+    first and stored, a manifest, the content."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as packed:
         packed.writestr("mimetype", "application/vnd.oasis.opendocument.spreadsheet",
