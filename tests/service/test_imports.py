@@ -678,7 +678,7 @@ def test_a_file_that_is_not_csv_fails_with_its_sentence_and_changes_nothing(brow
     assert stored(browser.world) == set()
     (job,) = jobs(browser.world)
     assert job.state == "failed"
-    event = browser.world.run(lambda s: s.scalars(select(OrgEvent)).all()[-1])
+    event = browser.world.run(lambda s: s.scalars(select(OrgEvent).order_by(OrgEvent.id)).all()[-1])
     assert event.action == "import.failed" and event.detail.startswith(
         "export.csv: Nothing was imported: No line among")
 
@@ -883,7 +883,7 @@ def test_a_job_whose_process_died_is_shown_interrupted_never_running(browser, wo
     assert "import the same file again to add the rest" in report
     assert "<dt>Added</dt><dd>40</dd>" in report
     assert "Interrupted" in browser.client.get(browser.imports_path()).get_data(as_text=True)
-    event = world.run(lambda s: s.scalars(select(OrgEvent)).all()[-1])
+    event = world.run(lambda s: s.scalars(select(OrgEvent).order_by(OrgEvent.id)).all()[-1])
     assert (event.action, event.actor_email) == ("import.failed", EMAIL)
     assert event.detail.startswith("lost.csv: Tagdesk stopped working")
 

@@ -80,7 +80,7 @@ def test_update_renames_recolours_and_describes_a_tag(api, seeded):
     assert api.post(UPDATE, {"id": brand, "description": None}).json()["description"] is None
     assert "description" not in listed_tags(api)["Brand name"]
     events = seeded.run(lambda s: [(e.action, e.subject) for e in s.scalars(
-        select(OrgEvent).where(OrgEvent.org_id == seeded.org_id))])
+        select(OrgEvent).where(OrgEvent.org_id == seeded.org_id).order_by(OrgEvent.id))])
     assert events.count(("tag.edited", "Brand name")) == 3
 
 
@@ -197,7 +197,7 @@ def test_merge_moves_the_queries_and_undo_puts_everything_back_exactly(api, seed
     again = api.post(UNMERGE, {"operation": merged["operation"]})
     assert again.status_code == 404 and "Merge not found" in again.json()["message"]
     events = seeded.run(lambda s: [e.action for e in s.scalars(
-        select(OrgEvent).where(OrgEvent.org_id == seeded.org_id))])
+        select(OrgEvent).where(OrgEvent.org_id == seeded.org_id).order_by(OrgEvent.id))])
     assert events[-2:] == ["tag.merged", "tag.unmerged"]
 
 
@@ -344,7 +344,7 @@ def test_the_settings_area_merges_a_tag_and_undoes_it_on_record(api, administrat
                                csrf_from=project)
     assert again.status_code == 404
     events = seeded.run(lambda s: [(e.action, e.user_id) for e in s.scalars(
-        select(OrgEvent).where(OrgEvent.org_id == seeded.org_id))])
+        select(OrgEvent).where(OrgEvent.org_id == seeded.org_id).order_by(OrgEvent.id))])
     assert events[-2:] == [("tag.merged", seeded.user_id), ("tag.unmerged", seeded.user_id)]
 
 
