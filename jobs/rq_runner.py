@@ -39,7 +39,7 @@ NOT_QUEUED = ("It could not be queued: the job queue (Redis) did not answer. Not
 
 def queue_owner(queue_name: str) -> str:
     """A queued job's owner: not a process of this host (no pid), so only a very long silence
-    would count it as lost (store.QUEUED_STALE_SECONDS)."""
+    would count it as lost (weblib.job_lifecycle.QUEUED_STALE_SECONDS)."""
     return f"queue:{queue_name}"
 
 

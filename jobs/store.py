@@ -53,13 +53,13 @@ from sqlalchemy import (
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
-from weblib.processes import owner_is_dead
+from weblib.job_lifecycle import EPOCH_SECONDS, Lifecycle
 from weblib.processes import process_owner as process_owner  # the owner pages give an edit
 from weblib.sqlite import BEGIN_OPTION, sqlite_engine
 
 from . import schema
 from .deltas import Change
-from .edit import ACTIVE, Edit
+from .edit import ACTIVE, FINISHED, Edit
 
 metadata = MetaData()
 
@@ -133,11 +133,13 @@ lock_waiters = Table(
     Column("since", Float, nullable=False),
 )
 
+# The moves of a job's state, its heartbeat and the rule for a dead one (weblib.job_lifecycle).
+lifecycle = Lifecycle(edits, EPOCH_SECONDS, ended=FINISHED)
+
 # A running job's process writes a heartbeat this often; one silent for STALE_SECONDS is
 # taken to have died with its process (configurable: JOBS_STALE_SECONDS).
 HEARTBEAT_SECONDS = 2.0
 STALE_SECONDS = 30.0
-QUEUED_STALE_SECONDS = 3600.0
 # A project's lease lasts this long unless renewed (a job's heartbeat renews it); an in-page
 # edit holds it for one read and one write, well within it.
 LOCK_LEASE_SECONDS = 60.0
@@ -285,18 +287,6 @@ class Store:
             return connection.scalar(select(func.count()).select_from(edits).where(
                 edits.c.project_id == project_id)) or 0
 
-    def last_of_session(self, project_id: str, session_ref: str | None) -> Edit | None:
-        """The newest edit or undo a session made in a project (exports and new tags aside):
-        what z undoes when it is an edit still undoable."""
-        if not session_ref:
-            return None
-        with self.engine.connect() as connection:
-            return _edit(connection.execute(
-                select(edits).where(edits.c.project_id == project_id,
-                                    edits.c.session_ref == session_ref,
-                                    edits.c.kind.in_(("edit", "undo")))
-                .order_by(edits.c.created_at.desc(), edits.c.id.desc()).limit(1)).first())
-
     def unfinished(self, project_id: str) -> list[Edit]:
         """Jobs of a project that are queued, running or interrupted (newest first)."""
         with self.engine.connect() as connection:
@@ -351,28 +341,23 @@ class Store:
             connection.execute(update(edits).where(edits.c.id == edit_id).values(**values))
 
     def claim(self, edit_id: str, owner: str) -> Edit | None:
-        """queued -> running, for this process; None if it is not queued (any more)."""
+        """queued -> running, for this process (one of all the workers that try); None if it
+        is not queued (any more), or was cancelled before it started."""
         now = time.time()
         with self.writing() as connection:
-            current = _edit(connection.execute(
-                select(edits).where(edits.c.id == edit_id)).first())
-            if current is None or current.state != "queued":
+            connection.execute(update(edits).where(
+                edits.c.id == edit_id, edits.c.state == "queued", edits.c.cancel_requested
+            ).values(state="cancelled", finished_at=now))
+            if not lifecycle.claim(connection, edit_id, owner, run_started_at=now,
+                                   run_processed_start=edits.c.processed,
+                                   started_at=func.coalesce(edits.c.started_at, now)):
                 return None
-            if current.cancel_requested:
-                connection.execute(update(edits).where(edits.c.id == edit_id).values(
-                    state="cancelled", finished_at=now))
-                return None
-            connection.execute(update(edits).where(edits.c.id == edit_id).values(
-                state="running", owner=owner, heartbeat_at=now, run_started_at=now,
-                run_processed_start=current.processed,
-                started_at=current.started_at or now))
         return self.get(edit_id)
 
-    def heartbeat(self, edit_id: str, owner: str) -> None:
+    def heartbeat(self, edit_id: str, owner: str) -> bool:
+        """Whether the job is still this owner's and running."""
         with self.writing() as connection:
-            connection.execute(update(edits).where(
-                edits.c.id == edit_id, edits.c.owner == owner, edits.c.state == "running"
-            ).values(heartbeat_at=time.time()))
+            return lifecycle.beat(connection, edit_id, owner)
 
     def begin_batch(self, edit_id: str, batch: int, changes: list[Change]) -> None:
         """Before a batch's write: its intended changes, marked pending."""
@@ -424,11 +409,8 @@ class Store:
     def requeue(self, edit_id: str, owner: str, **values) -> bool:
         """interrupted -> queued (Resume)."""
         with self.writing() as connection:
-            result = connection.execute(update(edits).where(
-                edits.c.id == edit_id, edits.c.state == "interrupted"
-            ).values(state="queued", owner=owner, message=None, cancel_requested=False,
-                     finished_at=None, **values))
-            return result.rowcount == 1
+            return lifecycle.requeue(connection, edit_id, owner, cancel_requested=False,
+                                     **values)
 
     def mark_undone(self, edit_id: str, undo_id: str) -> bool:
         """Claim an edit for one undo (a second Undo click finds it taken)."""
@@ -446,35 +428,21 @@ class Store:
 
     def interrupt_dead(self, stale_seconds: float = STALE_SECONDS,
                        project_id: str | None = None) -> int:
-        """Jobs left queued or running by a process that is gone: interrupted. Gone means its
-        process on this host no longer runs, or its heartbeat has been silent too long."""
-        now = time.time()
-        conditions = [edits.c.state.in_(ACTIVE)]
-        if project_id is not None:
-            conditions.append(edits.c.project_id == project_id)
+        """Jobs left queued or running by a process that is gone (weblib.job_lifecycle's
+        rule: its owner process on this host no longer runs, or it has been silent longer than
+        its state allows): interrupted; how many."""
+        where = () if project_id is None else (edits.c.project_id == project_id,)
         with self.engine.connect() as connection:
-            candidates = connection.execute(
-                select(edits.c.id, edits.c.owner, edits.c.heartbeat_at, edits.c.created_at,
-                       edits.c.state).where(*conditions)).all()
-        dead = []
-        for row in candidates:
-            seen = row.heartbeat_at or row.created_at
-            # A queued job has no heartbeat yet (it may wait for a free runner): only its
-            # process's end, or a very long silence, says it will not start.
-            silence = stale_seconds if row.state == "running" else max(stale_seconds,
-                                                                         QUEUED_STALE_SECONDS)
-            if owner_is_dead(row.owner) or now - seen > silence:
-                dead.append((row.id, row.owner))
-        for edit_id, owner in dead:
+            dead = lifecycle.dead(lifecycle.watching(connection, *where), stale_seconds)
+        interrupted = 0
+        for job in dead:
             with self.writing() as connection:
-                connection.execute(update(edits).where(
-                    edits.c.id == edit_id, edits.c.state.in_(ACTIVE),
-                    edits.c.owner.is_(owner) if owner is None else edits.c.owner == owner,
-                ).values(state="interrupted", message=STOPPED_WORKING, finished_at=now))
-                # A lease the dead job held is free at once (not only when it expires).
-                connection.execute(delete(project_locks).where(
-                    project_locks.c.holder == edit_id))
-        return len(dead)
+                if lifecycle.interrupt(connection, job, STOPPED_WORKING):
+                    interrupted += 1
+                    # A lease the dead job held is free at once (not only when it expires).
+                    connection.execute(delete(project_locks).where(
+                        project_locks.c.holder == job.id))
+        return interrupted
 
     # --- the per-project lease -----------------------------------------------------------
 

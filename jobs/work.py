@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 from pathlib import Path
 
 from queryapi import ApiError, AuthError, Client, Mode
+from weblib.job_lifecycle import Heartbeat
 from weblib.processes import process_owner
 
 from . import rule_jobs
@@ -39,31 +39,16 @@ KEY_REJECTED = ("It stopped because the API key was no longer accepted (it may h
 UNEXPECTED = "It stopped because something went wrong on our side. It has been noted."
 
 
-class Heartbeat:
+def heartbeat(store: Store, edit: Edit, owner: str, interval: float) -> Heartbeat:
     """While a job runs: its heartbeat (so every worker knows it is alive) and, where its
     walk holds one, the lease on its project's lock, renewed every few seconds."""
+    def beat() -> bool:
+        if not store.heartbeat(edit.id, owner):
+            return False  # no longer this process's to run: nothing left to keep alive
+        store.renew_lock(edit.project_id, edit.id)
+        return True
 
-    def __init__(self, store: Store, edit: Edit, owner: str, interval: float):
-        self.store, self.edit, self.owner, self.interval = store, edit, owner, interval
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._beat, daemon=True,
-                                        name=f"tagdesk-heartbeat-{edit.id[:8]}")
-
-    def _beat(self) -> None:
-        while not self._stop.wait(self.interval):
-            try:
-                self.store.heartbeat(self.edit.id, self.owner)
-                self.store.renew_lock(self.edit.project_id, self.edit.id)
-            except Exception:  # a missed beat is not worth stopping the job for
-                log.warning("heartbeat of job %s failed", self.edit.id, exc_info=True)
-
-    def __enter__(self) -> Heartbeat:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
+    return Heartbeat(beat, interval, f"tagdesk-heartbeat-{edit.id[:8]}")
 
 
 def run_job(job_id: str, app_config: dict) -> str | None:
@@ -75,7 +60,7 @@ def run_job(job_id: str, app_config: dict) -> str | None:
     if edit is None:
         return None
     interval = float(app_config.get("JOBS_HEARTBEAT_SECONDS") or HEARTBEAT_SECONDS)
-    with Heartbeat(store, edit, owner, interval):
+    with heartbeat(store, edit, owner, interval):
         key = app_config["SESSIONS"](edit.session_ref)
         if key is None:
             store.finish(job_id, "interrupted", SIGNED_OUT)
