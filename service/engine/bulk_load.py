@@ -43,6 +43,7 @@ from sqlalchemy.orm import Session
 from ..db import RESTORE_PRAGMAS
 from ..models import utcnow
 from . import entry_rules, merging
+from .rows import query_rows
 from .tables import Query
 from .writer import Writer, rows_changes_in_parts
 
@@ -202,9 +203,9 @@ class Load:
             yield self.staged, row
 
     def indexed(self, writer: Writer, rows: Iterable[tuple], links: Iterable[tuple]) -> None:
-        """Add the range's new rows (pk, query, language, country) and links (pk, tag id)
-        to the bitmaps, READ_BACK at a time."""
-        writer.merge(rows_changes_in_parts(rows))
+        """Add the range's new rows (rows.COLUMNS) and links (pk, tag id) to the bitmaps,
+        READ_BACK at a time."""
+        writer.merge(rows_changes_in_parts(query_rows(rows)))
         links = iter(links)
         while part := list(islice(links, READ_BACK)):
             writer.added_links(part)
@@ -290,7 +291,7 @@ class _SqliteLoad(Load):
                      "FROM temp.bulk_load_order o JOIN temp.bulk_load_rows r ON r.seq = o.seq "
                      "WHERE o.rn BETWEEN ? AND ?", (offset, first, last)).all()
         indexer = ThreadPoolExecutor(1, thread_name_prefix="tagdesk-load-index")
-        indexing = indexer.submit(rows_changes_in_parts, staged)
+        indexing = indexer.submit(rows_changes_in_parts, query_rows(staged))
         # Its new id: the load's time prefix, version 7, the place in 32 bits and 42
         # random bits. (& | << >> bind alike in SQLite, left to right.)
         added = run(

@@ -13,7 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..patterns import literals, matcher, required_literals, within_words
-from . import folding, pieces
+from . import folding, kinds, pieces
 from .held import EMPTY, Header, Held, Project_, all_keys
 from .keys import keys_condition
 from .tables import Query
@@ -73,9 +73,9 @@ class Counter:
     def _text(self, folded: str) -> BitMap:
         connection = self.session.connection()
         if len(folded) <= folding.SHORT:
-            return pieces.read_union(connection, self.project_id, pieces.SHORT, [folded])
+            return pieces.read_union(connection, self.project_id, kinds.SHORT, [folded])
         if " " not in folded:
-            return pieces.read_union(connection, self.project_id, pieces.WORD,
+            return pieces.read_union(connection, self.project_id, kinds.WORD,
                                      self.held.vocabulary.containing(folded))
         candidates = BitMap(self.everything)
         for part in folded.split(" "):
@@ -83,7 +83,7 @@ class Counter:
                 candidates &= self.text(part)
         pairs = {folded[i:i + 2] for i in range(len(folded) - 1)}
         for pair in sorted(pairs, key=lambda pair: " " not in pair):
-            candidates &= pieces.read_union(connection, self.project_id, pieces.SHORT, [pair])
+            candidates &= pieces.read_union(connection, self.project_id, kinds.SHORT, [pair])
         return self._checked(candidates, lambda text: folding.matches(folded, text))
 
     def _checked(self, candidates: BitMap, test) -> BitMap:
@@ -133,7 +133,7 @@ class Counter:
         return self.held.vocabulary.ordered
 
     def word_union(self, words: list[str]) -> BitMap:
-        return pieces.read_union(self.session.connection(), self.project_id, pieces.WORD,
+        return pieces.read_union(self.session.connection(), self.project_id, kinds.WORD,
                                  words) if words else BitMap()
 
     def codes(self, kind: int, values: frozenset[str]) -> BitMap:
@@ -142,7 +142,7 @@ class Counter:
         return BitMap.union(BitMap(), *(self.held.bitmap(kind, value) for value in values))
 
     def tag(self, tag_id: int) -> BitMap:
-        return self.held.bitmap(pieces.TAG, str(tag_id))
+        return self.held.bitmap(kinds.TAG, str(tag_id))
 
     def tagged(self, tag_ids) -> BitMap:
         return BitMap.union(BitMap(), *(self.tag(tag_id) for tag_id in tag_ids))
@@ -155,9 +155,9 @@ class Counter:
         if wanted.text:
             found["text"] = self.text(wanted.text)
         if wanted.languages:
-            found["languages"] = self.codes(pieces.LANGUAGE, wanted.languages)
+            found["languages"] = self.codes(kinds.LANGUAGE, wanted.languages)
         if wanted.countries:
-            found["countries"] = self.codes(pieces.COUNTRY, wanted.countries)
+            found["countries"] = self.codes(kinds.COUNTRY, wanted.countries)
         if wanted.required or wanted.excluded or wanted.untagged:
             tags = self.held.no_tag() if wanted.untagged else self.everything
             for ids in wanted.required:
@@ -215,8 +215,8 @@ class Counter:
         return {
             "totalRecords": len(matched),
             "untagged": tag_base.intersection_cardinality(self.held.no_tag()),
-            "languages": counted(pieces.LANGUAGE, "languages"),
-            "countries": counted(pieces.COUNTRY, "countries"),
+            "languages": counted(kinds.LANGUAGE, "languages"),
+            "countries": counted(kinds.COUNTRY, "countries"),
             "tags": [{"id": tag_id, "count": count} for tag_id, count in tags],
         }
 

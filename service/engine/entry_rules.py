@@ -20,7 +20,7 @@ from sqlalchemy import Integer, literal, or_, select
 from sqlalchemy.engine import Connection
 
 from ..models import Rule, Tag, utcnow
-from . import folding, pieces
+from . import folding, kinds
 from .counting import CHECKED_AT_ONCE, Counter, FilterOf
 from .held import Header, Held, Project_, Vocabulary
 from .keys import keys_condition
@@ -51,7 +51,7 @@ class _NewKeys(Counter):
                  tag_ids: list[int]) -> None:
         held = Project_(epoch=-1, stamp=0)
         for (kind, value), keys in added.items():
-            if kind in pieces.HELD_KINDS:
+            if kind in kinds.HELD_KINDS:
                 # A copy: the links rules add go into the write's bitmaps, and every rule
                 # must see the queries as they entered.
                 held.whole[kind, value] = FrozenBitMap(keys)
@@ -65,14 +65,14 @@ class _NewKeys(Counter):
     def containing(self, folded: str) -> list[str]:
         if self.words is None:
             self.words = Vocabulary()
-            self.words.add(value for kind, value in self.added if kind == pieces.WORD)
+            self.words.add(value for kind, value in self.added if kind == kinds.WORD)
         return self.words.containing(folded)
 
     def distinct_words(self) -> list[str]:
-        return [value for kind, value in self.added if kind == pieces.WORD]
+        return [value for kind, value in self.added if kind == kinds.WORD]
 
     def word_union(self, words: list[str]) -> BitMap:
-        return self._union(pieces.WORD, words)
+        return self._union(kinds.WORD, words)
 
     def _checked(self, candidates: BitMap, test) -> BitMap:
         """As Counter._checked, the write's texts read once for every rule (a pattern or a
@@ -100,15 +100,15 @@ class _NewKeys(Counter):
     def _new_text(self, folded: str) -> BitMap:
         # As Counter._text, reading the write's bitmaps instead of the stored pieces.
         if len(folded) <= folding.SHORT:
-            return self._union(pieces.SHORT, [folded])
+            return self._union(kinds.SHORT, [folded])
         if " " not in folded:
-            return self._union(pieces.WORD, self.containing(folded))
+            return self._union(kinds.WORD, self.containing(folded))
         candidates = BitMap(self.everything)
         for part in folded.split(" "):
             if part:
                 candidates &= self.text(part)
         for pair in {folded[i:i + 2] for i in range(len(folded) - 1)}:
-            candidates &= self._union(pieces.SHORT, [pair])
+            candidates &= self._union(kinds.SHORT, [pair])
         return self._checked(candidates, lambda text: folding.matches(folded, text))
 
 
@@ -131,7 +131,7 @@ def active_rules(connection: Connection, project_id: str) -> list[Rule]:
 def apply(connection: Connection, project_id: str, writer) -> int:
     """Tag the write's new queries by the project's active rules; how many queries got a tag.
     Called last before the writer finishes."""
-    new = writer.changes.added.get((pieces.ALL, ""))
+    new = writer.changes.added.get((kinds.ALL, ""))
     if not new:
         return 0
     rules = active_rules(connection, project_id)
@@ -153,7 +153,7 @@ def apply(connection: Connection, project_id: str, writer) -> int:
             if not lacking:
                 continue
             _link(connection, tag_id, rule_id, lacking)
-            writer.changes.add(pieces.TAG, str(tag_id), lacking)  # as added_links, kept a bitmap
+            writer.changes.add(kinds.TAG, str(tag_id), lacking)  # as added_links, kept a bitmap
             given[tag_id] = given.get(tag_id, BitMap()) | lacking
             tagged |= lacking
     return len(tagged)

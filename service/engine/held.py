@@ -22,7 +22,7 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.engine import Connection
 
 from ..models import Project
-from .pieces import ALL, HELD_KINDS, TAG, WORD
+from .kinds import ALL, HELD_KINDS, TAG, WORD
 from .tables import pieces
 
 EMPTY = FrozenBitMap()

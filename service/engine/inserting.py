@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from ..models import new_uuid, utcnow
 from . import bulk_load, entry_rules
+from .rows import QueryRow
 from .tables import Query, query_tags
 from .writer import Writer
 
@@ -58,7 +59,7 @@ def _insert_batch(session: Session, project_id: str, batch: list[NewQuery],
     ])
     pk_by_id = {query_id: pk for query_id, pk in session.execute(
         select(Query.id, Query.pk).where(Query.id.in_(ids)))}
-    writer.added_rows((pk_by_id[query_id], q, lang, country)
+    writer.added_rows(QueryRow(pk_by_id[query_id], q, lang, country)
                       for query_id, (q, lang, country, _, _) in zip(ids, fresh, strict=True))
     links = [{"query_pk": pk_by_id[query_id], "tag_id": tag_id, "updated_at": row[4] or now}
              for query_id, row in zip(ids, fresh, strict=True) for tag_id in set(row[3])]

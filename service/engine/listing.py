@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from ..db import begin_write
 from ..models import Tag
-from . import pieces
+from . import kinds
 from .counting import Counter, Filter, FilterOf
 from .held import Held, header
 from .keys import keys_condition
@@ -31,7 +31,7 @@ QUERY_SORT_FIELDS = {
 DEFAULT_QUERY_SORT = [Sort(field="updatedAt", direction="DESC")]
 COLUMNS = (Query.pk, Query.id, Query.project_id, Query.query, Query.language, Query.country,
            Query.updated_at)
-CODE_KINDS = {"language": pieces.LANGUAGE, "country": pieces.COUNTRY}
+CODE_KINDS = {"language": kinds.LANGUAGE, "country": kinds.COUNTRY}
 # An unfiltered page from this offset on picks its keys from the sort order's index alone,
 # then reads those rows (a CSV export or a bulk edit reads pages that deep).
 DEFER_FROM_OFFSET = 2000

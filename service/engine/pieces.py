@@ -1,5 +1,6 @@
-"""The bitmaps as stored: pieces of 2^18 row keys (service/engine/tables.py), read and
-written with the same statements on SQLite and PostgreSQL."""
+"""The bitmaps as stored: pieces of 2^18 row keys (service/engine/tables.py) of a kind
+(service/engine/kinds.py) and value, read and written with the same statements on SQLite and
+PostgreSQL."""
 
 from __future__ import annotations
 
@@ -11,12 +12,9 @@ from sqlalchemy import bindparam, select, tuple_
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
+from .kinds import LANGUAGE
 from .tables import pieces
 
-ALL, WORD, SHORT, LANGUAGE, COUNTRY, TAG = range(6)
-# The kinds every read of a project may need whole, held in each process (service/engine/
-# held.py); words and short strings are read per term.
-HELD_KINDS = (ALL, LANGUAGE, COUNTRY, TAG)
 CHUNK_SHIFT = 18
 # Pieces named in one statement (three parameters each; SQLite allows 32,766).
 NAMED_AT_ONCE = 3000

@@ -11,7 +11,8 @@ from sqlalchemy import select, update
 from sqlalchemy.engine import Connection
 
 from ..models import Project, Tag
-from . import pieces
+from . import kinds, pieces
+from .rows import COLUMNS, query_rows
 from .tables import Query, query_tags
 from .writer import links_changes, mark, rows_changes
 
@@ -38,18 +39,18 @@ def rebuild(connection: Connection, project_id: str) -> None:
     connection.execute(pieces.pieces.delete().where(pieces.pieces.c.project_id == project_id))
     changes = pieces.Changes()
     rows = connection.execute(
-        select(Query.pk, Query.query, Query.language, Query.country)
+        select(*Query.__table__.c[COLUMNS])
         .where(Query.project_id == project_id),
         execution_options={"stream_results": True, "max_row_buffer": READ_AT_ONCE})
     while batch := list(islice(rows, READ_AT_ONCE)):
-        rows_changes(batch, changes)
+        rows_changes(query_rows(batch), changes)
     links = connection.execute(
         select(query_tags.c.query_pk, query_tags.c.tag_id)
         .join(Tag, Tag.id == query_tags.c.tag_id).where(Tag.project_id == project_id),
         execution_options={"stream_results": True, "max_row_buffer": READ_AT_ONCE})
     while batch := list(islice(links, READ_AT_ONCE)):
         for tag, keys in links_changes(batch).items():
-            changes.add(pieces.TAG, tag, keys)
+            changes.add(kinds.TAG, tag, keys)
     pieces.write(connection, project_id, changes, stamp)
     # Each link carries its query's time (a tag's page in time order walks them): a time
     # changed by hand is copied again.

@@ -28,7 +28,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from ..models import Tag, utcnow
-from . import pieces
+from . import kinds
 from .counting import FilterOf
 from .keys import keys_condition
 from .listing import counter, project_tags
@@ -79,7 +79,7 @@ def apply_part(session: Session, project_id: str, rule_id: int, tag_ids: list[in
                    literal(now)).where(keys_condition(session, Query.pk, list(lacking)))
         ).on_conflict_do_nothing().returning(query_tags.c.query_pk)
         made = BitMap(session.execute(links).scalars())
-        writer.changes.add(pieces.TAG, str(tag_id), made)
+        writer.changes.add(kinds.TAG, str(tag_id), made)
         tagged |= made
     touch(session, list(tagged), now)
     writer.finish()

@@ -8,7 +8,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from ..models import Project, Tag
-from . import pieces
+from . import kinds, pieces
 from .tables import Query, query_tags
 
 
@@ -24,7 +24,7 @@ def query_counts(session: Session, project_ids: list[str]) -> dict[str, int]:
     table = pieces.pieces.c
     counts = dict(session.execute(
         select(table.project_id, func.sum(table.size)).where(
-            table.project_id.in_(sorted(current)), table.kind == pieces.ALL)
+            table.project_id.in_(sorted(current)), table.kind == kinds.ALL)
         .group_by(table.project_id)).all()) if current else {}
     behind = sorted(set(project_ids) - current)
     if behind:
@@ -40,7 +40,7 @@ def tag_counts(session: Session, project_id: str) -> dict[int, int]:
         table = pieces.pieces.c
         rows = session.execute(
             select(table.value, func.sum(table.size)).where(
-                table.project_id == project_id, table.kind == pieces.TAG)
+                table.project_id == project_id, table.kind == kinds.TAG)
             .group_by(table.value)).all()
         return {int(value): int(size) for value, size in rows if size}
     return dict(session.execute(

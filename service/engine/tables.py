@@ -78,9 +78,10 @@ class Query(Base):
 
 
 # A piece of a bitmap (migration 0026): the row keys (`queries.pk`) in one chunk of 2^18
-# keys (`chunk`: a key's upper bits) of the project's queries of one kind and value — all of
-# them (kind 0, value ""), those whose folded text holds a word (1) or a string of one or
-# two characters (2), of a language (3), of a country (4), that carry a tag (5, its id).
+# keys (`chunk`: a key's upper bits) of the project's queries of one kind (service/engine/
+# kinds.py) and value — all of them (kind 0, value ""), those whose folded text holds a word
+# (1) or a string of one or two characters (2), of a language (3), of a country (4), that
+# carry a tag (5, its id).
 # `stamp` is the project's write that last wrote the piece (projects.engine_stamp), `size`
 # how many keys it holds.
 pieces = Table(

@@ -19,9 +19,8 @@ from sqlalchemy import select, update
 from sqlalchemy.engine import Connection
 
 from ..models import Project
-from . import folding, pieces
-
-Row = tuple[int, str, str, str]  # pk, query, language, country
+from . import kinds, pieces
+from .rows import QueryRow
 
 
 def mark(connection: Connection, on: bool) -> None:
@@ -34,31 +33,20 @@ def mark(connection: Connection, on: bool) -> None:
         connection.exec_driver_sql("DELETE FROM engine_writing")
 
 
-def rows_changes(rows: Iterable[Row], changes: pieces.Changes) -> None:
-    """Add the rows' keys to the bitmaps of all queries, of their words, short strings,
-    language and country."""
-    by: dict[tuple[int, str], list[int]] = defaultdict(list)
-    keys, texts = [], []
-    for pk, query, language, country in rows:
-        folded = folding.fold(query)
-        keys.append(pk)
-        texts.append(folded)
-        for word in folding.words(folded):
-            by[pieces.WORD, word].append(pk)
-        by[pieces.LANGUAGE, language].append(pk)
-        by[pieces.COUNTRY, country].append(pk)
-    changes.add(pieces.ALL, "", keys)
-    for (kind, value), found in by.items():
-        changes.add(kind, value, found)
-    for value, found in folding.short_strings(keys, texts).items():
-        changes.add(pieces.SHORT, value, found)
+def rows_changes(rows: Iterable[QueryRow], changes: pieces.Changes) -> None:
+    """Add the rows' keys to the bitmaps of each kind made from the rows (engine/kinds.py:
+    all queries, their words, short strings, language and country)."""
+    batch = kinds.Batch.of(rows)
+    for kind in kinds.FROM_ROWS:
+        for value, keys in kind.of_rows(batch).items():
+            changes.add(kind.number, value, keys)
 
 
 # Rows indexed at a time: memory stays flat however many a load adds.
 INDEXED_AT_ONCE = 50_000
 
 
-def rows_changes_in_parts(rows: Iterable[Row]) -> pieces.Changes:
+def rows_changes_in_parts(rows: Iterable[QueryRow]) -> pieces.Changes:
     changes, rows = pieces.Changes(), iter(rows)
     while part := list(islice(rows, INDEXED_AT_ONCE)):
         rows_changes(part, changes)
@@ -93,7 +81,7 @@ class Writer:
         mark(self.connection, True)
         return self
 
-    def added_rows(self, rows: Iterable[Row]) -> None:
+    def added_rows(self, rows: Iterable[QueryRow]) -> None:
         rows_changes(rows, self.changes)
         self.texts_changed = True
 
@@ -103,21 +91,22 @@ class Writer:
             self.changes.added[key] |= keys
         for key, keys in changes.removed.items():
             self.changes.removed[key] |= keys
-        self.texts_changed |= any(kind != pieces.TAG for kind, _value in changes.added)
+        self.texts_changed |= any(kinds.KINDS[kind].of_rows is not None
+                                 for kind, _value in changes.added)
 
     def added_links(self, links: Iterable[tuple[int, int]]) -> None:
         for tag, keys in links_changes(links).items():
-            self.changes.add(pieces.TAG, tag, keys)
+            self.changes.add(kinds.TAG, tag, keys)
 
     def removed_links(self, links: Iterable[tuple[int, int]]) -> None:
         for tag, keys in links_changes(links).items():
-            self.changes.remove(pieces.TAG, tag, keys)
+            self.changes.remove(kinds.TAG, tag, keys)
 
     def dropped_tag(self, tag_id: int) -> None:
         """The tag is gone: its pieces go, and every process reads the project again."""
         self.dropped_tags.append(str(tag_id))
-        self.changes.added.pop((pieces.TAG, str(tag_id)), None)
-        self.changes.removed.pop((pieces.TAG, str(tag_id)), None)
+        self.changes.added.pop((kinds.TAG, str(tag_id)), None)
+        self.changes.removed.pop((kinds.TAG, str(tag_id)), None)
 
     def finish(self) -> None:
         """Write the bitmaps' changes, last before the transaction commits. The project's row
@@ -132,7 +121,7 @@ class Writer:
         table = pieces.pieces
         if self.dropped_tags:
             self.connection.execute(table.delete().where(
-                table.c.project_id == self.project_id, table.c.kind == pieces.TAG,
+                table.c.project_id == self.project_id, table.c.kind == kinds.TAG,
                 table.c.value.in_(self.dropped_tags)))
         pieces.write(self.connection, self.project_id, self.changes, stamp)
         values = {"engine_stamp": stamp}

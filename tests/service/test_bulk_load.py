@@ -26,7 +26,7 @@ from service.db import session_scope
 from service.demo_data import generate_queries
 from service.engine import bulk_load, inserting, sizes
 from service.engine.held import Held
-from service.engine.pieces import TAG
+from service.engine.kinds import TAG
 from service.validation import QueryListBody
 from tests.service.counters import (
     assert_engine_exact,

@@ -1,0 +1,91 @@
+"""The kinds of bitmap the engine keeps, each declared once: its number as stored
+(`engine_pieces.kind`), its name, whether each process holds it whole (service/engine/held.py),
+and how a batch of rows gives each of its values' keys. The writer, the rebuild and the bulk
+load index rows by looping over these declarations: a new kind is one more of them.
+
+A kind's number is in every stored piece: it is never changed nor given to another kind.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from operator import attrgetter
+
+from . import folding
+from .rows import QueryRow
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """Rows indexed together, with what every kind reads of them worked out once."""
+
+    rows: list[QueryRow]
+    keys: list[int]
+    folded: list[str]  # each row's text folded (engine/folding.py)
+
+    @staticmethod
+    def of(rows: Iterable[QueryRow]) -> Batch:
+        rows = list(rows)
+        return Batch(rows, [row.key for row in rows],
+                     list(map(folding.fold, map(attrgetter("text"), rows))))
+
+
+# Each value's keys among a batch's rows (a list of keys, or a bitmap).
+Values = Mapping[str, Iterable[int]]
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    number: int
+    name: str
+    held: bool  # held whole by each process; else its bitmaps are read per term
+    # Each value's keys among a batch of rows; None: not made from the rows (a tag's bitmap
+    # follows its links: Writer.added_links).
+    of_rows: Callable[[Batch], Values] | None
+
+
+KINDS: dict[int, Kind] = {}
+
+
+def declare(number: int, name: str, *, held: bool,
+            of_rows: Callable[[Batch], Values] | None) -> int:
+    if number in KINDS or name in {kind.name for kind in KINDS.values()}:
+        raise ValueError(f"kind {number} ({name}) is declared twice")
+    KINDS[number] = Kind(number, name, held, of_rows)
+    return number
+
+
+def one_each(value: Callable[[QueryRow], str]) -> Callable[[Batch], Values]:
+    """The keys by the one value each row has (its language, its country)."""
+    def of_rows(batch: Batch) -> Values:
+        found: dict[str, list[int]] = defaultdict(list)
+        for key, each in zip(batch.keys, map(value, batch.rows), strict=True):
+            found[each].append(key)
+        return found
+    return of_rows
+
+
+def words(batch: Batch) -> Values:
+    """The keys by each word of their folded texts."""
+    found: dict[str, list[int]] = defaultdict(list)
+    for key, folded in zip(batch.keys, batch.folded, strict=True):
+        for word in folding.words(folded):
+            found[word].append(key)
+    return found
+
+
+ALL = declare(0, "all", held=True, of_rows=lambda batch: {"": batch.keys})
+WORD = declare(1, "word", held=False, of_rows=words)
+SHORT = declare(2, "short", held=False,  # each string of 1 to folding.SHORT characters
+                of_rows=lambda batch: folding.short_strings(batch.keys, batch.folded))
+LANGUAGE = declare(3, "language", held=True, of_rows=one_each(attrgetter("language")))
+COUNTRY = declare(4, "country", held=True, of_rows=one_each(attrgetter("country")))
+TAG = declare(5, "tag", held=True, of_rows=None)  # its value: the tag's id
+
+# The kinds every read of a project may need whole, held in each process; the others (words,
+# short strings) are read per term.
+HELD_KINDS = tuple(number for number, kind in KINDS.items() if kind.held)
+# The kinds made from the rows, in the order of their numbers.
+FROM_ROWS = tuple(kind for kind in KINDS.values() if kind.of_rows is not None)
