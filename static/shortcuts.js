@@ -1,0 +1,134 @@
+/* Tagdesk: keyboard shortcuts. "/" jumps to the search box on any page that has one. On the
+   queries page, as in a mail client: j/k move a row cursor (the row's checkbox takes the
+   focus, so it is read out, and the row is outlined), x ticks the row, l opens Add tags,
+   z undoes the edit whose Undo is shown, Escape clears the selection, ? lists them all.
+   Not while typing in a field, with Ctrl, Alt or Cmd held, or while a dialog is open. */
+(function () {
+  "use strict";
+
+  var cursorId = null;
+
+  function isTyping(element) {
+    if (!element || !element.tagName) return false;
+    var tag = element.tagName;
+    if (tag === "TEXTAREA" || tag === "SELECT" || element.isContentEditable) return true;
+    if (tag !== "INPUT") return false;
+    return ["checkbox", "radio", "button", "submit", "reset"].indexOf(element.type) === -1;
+  }
+
+  function shortcutsDialog() {
+    return document.querySelector("[data-shortcuts-dialog]");
+  }
+
+  function say(text) {
+    var note = document.querySelector("[data-selection-note]");
+    if (note && note.textContent !== text) note.textContent = text;
+  }
+
+  function showCursor() {
+    document.querySelectorAll("tr.row--cursor").forEach(function (row) {
+      if (row.id !== cursorId) row.classList.remove("row--cursor");
+    });
+    var row = cursorId ? document.getElementById(cursorId) : null;
+    if (row) row.classList.add("row--cursor");
+    return row;
+  }
+
+  function moveCursor(step) {
+    var rows = Array.prototype.slice.call(document.querySelectorAll("tr[data-row]"));
+    if (!rows.length) return;
+    var index = rows.indexOf(cursorId ? document.getElementById(cursorId) : null);
+    var next = index === -1 ? (step > 0 ? 0 : rows.length - 1)
+      : Math.max(0, Math.min(rows.length - 1, index + step));
+    cursorId = rows[next].id;
+    var row = showCursor();
+    var box = row.querySelector("[data-row-select]");
+    if (box) box.focus();
+    row.scrollIntoView({ block: "nearest" });
+  }
+
+  // The rows drawn anew, or one row drawn again in place: the cursor stays on its row.
+  // Focus reaching a row's checkbox (by Tab or a click) puts the cursor there too.
+  Tagdesk.component("#results", function (results) {
+    showCursor();
+    results.addEventListener("htmx:load", showCursor);
+    results.addEventListener("focusin", function (event) {
+      var row = event.target.matches("[data-row-select]") && event.target.closest("tr[data-row]");
+      if (!row) return;
+      cursorId = row.id;
+      showCursor();
+    });
+  });
+
+  function selected() {
+    var scope = document.querySelector("[data-bulk-scope]");
+    return (!!scope && scope.value === "all") ||
+      Array.prototype.some.call(document.querySelectorAll("[data-row-select]"),
+                                function (box) { return box.checked; });
+  }
+
+  function shortcut(key) {
+    if (key === "j" || key === "k") {
+      moveCursor(key === "j" ? 1 : -1);
+    } else if (key === "x") {
+      var row = cursorId ? document.getElementById(cursorId) : null;
+      var box = row && row.querySelector("[data-row-select]");
+      if (!box) return false;
+      box.click();
+      box.focus();
+    } else if (key === "l") {
+      // A click the page makes (not trusted): the dialog knows it was opened by key.
+      var add = document.querySelector('[data-bulk-action][hx-get$="action=add"]');
+      if (!add) return false;
+      if (add.disabled) say("Select a row first: j and k move between rows, x selects one.");
+      else add.click();
+    } else if (key === "Escape") {
+      var results = document.getElementById("results");
+      if (!results || !selected()) return false;
+      results.dispatchEvent(new CustomEvent("tagdesk:clearSelection"));
+      say("Selection cleared.");
+    } else if (key === "z") {
+      // The edit whose Undo the page shows, and no other: not one whose sentence left with
+      // another view or a reload, nor one made in another tab (Activity has their Undo).
+      var undo = document.querySelector(
+        "#notices [data-edit-notice] button[data-send-shown]:not([disabled])");
+      if (undo) undo.click();
+      else say("Nothing to undo here: the Activity page lists every edit with its Undo.");
+    } else if (key === "?") {
+      var dialog = shortcutsDialog();
+      if (dialog && !dialog.open) dialog.showModal();
+    } else {
+      return false;
+    }
+    return true;
+  }
+
+  function jumpToSearch(event) {
+    var search = document.querySelector("[data-search]");
+    if (!search || isTyping(event.target)) return;
+    event.preventDefault();
+    // Folded away on a phone (filters-toggle.js).
+    var toggle = document.querySelector("[data-filters-toggle]");
+    if (toggle) toggle.dispatchEvent(new CustomEvent("tagdesk:show"));
+    search.focus();
+    search.select();
+  }
+
+  document.addEventListener("keydown", function (event) {
+    if (event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented) return;
+    if (event.key === "/") {
+      jumpToSearch(event);
+      return;
+    }
+    if (!shortcutsDialog() || isTyping(event.target)) return;
+    if (document.querySelector("dialog[open]")) return;
+    if (shortcut(event.key)) event.preventDefault();
+  });
+
+  Tagdesk.component("[data-shortcuts-open]", function (opener) {
+    opener.addEventListener("click", function () {
+      var dialog = shortcutsDialog();
+      if (dialog && !dialog.open) dialog.showModal();
+    });
+  });
+})();
