@@ -54,7 +54,6 @@ from dashboard.edits import (
     project_and_edit,
     project_and_edit_now,
     runner,
-    scope_of,
     start_filter_edit,
     who,
 )
@@ -63,7 +62,7 @@ from dashboard.refusals import refusal
 from dashboard.rows import chip_html, rows_for
 from dashboard.undo import UndoRefused, undo_edit
 from dashboard.viewstate import QueryView
-from jobs.deltas import ADD, EDIT, REMOVE, REPLACE, Delta, RowKey, Scope
+from jobs.deltas import ADD, EDIT, REMOVE, REPLACE, Delta, RowKey
 from jobs.edit import Edit
 from jobs.fresh import TooManyMoved, find_rows
 from jobs.rewrite import held_for_write, rewrite, write
@@ -429,9 +428,8 @@ def edit_rows(project, keys: list[RowKey], delta: Delta, tags: dict[int, Tag],
     holder = new_id()
     try:
         with held_for_write(store, client, project.id, holder, lock_wait()):
-            first = client.list_queries(project.id, QueryFilters(
-                text=view.text, languages=view.languages, countries=view.countries,
-                tag_names=view.tags), sort=view.api_sort(), page=view.page, limit=view.size)
+            first = client.list_queries(project.id, view.filters, sort=view.api_sort(),
+                                        page=view.page, limit=view.size)
             found, _gone = find_rows(client, project.id, keys, first)
             step = rewrite((found[key.id] for key in keys if key.id in found),
                            lambda record: delta.apply(record.tags))
@@ -466,7 +464,7 @@ def results_count(project) -> str:
     if not 0 <= rows <= MAX_SELECTED:
         return ""
     view = QueryView.from_args(form)
-    total = apiclient.client().list_queries(project.id, filters=scope_of(view).filters(),
+    total = apiclient.client().list_queries(project.id, filters=view.filters,
                                             limit=1).page.total_records
     return render_template("queries/_count.html", count_text=wording.range_text(
         view, total, rows), count_shown=rows, count_oob=True)
@@ -488,19 +486,19 @@ def rows_response(project, edit: Edit, records, checked: bool, count: str = ""):
 
 
 def confirm_step(project, delta: Delta, tags: dict[int, Tag], view: QueryView):
-    scope = scope_of(view)
+    filters = view.filters
     client = apiclient.client()
-    count = client.list_queries(project.id, scope.filters(), page=1, limit=1).page.total_records
+    count = client.list_queries(project.id, filters, page=1, limit=1).page.total_records
     if count == 0:
         raise Refusal("No queries match these filters, so there is nothing to change.")
     tag_names = {tag_id: tags[tag_id].name for tag_id in delta.tag_ids}
     plan = _plan_serializer().dumps({
-        "project": project.id, "delta": delta.to_json(), "scope": scope.to_json(),
+        "project": project.id, "delta": delta.to_json(), "filters": filters.to_body(),
         "count": count, "names": {str(k): v for k, v in tag_names.items()},
     })
-    sentence = wording.plan_sentence(delta, tag_names, count, scope)
+    sentence = wording.plan_sentence(delta, tag_names, count, filters)
     if removes_every_tag(project.id, delta):
-        sentence = f"Remove every tag from {wording.count(count)} {wording.matching(scope)}"
+        sentence = f"Remove every tag from {wording.count(count)} {wording.matching(filters)}"
     html = render_template("bulk/_confirm.html", project=project, sentence=sentence,
                            plan=plan, count=count,
                            confirm_url=url_for("bulk.confirm", project_id=project.id))
@@ -520,9 +518,9 @@ def confirm(project_id: str):
         raise Refusal("This confirmation belongs to another project. Nothing was changed.")
     delta = Delta.from_json(plan["delta"])
     tags = project_tags(project.id, sorted(delta.tag_ids))
-    scope = Scope.from_json(plan["scope"])
-    edit = start_filter_edit(project, scope, delta, names_of(delta, tags), int(plan["count"]),
-                             wording.matching(scope))
+    filters = QueryFilters.from_body(plan["filters"])
+    edit = start_filter_edit(project, filters, delta, names_of(delta, tags), int(plan["count"]),
+                             wording.matching(filters))
     html = render_template("bulk/_job_started.html", panel=job_panel(project, edit))
     return htmx_response(html, trigger={"tagdesk:bulkDone": {"keepSelection": False}})
 

@@ -28,7 +28,7 @@ from flask_login import login_required
 
 from dashboard import apiclient, wording
 from dashboard.current_project import load_project
-from dashboard.edits import job_panel, jobs_store, project_and_edit, runner, scope_of, who
+from dashboard.edits import job_panel, jobs_store, project_and_edit, runner, who
 from dashboard.htmx import htmx_response
 from dashboard.viewstate import QueryView
 from jobs.export import csv_pages, export_sort
@@ -61,11 +61,10 @@ def download(project_id: str):
     except BaseException:
         client.close()
         raise
-    scope = scope_of(view)
 
     def generate():
         try:
-            yield from csv_pages(client, project.id, scope.filters(),
+            yield from csv_pages(client, project.id, view.filters,
                                  export_sort(view.api_sort()), names)
         finally:
             client.close()
@@ -81,16 +80,15 @@ def start(project_id: str):
     """With JavaScript: small views download at once; large ones become a job with progress."""
     project = load_project(project_id)
     view = QueryView.from_args(request.form)
-    scope = scope_of(view)
-    total = apiclient.client().list_queries(project.id, scope.filters(), page=1,
+    total = apiclient.client().list_queries(project.id, view.filters, page=1,
                                             limit=1).page.total_records
     if total <= int(current_app.config.get("EXPORT_STREAM_LIMIT", 5000)):
         return htmx_response("", redirect=url_for("export.download", project_id=project.id)
                              + view.query_string())
     store = jobs_store()
     edit = store.create(
-        project_id=project.id, kind="export", scope="filter", scope_filter=scope.to_json(),
-        scope_words=wording.matching(scope), sort=[list(item) for item in
+        project_id=project.id, kind="export", scope="filter", scope_filter=view.filters.to_body(),
+        scope_words=wording.matching(view.filters), sort=[list(item) for item in
                                                   export_sort(view.api_sort())],
         state="queued", expected=total, total=total, owner=process_owner(), **who())
     runner().submit(edit.id)

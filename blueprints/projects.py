@@ -44,7 +44,7 @@ def counts():
     """Each project's number of queries, one more per request (dashboard/counts.py)."""
     client = apiclient.client()
     if apiclient.capabilities().tag_logic:
-        # With facets, one call says how many queries and how many of them are untagged.
+        # With facets, one call says how many queries there are and how many lack a tag.
         wanted = [(f"p-{project.id}", lambda project=project: list(astuple(
             project_progress(project.id)))) for project in apiclient.projects()]
         return counts_response(wanted, url_for("projects.counts"), describe=progress_of)

@@ -24,23 +24,15 @@ from flask import (
 from flask_login import login_required
 from markupsafe import Markup
 
-from dashboard import apiclient, edits, facets, names, saved_views, wording
-from dashboard.chips import chip_style
+from dashboard import apiclient, edits, facets, filter_fields, names, saved_views, wording
 from dashboard.current_project import load_project, remember_project
-from dashboard.edits import scope_of
 from dashboard.htmx import hx_redirect, wants_partial
 from dashboard.rows import NOTHING, chip_html, rows_for
 from dashboard.viewstate import (
-    COUNTRY,
     DEFAULT_PAGE_SIZE,
     DEFAULT_SORT,
-    LANGUAGE,
-    NOT_TAG,
     PAGE_SIZES,
     SORT_COLUMNS,
-    TAG,
-    TEXT,
-    UNTAGGED,
     Ignored,
     QueryView,
     ignored_sentence,
@@ -62,60 +54,6 @@ SORT_WORDS = {
 
 
 # --- the view's links and texts -------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ChipTag:
-    name: str
-    style: str  # '' for a name of no known tag (drawn neutral)
-
-
-@dataclass(frozen=True)
-class FilterChip:
-    """One removable filter: `kind` and `text` say it in words ("Tags" "product and price");
-    a tag filter also draws its tags, coloured, joined by `joiner`."""
-
-    kind: str
-    text: str
-    remove_qs: str
-    tags: tuple[ChipTag, ...] = ()
-    joiner: str = ""
-
-
-def _chip_tags(names_: tuple[str, ...], tags_by_name: dict[str, Tag]) -> tuple[ChipTag, ...]:
-    found = []
-    for name in names_:
-        tag = tags_by_name.get(fold_tag_name(name))
-        found.append(ChipTag(tag.name if tag else name,
-                             chip_style(tag.color if tag else None).style))
-    return tuple(found)
-
-
-def active_chips(view: QueryView, tags_by_name: dict[str, Tag]) -> list[FilterChip]:
-    chips = []
-    if view.text:
-        chips.append(FilterChip("Search", f"“{view.text}”", view.without(TEXT).query_string()))
-    for code in view.languages:
-        chips.append(FilterChip("Language", names.language_label(code),
-                                view.without(LANGUAGE, code).query_string()))
-    for code in view.countries:
-        chips.append(FilterChip("Country", names.country_label(code),
-                                view.without(COUNTRY, code).query_string()))
-    if view.untagged:
-        chips.append(FilterChip("Untagged", "", view.without(UNTAGGED).query_string()))
-    if view.tags:
-        # One chip for the chosen tags, which say how they combine ("Tag a or b").
-        every = view.tag_match == "all" and len(view.tags) > 1
-        tags = _chip_tags(view.tags, tags_by_name)
-        joiner = "and" if every else "or"
-        chips.append(FilterChip("Tags" if every else "Tag", wording.joined(
-            [tag.name for tag in tags], joiner), view.without(TAG).query_string(), tags,
-            joiner))
-    for name in view.not_tags:
-        tags = _chip_tags((name,), tags_by_name)
-        chips.append(FilterChip("Not tag", tags[0].name,
-                                view.without(NOT_TAG, name).query_string(), tags))
-    return chips
 
 
 def sort_words(sort: list[tuple[str, str]]) -> str:
@@ -154,8 +92,8 @@ def pager_for(view: QueryView, total_pages: int) -> dict:
 
 def title_for(view: QueryView, project: Project) -> str:
     parts = []
-    if view.text:
-        parts.append(f"“{view.text}”")
+    if view.filters.text:
+        parts.append(f"“{view.filters.text}”")
     if view.page > 1:
         parts.append(f"page {view.page:,}")
     prefix = " · ".join(parts)
@@ -215,15 +153,15 @@ class TagOption:
 
 
 def tag_options(tags: list[Tag], view: QueryView) -> list[TagOption]:
-    chosen = {fold_tag_name(name) for name in view.tags}
-    excluded = {fold_tag_name(name) for name in view.not_tags}
+    chosen = {fold_tag_name(name) for name in view.filters.tag_names}
+    excluded = {fold_tag_name(name) for name in view.filters.exclude_tag_names}
     options = [TagOption(tag.name, chip_html(tag.name, tag.color, description=tag.description),
                          fold_tag_name(tag.name) in chosen, fold_tag_name(tag.name) in excluded,
                          tag.description)
                for tag in tags]
     known = {fold_tag_name(tag.name) for tag in tags}
     options += [TagOption(name, chip_html(name, None), True)
-                for name in view.tags if fold_tag_name(name) not in known]
+                for name in view.filters.tag_names if fold_tag_name(name) not in known]
     return options
 
 
@@ -246,16 +184,17 @@ def known_values(project: Project, view: QueryView) -> tuple[QueryView, list[Ign
     """The view without codes that are neither standard nor used in the project, and without
     names of no tag of the project (the cached tag list, read again once if a name is not in
     it)."""
+    filters = view.filters
     languages_seen, countries_seen = apiclient.seen_codes(project.id)
-    languages = tuple(code for code in view.languages if code not in languages_seen
+    languages = tuple(code for code in filters.languages if code not in languages_seen
                       and names.language_name(code) == code)
-    countries = tuple(code for code in view.countries if code not in countries_seen
+    countries = tuple(code for code in filters.countries if code not in countries_seen
                       and code not in _country_codes())
     if languages and not _unused(project.id, QueryFilters(languages=languages)):
         languages = ()
     if countries and not _unused(project.id, QueryFilters(countries=countries)):
         countries = ()
-    named = (*view.tags, *view.not_tags)
+    named = (*filters.tag_names, *filters.exclude_tag_names)
     missing: tuple[str, ...] = ()
     if named:
         def unknown(tags: list[Tag]) -> tuple[str, ...]:
@@ -265,8 +204,9 @@ def known_values(project: Project, view: QueryView) -> tuple[QueryView, list[Ign
         missing = unknown(apiclient.tags(project.id))
         if missing:
             missing = unknown(apiclient.tags(project.id, refresh=True))
-    return view.dropping(languages, countries, tuple(n for n in missing if n in view.tags),
-                         tuple(n for n in missing if n in view.not_tags))
+    return view.dropping(languages, countries,
+                         tuple(n for n in missing if n in filters.tag_names),
+                         tuple(n for n in missing if n in filters.exclude_tag_names))
 
 
 def rule_names(project_id: str, results) -> dict[int, str] | None:
@@ -297,12 +237,9 @@ def saved_views_context(project, view: QueryView, tags: list[Tag]) -> dict:
 
 
 def offered_view(view: QueryView) -> tuple[QueryView, list[Ignored]]:
-    """The view as this deployment can show it: without tag logic (all of, without,
-    untagged) where the API does not offer it, those values named."""
-    if not view.uses_tag_logic or apiclient.capabilities().tag_logic:
-        return view, []
-    return view.without_tag_logic(), [Ignored(
-        "all of, without and untagged", "this service filters by tags only as any of them")]
+    """The view as this deployment can show it: without the filters of the API's tag logic
+    where it does not offer them, those values named."""
+    return view.offered(apiclient.capabilities().tag_logic)
 
 
 # --- the view ----------------------------------------------------------------------------------
@@ -317,7 +254,7 @@ def index(project_id: str):
     ignored += unknown
     view, unknown = known_values(project, view)
     ignored += unknown
-    result = apiclient.client().list_queries(project.id, filters=scope_of(view).filters(),
+    result = apiclient.client().list_queries(project.id, filters=view.filters,
                                              sort=view.api_sort(), page=view.page,
                                              limit=view.size)
     tags = apiclient.tags_covering(project.id, {t for q in result.results for t in q.tags})
@@ -347,7 +284,7 @@ def index(project_id: str):
         "rows": rows_for(result.results, tags_by_id, rule_names(project.id, result.results)),
         "range_text": wording.range_text(view, page.total_records, len(result.results)),
         "shown": len(result.results),
-        "active_chips": active_chips(view, tags_by_name) if view.has_filters else [],
+        "active_chips": view.chips(tags_by_name),
         "clear_qs": view.cleared().query_string(),
         "columns": columns_for(view),
         "sort_caption": sort_words(view.api_sort()),
@@ -370,10 +307,11 @@ def index(project_id: str):
     else:
         response = make_response(render_template(
             "queries/index.html",
-            language_groups=code_groups(LANGUAGE, view.languages, languages_seen,
+            pickers=filter_fields.pickers(),
+            language_groups=code_groups("lang", view.filters.languages, languages_seen,
                                         names.all_languages(), names.language_label,
                                         "All languages"),
-            country_groups=code_groups(COUNTRY, view.countries, countries_seen,
+            country_groups=code_groups("country", view.filters.countries, countries_seen,
                                        names.all_countries(), names.country_label,
                                        "All countries"),
             tag_options=tag_options(tags, view),
@@ -398,10 +336,14 @@ def counts(project_id: str):
     view, _ignored = offered_view(QueryView.from_args(request.args))
     view, _unknown = known_values(project, view)
     fresh = request.headers.get("X-Tagdesk-Refresh") == "1"
-    untagged = url_for("queries.index", project_id=project.id) + QueryView(
-        untagged=True, sort=view.sort, size=view.size).query_string()
-    found = facets.view_counts(project.id, view, scope_of(view).filters(),
-                               apiclient.tags(project.id), untagged, fresh=fresh)
+    found = facets.view_counts(project.id, view, apiclient.tags(project.id),
+                               _progress_link(project, view), fresh=fresh)
     response = jsonify(found)
     response.headers["Cache-Control"] = "no-store"
     return response
+
+
+
+def _progress_link(project, view: QueryView) -> str:
+    return url_for("queries.index", project_id=project.id) \
+        + facets.progress_view(view).query_string()

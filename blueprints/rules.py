@@ -15,6 +15,7 @@ from werkzeug.datastructures import MultiDict
 from dashboard import apiclient, wording
 from dashboard.current_project import load_project
 from dashboard.edits import start_filter_edit, start_rule_job, unfinished_panels
+from dashboard.filter_fields import by_ids
 from dashboard.htmx import htmx_response, wants_partial
 from dashboard.refusals import is_about, refusal
 from dashboard.rows import chip_html, rows_for
@@ -26,7 +27,7 @@ from dashboard.rules import (
     view_of_condition,
 )
 from dashboard.viewstate import QueryView
-from jobs.deltas import Delta, Scope
+from jobs.deltas import Delta
 from queryapi import Conflict, InvalidRequest, NotFound, Project, QueryFilters, Rule
 
 bp = Blueprint("rules", __name__)
@@ -58,13 +59,6 @@ def _rule(project_id: str, rule_id: int) -> Rule:
     return rule
 
 
-def _scope(condition: QueryFilters, tags) -> Scope:
-    """A job's filter for a rule's condition (tags by name, as every job's)."""
-    view = view_of_condition(condition, tags)
-    return Scope(view.text, view.languages, view.countries, view.tags, (), view.tag_match,
-                 view.not_tags, view.untagged, condition.pattern)
-
-
 def _apply(project, rule: Rule, tags, count: int):
     """The rule's tags given to every query it matches now that lacks them: a job, which the
     service runs a part at a time where it can (rules/apply), else a bulk edit of the rule's
@@ -76,7 +70,7 @@ def _apply(project, rule: Rule, tags, count: int):
     if apiclient.capabilities().rule_apply:
         return start_rule_job(project, "rule", {"ruleId": rule.id, "ruleName": rule.name},
                               delta, names, count, words)
-    return start_filter_edit(project, _scope(rule.condition, tags), delta, names, count, words)
+    return start_filter_edit(project, rule.condition, delta, names, count, words)
 
 
 # --- the list --------------------------------------------------------------------------------
@@ -90,7 +84,7 @@ def index(project_id: str):
     by_id = {tag.id: tag for tag in tags}
     rules = [{
         "rule": rule,
-        "words": rule_words(rule, by_id),
+        "words": rule_words(rule, tags),
         "chips": [chip_html(by_id[i].name, by_id[i].color) for i in rule.tag_ids if i in by_id],
         "matching": wording.count(rule.matching),
         "carrying": f"{rule.carrying:,}",
@@ -110,17 +104,11 @@ def _form_page(project, view: QueryView, rule: Rule | None = None, form=None, pr
     """The form; `pattern_problem`: the sentence (among `problems`) about the pattern, said
     under the field too, which is marked invalid."""
     tags = apiclient.tags(project.id)
-    by_id = {tag.id: tag for tag in tags}
     chosen = set(rule.tag_ids) if rule and form is None else {
         tag.id for tag in tags if form is not None and tag.name in form.getlist("add")}
     context = {
         "project": project, "section": "rules", "rule": rule, "view": view,
-        "condition": condition_words(QueryFilters(
-            text=view.text, languages=view.languages, countries=view.countries,
-            tag_ids=tuple(t.id for t in tags if t.name in view.tags),
-            tag_match=view.tag_match,
-            exclude_tag_ids=tuple(t.id for t in tags if t.name in view.not_tags),
-            untagged=view.untagged), by_id),
+        "condition": condition_words(by_ids(view.filters, tags), tags),
         "name": (form.get("name") if form is not None else (rule.name if rule else "")) or "",
         "pattern": (form.get("pattern") if form is not None
                     else (rule.condition.pattern if rule else "")) or "",

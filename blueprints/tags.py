@@ -58,7 +58,8 @@ def index(project_id: str):
         "name": tag.name,
         "description": tag.description,
         "link": chip_html(tag.name, tag.color, description=tag.description,
-                          href=queries_url + QueryView(tags=(tag.name,)).query_string()),
+                          href=queries_url + QueryView(QueryFilters(tag_names=(tag.name,)))
+                          .query_string()),
     } for tag in shown]
     offered = apiclient.capabilities()
     title = (f"“{view.name}” – " if view.name else "") + f"Tags · {project.name} · Tagdesk"

@@ -10,9 +10,10 @@ from flask import abort, current_app, render_template, session, url_for
 from flask_login import current_user
 from markupsafe import Markup
 
-from jobs.deltas import Delta, Scope
+from jobs.deltas import Delta
 from jobs.edit import ACTIVE, Edit
 from jobs.store import Store, process_owner
+from queryapi import QueryFilters
 
 from . import wording
 from .current_project import Project, load_project
@@ -40,13 +41,14 @@ def who() -> dict:
             "session_ref": getattr(session, "sid", None)}
 
 
-def start_filter_edit(project, scope: Scope, delta: Delta, tag_names: dict[str, str],
+def start_filter_edit(project, filters: QueryFilters, delta: Delta, tag_names: dict[str, str],
                       count: int, words: str) -> Edit:
-    """An edit of every query of `scope` (a job), queued and handed to the runner; `words`
-    say which queries, for its panel and the activity log."""
+    """An edit of every query of `filters` (a job, which keeps them as the API's body),
+    queued and handed to the runner; `words` say which queries, for its panel and the
+    activity log."""
     store = jobs_store()
     edit = store.create(
-        project_id=project.id, kind="edit", scope="filter", scope_filter=scope.to_json(),
+        project_id=project.id, kind="edit", scope="filter", scope_filter=filters.to_body(),
         scope_words=words, delta=delta.to_json(), tag_names=tag_names, state="queued",
         expected=count, total=count, owner=process_owner(), **who())
     runner().submit(edit.id)
@@ -84,12 +86,6 @@ def project_and_edit_now(project_id: str, edit_id: str) -> tuple[Project, Edit]:
     store = jobs_store()
     store.interrupt_dead(stale_seconds(), project.id)
     return project, store.get(edit_id)
-
-
-def scope_of(view: QueryView) -> Scope:
-    return Scope(text=view.text, languages=view.languages, countries=view.countries,
-                 tag_names=view.tags, tag_match=view.tag_match, not_tag_names=view.not_tags,
-                 untagged=view.untagged)
 
 
 def job_context(project, edit: Edit) -> dict:

@@ -18,9 +18,8 @@ from dataclasses import dataclass
 from flask import render_template
 
 from queryapi import Facets, QueryFilters, Tag
-from weblib.tag_names import fold_tag_name
 
-from . import apiclient
+from . import apiclient, filter_fields
 from .viewstate import QueryView
 
 
@@ -62,30 +61,20 @@ def project_progress(project_id: str, fresh: bool = False) -> Progress:
         refresh=fresh)
 
 
-def _numbers(pairs) -> dict[str, str]:
-    return {str(value): f"{count:,}" for value, count in pairs}
+def progress_view(view: QueryView) -> QueryView:
+    """Where the progress links: the queries no tag has yet, in the view's order."""
+    return QueryView(QueryFilters(untagged=True), sort=view.sort, size=view.size)
 
 
-def view_counts(project_id: str, view: QueryView, filters: QueryFilters, tags: list[Tag],
-                untagged_link: str, fresh: bool = False) -> dict:
+def view_counts(project_id: str, view: QueryView, tags: list[Tag], progress_link: str,
+                fresh: bool = False) -> dict:
     """The counts of every picker option of `view` (by input name and value; an option not
     listed has 0), and the project's progress."""
-    facets = apiclient.client().facets(project_id, filters)
-    by_id = {tag.id: tag for tag in tags}
-    tag_counts = {by_id[tag_id].name: count for tag_id, count in facets.tags if tag_id in by_id}
-    # The picker names tags as the address does; one spelled otherwise is counted too.
-    for name in view.tags:
-        found = next((tag for tag in tags if fold_tag_name(tag.name) == fold_tag_name(name)),
-                     None)
-        if found is not None:
-            tag_counts[name] = tag_counts.get(found.name, 0)
+    facets = apiclient.client().facets(project_id, view.filters)
     progress = progress_of(facets) if not view.has_filters \
         else project_progress(project_id, fresh)
     return {
-        "lang": _numbers(facets.languages),
-        "country": _numbers(facets.countries),
-        "tag": _numbers(tag_counts.items()),
-        "untagged": _numbers([("1", facets.untagged)]),
+        **filter_fields.counts(facets, view.filters, tags),
         "total": f"{facets.total_records:,}",
-        "progress": progress.as_json(untagged_link),
+        "progress": progress.as_json(progress_link),
     }

@@ -72,3 +72,12 @@ def all_countries() -> tuple[tuple[str, str], ...]:
         if len(code) == 2 and code.isascii() and code.isalpha() and code.isupper()
         and code not in _NOT_COUNTRIES
     )
+
+
+def joined(parts: list[str], word: str = "and") -> str:
+    """'a', 'a and b', 'a, b and c' (`word`: "and" or "or")."""
+    if not parts:
+        return ""
+    if len(parts) == 1:
+        return parts[0]
+    return ", ".join(parts[:-1]) + f" {word} " + parts[-1]

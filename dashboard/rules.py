@@ -1,58 +1,35 @@
 """Rules as people read and write them: a condition in words, the form's fields, and the job
 that gives a rule's tags to the queries that match it when it is saved.
 
-A rule's condition is a queries view (text, languages, countries, tag logic, untagged)
+A rule's condition is a queries view (its filter fields, dashboard/filter_fields.py)
 optionally narrowed by a pattern; the service keeps it as an API filter with tag ids (an API
 extension, feature-detected), and applies the rule to every query that enters the project.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from queryapi import QueryFilters, Rule, Tag
 
-from . import names, wording
-from .saved_views import MAX_NAME, filters_of, name_problem
-from .viewstate import MAX_TEXT, QueryView, clean_text
+from . import filter_fields, wording
+from .filter_fields import clean_text
+from .saved_views import MAX_NAME, name_problem
+from .viewstate import QueryView
 
 MAX_PATTERN = 1000
 
 
-def _tag_names(ids, tags_by_id: dict[int, Tag]) -> list[str]:
-    return [tags_by_id[i].name for i in ids if i in tags_by_id]
-
-
-def condition_words(condition: QueryFilters, tags_by_id: dict[int, Tag]) -> str:
+def condition_words(condition: QueryFilters, tags: list[Tag]) -> str:
     """'Text contains “günstig” · German (de) · Switzerland (CH)' — or 'Every query'."""
-    parts = []
-    if condition.text:
-        parts.append(f"Text contains “{condition.text}”")
-    if condition.pattern:
-        parts.append(f"Text matches “{condition.pattern}”")
-    if condition.languages:
-        parts.append(wording.joined([names.language_label(c) for c in condition.languages],
-                                    "or"))
-    if condition.countries:
-        parts.append(wording.joined([names.country_label(c) for c in condition.countries],
-                                    "or"))
-    chosen = _tag_names(condition.tag_ids, tags_by_id)
-    if chosen:
-        every = condition.tag_match == "all" and len(chosen) > 1
-        parts.append(("Tags " if every else "Tag ")
-                     + wording.joined(chosen, "and" if every else "or"))
-    excluded = _tag_names(condition.exclude_tag_ids, tags_by_id)
-    if excluded:
-        parts.append("Not tag " + wording.joined(excluded, "or"))
-    if condition.untagged:
-        parts.append("Untagged")
-    return " · ".join(parts) or "Every query"
+    return filter_fields.summary(filter_fields.by_names(condition, tags))
 
 
-def rule_words(rule: Rule, tags_by_id: dict[int, Tag]) -> str:
+def rule_words(rule: Rule, tags: list[Tag]) -> str:
     """'Text contains “günstig” · German (de) → price'."""
-    return (condition_words(rule.condition, tags_by_id) + " → "
-            + wording.joined(_tag_names(rule.tag_ids, tags_by_id)))
+    by_id = {tag.id: tag for tag in tags}
+    return (condition_words(rule.condition, tags) + " → "
+            + wording.joined([by_id[i].name for i in rule.tag_ids if i in by_id]))
 
 
 @dataclass(frozen=True)
@@ -66,11 +43,9 @@ class RuleForm:
     problems: tuple[str, ...]
 
     def condition(self, tags: list[Tag]) -> QueryFilters:
-        base = filters_of(self.view, tags)
-        return QueryFilters(text=base.text, languages=base.languages,
-                            countries=base.countries, tag_ids=base.tag_ids,
-                            tag_match=base.tag_match, exclude_tag_ids=base.exclude_tag_ids,
-                            untagged=base.untagged, pattern=self.pattern)
+        """The rule's condition as the API keeps it: the view's filter, its tags by id, and
+        the pattern."""
+        return replace(filter_fields.by_ids(self.view.filters, tags), pattern=self.pattern)
 
 
 def read_form(form, view: QueryView, tags: list[Tag]) -> RuleForm:
@@ -92,10 +67,4 @@ def read_form(form, view: QueryView, tags: list[Tag]) -> RuleForm:
 
 def view_of_condition(condition: QueryFilters, tags: list[Tag]) -> QueryView:
     """The queries view of a rule's condition, without its pattern (views have none)."""
-    by_id = {tag.id: tag.name for tag in tags}
-    chosen = tuple(by_id[i] for i in condition.tag_ids if i in by_id)
-    return QueryView(text=condition.text[:MAX_TEXT], languages=tuple(condition.languages),
-                     countries=tuple(condition.countries), tags=chosen,
-                     tag_match=condition.tag_match if len(chosen) > 1 else "any",
-                     not_tags=tuple(by_id[i] for i in condition.exclude_tag_ids if i in by_id),
-                     untagged=condition.untagged and not chosen)
+    return QueryView.of(filter_fields.by_names(condition, tags))

@@ -11,9 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from queryapi import QueryFilters, SavedView, Tag
-from weblib.tag_names import fold_tag_name
 
-from . import apiclient
+from . import apiclient, filter_fields
 from .viewstate import DEFAULT_SORT, SORT_COLUMNS, QueryView
 
 MAX_NAME = 100
@@ -30,33 +29,18 @@ class ShownView:
 
 def filters_of(view: QueryView, tags: list[Tag]) -> QueryFilters:
     """The API filter a view is kept as: its tags by id."""
-    ids = {fold_tag_name(tag.name): tag.id for tag in tags}
-
-    def tag_ids(names) -> tuple[int, ...]:
-        return tuple(ids[fold_tag_name(name)] for name in names if fold_tag_name(name) in ids)
-
-    return QueryFilters(text=view.text, languages=view.languages, countries=view.countries,
-                        tag_ids=tag_ids(view.tags),
-                        tag_match=view.tag_match if len(view.tags) > 1 else "any",
-                        exclude_tag_ids=tag_ids(view.not_tags), untagged=view.untagged)
+    return filter_fields.by_ids(view.filters, tags)
 
 
 def view_of(saved: SavedView, tags: list[Tag]) -> QueryView:
     """The queries view a saved view opens."""
-    names = {tag.id: tag.name for tag in tags}
     sort = DEFAULT_SORT
     if saved.sort:
         field, direction = saved.sort[0]
         column = next((key for key, value in SORT_COLUMNS.items() if value == field), None)
         if column is not None:
             sort = ("-" if direction.upper() == "DESC" else "") + column
-    filters = saved.filters
-    chosen = tuple(names[i] for i in filters.tag_ids if i in names)
-    return QueryView(text=filters.text, languages=tuple(filters.languages),
-                     countries=tuple(filters.countries), tags=chosen,
-                     tag_match=filters.tag_match if len(chosen) > 1 else "any",
-                     not_tags=tuple(names[i] for i in filters.exclude_tag_ids if i in names),
-                     untagged=filters.untagged and not chosen, sort=sort)
+    return QueryView.of(filter_fields.by_names(saved.filters, tags), sort)
 
 
 def shown(saved: list[SavedView], tags: list[Tag]) -> list[ShownView]:

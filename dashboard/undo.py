@@ -9,15 +9,16 @@ own undo of a rule's job)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from jobs.deltas import Change, Delta, RowKey, Scope, undo_scope
+from jobs.deltas import Change, Delta, RowKey, undo_filters
 from jobs.edit import Edit
 from jobs.fresh import TooManyMoved, by_recency, find_rows
 from jobs.rewrite import held_for_write, rewrite, write
 from jobs.rule_jobs import RULE_SCOPES
 from jobs.store import new_id, process_owner
-from queryapi import Query
+from jobs.work import job_filters
+from queryapi import Query, QueryFilters
 
 from . import apiclient
 from .edits import jobs_store, lock_wait, runner, who
@@ -69,20 +70,14 @@ def runs_in_request(edit: Edit) -> bool:
     return edit.changed <= INLINE_UNDO_LIMIT and edit.scope not in RULE_SCOPES
 
 
-def covering_scope(edit: Edit, changes: list[Change]) -> Scope:
+def covering_filters(edit: Edit, changes: list[Change]) -> QueryFilters:
     """A filter every query the edit changed still matches, if undoing it matters."""
-    delta = Delta.from_json(edit.delta or {})
     languages = sorted({change.language for change in changes})
     countries = sorted({change.country for change in changes})
-    base = Scope.from_json(edit.scope_filter).without_tags() if edit.scope == "filter" \
-        else Scope()
-    scope = Scope(base.text,
-                  tuple(languages) if len(languages) <= 50 else base.languages,
-                  tuple(countries) if len(countries) <= 50 else base.countries)
-    if delta.replace is None and delta.add and not delta.remove:
-        scope = Scope(scope.text, scope.languages, scope.countries, (),
-                      tuple(sorted(delta.add)))
-    return scope
+    base = job_filters(edit) if edit.scope == "filter" else QueryFilters()
+    base = replace(base, languages=tuple(languages) if len(languages) <= 50 else base.languages,
+                   countries=tuple(countries) if len(countries) <= 50 else base.countries)
+    return undo_filters(base, Delta.from_json(edit.delta or {}))
 
 
 def undo_in_request(project, edit: Edit, undo_id: str) -> Undone | None:
@@ -93,10 +88,10 @@ def undo_in_request(project, edit: Edit, undo_id: str) -> Undone | None:
     keys = [RowKey(c.query_id, c.query, c.language, c.country) for c in changes]
     by_id = {change.query_id: change for change in changes}
     client = apiclient.client()
-    covering = covering_scope(edit, changes)
+    covering = covering_filters(edit, changes)
     try:
         with held_for_write(store, client, project.id, undo_id, lock_wait()):
-            first = by_recency(client, project.id, covering.filters())
+            first = by_recency(client, project.id, covering)
             found, _gone = find_rows(client, project.id, keys, first, first_covers=True)
             step = rewrite(found.values(), lambda record: by_id[record.id].undo(record.tags))
             updated = write(client, project.id, step)
@@ -120,11 +115,11 @@ def start_undo_job(project, edit: Edit, undo_id: str) -> Edit:
                         if name in ("ruleId", "ruleName", "since", "operation")}
     elif edit.scope == "filter":
         scope = "filter"
-        scope_filter = undo_scope(Scope.from_json(edit.scope_filter),
-                                  Delta.from_json(edit.delta or {})).to_json()
+        scope_filter = undo_filters(job_filters(edit),
+                                    Delta.from_json(edit.delta or {})).to_body()
     else:
         scope = "filter"
-        scope_filter = covering_scope(edit, list(store.changes(edit.id).values())).to_json()
+        scope_filter = covering_filters(edit, list(store.changes(edit.id).values())).to_body()
     undone = store.create(
         id=undo_id, project_id=project.id, kind="undo", scope=scope,
         scope_filter=scope_filter, scope_words=edit.scope_words, delta=edit.delta,

@@ -17,18 +17,18 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
-from weblib.text_rules import blank_forbidden
+from werkzeug.datastructures import MultiDict
 
-# GET parameter names (short: people read and share these URLs).
-TEXT, LANGUAGE, COUNTRY, TAG = "q", "lang", "country", "tag"
-TAG_MATCH, NOT_TAG, UNTAGGED = "tagmatch", "nottag", "untagged"
+from queryapi import QueryFilters
+
+from . import filter_fields
+from .filter_fields import Ignored, clean_text, quoted
+
+# GET parameter names of the view's order and page (its filters' are in filter_fields).
 SORT, PAGE, SIZE = "sort", "page", "size"
-# How the chosen tags combine: "any" (the default, the API's own) or "all".
-TAG_MATCHES = ("any", "all")
-YES = ("1", "true", "yes", "on")
 
 # Column name in the URL -> the API's sort field; the first direction a click asks for.
 SORT_COLUMNS = {"query": "query", "language": "language", "country": "country",
@@ -38,33 +38,8 @@ DEFAULT_SORT = "-updated"
 PAGE_SIZES = (25, 50, 100, 200)
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE = 1_000_000
-MAX_TEXT = 500
-MAX_TAG_NAME = 200
-MAX_VALUES = 50  # per multi-valued filter
 
-CODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,34}")
 DIGITS = re.compile(r"[0-9]{1,9}")
-
-
-def clean_text(value: str, limit: int) -> str:
-    """Characters no text may hold (weblib.text_rules) become spaces; surrounding space goes;
-    at most `limit` characters."""
-    return blank_forbidden(value).strip()[:limit].strip()
-
-
-def _unique(values, key=lambda v: v) -> tuple[str, ...]:
-    seen, kept = set(), []
-    for value in values:
-        if value and key(value) not in seen:
-            seen.add(key(value))
-            kept.append(value)
-    return tuple(kept[:MAX_VALUES])
-
-
-def _codes(values: list[str], upper: bool) -> tuple[str, ...]:
-    codes = (v.strip() for v in values)
-    codes = (c.upper() if upper else c.lower() for c in codes if CODE.fullmatch(c))
-    return _unique(codes)
 
 
 def _whole_number(value: str | None, default: int, lowest: int, highest: int) -> int:
@@ -74,25 +49,6 @@ def _whole_number(value: str | None, default: int, lowest: int, highest: int) ->
 
 
 # --- what the address asked for and the page could not use --------------------------------
-
-SHOWN_VALUE = 40  # characters of an ignored value quoted back on the page
-
-
-@dataclass(frozen=True)
-class Ignored:
-    """One value of the address that the view does without: `what` it was, `why`."""
-
-    what: str
-    why: str
-
-    def __str__(self) -> str:
-        return f"{self.what} ({self.why})"
-
-
-def quoted(value: str) -> str:
-    """A value from the address as the page quotes it back: printable, short, in quotes."""
-    text = clean_text(value, 10 * SHOWN_VALUE)
-    return f"“{text[:SHOWN_VALUE]}…”" if len(text) > SHOWN_VALUE else f"“{text}”"
 
 
 def _words(items) -> str:
@@ -106,8 +62,8 @@ def ignored_sentence(ignored) -> str:
     return ("Ignored from the address: " + "; ".join(map(str, ignored)) + ".") if ignored else ""
 
 
-def _ignored_values(args) -> list[Ignored]:
-    """What `QueryView.from_args` drops from `args`, named (empty values are no request)."""
+def _ignored_order(args) -> list[Ignored]:
+    """What `QueryView.from_args` drops of the sort and page from `args`, named."""
     ignored = []
     sort = (args.get(SORT) or "").strip()
     if sort and (sort.lstrip("-") not in SORT_COLUMNS or sort.startswith("--")):
@@ -122,37 +78,15 @@ def _ignored_values(args) -> list[Ignored]:
         ignored.append(Ignored(f"page {quoted(page)}", "not a page number"))
     elif page and int(page) < 1:
         ignored.append(Ignored(f"page {page}", "pages start at 1"))
-    for name, noun in ((LANGUAGE, "language"), (COUNTRY, "country")):
-        ignored += [Ignored(f"{noun} {quoted(value)}", f"not a {noun} code")
-                    for value in args.getlist(name)
-                    if value.strip() and not CODE.fullmatch(value.strip())]
-    match = (args.get(TAG_MATCH) or "").strip()
-    if match and match.lower() not in TAG_MATCHES:
-        ignored.append(Ignored(f"tag match {quoted(match)}", "choose any or all"))
-    untagged = (args.get(UNTAGGED) or "").strip()
-    if untagged and untagged.lower() not in YES + ("0", "false", "no", "off"):
-        ignored.append(Ignored(f"untagged {quoted(untagged)}", "use untagged=1"))
-    elif untagged.lower() in YES and _tag_names(args.getlist(TAG)):
-        ignored.append(Ignored("untagged", "a query with no tag cannot have a chosen tag: "
-                                           "the chosen tags are shown"))
     return ignored
-
-
-def _tag_names(values: list[str]) -> tuple[str, ...]:
-    return _unique((clean_text(v, MAX_TAG_NAME) for v in values), key=str.casefold)
 
 
 @dataclass(frozen=True)
 class QueryView:
-    text: str = ""
-    languages: tuple[str, ...] = ()
-    countries: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()
-    # Extensions of the API (feature-detected): how `tags` combine, tags the queries must not
-    # carry, queries with no tag (never together with `tags`).
-    tag_match: str = "any"
-    not_tags: tuple[str, ...] = ()
-    untagged: bool = False
+    """A view of a project's queries: its filter (the fields of filter_fields; tags by name,
+    as the address names them), its order and its page."""
+
+    filters: QueryFilters = field(default_factory=QueryFilters)
     sort: str = DEFAULT_SORT
     page: int = 1
     size: int = DEFAULT_PAGE_SIZE
@@ -162,45 +96,35 @@ class QueryView:
     @classmethod
     def parse(cls, args) -> tuple[QueryView, list[Ignored]]:
         """The view of `args` and what of `args` it could not use. Never raises."""
-        return cls.from_args(args), _ignored_values(args)
+        filters, ignored = filter_fields.read(args)
+        return cls._with(filters, args), _ignored_order(args) + ignored
 
     @classmethod
     def from_args(cls, args) -> QueryView:
         """`args`: a MultiDict (request.args). Never raises."""
+        return cls._with(filter_fields.read(args)[0], args)
+
+    @classmethod
+    def _with(cls, filters: QueryFilters, args) -> QueryView:
         sort = (args.get(SORT) or "").strip()
         if sort.lstrip("-") not in SORT_COLUMNS or sort.startswith("--"):
             sort = DEFAULT_SORT
         size = _whole_number(args.get(SIZE), DEFAULT_PAGE_SIZE, 1, max(PAGE_SIZES))
-        tags = _tag_names(args.getlist(TAG))
-        match = (args.get(TAG_MATCH) or "").strip().lower()
-        return cls(
-            text=clean_text(args.get(TEXT) or "", MAX_TEXT),
-            languages=_codes(args.getlist(LANGUAGE), upper=False),
-            countries=_codes(args.getlist(COUNTRY), upper=True),
-            tags=tags,
-            tag_match=match if match in TAG_MATCHES else "any",
-            not_tags=_tag_names(args.getlist(NOT_TAG)),
-            untagged=not tags and (args.get(UNTAGGED) or "").strip().lower() in YES,
-            sort=sort,
-            page=_whole_number(args.get(PAGE), 1, 1, MAX_PAGE),
-            size=size if size in PAGE_SIZES else DEFAULT_PAGE_SIZE,
-        )
+        return cls(filters=filters, sort=sort,
+                   page=_whole_number(args.get(PAGE), 1, 1, MAX_PAGE),
+                   size=size if size in PAGE_SIZES else DEFAULT_PAGE_SIZE)
+
+    @classmethod
+    def of(cls, filters: QueryFilters, sort: str = DEFAULT_SORT) -> QueryView:
+        """The view of a filter kept elsewhere (a saved view's, a rule's condition): what of
+        it an address can hold, as the address would give it back."""
+        return cls.from_args(MultiDict(filter_fields.params(filters)))._replaced(sort=sort)
 
     # --- to the URL ----------------------------------------------------------------------
 
     def params(self) -> list[tuple[str, str]]:
         """Canonical GET parameters: defaults left out, always in the same order."""
-        pairs: list[tuple[str, str]] = []
-        if self.text:
-            pairs.append((TEXT, self.text))
-        pairs += [(LANGUAGE, code) for code in self.languages]
-        pairs += [(COUNTRY, code) for code in self.countries]
-        pairs += [(TAG, name) for name in self.tags]
-        if self.tags and self.tag_match != "any":
-            pairs.append((TAG_MATCH, self.tag_match))
-        pairs += [(NOT_TAG, name) for name in self.not_tags]
-        if self.untagged:
-            pairs.append((UNTAGGED, "1"))
+        pairs = filter_fields.params(self.filters)
         if self.sort != DEFAULT_SORT:
             pairs.append((SORT, self.sort))
         if self.size != DEFAULT_PAGE_SIZE:
@@ -216,24 +140,23 @@ class QueryView:
 
     # --- derived views (for links) -------------------------------------------------------
 
+    def _replaced(self, **changes) -> QueryView:
+        return dataclasses.replace(self, **changes)
+
     def replace(self, **changes) -> QueryView:
         """A changed view; any change other than the page itself goes back to page 1."""
         if "page" not in changes:
             changes["page"] = 1
         return dataclasses.replace(self, **changes)
 
-    def without(self, kind: str, value: str = "") -> QueryView:
-        """The view without one active filter (for the removable chips)."""
-        if kind == TEXT:
-            return self.replace(text="")
-        if kind == UNTAGGED:
-            return self.replace(untagged=False)
-        if kind == TAG and not value:  # every chosen tag at once (their one chip)
-            return self.replace(tags=(), tag_match="any")
-        field = {LANGUAGE: "languages", COUNTRY: "countries", TAG: "tags",
-                 NOT_TAG: "not_tags"}[kind]
-        kept = tuple(v for v in getattr(self, field) if v != value)
-        return self.replace(**{field: kept})
+    def filtered(self, filters: QueryFilters) -> QueryView:
+        """The view with another filter, at page 1."""
+        return self.replace(filters=filters)
+
+    def chips(self, tags_by_name) -> list[filter_fields.FilterChip]:
+        """The removable chips of its filters, each linking to the view without it."""
+        return filter_fields.chips(self.filters, tags_by_name,
+                                   lambda kept: self.filtered(kept).query_string())
 
     def dropping(self, languages=(), countries=(), tags=(),
                  not_tags=()) -> tuple[QueryView, list[Ignored]]:
@@ -247,12 +170,13 @@ class QueryView:
                     for name in (*tags, *not_tags)]
         if not ignored:
             return self, []
-        view = dataclasses.replace(
-            self, languages=tuple(c for c in self.languages if c not in languages),
-            countries=tuple(c for c in self.countries if c not in countries),
-            tags=tuple(n for n in self.tags if n not in tags),
-            not_tags=tuple(n for n in self.not_tags if n not in not_tags))
-        return view, ignored
+        filters = self.filters
+        kept = dataclasses.replace(
+            filters, languages=tuple(c for c in filters.languages if c not in languages),
+            countries=tuple(c for c in filters.countries if c not in countries),
+            tag_names=tuple(n for n in filters.tag_names if n not in tags),
+            exclude_tag_names=tuple(n for n in filters.exclude_tag_names if n not in not_tags))
+        return self._replaced(filters=kept), ignored
 
     def cleared(self) -> QueryView:
         """No filters; the sort and page size stay (they are how one likes to look)."""
@@ -273,18 +197,13 @@ class QueryView:
 
     @property
     def has_filters(self) -> bool:
-        return bool(self.text or self.languages or self.countries or self.tags
-                    or self.not_tags or self.untagged)
+        return bool(filter_fields.params(self.filters))
 
-    @property
-    def uses_tag_logic(self) -> bool:
-        """Does the view need the API's tag logic extension (all of, without, untagged)?"""
-        return bool((self.tag_match == "all" and len(self.tags) > 1) or self.not_tags
-                    or self.untagged)
-
-    def without_tag_logic(self) -> QueryView:
-        """The view as a deployment without the extension can show it."""
-        return dataclasses.replace(self, tag_match="any", not_tags=(), untagged=False)
+    def offered(self, tag_logic: bool) -> tuple[QueryView, list[Ignored]]:
+        """The view as a deployment can show it (`tag_logic`: the API has the extension),
+        and what it could not, named."""
+        filters, ignored = filter_fields.offered(self.filters, tag_logic)
+        return (self._replaced(filters=filters) if ignored else self), ignored
 
     @property
     def sort_column(self) -> str:

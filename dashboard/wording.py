@@ -8,54 +8,29 @@ looking at: "Add ‘brand’ to 2,431 queries matching language German (de), tex
 
 from __future__ import annotations
 
-from jobs.deltas import Delta, Scope
+from jobs.deltas import Delta
 from jobs.edit import Edit
+from queryapi import QueryFilters
 
-from . import names
+from . import filter_fields
+from .names import joined
 
 
 def count(number: int, noun: str = "query", plural: str = "queries") -> str:
     return f"{number:,} {noun if number == 1 else plural}"
 
 
-def joined(parts: list[str], word: str = "and") -> str:
-    if not parts:
-        return ""
-    if len(parts) == 1:
-        return parts[0]
-    return ", ".join(parts[:-1]) + f" {word} " + parts[-1]
-
-
 def quoted(tag_names: list[str]) -> str:
     return joined([f"‘{name}’" for name in tag_names])
 
 
-def filter_words(scope: Scope) -> str:
+def filter_words(filters: QueryFilters) -> str:
     """'language German (de), text “schuhe”' — or '' for no filter at all."""
-    parts = []
-    if scope.languages:
-        parts.append(("language " if len(scope.languages) == 1 else "languages ")
-                     + joined([names.language_label(c) for c in scope.languages], "or"))
-    if scope.countries:
-        parts.append(("country " if len(scope.countries) == 1 else "countries ")
-                     + joined([names.country_label(c) for c in scope.countries], "or"))
-    if scope.tag_names:
-        every = scope.tag_match == "all"
-        parts.append(("tag " if len(scope.tag_names) == 1 else "tags ")
-                     + joined([f"‘{n}’" for n in scope.tag_names], "and" if every else "or"))
-    if scope.not_tag_names:
-        parts.append("not tag " + joined([f"‘{n}’" for n in scope.not_tag_names], "or"))
-    if scope.untagged:
-        parts.append("no tag")
-    if scope.text:
-        parts.append(f"text “{scope.text}”")
-    if scope.pattern:
-        parts.append(f"pattern “{scope.pattern}”")
-    return ", ".join(parts)
+    return filter_fields.phrase(filters)
 
 
-def matching(scope: Scope) -> str:
-    words = filter_words(scope)
+def matching(filters: QueryFilters) -> str:
+    words = filter_words(filters)
     return f"matching {words}" if words else "in this project"
 
 
@@ -85,9 +60,10 @@ def _target(edit: Edit, number: int) -> str:
 # --- before: the confirm step, and a running job's title -----------------------------------
 
 
-def plan_sentence(delta: Delta, tag_names: dict[int, str], number: int, scope: Scope) -> str:
+def plan_sentence(delta: Delta, tag_names: dict[int, str], number: int,
+                  filters: QueryFilters) -> str:
     """'Add ‘brand’ to 2,431 queries matching language German (de), text “schuhe”'."""
-    target = f"{count(number)} {matching(scope)}"
+    target = f"{count(number)} {matching(filters)}"
     return _delta_sentence(
         delta, target, lambda ids: [tag_names.get(t, f"Tag {t}") for t in sorted(ids)])
 

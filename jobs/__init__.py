@@ -1,7 +1,8 @@
 """Bulk edits that outlive a request: the jobs database, the walk that writes deltas on
 fresh state, undo, exports, and who runs them.
 
-    deltas.py   Delta (add/remove/replace), Change (what an edit did to one query), Scope
+    deltas.py   Delta (add/remove/replace), Change (what an edit did to one query), the
+                filter an undo walks (a job's filter is queryapi's QueryFilters, as its body)
     store.py    SQLAlchemy Core tables in the dashboard's database; the per-project lease
     schema.py   the jobs database's Alembic migrations (migrations/), run at start-up
     walk.py     the batch-by-batch walk over a filter (fresh reads, writes, progress)

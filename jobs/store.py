@@ -69,7 +69,7 @@ edits = Table(
     Column("project_id", String(64), nullable=False),
     Column("kind", String(16), nullable=False),           # edit | undo | export | tag
     Column("scope", String(16), nullable=False),          # rows | filter
-    Column("scope_filter", JSON, nullable=True),          # Scope.to_json() of a filter edit
+    Column("scope_filter", JSON, nullable=True),          # a filter job's QueryFilters.to_body()
     Column("scope_words", Text, nullable=False, default=""),
     Column("delta", JSON, nullable=True),                 # Delta.to_json()
     Column("tag_names", JSON, nullable=True),             # {"id": name}, for sentences

@@ -26,6 +26,11 @@ moved queries in or out of the filter, and the page is read again the verifiable
 What the total cannot see is another writer removing a processed query and adding another
 between two reads (docs/decisions.md).
 
+Which written queries still match. After a batch that may move queries, the walk asks the
+service how many of the queries it wrote the filter still matches (queries/list with the
+`ids` extension: one count). Without the extension it counts only the queries it did not
+write; its next read, which starts before them, finds where it is (docs/decisions.md).
+
 Writes. Where the service edits tags in place (tags-edit), each batch sends only what it
 changes, so nothing another writer committed after the page was read is lost, and the walk
 takes no lease: in-page edits, other jobs and the service's own writers go on beside it.
@@ -49,11 +54,11 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from queryapi import ApiError, Client, Query
+from queryapi import ApiError, Client, Query, QueryFilters
 
-from .deltas import Change, Delta, Scope
+from .deltas import Change, Delta
 from .edit import Edit
 from .rewrite import Rewrite, lease_needed, rewrite, write
 from .store import Store
@@ -119,18 +124,15 @@ class Counters:
 Plan = Callable[[list[Query]], list[tuple[str, tuple[int, ...] | None]]]
 
 
-def stable_membership(scope: Scope, delta: Delta) -> bool:
+def stable_membership(filters: QueryFilters, delta: Delta,
+                      named: frozenset[int] | None) -> bool:
     """Can the edit's writes not change which queries match the filter? Then reads and writes
-    can overlap (the next page is where it would have been anyway)."""
-    if not scope.has_tag_condition:
+    can overlap (the next page is where it would have been anyway). `named`: the ids of the
+    tags the filter names (QueryFilters.tags_named; None: it asks about every tag). Only a
+    filter on tags can change by tagging, and only by a tag it names."""
+    if not filters.reads_tags:
         return True
-    if delta.replace is not None:
-        return False
-    if scope.untagged and delta.add:
-        return False  # a tag added takes the query out of "no tag"
-    if delta.add & set(scope.not_named_ids or ()):
-        return False
-    return not (delta.remove & scope.relied_on())
+    return delta.replace is None and named is not None and not (delta.tag_ids & named)
 
 
 @dataclass
@@ -144,6 +146,10 @@ class Step:
     stored: dict | None = None        # the counters once this batch is written
     last_page: bool = False
     pending: dict[str, Change] | None = None  # an interrupted batch's rows not met yet
+    # The queries this batch writes whose place in the filter the service is asked about
+    # after the write (the edit may move them out); `kept`: how many of them still match.
+    asked: tuple[str, ...] = ()
+    kept: int = 0
 
 
 class Walk:
@@ -158,7 +164,8 @@ class Walk:
     queryapi's pacer reserves a request's place before sending it, so two calls in flight
     cannot overshoot a window (BULK_PIPELINE, on by default)."""
 
-    def __init__(self, client: Client, store: Store, edit: Edit, scope: Scope, plan: Plan, *,
+    def __init__(self, client: Client, store: Store, edit: Edit, filters: QueryFilters,
+                 plan: Plan, *,
                  batch_size: int = MAX_BATCH, holder: str | None = None,
                  lock_wait: float | None = None, stable: bool = False, pipelined: bool = False,
                  on_batch: Callable[[], None] | None = None,
@@ -167,7 +174,7 @@ class Walk:
         self.store = store
         self.edit = edit
         self.project_id = edit.project_id
-        self.scope = scope
+        self.filters = filters
         self.plan = plan
         self.size = max(1, min(batch_size, MAX_BATCH))
         self.holder = holder or edit.id
@@ -220,6 +227,7 @@ class Walk:
                         self._in_flight = self._writer.submit(self._write, step)
                     else:
                         self._write(step)
+                        counters.k += step.kept
                     if self.on_batch is not None:
                         self.on_batch()
                 if step.last_page or step.outcome == "end":
@@ -282,6 +290,9 @@ class Walk:
         self.store.begin_batch(self.edit.id, step.batch, step.records)
         if step.writes is not None:
             write(self.client, self.project_id, step.writes)
+        if step.asked:
+            step.kept = self._still_matching(step.asked)
+            step.stored["cursor_k"] += step.kept
         stats = self.client.stats
         self.store.commit_batch(self.edit.id, step.batch, {
             **step.stored,
@@ -290,6 +301,13 @@ class Walk:
         })
         self._cancel_seen = self.store.cancel_requested(self.edit.id)
         self._waiting = self._leased and bool(self.store.waiters(self.project_id))
+
+    def _still_matching(self, ids: tuple[str, ...]) -> int:
+        """How many of the queries `ids` the filter matches now (queries/list with the `ids`
+        extension: its count alone)."""
+        asked = replace(self.filters, ids=ids)
+        return self.client.list_queries(self.project_id, asked, page=1,
+                                        limit=1).page.total_records
 
     def _trusted_position(self, k: int) -> tuple[int, int] | None:
         """(page, limit) of a page starting exactly at k, for a stable edit that may read
@@ -307,7 +325,7 @@ class Walk:
             (page, limit), verifiable = trusted, False
         else:
             page, limit, verifiable = position(counters.k, self.size)
-        result = self.client.list_queries(self.project_id, self.scope.filters(), ID_ORDER,
+        result = self.client.list_queries(self.project_id, self.filters, ID_ORDER,
                                           page=page, limit=limit)
         total_before, self._filter_total = self._filter_total, result.page.total_records
         if trusted is not None and result.page.total_records != total_before:
@@ -343,7 +361,6 @@ class Walk:
         records: list[Change] = list(step.changes)
         stays = 0
         for row, (action, _new) in planned:
-            after = step.written.get(row.id, row.tags)
             earlier = pending.pop(row.id, None)
             if row.id in step.written:
                 pass
@@ -352,8 +369,8 @@ class Walk:
                 records.append(earlier)  # written just before an interruption
             elif action != SKIP:
                 counters.untouched += 1
-            if self.scope.still_matches(after):
-                stays += 1
+            if self.stable or row.id not in step.written:
+                stays += 1  # its tags are as read, or written in a way it stays in
         # A pending batch's rows that are gone from the filter were written (that is what
         # moved them out); those further on will be met again.
         boundary = fresh[-1].id if fresh else counters.last
@@ -368,4 +385,15 @@ class Walk:
         counters.batches += 1
         counters.total = max(counters.total, counters.processed)
         return Step("write", counters.batches, records, writes, counters.stored(), last_page,
-                    pending)
+                    pending, self._asked_after(step.written))
+
+    def _asked_after(self, written) -> tuple[str, ...]:
+        """The written queries whose place in the filter the service is asked about after the
+        write: none when the writes cannot move them (a stable edit: they all stay), nor
+        where the service has no `ids` filter (then the walk counts only the queries it did
+        not write, and its next read, which starts before them, finds where it is)."""
+        if self.stable:
+            return ()
+        if not self.client.capabilities().ids_filter:
+            return ()
+        return tuple(written)

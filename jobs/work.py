@@ -19,12 +19,12 @@ import logging
 import os
 from pathlib import Path
 
-from queryapi import ApiError, AuthError, Client, Mode
+from queryapi import ApiError, AuthError, Client, Mode, QueryFilters
 from weblib.job_lifecycle import Heartbeat
 from weblib.processes import process_owner
 
 from . import rule_jobs
-from .deltas import Delta, Scope
+from .deltas import Delta
 from .edit import Edit
 from .export import csv_pages
 from .store import HEARTBEAT_SECONDS, Store
@@ -96,18 +96,25 @@ def _batch_size(app_config: dict) -> int:
     return int(app_config.get("BULK_BATCH_SIZE") or 1000)
 
 
-def _walk_options(app_config: dict, scope: Scope, delta: Delta) -> dict:
-    stable = stable_membership(scope, delta)
+def _walk_options(app_config: dict, client: Client, edit: Edit, filters: QueryFilters,
+                  delta: Delta) -> dict:
+    stable = stable_membership(filters, delta, _tags_named(client, edit, filters))
     return {"batch_size": _batch_size(app_config), "stable": stable,
             "pipelined": bool(app_config.get("BULK_PIPELINE")) and stable}
 
 
-def _resolved_scope(client: Client, edit: Edit) -> Scope:
-    """The edit's filter, as the walk needs it: the tags it names found by id."""
-    scope = Scope.from_json(edit.scope_filter)
-    if scope.tag_names or scope.not_tag_names:
-        scope = scope.resolved(client.iter_tags(edit.project_id))
-    return scope
+def _tags_named(client: Client, edit: Edit, filters: QueryFilters) -> frozenset[int] | None:
+    """The ids of the tags the filter names (names match case-insensitively; the project's
+    tags are read only when it names some)."""
+    ids: dict[str, int] = {}
+    if filters.tag_names or filters.exclude_tag_names:
+        ids = {tag.name.casefold(): tag.id for tag in client.iter_tags(edit.project_id)}
+    return filters.tags_named(lambda name: ids.get(name.casefold()))
+
+
+def job_filters(edit: Edit) -> QueryFilters:
+    """The filter a job walks, kept as the API's body."""
+    return QueryFilters.from_body(edit.scope_filter or {})
 
 
 def _edit(client: Client, store: Store, edit: Edit, app_config: dict) -> str:
@@ -115,7 +122,7 @@ def _edit(client: Client, store: Store, edit: Edit, app_config: dict) -> str:
         return rule_jobs.apply(client, store, edit)
     if edit.scope == "rule-removal":
         return rule_jobs.take_back(client, store, edit)
-    scope = _resolved_scope(client, edit)
+    filters = job_filters(edit)
     delta = Delta.from_json(edit.delta or {})
 
     def plan(rows):
@@ -125,7 +132,8 @@ def _edit(client: Client, store: Store, edit: Edit, app_config: dict) -> str:
             steps.append((WRITE, new) if set(new) != set(row.tags) else (SAME, None))
         return steps
 
-    return Walk(client, store, edit, scope, plan, **_walk_options(app_config, scope, delta)).run()
+    return Walk(client, store, edit, filters, plan,
+                **_walk_options(app_config, client, edit, filters, delta)).run()
 
 
 def _undo(client: Client, store: Store, edit: Edit, app_config: dict) -> str:
@@ -136,7 +144,7 @@ def _undo(client: Client, store: Store, edit: Edit, app_config: dict) -> str:
         return rule_jobs.take_back(client, store, edit)
     if edit.scope == "rule-removal":
         return rule_jobs.put_back(client, store, edit)
-    scope = _resolved_scope(client, edit)
+    filters = job_filters(edit)
     original = edit.undo_of
     done = Delta.from_json(edit.delta or {})
     # Undoing puts back what was removed and takes away what was added.
@@ -155,8 +163,8 @@ def _undo(client: Client, store: Store, edit: Edit, app_config: dict) -> str:
             steps.append((WRITE, new) if set(new) != set(row.tags) else (SAME, None))
         return steps
 
-    return Walk(client, store, edit, scope, plan,
-                **_walk_options(app_config, scope, reverse)).run()
+    return Walk(client, store, edit, filters, plan,
+                **_walk_options(app_config, client, edit, filters, reverse)).run()
 
 
 def export_path(app_config: dict, edit_id: str) -> Path:
@@ -166,7 +174,7 @@ def export_path(app_config: dict, edit_id: str) -> Path:
 def _export(client: Client, store: Store, edit: Edit, app_config: dict) -> str:
     """Write the CSV to a file of the instance folder (only the owner may read it). An export
     that is resumed starts again from its first row."""
-    scope = Scope.from_json(edit.scope_filter)
+    filters = job_filters(edit)
     sort = [tuple(item) for item in (edit.sort or [("query", "ASC")])]
     names = {tag.id: tag.name for tag in client.iter_tags(edit.project_id)}
     path = export_path(app_config, edit.id)
@@ -188,7 +196,7 @@ def _export(client: Client, store: Store, edit: Edit, app_config: dict) -> str:
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as handle:
-            for chunk in csv_pages(client, edit.project_id, scope.filters(), sort, names,
+            for chunk in csv_pages(client, edit.project_id, filters, sort, names,
                                    progress, should_stop):
                 handle.write(chunk)
     except BaseException:

@@ -122,7 +122,7 @@ UNAPPLY_RULE = "/api/rules/unapply"
 RESTORE_RULE = "/api/rules/restore"
 ACTOR_HEADER = "X-Tagdesk-Actor"
 # Each field of Capabilities: the operation that offers it, marked in the OpenAPI document.
-# tag_logic: facets came with the filter fields tagMatch, excludeTag* and untagged.
+# tag_logic: facets came with the filter's tag fields (docs/api.md, more filter fields).
 EXTENSIONS = {
     "create_tag": ("POST", CREATE_TAG),
     "tag_logic": ("POST", FACETS),
@@ -135,6 +135,8 @@ EXTENSIONS = {
     "query_versions": ("POST", QUERY_VERSIONS),
     "imports": ("POST", IMPORTS),
 }
+# Each field of Capabilities offered by a request's field, marked in the OpenAPI document.
+FIELD_EXTENSIONS = {"ids_filter": ("QueryListRequest", "ids")}
 
 Listing = TypeVar("Listing", ProjectPage, QueryPage, TagPage)
 Answer = TypeVar("Answer")
@@ -503,7 +505,7 @@ class Client:
                     if error.status is None or not 400 <= error.status < 500:
                         raise
                     document = None
-                self._capabilities = read_capabilities(document, EXTENSIONS)
+                self._capabilities = read_capabilities(document, EXTENSIONS, FIELD_EXTENSIONS)
             return self._capabilities
 
     # -- paging ----------------------------------------------------------------------------

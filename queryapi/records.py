@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -59,14 +59,24 @@ class TagEdit:
 
 TAG_MATCHES = ("any", "all")
 
+# Each field of QueryFilters and its name in the API's body, in the body's order.
+BODY_NAMES = {"text": "query", "languages": "languages", "countries": "countries",
+              "tag_ids": "tagIds", "tag_names": "tagNames", "tag_match": "tagMatch",
+              "exclude_tag_ids": "excludeTagIds", "exclude_tag_names": "excludeTagNames",
+              "untagged": "untagged", "pattern": "pattern", "ids": "ids"}
+# The fields that say which tags a query carries (a tag written may move a query in or out).
+TAG_FIELDS = ("tag_ids", "tag_names", "tag_match", "exclude_tag_ids", "exclude_tag_names",
+              "untagged")
+
 
 @dataclass(frozen=True)
 class QueryFilters:
-    """Filters of queries/list (and queries/facets, saved views, rules); empty ones are left
-    out of the request. `tag_match` ("any" or "all"), `exclude_tag_ids`, `exclude_tag_names`
-    and `untagged` are extensions (`Capabilities.tag_logic`), and so is `pattern` (an RE2
-    regular expression on the text): left at their defaults they are not sent, so the body
-    is the reference's."""
+    """Filters of queries/list (and queries/facets, saved views, rules, a job's queries): the
+    one filter value the dashboard and the jobs pass around. A field left at its default is
+    not sent. `tag_match` ("any" or "all"), `exclude_tag_ids`, `exclude_tag_names`, `untagged`
+    and `pattern` (an RE2 regular expression on the text) are extensions
+    (`Capabilities.tag_logic`); `ids` (query ids, at most 1000) is one too
+    (`Capabilities.ids_filter`): left at their defaults the body is the reference's."""
 
     text: str = ""
     languages: tuple[str, ...] = ()
@@ -78,39 +88,57 @@ class QueryFilters:
     exclude_tag_names: tuple[str, ...] = ()
     untagged: bool = False
     pattern: str = ""
+    ids: tuple[str, ...] = ()
 
     def __post_init__(self):
-        for name in ("languages", "countries", "tag_ids", "tag_names", "exclude_tag_ids",
-                     "exclude_tag_names"):
-            value = getattr(self, name)
-            object.__setattr__(self, name, (value,) if isinstance(value, str) else tuple(value))
+        for field in fields(self):
+            value = getattr(self, field.name)
+            if isinstance(field.default, tuple) and not isinstance(value, tuple):
+                object.__setattr__(self, field.name,
+                                   (value,) if isinstance(value, str) else tuple(value))
         if self.tag_match not in TAG_MATCHES:
             raise InvalidRequest(f'tag_match is "any" or "all", not {self.tag_match!r}.')
 
     def to_body(self) -> dict:
         body: dict[str, Any] = {}
-        if self.text:
-            body["query"] = self.text
-        if self.languages:
-            body["languages"] = list(self.languages)
-        if self.countries:
-            body["countries"] = list(self.countries)
+        for field in fields(self):
+            value = getattr(self, field.name)
+            if value != field.default:
+                body[BODY_NAMES[field.name]] = list(value) if isinstance(value, tuple) \
+                    else value
         if self.tag_ids:
             # The reference types tagIds of queries/list as strings; our service takes both.
             body["tagIds"] = [str(tag_id) for tag_id in self.tag_ids]
-        if self.tag_names:
-            body["tagNames"] = list(self.tag_names)
-        if self.tag_match == "all":
-            body["tagMatch"] = "all"
-        if self.exclude_tag_ids:
-            body["excludeTagIds"] = [int(tag_id) for tag_id in self.exclude_tag_ids]
-        if self.exclude_tag_names:
-            body["excludeTagNames"] = list(self.exclude_tag_names)
-        if self.untagged:
-            body["untagged"] = True
-        if self.pattern:
-            body["pattern"] = self.pattern
         return body
+
+    @classmethod
+    def from_body(cls, body: Any) -> QueryFilters:
+        """A body as `to_body` writes it (a job's, a saved view's) back into QueryFilters."""
+        try:
+            return parse_filters(body, "filter")
+        except Malformed as problem:
+            raise InvalidRequest(f"The filter could not be read: {problem}.") from None
+
+    @property
+    def reads_tags(self) -> bool:
+        """Whether a query's tags decide if it matches (a tag written may move it)."""
+        return any(getattr(self, name) != QueryFilters.__dataclass_fields__[name].default
+                   for name in TAG_FIELDS)
+
+    def tags_named(self, id_of: Callable[[str], int | None]) -> frozenset[int] | None:
+        """The ids of every tag the filter names (`id_of` finds a name's; None: no tag has
+        it), or None when every tag counts (queries with no tag)."""
+        if self.untagged:
+            return None
+        names = (*self.tag_names, *self.exclude_tag_names)
+        found = (id_of(name) for name in names)
+        return frozenset((*self.tag_ids, *self.exclude_tag_ids,
+                          *(tag_id for tag_id in found if tag_id is not None)))
+
+    def without_tags(self) -> QueryFilters:
+        """The filter without its conditions on tags."""
+        return replace(self, **{name: QueryFilters.__dataclass_fields__[name].default
+                                for name in TAG_FIELDS})
 
 
 @dataclass(frozen=True)
@@ -302,6 +330,7 @@ class Capabilities:
     tag_edits: bool = False  # PATCH /api/queries/many/tags-edit (tags added and removed)
     query_versions: bool = False  # POST /api/queries/versions (updatedAt of queries by id)
     imports: bool = False  # POST /api/imports/list (a project's imports, newest first)
+    ids_filter: bool = False  # the filter field `ids` of queries/list (query ids)
 
 
 @dataclass(frozen=True)
@@ -565,20 +594,31 @@ def read_tag_unmerge(payload: Any, what: str) -> TagUnmerge:
         queries=_count(_get(payload, "queries", ""), "queries")))
 
 
-def read_capabilities(document: Any,
-                      operations: Mapping[str, tuple[str, str]]) -> Capabilities:
-    """An OpenAPI document's extensions: `operations` maps each field of Capabilities to its
-    (method, path); one is offered when the document has that operation, marked
-    `x-tagdesk-extension: true`. Anything that is not such a document offers none."""
-    paths = document.get("paths") if isinstance(document, dict) else None
+def read_capabilities(document: Any, operations: Mapping[str, tuple[str, str]],
+                      request_fields: Mapping[str, tuple[str, str]] | None = None
+                      ) -> Capabilities:
+    """An OpenAPI document's extensions: `operations` maps fields of Capabilities to their
+    (method, path), `request_fields` others to a (request schema, property); one is offered
+    when the document has that operation or property, marked `x-tagdesk-extension: true`.
+    Anything that is not such a document offers none."""
+    paths = _dig(document, "paths")
+    schemas = _dig(document, "components", "schemas")
 
-    def marked(method: str, path: str) -> bool:
-        methods = paths.get(path) if isinstance(paths, dict) else None
-        operation = methods.get(method.lower()) if isinstance(methods, dict) else None
-        return isinstance(operation, dict) and operation.get("x-tagdesk-extension") is True
+    def marked(found: Any) -> bool:
+        return isinstance(found, dict) and found.get("x-tagdesk-extension") is True
 
-    return Capabilities(**{name: marked(method, path)
-                           for name, (method, path) in operations.items()})
+    offered = {name: marked(_dig(paths, path, method.lower()))
+               for name, (method, path) in operations.items()}
+    offered.update({name: marked(_dig(schemas, schema, "properties", prop))
+                    for name, (schema, prop) in (request_fields or {}).items()})
+    return Capabilities(**offered)
+
+
+def _dig(found: Any, *names: str) -> Any:
+    """found[names[0]][names[1]]…, or None where one is missing or not an object."""
+    for name in names:
+        found = found.get(name) if isinstance(found, dict) else None
+    return found
 
 
 def _count(value: Any, where: str) -> int:
@@ -620,29 +660,31 @@ def _whole_numbers(obj: dict, name: str, where: str) -> tuple[int, ...]:
 
 
 def parse_filters(obj: Any, where: str) -> QueryFilters:
-    """A filter body as the API writes it (a saved view's), back into QueryFilters."""
+    """A filter body as the API writes it (a saved view's, a job's) back into QueryFilters:
+    each field read by the kind of its default (text, a list of texts or of whole numbers, a
+    truth value)."""
     if not isinstance(obj, dict):
         raise Malformed(f"{where} is not a JSON object")
-    text = obj.get("query")
     match = obj.get("tagMatch", "any")
     if match not in TAG_MATCHES:
         raise Malformed(f'{where}.tagMatch is not "any" or "all" ({_show(match)})')
-    untagged = obj.get("untagged", False)
-    if not isinstance(untagged, bool):
-        raise Malformed(f"{where}.untagged is not true or false ({_show(untagged)})")
-    pattern = obj.get("pattern")
-    return QueryFilters(
-        text="" if text is None else _text(text, f"{where}.query"),
-        languages=_texts(obj, "languages", where),
-        countries=_texts(obj, "countries", where),
-        tag_ids=_whole_numbers(obj, "tagIds", where),
-        tag_names=_texts(obj, "tagNames", where),
-        tag_match=match,
-        exclude_tag_ids=_whole_numbers(obj, "excludeTagIds", where),
-        exclude_tag_names=_texts(obj, "excludeTagNames", where),
-        untagged=untagged,
-        pattern="" if pattern is None else _text(pattern, f"{where}.pattern"),
-    )
+    found: dict[str, Any] = {}
+    for field in fields(QueryFilters):
+        name = BODY_NAMES[field.name]
+        value = obj.get(name)
+        if value is None:
+            continue
+        if isinstance(field.default, bool):
+            if not isinstance(value, bool):
+                raise Malformed(f"{where}.{name} is not true or false ({_show(value)})")
+            found[field.name] = value
+        elif isinstance(field.default, str):
+            found[field.name] = _text(value, f"{where}.{name}")
+        elif field.type == "tuple[int, ...]":
+            found[field.name] = _whole_numbers(obj, name, where)
+        else:
+            found[field.name] = _texts(obj, name, where)
+    return QueryFilters(**found)
 
 
 def _sort(value: Any, where: str) -> tuple[tuple[str, str], ...] | None:

@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 from app import create_app
 from dashboard import wording
-from jobs.deltas import Change, Delta, RowKey, Scope, undo_scope
+from jobs.deltas import Change, Delta, RowKey, undo_filters
 from jobs.store import STOPPED_WORKING, Store
-from jobs.walk import position
-from queryapi import Tag
+from jobs.walk import position, stable_membership
+from queryapi import QueryFilters
 from tests.dashboard.bulk_helpers import bulk_url, keys_in, page, post, tags_of, wait_for
 from tests.support.dashboard import AuthActions, close_app
 from tests.support.databases import REDIS_URL, postgres_database_of_its_own
@@ -75,15 +75,22 @@ def test_row_keys_are_parsed_strictly():
         assert RowKey.parse(bad) is None
 
 
-def test_a_scope_knows_whether_a_query_still_matches_after_its_write():
-    tags = [Tag(1, "p", "Brand", "#000000"), Tag(2, "p", "sale", "#000000")]
-    scope = Scope(text="shoe", tag_names=("brand",)).resolved(tags)
-    assert scope.still_matches({1, 5}) and not scope.still_matches({2})
-    assert Scope(languages=("de",)).still_matches(set())
-    assert Scope(tag_ids=(2,)).still_matches({2}) and not Scope(tag_ids=(2,)).still_matches({1})
-    original = Scope(text="x", languages=("de",), tag_names=("sale",))
-    assert undo_scope(original, Delta(add={3})) == Scope("x", ("de",), (), (), (3,))
-    assert undo_scope(original, Delta(remove={2})) == Scope("x", ("de",))
+def test_a_job_filter_says_which_tags_it_reads_and_an_undo_covers_what_the_edit_changed():
+    ids = {"brand": 1, "sale": 2}
+    filters = QueryFilters(text="shoe", tag_names=("Brand",))
+    named = filters.tags_named(lambda name: ids.get(name.casefold()))
+    assert named == {1} and QueryFilters(untagged=True).tags_named(ids.get) is None
+    # Only a write of a tag the filter names can move a query in or out of it.
+    assert stable_membership(filters, Delta(add={2}), named)
+    assert not stable_membership(filters, Delta(remove={1}), named)
+    assert not stable_membership(filters, Delta(replace={1}), named)
+    assert not stable_membership(QueryFilters(untagged=True), Delta(add={2}), None)
+    assert stable_membership(QueryFilters(languages=("de",)), Delta(replace=()), frozenset())
+    original = QueryFilters(text="x", languages=("de",), tag_names=("sale",))
+    assert undo_filters(original, Delta(add={3})) == QueryFilters("x", ("de",), tag_ids=(3,))
+    assert undo_filters(original, Delta(remove={2})) == QueryFilters("x", ("de",))
+    # A job keeps its filter as the API's body.
+    assert QueryFilters.from_body(original.to_body()) == original
 
 
 # --- the walk keeps its place -----------------------------------------------------------------
@@ -124,15 +131,15 @@ def test_each_read_starts_before_k_so_the_place_can_be_checked(size):
 
 
 def test_filters_are_said_with_the_names_of_the_filter_chips():
-    scope = Scope(text="schuhe", languages=("de", "fr"), countries=("AT",),
-                  tag_names=("sale", "brand"))
-    assert wording.filter_words(scope) == (
+    filters = QueryFilters(text="schuhe", languages=("de", "fr"), countries=("AT",),
+                           tag_names=("sale", "brand"))
+    assert wording.filter_words(filters) == (
         "languages German (de) or French (fr), country Austria (AT), tags ‘sale’ or ‘brand’, "
         "text “schuhe”")
-    assert wording.plan_sentence(Delta(add={1}), {1: "brand"}, 2431, Scope(
+    assert wording.plan_sentence(Delta(add={1}), {1: "brand"}, 2431, QueryFilters(
         text="schuhe", languages=("de",))) == (
         "Add ‘brand’ to 2,431 queries matching language German (de), text “schuhe”")
-    assert wording.plan_sentence(Delta(replace=()), {}, 1, Scope()) == (
+    assert wording.plan_sentence(Delta(replace=()), {}, 1, QueryFilters()) == (
         "Remove every tag from 1 query in this project")
     assert wording.time_left(3) == "a few seconds left"
     assert wording.time_left(42) == "about 40 seconds left"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from dashboard.viewstate import QueryView
+from queryapi import QueryFilters
 from tests.dashboard.bulk_helpers import api_of, page, post, tag_names_by_query, text_of
 from tests.support.dashboard import AuthActions, csrf_token
 
@@ -76,7 +77,8 @@ def test_edit_saves_name_colour_and_description_shown_in_pickers_and_chips(
                      rf'{brand}">.*?<span class="option__description" id="apply-tag-about-'
                      rf'{brand}">{DESCRIPTION}</span>', body)
     # The queries page's filter picker and its rows' chips.
-    queries = page(signed_in, shop, QueryView(tags=("Brand",)).query_string().lstrip("?"))
+    view = QueryView(QueryFilters(tag_names=("Brand",)))
+    queries = page(signed_in, shop, view.query_string().lstrip("?"))
     assert re.search(rf'aria-label="Brand" aria-describedby="(tag-about-\d+)">.*?'
                      rf'<span class="option__description" id="\1">{DESCRIPTION}</span>',
                      queries)

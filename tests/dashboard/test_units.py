@@ -13,6 +13,7 @@ from dashboard import names
 from dashboard.chips import AA_NORMAL_TEXT, NEUTRAL, chip_style, contrast_ratio
 from dashboard.rows import chip_html, exact_time, relative_time
 from dashboard.viewstate import PAGE_SIZES, SORT_COLUMNS, QueryView
+from queryapi import QueryFilters
 
 # --- the URL is the view -------------------------------------------------------------------------
 
@@ -22,10 +23,13 @@ printable = st.text(st.characters(blacklist_categories=("Cc", "Cs"), blacklist_c
                     max_size=40).map(str.strip)
 views = st.builds(
     QueryView,
-    text=printable,
-    languages=st.lists(codes, unique=True, max_size=4).map(tuple),
-    countries=st.lists(countries, unique=True, max_size=4).map(tuple),
-    tags=st.lists(printable.filter(bool), unique_by=str.casefold, max_size=4).map(tuple),
+    filters=st.builds(
+        QueryFilters,
+        text=printable,
+        languages=st.lists(codes, unique=True, max_size=4).map(tuple),
+        countries=st.lists(countries, unique=True, max_size=4).map(tuple),
+        tag_names=st.lists(printable.filter(bool), unique_by=str.casefold,
+                           max_size=4).map(tuple)),
     sort=st.sampled_from([p + c for c in SORT_COLUMNS for p in ("", "-")]),
     page=st.integers(1, 1_000_000),
     size=st.sampled_from(PAGE_SIZES),
@@ -45,15 +49,16 @@ def test_any_query_string_gives_a_valid_view(pairs):
     view = QueryView.from_args(MultiDict(pairs))
     assert 1 <= view.page <= 1_000_000 and view.size in PAGE_SIZES
     assert view.sort.lstrip("-") in SORT_COLUMNS
-    assert all(len(code) <= 35 for code in view.languages + view.countries)
+    assert all(len(code) <= 35 for code in view.filters.languages + view.filters.countries)
     assert QueryView.from_args(MultiDict(view.params())) == view
 
 
 def test_changing_a_filter_goes_back_to_page_one():
-    view = QueryView(text="shoe", page=4, size=25)
-    assert view.replace(text="boot").page == 1
+    view = QueryView(QueryFilters(text="shoe"), page=4, size=25)
+    assert view.filtered(QueryFilters(text="boot")).page == 1
     assert view.at_page(5).page == 5
-    assert view.without("q").params() == [("size", "25")]
+    (chip,) = view.chips({})
+    assert chip.remove_qs == "?size=25"
     assert view.cleared() == QueryView(size=25)
 
 

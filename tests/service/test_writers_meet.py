@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from jobs.deltas import Change, Delta, Scope, undo_scope
+from jobs.deltas import Change, Delta, undo_filters
 from jobs.store import Store
 from jobs.work import run_job
-from queryapi import Client
+from queryapi import Client, QueryFilters
 from service import admin, imports
 from service.db import session_scope
 from service.engine import rule_links
@@ -33,7 +33,7 @@ QUERIES = 60
 IMPORTED = 20
 BATCH = 10
 PART = 10
-DE = Scope(languages=("de",))
+DE = QueryFilters(languages=("de",))
 
 
 @dataclass
@@ -128,7 +128,7 @@ class BulkAdd(Writer):
     tag = "add"
 
     def prepare(self, s):
-        s.edits["add"] = s.queue(kind="edit", scope="filter", scope_filter=DE.to_json(),
+        s.edits["add"] = s.queue(kind="edit", scope="filter", scope_filter=DE.to_body(),
                                  delta=Delta(add={s.tags["add"]}).to_json())
 
     def run(self, s):
@@ -144,7 +144,7 @@ class BulkRemove(Writer):
     tag = "remove"
 
     def prepare(self, s):
-        s.edits["remove"] = s.queue(kind="edit", scope="filter", scope_filter=DE.to_json(),
+        s.edits["remove"] = s.queue(kind="edit", scope="filter", scope_filter=DE.to_body(),
                                     delta=Delta(remove={s.tags["remove"]}).to_json())
 
     def run(self, s):
@@ -167,10 +167,10 @@ class Undo(Writer):
                    for r in page if s.tags["undo"] in r["tags"]]
         done = s.store.record_finished(
             changes, project_id=s.project_id, kind="edit", scope="filter",
-            scope_filter=DE.to_json(), delta=delta.to_json(), changed=len(changes),
+            scope_filter=DE.to_body(), delta=delta.to_json(), changed=len(changes),
             actor="Ann")
         s.edits["undo"] = s.queue(kind="undo", scope="filter", undo_of=done.id,
-                                  scope_filter=undo_scope(DE, delta).to_json(),
+                                  scope_filter=undo_filters(DE, delta).to_body(),
                                   delta=delta.to_json())
 
     def run(self, s):

@@ -1,0 +1,502 @@
+"""The filters of the queries view: one class a field, and FIELDS, the one list of them.
+
+A field says everything the dashboard does with it: its names in the address (`address`)
+and in the API's body (`body`, QueryFilters' fields), how its values are read from the
+address and cleaned (`read`, and what is dropped, `ignored`), how it is written back
+(`params`), its removable chips (`chips`), its words in a sentence ("matching language German
+(de)", `phrase`) and in a rule's summary (`summary`), its counts beside the picker's options
+(`counts`), whether it needs the API's tag logic (`beyond_reference`, `as_reference`), and
+the template partial that draws its picker (`picker`). QueryView, chips, wording, saved
+views and rules read the fields from FIELDS instead of naming each one.
+
+Values from the address are taken leniently: anything a browser, a colleague or an attacker
+can put in a query string gives a valid filter, and what could not be used is named
+(`Ignored`) for the page to say.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+
+from queryapi import Facets, QueryFilters, Tag
+from weblib.tag_names import fold_tag_name
+from weblib.text_rules import blank_forbidden
+
+from . import names
+from .chips import chip_style
+from .names import joined
+
+MAX_TEXT = 500
+MAX_TAG_NAME = 200
+MAX_VALUES = 50  # per multi-valued filter
+SHOWN_VALUE = 40  # characters of an ignored value quoted back on the page
+YES = ("1", "true", "yes", "on")
+TAG_MATCHES = ("any", "all")
+
+CODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,34}")
+
+
+def clean_text(value: str, limit: int) -> str:
+    """Characters no text may hold (weblib.text_rules) become spaces; surrounding space goes;
+    at most `limit` characters."""
+    return blank_forbidden(value).strip()[:limit].strip()
+
+
+def _unique(values, key=lambda v: v) -> tuple[str, ...]:
+    seen, kept = set(), []
+    for value in values:
+        if value and key(value) not in seen:
+            seen.add(key(value))
+            kept.append(value)
+    return tuple(kept[:MAX_VALUES])
+
+
+def tag_names(values: list[str]) -> tuple[str, ...]:
+    """Tag names of the address: cleaned, each once (as tag names compare)."""
+    return _unique((clean_text(v, MAX_TAG_NAME) for v in values), key=str.casefold)
+
+
+@dataclass(frozen=True)
+class Ignored:
+    """One value of the address that the view does without: `what` it was, `why`."""
+
+    what: str
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.what} ({self.why})"
+
+
+def quoted(value: str) -> str:
+    """A value from the address as the page quotes it back: printable, short, in quotes."""
+    text = clean_text(value, 10 * SHOWN_VALUE)
+    return f"“{text[:SHOWN_VALUE]}…”" if len(text) > SHOWN_VALUE else f"“{text}”"
+
+
+# --- chips ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChipTag:
+    name: str
+    style: str  # '' for a name of no known tag (drawn neutral)
+
+
+@dataclass(frozen=True)
+class FilterChip:
+    """One removable filter: `kind` and `text` say it in words ("Tags" "product and price");
+    a tag filter also draws its tags, coloured, joined by `joiner`. `remove_qs`: the view's
+    address without it."""
+
+    kind: str
+    text: str
+    remove_qs: str
+    tags: tuple[ChipTag, ...] = ()
+    joiner: str = ""
+
+
+def _chip_tags(names_: tuple[str, ...], tags_by_name: Mapping[str, Tag]) -> tuple[ChipTag, ...]:
+    found = []
+    for name in names_:
+        tag = tags_by_name.get(fold_tag_name(name))
+        found.append(ChipTag(tag.name if tag else name,
+                             chip_style(tag.color if tag else None).style))
+    return tuple(found)
+
+
+# A chip's link: the view's address with these filters instead of its own.
+Link = Callable[[QueryFilters], str]
+
+
+def _numbers(pairs) -> dict[str, str]:
+    return {str(value): f"{count:,}" for value, count in pairs}
+
+
+# --- the fields -----------------------------------------------------------------------------
+
+
+class FilterField:
+    """One filter of the queries view; each method is about this field alone."""
+
+    address: tuple[str, ...] = ()  # its GET parameters (none: not in a view's address)
+    body: tuple[str, ...] = ()  # its fields of QueryFilters (the API's body)
+    picker = ""  # the template partial of its picker ('' when it has none of its own)
+    said_last = False  # in a sentence, after the fields chosen from lists
+
+    def read(self, args) -> dict:
+        """Its values of QueryFilters from the address (`args`: a MultiDict). Never raises."""
+        return {}
+
+    def ignored(self, args) -> list[Ignored]:
+        """What `read` drops from `args`, named (empty values are no request)."""
+        return []
+
+    def params(self, filters: QueryFilters) -> list[tuple[str, str]]:
+        """Its canonical GET parameters (defaults left out)."""
+        return []
+
+    def chips(self, filters: QueryFilters, tags_by_name: Mapping[str, Tag],
+              link: Link) -> list[FilterChip]:
+        return []
+
+    def phrase(self, filters: QueryFilters) -> str:
+        """Its part of 'queries matching language German (de), text “schuhe”', or ''."""
+        return ""
+
+    def summary(self, filters: QueryFilters) -> str:
+        """Its part of a rule's 'Text contains “günstig” · German (de)', or ''."""
+        return ""
+
+    def counts(self, facets: Facets, filters: QueryFilters,
+               tags: list[Tag]) -> dict[str, dict[str, str]]:
+        """The numbers beside its picker's options, by input name and value."""
+        return {}
+
+    def beyond_reference(self, filters: QueryFilters) -> bool:
+        """Whether the filter needs the API's tag logic extension for this field."""
+        return False
+
+    def as_reference(self, filters: QueryFilters) -> QueryFilters:
+        """The filter as a deployment without the extension can show it."""
+        return filters
+
+
+class Text(FilterField):
+    """A part of the query's text (the page's search box)."""
+
+    address, body, said_last = ("q",), ("text",), True
+
+    def read(self, args) -> dict:
+        return {"text": clean_text(args.get("q") or "", MAX_TEXT)}
+
+    def params(self, filters):
+        return [("q", filters.text)] if filters.text else []
+
+    def chips(self, filters, tags_by_name, link):
+        if not filters.text:
+            return []
+        return [FilterChip("Search", f"“{filters.text}”", link(replace(filters, text="")))]
+
+    def phrase(self, filters):
+        return f"text “{filters.text}”" if filters.text else ""
+
+    def summary(self, filters):
+        return f"Text contains “{filters.text}”" if filters.text else ""
+
+
+class Pattern(FilterField):
+    """A regular expression on the text: a rule's, from the rule form (views have none)."""
+
+    body, said_last = ("pattern",), True
+
+    def phrase(self, filters):
+        return f"pattern “{filters.pattern}”" if filters.pattern else ""
+
+    def summary(self, filters):
+        return f"Text matches “{filters.pattern}”" if filters.pattern else ""
+
+
+class Codes(FilterField):
+    """Language or country codes, any of them (a code picker)."""
+
+    noun, plural, upper, attribute = "", "", False, ""
+
+    @property
+    def name(self) -> str:
+        return self.address[0]
+
+    def label(self, code: str) -> str:
+        raise NotImplementedError
+
+    def read(self, args) -> dict:
+        codes = (v.strip() for v in args.getlist(self.name))
+        codes = (c.upper() if self.upper else c.lower() for c in codes if CODE.fullmatch(c))
+        return {self.attribute: _unique(codes)}
+
+    def ignored(self, args):
+        return [Ignored(f"{self.noun} {quoted(value)}", f"not a {self.noun} code")
+                for value in args.getlist(self.name)
+                if value.strip() and not CODE.fullmatch(value.strip())]
+
+    def params(self, filters):
+        return [(self.name, code) for code in getattr(filters, self.attribute)]
+
+    def chips(self, filters, tags_by_name, link):
+        codes = getattr(filters, self.attribute)
+        return [FilterChip(self.noun.capitalize(), self.label(code), link(replace(
+            filters, **{self.attribute: tuple(c for c in codes if c != code)})))
+            for code in codes]
+
+    def phrase(self, filters):
+        codes = getattr(filters, self.attribute)
+        if not codes:
+            return ""
+        return ((self.noun if len(codes) == 1 else self.plural) + " "
+                + joined([self.label(code) for code in codes], "or"))
+
+    def summary(self, filters):
+        return joined([self.label(code) for code in getattr(filters, self.attribute)], "or")
+
+    def counts(self, facets, filters, tags):
+        return {self.name: _numbers(getattr(facets, self.attribute))}
+
+
+class Languages(Codes):
+    address, body, picker = ("lang",), ("languages",), "filters/languages.html"
+    noun, plural, attribute = "language", "languages", "languages"
+
+    def label(self, code):
+        return names.language_label(code)
+
+
+class Countries(Codes):
+    address, body, picker = ("country",), ("countries",), "filters/countries.html"
+    noun, plural, upper, attribute = "country", "countries", True, "countries"
+
+    def label(self, code):
+        return names.country_label(code)
+
+
+class Tags(FilterField):
+    """Tags the query carries, any or all of them (`tagmatch`, an extension). Its picker also
+    draws the fields that exclude tags and ask for none."""
+
+    address, body = ("tag", "tagmatch"), ("tag_names", "tag_ids", "tag_match")
+    picker = "filters/tags.html"
+
+    def read(self, args) -> dict:
+        match = (args.get("tagmatch") or "").strip().lower()
+        return {"tag_names": tag_names(args.getlist("tag")),
+                "tag_match": match if match in TAG_MATCHES else "any"}
+
+    def ignored(self, args):
+        match = (args.get("tagmatch") or "").strip()
+        if match and match.lower() not in TAG_MATCHES:
+            return [Ignored(f"tag match {quoted(match)}", "choose any or all")]
+        return []
+
+    def params(self, filters):
+        pairs = [("tag", name) for name in filters.tag_names]
+        if filters.tag_names and filters.tag_match != "any":
+            pairs.append(("tagmatch", filters.tag_match))
+        return pairs
+
+    @staticmethod
+    def every(filters: QueryFilters) -> bool:
+        return filters.tag_match == "all" and len(filters.tag_names) > 1
+
+    def chips(self, filters, tags_by_name, link):
+        if not filters.tag_names:
+            return []
+        # One chip for the chosen tags, which say how they combine ("Tag a or b").
+        tags = _chip_tags(filters.tag_names, tags_by_name)
+        joiner = "and" if self.every(filters) else "or"
+        return [FilterChip("Tags" if self.every(filters) else "Tag",
+                           joined([tag.name for tag in tags], joiner),
+                           link(replace(filters, tag_names=(), tag_match="any")), tags,
+                           joiner)]
+
+    def phrase(self, filters):
+        chosen = filters.tag_names
+        if not chosen:
+            return ""
+        return (("tag " if len(chosen) == 1 else "tags ")
+                + joined([f"‘{n}’" for n in chosen],
+                         "and" if filters.tag_match == "all" else "or"))
+
+    def summary(self, filters):
+        chosen = filters.tag_names
+        if not chosen:
+            return ""
+        every = self.every(filters)
+        return ("Tags " if every else "Tag ") + joined(chosen, "and" if every else "or")
+
+    def counts(self, facets, filters, tags):
+        by_id = {tag.id: tag for tag in tags}
+        found = {by_id[tag_id].name: count for tag_id, count in facets.tags if tag_id in by_id}
+        # The picker names tags as the address does; one spelled otherwise is counted too.
+        for name in filters.tag_names:
+            tag = next((tag for tag in tags if fold_tag_name(tag.name) == fold_tag_name(name)),
+                       None)
+            if tag is not None:
+                found[name] = found.get(tag.name, 0)
+        return {"tag": _numbers(found.items())}
+
+    def beyond_reference(self, filters):
+        return self.every(filters)
+
+    def as_reference(self, filters):
+        return replace(filters, tag_match="any")
+
+
+class NotTags(FilterField):
+    """Tags the query must not carry (an extension; the Exclude beside each tag)."""
+
+    address, body = ("nottag",), ("exclude_tag_names", "exclude_tag_ids")
+
+    def read(self, args) -> dict:
+        return {"exclude_tag_names": tag_names(args.getlist("nottag"))}
+
+    def params(self, filters):
+        return [("nottag", name) for name in filters.exclude_tag_names]
+
+    def chips(self, filters, tags_by_name, link):
+        excluded = filters.exclude_tag_names
+        chips = []
+        for name in excluded:
+            tags = _chip_tags((name,), tags_by_name)
+            chips.append(FilterChip("Not tag", tags[0].name, link(replace(
+                filters, exclude_tag_names=tuple(n for n in excluded if n != name))), tags))
+        return chips
+
+    def phrase(self, filters):
+        excluded = filters.exclude_tag_names
+        return "not tag " + joined([f"‘{n}’" for n in excluded], "or") if excluded else ""
+
+    def summary(self, filters):
+        excluded = filters.exclude_tag_names
+        return "Not tag " + joined(list(excluded), "or") if excluded else ""
+
+    def beyond_reference(self, filters):
+        return bool(filters.exclude_tag_names)
+
+    def as_reference(self, filters):
+        return replace(filters, exclude_tag_names=())
+
+
+class Untagged(FilterField):
+    """Queries with no tag (an extension; never together with chosen tags, which win)."""
+
+    address, body = ("untagged",), ("untagged",)
+
+    def read(self, args) -> dict:
+        asked = (args.get("untagged") or "").strip().lower() in YES
+        return {"untagged": asked and not tag_names(args.getlist("tag"))}
+
+    def ignored(self, args):
+        value = (args.get("untagged") or "").strip()
+        if value and value.lower() not in YES + ("0", "false", "no", "off"):
+            return [Ignored(f"untagged {quoted(value)}", "use untagged=1")]
+        if value.lower() in YES and tag_names(args.getlist("tag")):
+            return [Ignored("untagged", "a query with no tag cannot have a chosen tag: the "
+                                        "chosen tags are shown")]
+        return []
+
+    def params(self, filters):
+        return [("untagged", "1")] if filters.untagged else []
+
+    def chips(self, filters, tags_by_name, link):
+        if not filters.untagged:
+            return []
+        return [FilterChip("Untagged", "", link(replace(filters, untagged=False)))]
+
+    def phrase(self, filters):
+        return "no tag" if filters.untagged else ""
+
+    def summary(self, filters):
+        return "Untagged" if filters.untagged else ""
+
+    def counts(self, facets, filters, tags):
+        return {"untagged": _numbers([("1", facets.untagged)])}
+
+    def beyond_reference(self, filters):
+        return filters.untagged
+
+    def as_reference(self, filters):
+        return replace(filters, untagged=False)
+
+
+# Every filter of a queries view, in the address's order (a rule's summary says them in this
+# order too).
+FIELDS: tuple[FilterField, ...] = (Text(), Pattern(), Languages(), Countries(), Tags(),
+                                   NotTags(), Untagged())
+# What the view drops where the API has no tag logic, as the page names it.
+BEYOND_REFERENCE = Ignored("all of, without and untagged",
+                           "this service filters by tags only as any of them")
+
+
+# --- the whole filter, field by field ------------------------------------------------------
+
+
+def read(args) -> tuple[QueryFilters, list[Ignored]]:
+    """The filter of an address, and what of it could not be used. Never raises."""
+    values: dict = {}
+    ignored: list[Ignored] = []
+    for field in FIELDS:
+        values.update(field.read(args))
+        ignored += field.ignored(args)
+    return QueryFilters(**values), ignored
+
+
+def params(filters: QueryFilters) -> list[tuple[str, str]]:
+    return [pair for field in FIELDS for pair in field.params(filters)]
+
+
+def chips(filters: QueryFilters, tags_by_name: Mapping[str, Tag], link: Link) -> list[FilterChip]:
+    return [chip for field in FIELDS for chip in field.chips(filters, tags_by_name, link)]
+
+
+def phrase(filters: QueryFilters) -> str:
+    """'language German (de), text “schuhe”' — or '' for no filter at all."""
+    ordered = sorted(FIELDS, key=lambda field: field.said_last)
+    return ", ".join(part for part in (field.phrase(filters) for field in ordered) if part)
+
+
+def summary(filters: QueryFilters) -> str:
+    """'Text contains “günstig” · German (de) · Switzerland (CH)' — or 'Every query'."""
+    return " · ".join(part for part in (field.summary(filters) for field in FIELDS)
+                      if part) or "Every query"
+
+
+def counts(facets: Facets, filters: QueryFilters, tags: list[Tag]) -> dict:
+    found: dict = {}
+    for field in FIELDS:
+        found.update(field.counts(facets, filters, tags))
+    return found
+
+
+def offered(filters: QueryFilters, tag_logic: bool) -> tuple[QueryFilters, list[Ignored]]:
+    """The filter as this deployment can show it (`tag_logic`: the API has the extension),
+    and what it could not, named."""
+    if tag_logic or not any(field.beyond_reference(filters) for field in FIELDS):
+        return filters, []
+    for field in FIELDS:
+        filters = field.as_reference(filters)
+    return filters, [BEYOND_REFERENCE]
+
+
+def pickers() -> list[str]:
+    """The template partials of the pickers, in order."""
+    return [field.picker for field in FIELDS if field.picker]
+
+
+# --- tags by id (as the API keeps saved views and rules) and by name (as the address has) --
+
+
+def by_ids(filters: QueryFilters, tags: list[Tag]) -> QueryFilters:
+    """The filter with its tags named by id (a name of no tag is left out)."""
+    ids = {fold_tag_name(tag.name): tag.id for tag in tags}
+
+    def found(named) -> tuple[int, ...]:
+        return tuple(ids[fold_tag_name(n)] for n in named if fold_tag_name(n) in ids)
+
+    chosen = found(filters.tag_names)
+    return replace(filters, tag_names=(), exclude_tag_names=(),
+                   tag_ids=(*filters.tag_ids, *chosen),
+                   exclude_tag_ids=(*filters.exclude_tag_ids,
+                                    *found(filters.exclude_tag_names)),
+                   tag_match=filters.tag_match if len(filters.tag_names) > 1 else "any")
+
+
+def by_names(filters: QueryFilters, tags: list[Tag]) -> QueryFilters:
+    """The filter with its tags named by today's names (a tag deleted since is left out), as
+    a view's address names them."""
+    known = {tag.id: tag.name for tag in tags}
+    chosen = tuple(known[i] for i in filters.tag_ids if i in known)
+    return replace(filters, tag_ids=(), exclude_tag_ids=(), tag_names=chosen,
+                   exclude_tag_names=tuple(known[i] for i in filters.exclude_tag_ids
+                                           if i in known),
+                   tag_match=filters.tag_match if len(chosen) > 1 else "any",
+                   untagged=filters.untagged and not chosen)
