@@ -18,6 +18,7 @@ from app import create_app
 from jobs import schema
 from jobs.deltas import Change
 from jobs.store import Store, edits, lock_waiters, metadata
+from queryapi import QueryFilters
 from tests.support.dashboard import close_app
 from tests.support.processes import at_once
 
@@ -169,6 +170,54 @@ def test_a_database_made_by_create_all_keeps_its_rows_and_is_stamped(database):
     finally:
         store.engine.dispose()
     assert migrated(database) is False
+
+
+def test_a_filter_job_kept_before_resumes_over_the_same_queries(database):
+    """A filter job keeps its filter as the API's body (QueryFilters.to_body); one kept in
+    the former shape is rewritten, and back again by the downgrade."""
+    engine = create_engine(database)
+    try:
+        with engine.begin() as connection:
+            command.upgrade(schema.alembic_config(connection), schema.BASELINE)
+    finally:
+        engine.dispose()
+    former = {"text": "shoe", "languages": ["de"], "countries": [], "tag_names": ["sale"],
+              "tag_ids": [], "tag_match": "all", "not_tag_names": ["brand"]}
+    rule = {"ruleId": 4, "ruleName": "price words"}
+    store = Store(database)
+    try:
+        job = store.create(project_id="p", kind="edit", scope="filter", state="interrupted",
+                           scope_filter=former)
+        rule_job = store.create(project_id="p", kind="edit", scope="rule", state="done",
+                                scope_filter=rule)
+    finally:
+        store.engine.dispose()
+
+    assert migrated(database) is True
+    store = Store(database)
+    try:
+        body = store.get(job.id).scope_filter
+        assert body == {"query": "shoe", "languages": ["de"], "tagNames": ["sale"],
+                        "tagMatch": "all", "excludeTagNames": ["brand"]}
+        assert QueryFilters.from_body(body) == QueryFilters(
+            text="shoe", languages=("de",), tag_names=("sale",), tag_match="all",
+            exclude_tag_names=("brand",))
+        assert store.get(rule_job.id).scope_filter == rule
+    finally:
+        store.engine.dispose()
+
+    engine = create_engine(database)
+    try:
+        with engine.begin() as connection:
+            command.downgrade(schema.alembic_config(connection), schema.BASELINE)
+    finally:
+        engine.dispose()
+    store = Store(database)
+    try:
+        assert store.get(job.id).scope_filter == former
+        assert store.get(rule_job.id).scope_filter == rule
+    finally:
+        store.engine.dispose()
 
 
 def test_a_database_with_only_some_jobs_tables_and_no_version_is_left_alone(database):
