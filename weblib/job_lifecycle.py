@@ -36,6 +36,8 @@ QUEUED, RUNNING, INTERRUPTED = "queued", "running", "interrupted"
 QUEUED_STALE_SECONDS = 3600.0
 # What the lifecycle reads and writes of a job's row.
 COLUMNS = ("id", "state", "owner", "heartbeat_at", "created_at", "finished_at", "message")
+# How long stopping a heartbeat waits for a beat under way.
+JOIN_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -180,7 +182,9 @@ class Heartbeat:
     def stop(self) -> None:
         self._stopped.set()
         if self._thread.is_alive():
-            self._thread.join()
+            # A beat stuck on an unreachable database does not hold the job up: a late one
+            # writes nothing once the job has ended.
+            self._thread.join(timeout=JOIN_SECONDS)
 
     def _run(self) -> None:
         while not self._stopped.wait(self.interval):
