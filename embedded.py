@@ -33,9 +33,11 @@ from sqlalchemy.orm import Session
 from werkzeug.serving import WSGIRequestHandler, make_server
 
 import service
-from service import demo, keys, schema
+from service import schema
 from service.config import default_database_url
-from service.models import ApiKey, Organization, User
+from service.demo import demo
+from service.org import keys
+from service.store.models import ApiKey, Organization, User
 from weblib.private_files import write_private
 
 log = logging.getLogger(__name__)

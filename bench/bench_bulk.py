@@ -39,8 +39,8 @@ sys.path.insert(0, str(ROOT))
 
 from bench.bench_client_bulk import rate_limit_floor  # noqa: E402
 from bench.loadkit import Gunicorn, seeded_service_database  # noqa: E402
-from service import admin  # noqa: E402
 from service.config import DEFAULT_LIMITS  # noqa: E402
+from service.org import admin  # noqa: E402
 
 LANGUAGES = ("en", "de", "fr", "es", "nl", "it", "pl", "sv")
 COUNTRIES = ("US", "GB", "DE", "FR", "ES", "NL", "IT", "PL", "SE")

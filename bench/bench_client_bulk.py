@@ -31,11 +31,12 @@ from sqlalchemy import create_engine, func, select  # noqa: E402
 from werkzeug.serving import make_server  # noqa: E402
 
 from queryapi import Client, Mode, TagAssignment  # noqa: E402
-from service import admin, schema  # noqa: E402
 from service import create_app as create_service_app  # noqa: E402
+from service import schema  # noqa: E402
 from service.config import DEFAULT_LIMITS  # noqa: E402
-from service.db import session_scope  # noqa: E402
 from service.engine.tables import query_tags  # noqa: E402
+from service.org import admin  # noqa: E402
+from service.store.db import session_scope  # noqa: E402
 
 WINDOWS = (1, 60, 3600)
 LANGUAGES = ("en", "de", "fr", "es", "nl", "it", "pl", "sv")

@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench import loadkit  # noqa: E402
-from service import admin  # noqa: E402
+from service.org import admin  # noqa: E402
 
 LANGUAGES = ["de", "en", "fr", "es", "it", "nl", "pl", "sv"]
 COUNTRIES = ["DE", "US", "FR", "ES", "IT", "NL", "PL", "SE", "AT"]

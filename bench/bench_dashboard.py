@@ -61,10 +61,12 @@ from werkzeug.serving import WSGIRequestHandler, make_server  # noqa: E402
 import app as dashboard_module  # noqa: E402
 from bench.bench_dashboard_load import answers_200, clean_environment, cpu_seconds  # noqa: E402
 from bench.loadkit import children, free_port, percentile  # noqa: E402
-from service import admin, demo, schema  # noqa: E402
 from service import create_app as create_service_app  # noqa: E402
-from service.db import session_scope  # noqa: E402
-from service.models import Organization  # noqa: E402
+from service import schema  # noqa: E402
+from service.demo import demo  # noqa: E402
+from service.org import admin  # noqa: E402
+from service.store.db import session_scope  # noqa: E402
+from service.store.models import Organization  # noqa: E402
 from tests.support.scaleout import Process  # noqa: E402
 
 UNLIMITED = (1_000_000, 10_000_000, 100_000_000)

@@ -49,10 +49,11 @@ from sqlalchemy import select  # noqa: E402
 
 from bench.loadkit import children, free_port, percentile  # noqa: E402
 from service import create_app as create_service_app  # noqa: E402
-from service import demo, schema  # noqa: E402
+from service import schema  # noqa: E402
 from service.config import DEFAULT_LIMITS  # noqa: E402
-from service.db import session_scope  # noqa: E402
-from service.models import Project  # noqa: E402
+from service.demo import demo  # noqa: E402
+from service.store.db import session_scope  # noqa: E402
+from service.store.models import Project  # noqa: E402
 from tests.support.scaleout import Process  # noqa: E402
 
 LIFTED = (1_000_000, 10_000_000, 100_000_000)

@@ -7,7 +7,7 @@
     uv run python bench/bench_import.py --rows 1000000 --no-import    # seed-demo only
 
 The file: N distinct queries as keyword research exports them (query, language, country,
-tags joined by ";"), made by the demo's generator (service/demo_data.py) and kept in the work
+tags joined by ";"), made by the demo's generator (service/demo/demo_data.py) and kept in the work
 folder for the next run of the same size. Timed, one after the other, each on a database of
 its own:
 
@@ -48,10 +48,11 @@ from sqlalchemy.orm import Session
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from service import admin, create_app  # noqa: E402
-from service.db import session_scope  # noqa: E402
-from service.demo_data import TAGS, assign_tags, generate_queries  # noqa: E402
+from service import create_app  # noqa: E402
+from service.demo.demo_data import TAGS, assign_tags, generate_queries  # noqa: E402
 from service.engine import sizes  # noqa: E402
+from service.org import admin  # noqa: E402
+from service.store.db import session_scope  # noqa: E402
 
 POSTGRES_ADMIN_URL = os.environ.get("TAGDESK_BENCH_POSTGRES_URL",
                                     "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")

@@ -1,5 +1,5 @@
 """How well and how fast the language of short search queries is told: the detector imports
-use (service/language_detection.py: py3langid limited to the languages, least_probability)
+use (service/imports/language_detection.py: py3langid limited to the languages, least_probability)
 beside lingua's low- and high-accuracy modes, on hand-labelled keyword queries
 (bench/data/language_queries.tsv, 42 a language).
 
@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from service import language_detection  # noqa: E402
-from service.import_sources import Choice, Shaping  # noqa: E402
+from service.imports import language_detection  # noqa: E402
+from service.imports.import_sources import Choice, Shaping  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data" / "language_queries.tsv"
 LINGUA_DISTANCE = 0.1  # lingua's minimum relative distance between the best two languages

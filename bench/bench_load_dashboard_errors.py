@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench import loadkit  # noqa: E402
-from service import admin  # noqa: E402
+from service.org import admin  # noqa: E402
 
 CSRF = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
 HIGH_LIMITS = (100_000, 1_000_000, 10_000_000)

@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench import loadkit  # noqa: E402
-from service import admin  # noqa: E402
+from service.org import admin  # noqa: E402
 
 RETRY_MESSAGE = re.compile(r"^Rate limit exceeded\. Retry in (\d+) seconds?\.$")
 

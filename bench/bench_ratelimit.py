@@ -21,7 +21,7 @@ lifted (one request every 20 ms each, then back to back) and the default limits 
 one request every 120 ms each, all within the budget). Figures: ms p50 / p95, and the worker's
 CPU per request.
 
-Variants: `service` is what `service.ratelimit.RateLimiter("memory://")` builds; `limits-memory`
+Variants: `service` is what `service.access.ratelimit.RateLimiter("memory://")` builds; `limits-memory`
 is the same limiter over `limits.storage.MemoryStorage` and `MovingWindowRateLimiter`.
 """
 
@@ -46,8 +46,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from limits.storage import MemoryStorage  # noqa: E402
 from limits.strategies import MovingWindowRateLimiter  # noqa: E402
 
+from service.access.ratelimit import RateLimiter  # noqa: E402
 from service.config import DEFAULT_LIMITS  # noqa: E402
-from service.ratelimit import RateLimiter  # noqa: E402
 
 LIFTED = (100_000, 1_000_000, 10_000_000)
 VARIANTS = ("service", "limits-memory")
@@ -162,7 +162,7 @@ def cpu_seconds(pid: int) -> float:
 def run_http() -> None:
     from loadkit import Gunicorn, children, seeded_service_database
 
-    from service import admin
+    from service.org import admin
 
     with tempfile.TemporaryDirectory(prefix="tagdesk-bench-ratelimit-") as folder, \
             ExitStack() as stack:

@@ -47,8 +47,8 @@ from bench.bench_import import (  # noqa: E402
 from bench.bench_service import database_for, load_average, prepare, start_service  # noqa: E402
 from bench.loadkit import free_port, percentile  # noqa: E402
 from service import create_app  # noqa: E402
-from service.db import session_scope  # noqa: E402
-from service.models import Rule, Tag, utcnow  # noqa: E402
+from service.store.db import session_scope  # noqa: E402
+from service.store.models import Rule, Tag, utcnow  # noqa: E402
 
 TARGETS = ("preview p95 ≤ 50 ms at 1M; saving a rule of 100k matches ≤ 10 s; an import with 20 "
            "rules ≤ 1.2× the same import without")

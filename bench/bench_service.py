@@ -40,13 +40,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.loadkit import free_port, percentile, serve  # noqa: E402
-from service import admin, create_app, demo, query_filters, schema  # noqa: E402
+from service import create_app, schema  # noqa: E402
 from service import engine as count_engine  # noqa: E402
-from service.db import session_scope  # noqa: E402
+from service.api import query_filters  # noqa: E402
+from service.bodies.validation import QueryListBody, SetTagsItem  # noqa: E402
+from service.demo import demo  # noqa: E402
 from service.engine import tagging  # noqa: E402
 from service.engine.tables import Query, query_tags  # noqa: E402
-from service.models import Organization, Tag  # noqa: E402
-from service.validation import QueryListBody, SetTagsItem  # noqa: E402
+from service.org import admin  # noqa: E402
+from service.store.db import session_scope  # noqa: E402
+from service.store.models import Organization, Tag  # noqa: E402
 from tests.faults.stores import PrivatePostgres  # noqa: E402
 
 # PostgreSQL as docs/deploy.md recommends: shared buffers that hold the queries tables and

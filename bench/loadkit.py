@@ -22,9 +22,10 @@ from urllib.parse import urlencode, urlsplit
 import requests
 from sqlalchemy import create_engine
 
-from service import admin, schema
 from service import create_app as create_service_app
-from service.db import session_scope
+from service import schema
+from service.org import admin
+from service.store.db import session_scope
 from tests.faults import processes
 from tests.faults.stores import free_port
 

@@ -8,9 +8,13 @@ from flask import Flask
 
 from weblib.request_bodies import guard_request_bodies
 
-from . import cli, db, engine, errors, guard, protocol, query_filters, routes, settings
+from . import cli, engine, settings
+from .access import guard
+from .api import protocol, query_filters, routes
+from .bodies import errors
 from .config import load_config
 from .engine import entry_rules
+from .store import db
 
 # Rules on entry read their kept conditions as every other kept filter is read.
 entry_rules.read_conditions_with(query_filters.stored)

@@ -17,11 +17,12 @@ from flask import Flask, current_app
 from flask.cli import with_appcontext
 from sqlalchemy import select
 
-from . import admin, import_sources, imports, language_detection, schema
-from .db import session_scope
+from . import schema
 from .engine import pieces
-from .models import Organization, Project
-from .settings import accounts, audit
+from .imports import import_sources, imports, language_detection
+from .org import accounts, admin, audit
+from .store.db import session_scope
+from .store.models import Organization, Project
 
 
 def _engine():
@@ -316,7 +317,7 @@ def set_limits(org, per_second, per_minute, per_hour):
 def seed_demo(count):
     """Create the demo organization with projects, tags, queries and an administrator; prints
     the administrator's email and password (on standard error) and the demo key."""
-    from . import demo
+    from .demo import demo
 
     schema.upgrade(_engine())
     key = demo.seed(current_app, count, progress=lambda m: click.echo(m, err=True))

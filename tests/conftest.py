@@ -17,9 +17,9 @@ import flask
 import pytest
 from sqlalchemy import create_engine
 
-from service import admin, schema
 from service import create_app as create_service_app
-from service.settings import accounts
+from service import schema
+from service.org import accounts, admin
 from tests.support.api import Api
 from tests.support.databases import database_for, postgres_database_of_its_own
 from tests.support.ordering import (

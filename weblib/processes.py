@@ -1,5 +1,5 @@
 """Background work of this process, as the dashboard's jobs (jobs/) and the settings area's
-imports (service/import_jobs.py) both run it: each job records the process that owns it
+imports (service/imports/import_jobs.py) both run it: each job records the process that owns it
 (host, pid and a random token), whoever looks at a job can tell that its owner on this host
 is gone, and a small pool of this process's threads runs the jobs by id.
 """

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 SEPARATOR = ";"  # always separates names
-# What a reader may also split a cell at (service/import_sources.py guesses among these).
+# What a reader may also split a cell at (service/imports/import_sources.py guesses among these).
 OTHER_SEPARATORS = (",", "|")
 # Every separator an import may split a file's tags cell at: what an export must quote.
 ANY_READER = (SEPARATOR, *OTHER_SEPARATORS)

@@ -5,9 +5,9 @@ to date once per range, in its transaction (docs/decisions.md, "Bulk loads").
 1. **Staged.** The caller's rows go, a batch at a time (memory stays flat however long the
    input), into temporary tables of the connection: the rows with their position, and their
    tags. On disk, not in memory: PostgreSQL's temporary tables spill by themselves; SQLite's
-   connection keeps its temporary storage in files for the load (service/db.py gives it back
+   connection keeps its temporary storage in files for the load (service/store/db.py gives it back
    its memory after). They outlive a commit: an import stages its whole file, then inserts it
-   a range at a time, a transaction each (service/imports.py).
+   a range at a time, a transaction each (service/imports/imports.py).
 2. **Inserted in index order.** The staged rows are numbered once in the order of the
    project's key (text, language, country, position); each INSERT … SELECT takes a range of
    those places and skips every key the project already has, or that an earlier row repeats
@@ -40,8 +40,8 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
-from ..db import RESTORE_PRAGMAS
-from ..models import utcnow
+from ..store.db import RESTORE_PRAGMAS
+from ..store.models import utcnow
 from . import entry_rules, merging
 from .rows import query_rows
 from .tables import Query
@@ -247,7 +247,8 @@ class _SqliteLoad(Load):
 
     def _settings(self, execute: Callable) -> None:
         """Temporary tables and sorts in files, not memory, and a larger page cache; the
-        connection gets its usual settings back when it returns to the pool (service/db.py)."""
+        connection gets its usual settings back when it returns to the pool
+        (service/store/db.py)."""
         def value(name: str) -> int:
             return execute(f"PRAGMA {name}").fetchone()[0]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
-from ..models import Tag, utcnow
+from ..store.models import Tag, utcnow
 from . import entry_rules
 from .tables import Query, query_tags
 from .writer import Writer

@@ -1,4 +1,4 @@
-"""Rules on entry (service/rules.py): the queries a write adds to a project get the tags of
+"""Rules on entry (service/api/rules.py): the queries a write adds to a project get the tags of
 every active rule of the project whose condition they match, in the write's transaction,
 through its Writer. Rules only add tags; the links they add carry the rule's id
 (query_tags.rule_id) and the query's time.
@@ -19,7 +19,7 @@ from pyroaring import BitMap, FrozenBitMap
 from sqlalchemy import Integer, literal, or_, select
 from sqlalchemy.engine import Connection
 
-from ..models import Rule, Tag, utcnow
+from ..store.models import Rule, Tag, utcnow
 from . import folding, kinds
 from .counting import CHECKED_AT_ONCE, Counter, FilterOf
 from .held import Header, Held, Project_, Vocabulary

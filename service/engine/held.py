@@ -21,7 +21,7 @@ from pyroaring import BitMap, FrozenBitMap
 from sqlalchemy import bindparam, select
 from sqlalchemy.engine import Connection
 
-from ..models import Project
+from ..store.models import Project
 from .kinds import ALL, HELD_KINDS, TAG, WORD
 from .tables import pieces
 

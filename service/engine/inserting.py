@@ -9,7 +9,7 @@ from itertools import chain, islice
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
-from ..models import new_uuid, utcnow
+from ..store.models import new_uuid, utcnow
 from . import bulk_load, entry_rules
 from .rows import QueryRow
 from .tables import Query, query_tags

@@ -10,8 +10,8 @@ from pyroaring import BitMap
 from sqlalchemy import Integer, bindparam, select
 from sqlalchemy.orm import Session
 
-from ..db import begin_write
-from ..models import Tag
+from ..store.db import begin_write
+from ..store.models import Tag
 from . import kinds
 from .counting import Counter, Filter, FilterOf
 from .held import Held, header

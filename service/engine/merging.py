@@ -1,5 +1,5 @@
 """A tag merged into another, and the merge undone (an extension: tags/merge and tags/unmerge,
-service/tag_changes.py), each one transaction through a Writer.
+service/api/tag_changes.py), each one transaction through a Writer.
 
 - merge: every query that carried the tag carries the other (a link it lacked is made, with
   the merged link's rule, time and author), the tag's links go, and so does its row; every
@@ -38,7 +38,7 @@ from sqlalchemy.orm import Session
 
 from weblib.tag_names import fold_tag_name
 
-from ..models import Rule, SavedView, Tag, utcnow
+from ..store.models import Rule, SavedView, Tag, utcnow
 from .deleting import lock_tag_and_its_queries
 from .keys import keys_condition
 from .tables import Query, query_tags, tag_merge_links, tag_merges

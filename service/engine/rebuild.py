@@ -10,7 +10,7 @@ from itertools import islice
 from sqlalchemy import select, update
 from sqlalchemy.engine import Connection
 
-from ..models import Project, Tag
+from ..store.models import Project, Tag
 from . import kinds, pieces
 from .rows import COLUMNS, query_rows
 from .tables import Query, query_tags

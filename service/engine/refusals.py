@@ -1,4 +1,4 @@
-"""What the engine refuses, in its own words: the HTTP layer (service/errors.py) answers an
+"""What the engine refuses, in its own words: the HTTP layer (service/bodies/errors.py) answers an
 Invalid with a 400 and a Missing with a 404, the message as the engine put it."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The counts of rules (service/rules.py), from the project's bitmaps as queries/facets counts:
+"""The counts of rules (service/api/rules.py), from the project's bitmaps as queries/facets counts:
 how many queries a rule's condition matches, how many of those carry all its tags already,
 and a sample of those that lack one."""
 

@@ -1,5 +1,5 @@
 """A rule's links to the queries already in a project (an extension: rules/apply, unapply and
-restore, service/rules.py), a part at a time: each call is one transaction through a Writer,
+restore, service/api/rules.py), a part at a time: each call is one transaction through a Writer,
 and its `cursor` (the last query key it reached) is where the next call carries on. The
 dashboard runs them as a job (progress, Cancel, Undo).
 
@@ -27,7 +27,7 @@ from sqlalchemy import Integer, delete, literal, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from ..models import Tag, utcnow
+from ..store.models import Tag, utcnow
 from . import kinds
 from .counting import FilterOf
 from .keys import keys_condition
@@ -57,7 +57,7 @@ def _insert(session: Session, table):
 def apply_part(session: Session, project_id: str, rule_id: int, tag_ids: list[int],
                condition: FilterOf, after: int, store) -> dict:
     """Tag the next part of the rule's matches (keys above `after`); the caller has begun the
-    write (service.db.begin_write), read the rule, and commits. TagGone when one of the
+    write (service.store.db.begin_write), read the rule, and commits. TagGone when one of the
     rule's tags is no longer there to hold."""
     if set(tag_ids) - hold_tags(session, project_id, tag_ids):
         raise TagGone

@@ -7,7 +7,7 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from ..models import Project, Tag
+from ..store.models import Project, Tag
 from . import kinds, pieces
 from .tables import Query, query_tags
 

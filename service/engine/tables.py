@@ -23,7 +23,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from ..models import Base, Id, new_uuid, utcnow
+from ..store.models import Base, Id, new_uuid, utcnow
 
 query_tags = Table(
     "query_tags",

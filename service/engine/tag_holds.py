@@ -4,7 +4,8 @@ restore, service/engine/rule_links.py, against a tag's deletion or merge).
 
 PostgreSQL: the tag's row FOR KEY SHARE, which a deletion or a merge (the row FOR UPDATE)
 waits for; a hold that waits for one of them finds the tag gone once it commits. SQLite: the
-write lock the transaction already holds (service.db.begin_write) keeps every other writer out.
+write lock the transaction already holds (service.store.db.begin_write) keeps every other
+writer out.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Iterable
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..models import Tag
+from ..store.models import Tag
 
 
 def hold_tags(session: Session, project_id: str, tag_ids: Iterable[int]) -> set[int]:

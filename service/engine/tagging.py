@@ -13,8 +13,8 @@ from sqlalchemy import bindparam, delete, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from ..db import begin_write, retried
-from ..models import Tag, utcnow
+from ..store.db import begin_write, retried
+from ..store.models import Tag, utcnow
 from .keys import MAX_ID, keys_condition
 from .listing import tags_by_query
 from .refusals import Invalid, Missing

@@ -9,7 +9,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..models import is_uuid
+from ..store.models import is_uuid
 from .tables import Query
 
 

@@ -18,7 +18,7 @@ from pyroaring import BitMap
 from sqlalchemy import select, update
 from sqlalchemy.engine import Connection
 
-from ..models import Project
+from ..store.models import Project
 from . import kinds, pieces
 from .rows import QueryRow
 

@@ -8,7 +8,7 @@ from wtforms.validators import DataRequired, Length, ValidationError
 
 from weblib.text_rules import has_forbidden_character
 
-from .accounts import MAX_EMAIL, MAX_PASSWORD, fold_email, password_problem, valid_email
+from ..org.accounts import MAX_EMAIL, MAX_PASSWORD, fold_email, password_problem, valid_email
 
 MAX_KEY_NAME = 200
 

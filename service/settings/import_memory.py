@@ -15,9 +15,9 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, replace
 
-from ..db import begin_write, get_session
-from ..import_sources import Choice, folded_name, guess
-from ..models import Project
+from ..imports.import_sources import Choice, folded_name, guess
+from ..store.db import begin_write, get_session
+from ..store.models import Project
 
 MAX_SHAPES = 30  # the shapes of file a project remembers, the least recently used forgotten
 

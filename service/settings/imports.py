@@ -1,7 +1,7 @@
 """Settings → a project → Import queries: upload a CSV file, follow the import's progress,
 read its report and download the rows it rejected.
 
-Every import runs as a job (service/import_jobs.py) in a thread of this process; the upload
+Every import runs as a job (service/imports/import_jobs.py) in a thread of this process; the upload
 waits a moment for it, so a small file's report is the first page shown, and a large one's
 page shows a progress bar (settings.js polls `…/progress`) that survives a reload. The section
 of a project's page is the partial settings/_import_form.html (`project` in its context).
@@ -43,13 +43,14 @@ from flask_wtf.file import FileField, FileRequired
 from sqlalchemy import select
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from .. import import_jobs, import_sources, imports, language_detection
-from ..db import begin_write, get_session
 from ..engine import pieces
-from ..import_jobs import Chosen, ImportJob
-from ..import_sources import Choice
-from ..models import Project, new_uuid
-from . import audit, import_memory, web
+from ..imports import import_jobs, import_sources, imports, language_detection
+from ..imports.import_jobs import Chosen, ImportJob
+from ..imports.import_sources import Choice
+from ..org import audit
+from ..store.db import begin_write, get_session
+from ..store.models import Project, new_uuid
+from . import import_memory, web
 from .projects import signed_in_project
 from .views import bp, holds_a_session, load_user, signin_required
 

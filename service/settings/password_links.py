@@ -14,7 +14,7 @@ from enum import Enum
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..models import PasswordLink, utcnow
+from ..store.models import PasswordLink, utcnow
 
 LINK_DAYS = 7
 MAX_TOKEN = 100  # longer is not one of ours: not even looked up

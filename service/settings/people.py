@@ -20,11 +20,11 @@ from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from .. import admin
-from ..db import begin_write, get_session
-from ..models import KeyEvent, Organization, OrgEvent, PasswordLink, User, utcnow
-from . import audit, password_links, sessions
-from .accounts import create_user, fold_email, hash_password
+from ..org import admin, audit
+from ..org.accounts import create_user, fold_email, hash_password
+from ..store.db import begin_write, get_session
+from ..store.models import KeyEvent, Organization, OrgEvent, PasswordLink, User, utcnow
+from . import password_links, sessions
 from .forms import LINK, METHODS, AddPersonForm, ConfirmForm, SetPasswordForm
 from .views import bp, signin_required, start_session
 

@@ -35,12 +35,11 @@ from sqlalchemy.orm import Session
 
 from weblib.tag_names import fold_tag_name
 
-from .. import palette
-from ..db import begin_write, retried, retryable
+from ..bodies.validation import MAX_ID
 from ..engine import deleting, merging, sizes
-from ..models import Organization, OrgEvent, Project, Tag, is_uuid
-from ..validation import MAX_ID
-from . import audit
+from ..org import audit, palette
+from ..store.db import begin_write, retried, retryable
+from ..store.models import Organization, OrgEvent, Project, Tag, is_uuid
 
 
 class Refused(ValueError):

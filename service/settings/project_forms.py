@@ -3,7 +3,7 @@ token): a project's name, and a tag's name and colour (and, on its edit page, de
 
 Names are trimmed, at most 200 characters (the tables' limit), free of control characters;
 a tag's name also stays within 200 once case is folded, as the API compares it
-(service/validation.py). A colour is # and six hexadecimal digits, stored in lower case;
+(service/bodies/validation.py). A colour is # and six hexadecimal digits, stored in lower case;
 "1F77B4" without its # is taken as #1f77b4.
 """
 
@@ -17,7 +17,7 @@ from weblib.colors import HEX_COLOUR, colour_code
 from weblib.tag_names import fold_tag_name, tag_name_problem
 from weblib.text_rules import has_forbidden_character
 
-from ..validation import MAX_TAG_DESCRIPTION as MAX_DESCRIPTION  # as the API's
+from ..bodies.validation import MAX_TAG_DESCRIPTION as MAX_DESCRIPTION  # as the API's
 
 MAX_NAME = 200  # projects.name and tags.name are VARCHAR(200)
 

@@ -18,8 +18,8 @@ from flask import abort, g, make_response, redirect, render_template, request, u
 
 from weblib.colors import colour_code, colour_field
 
-from ..db import get_session
-from ..models import OrgEvent, Project
+from ..store.db import get_session
+from ..store.models import OrgEvent, Project
 from . import project_changes as changes
 from .forms import ConfirmForm
 from .project_forms import EditTagForm, ProjectForm, TagForm

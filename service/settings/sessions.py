@@ -21,7 +21,7 @@ from datetime import timedelta
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from ..models import SettingsSession, User, utcnow
+from ..store.models import SettingsSession, User, utcnow
 
 MAX_SECRET = 100  # longer is not one of ours: not even looked up
 

@@ -29,11 +29,11 @@ from sqlalchemy.exc import IntegrityError
 
 from weblib import redirects
 
-from .. import admin, keys
-from ..db import begin_write, get_session
-from ..models import ApiKey, Project, utcnow
-from . import audit, sessions
-from .accounts import check_credentials, fold_email
+from ..org import admin, audit, keys
+from ..org.accounts import check_credentials, fold_email
+from ..store.db import begin_write, get_session
+from ..store.models import ApiKey, Project, utcnow
+from . import sessions
 from .forms import ConfirmForm, GenerateKeyForm, SignInForm
 
 bp = Blueprint("settings", __name__, url_prefix="/settings")

@@ -18,7 +18,7 @@ from werkzeug.routing import IntegerConverter
 from weblib import assets, error_pages, security_headers
 from weblib.static_urls import static_url_function
 
-from ..validation import MAX_ID
+from ..bodies.validation import MAX_ID
 from .secret import instance_secret_key
 
 PREFIX = "/settings"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app import create_app
-from service import admin
+from service.org import admin
 from tests.support.dashboard import AuthActions, close_app, csrf_token, project_url
 
 COOKIE = "tagdesk_session"

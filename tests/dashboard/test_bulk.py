@@ -223,7 +223,7 @@ def test_no_tag_chosen_is_a_sentence(signed_in, shop):
 
 
 def test_a_tag_of_another_project_is_refused(app, signed_in, shop):
-    foreign = shop.run(lambda s: __import__("service.admin", fromlist=["admin"]).create_tag(
+    foreign = shop.run(lambda s: __import__("service.org.admin", fromlist=["admin"]).create_tag(
         s, shop.other_project_id, "elsewhere", "#123456"))
     html = page(signed_in, shop, "size=100")
     before = tag_names_by_query(app, shop)

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from service import admin, palette
+from service.org import admin, palette
 from tests.dashboard.bulk_helpers import (
     api_of,
     bulk_url,

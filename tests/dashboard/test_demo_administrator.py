@@ -14,9 +14,9 @@ from sqlalchemy import delete, select
 
 import app as app_module
 from app import create_app
-from service.db import session_scope
-from service.models import User
-from service.settings import accounts
+from service.org import accounts
+from service.store.db import session_scope
+from service.store.models import User
 from tests.support.dashboard import close_app, csrf_token
 
 CREATE_USER = "uv run flask --app service create-user <org> <email>"

@@ -10,8 +10,8 @@ import requests
 from sqlalchemy import update
 
 from app import create_app
-from service.db import session_scope
-from service.models import ApiKey
+from service.store.db import session_scope
+from service.store.models import ApiKey
 from tests.support.dashboard import close_app
 from tests.support.servers import live_servers
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import re
 
-from service import admin
+from service.org import admin
 from tests.support.dashboard import csrf_token, project_url
 
 # --- projects ------------------------------------------------------------------------------------

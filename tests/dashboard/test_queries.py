@@ -336,7 +336,7 @@ def test_lists_are_read_again_when_the_cache_expires(signed_in, shop, api_calls,
 
 
 def test_a_tag_created_since_is_picked_up(signed_in, shop, api_calls):
-    from service import admin
+    from service.org import admin
 
     get(signed_in, shop)
     tag_id = shop.run(lambda s: admin.create_tag(s, shop.project_id, "fresh", "#123456"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from service import admin
+from service.org import admin
 from tests.support.dashboard import project_url
 
 

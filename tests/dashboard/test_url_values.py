@@ -75,7 +75,7 @@ def test_a_code_no_standard_has_is_kept_when_the_project_uses_it(signed_in, shop
 
 
 def test_a_tag_created_since_the_list_was_read_is_not_called_unknown(signed_in, shop):
-    from service import admin
+    from service.org import admin
 
     page_of(signed_in, shop, "")  # the tag list is cached
     shop.run(lambda s: admin.create_tag(s, shop.project_id, "brand-new", "#123456"))
@@ -87,7 +87,7 @@ def test_a_tag_created_since_the_list_was_read_is_not_called_unknown(signed_in, 
 def test_a_tag_and_a_text_holding_a_c1_control_are_found_from_the_address(signed_in, shop):
     """The API stores C1 controls (U+0080–U+009F) in names and texts; the address keeps them
     too (weblib.text_rules), so the view finds what they name."""
-    from service import admin
+    from service.org import admin
 
     shop.tags["c1\x9btag"] = shop.run(
         lambda s: admin.create_tag(s, shop.project_id, "c1\x9btag", "#123456"))

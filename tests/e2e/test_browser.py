@@ -14,8 +14,8 @@ from playwright.sync_api import expect
 
 from dashboard.chips import contrast_ratio
 from queryapi import Client, QueryFilters, Unavailable
-from service import admin
-from service.db import session_scope
+from service.org import admin
+from service.store.db import session_scope
 from tests.browser import axe_serious
 from tests.support.e2e import DEMO_QUERIES, LAPTOP, csp_errors
 
@@ -353,7 +353,7 @@ def test_a_key_revoked_mid_session_returns_to_sign_in(page, live_dashboard):
     with session_scope(service_app) as session:
         from sqlalchemy import select
 
-        from service.models import Project
+        from service.store.models import Project
 
         # The demo's organization: other tests of this process add organizations of their own.
         org_id = session.scalar(select(Project.org_id).where(Project.id == project_id))

@@ -26,8 +26,8 @@ def org(live_dashboard):
     made = make_org(live_dashboard, "Origins e2e", {
         f"Origins {width}": [("handverlesene schuhe", "de", "DE", ["local"])]
         for width in WIDTHS})
-    from service import imports
-    from service.db import session_scope
+    from service.imports import imports
+    from service.store.db import session_scope
     for width in WIDTHS:
         with session_scope(live_dashboard.service_app) as session:
             imports.import_file(session, made.projects[f"Origins {width}"],
@@ -90,8 +90,8 @@ def test_the_projects_activity_lists_its_imports(page, live_dashboard, org, widt
                                                  screenshots):
     """An import made in the settings (over HTTP, on the same server) is a row of the
     project's Activity, its report linked, every cell on the screen."""
-    from service.db import session_scope
-    from service.settings import accounts
+    from service.org import accounts
+    from service.store.db import session_scope
     from tests.support.imports import Administrator
 
     email = f"importer-{width}@example.com"

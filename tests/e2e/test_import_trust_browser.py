@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from service.settings import accounts
+from service.org import accounts
 from tests.e2e.test_settings_import_browser import EMAIL, PASSWORD, import_file, sign_in
 from tests.support.e2e import csp_errors
 

@@ -16,7 +16,7 @@ import pytest
 from playwright.sync_api import expect
 from sqlalchemy import update
 
-from service.models import PasswordLink, utcnow
+from service.store.models import PasswordLink, utcnow
 from tests.browser import axe_serious
 from tests.support.e2e import ADMIN_EMAIL, ADMIN_PASSWORD, csp_errors, settings_sign_in
 

@@ -23,9 +23,9 @@ from playwright.sync_api import expect
 
 from jobs.store import Store
 from queryapi import Client
-from service import admin
 from service import create_app as create_service_app
-from service.db import session_scope
+from service.org import admin
+from service.store.db import session_scope
 from tests.support.e2e import LAPTOP
 from tests.support.servers import LiveServer
 from tests.support.world import UNLIMITED, small_org

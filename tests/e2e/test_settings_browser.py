@@ -17,9 +17,9 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 from sqlalchemy import select
 
-from service import admin, keys
-from service.db import session_scope
-from service.models import ApiKey, Project
+from service.org import admin, keys
+from service.store.db import session_scope
+from service.store.models import ApiKey, Project
 from tests.browser import axe_serious
 from tests.support.e2e import (
     ADMIN_EMAIL,

@@ -18,8 +18,8 @@ import pytest
 import requests
 from playwright.sync_api import expect
 
-from service import admin, import_jobs
-from service.settings import accounts
+from service.imports import import_jobs
+from service.org import accounts, admin
 from tests.browser import axe_serious
 from tests.support.e2e import PHONE, assert_no_sideways_scroll, csp_errors
 from tests.support.imports import held_after_the_first_batch

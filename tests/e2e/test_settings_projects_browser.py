@@ -15,7 +15,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from service.settings import accounts
+from service.org import accounts
 from tests.browser import axe_serious
 from tests.support.api import Api
 from tests.support.e2e import assert_no_sideways_scroll, csp_errors

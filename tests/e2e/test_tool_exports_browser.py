@@ -13,7 +13,7 @@ import pytest
 import requests
 from playwright.sync_api import expect
 
-from service.settings import accounts
+from service.org import accounts
 from tests.browser import axe_serious
 from tests.e2e.test_settings_import_browser import EMAIL, PASSWORD, import_file, sign_in
 from tests.support.e2e import csp_errors

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 import pytest
 import requests
 
-from service import admin, schema
 from service import create_app as create_service_app
-from service.db import session_scope
+from service import schema
+from service.org import admin
+from service.store.db import session_scope
 from tests.support.world import UNLIMITED, small_org
 
 from .processes import Gunicorn

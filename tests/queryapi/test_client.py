@@ -191,7 +191,7 @@ def test_errors_are_sentences(client, world, make_client):
 
 
 def test_revoked_key_is_an_auth_error(make_client, world):
-    from service import admin
+    from service.org import admin
 
     key = world.new_key()
     fresh = make_client(key=key)

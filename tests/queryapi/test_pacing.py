@@ -1,4 +1,4 @@
-"""The pacer against the service's own rate limiter (service.ratelimit, on the `limits`
+"""The pacer against the service's own rate limiter (service.access.ratelimit, on the `limits`
 library) in simulated time: hours of traffic in a second, with the reported window switching
 between per-second, per-minute and per-hour."""
 
@@ -14,9 +14,9 @@ import types
 import limits.storage.memory
 import pytest
 
-import service.ratelimit
+import service.access.ratelimit
 from queryapi.pacing import LATENCY_ALLOWANCE, Pacer
-from service.ratelimit import RateLimiter
+from service.access.ratelimit import RateLimiter
 
 START = 1_800_000_000.25
 
@@ -37,7 +37,7 @@ def fake_time(monkeypatch):
     clock = FakeTime()
     fake = types.SimpleNamespace(time=clock.time, monotonic=clock.time, sleep=clock.advance)
     monkeypatch.setattr(limits.storage.memory, "time", fake)
-    monkeypatch.setattr(service.ratelimit, "time", fake)
+    monkeypatch.setattr(service.access.ratelimit, "time", fake)
     return clock
 
 

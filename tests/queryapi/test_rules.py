@@ -199,7 +199,7 @@ def test_the_person_a_client_names_is_in_the_activity_of_the_rules_it_changes(li
     the organization's activity log shows that person, not the command line."""
     from sqlalchemy import select
 
-    from service.models import OrgEvent
+    from service.store.models import OrgEvent
 
     with Client(live_service.url, seeded.key, actor="Zoë Ünal") as named:
         rule = named.create_rule(seeded.project_id, "Named", QueryFilters(),

@@ -20,9 +20,9 @@ import yaml
 from sqlalchemy import select
 
 from jobs.store import new_id
-from service import admin, keys
-from service.db import session_scope
-from service.models import ApiKey, Rule, SavedView
+from service.org import admin, keys
+from service.store.db import session_scope
+from service.store.models import ApiKey, Rule, SavedView
 from tests.support.api import Api
 from tests.support.dashboard import CSRF_FIELD, CSRF_META
 from tests.support.security import make_org, row_keys, start_site, tag_rows

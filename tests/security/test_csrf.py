@@ -16,10 +16,11 @@ import secrets
 import pytest
 from sqlalchemy import select
 
-from service import admin, import_jobs, keys
-from service.db import session_scope
-from service.models import ApiKey, PasswordLink, Tag, User, new_uuid
-from service.settings import accounts, password_links
+from service.imports import import_jobs
+from service.org import accounts, admin, keys
+from service.settings import password_links
+from service.store.db import session_scope
+from service.store.models import ApiKey, PasswordLink, Tag, User, new_uuid
 from tests.support.security import make_org, row_keys, start_site, tag_rows
 
 STATE_CHANGING = {"POST", "PUT", "PATCH", "DELETE"}

@@ -18,10 +18,11 @@ import io
 import pytest
 from sqlalchemy import select
 
-from service import admin, cli
-from service.db import session_scope
+from service import cli
 from service.engine.tables import Query, query_tags
-from service.models import Tag
+from service.org import admin
+from service.store.db import session_scope
+from service.store.models import Tag
 from tests.dashboard.test_queries import HOSTILE as HOSTILE_VIEW_PARAMETERS
 from tests.security import test_csv_injection, test_xss_browser
 from tests.security.test_signin import HOSTILE_NEXT

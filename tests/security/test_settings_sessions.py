@@ -21,8 +21,8 @@ import pytest
 import requests
 from sqlalchemy import select
 
-from service.models import Project, User
-from service.settings import accounts
+from service.org import accounts
+from service.store.models import Project, User
 from tests.service.commands import command_line, last_line
 from tests.support.dashboard import csrf_token
 from tests.support.databases import REDIS_URL, database_for
@@ -160,9 +160,9 @@ def test_no_id_of_a_key_tag_person_or_event_is_given_twice(live_service, acme, s
     a new id."""
     from sqlalchemy import delete, func
 
-    from service import admin
-    from service.models import ApiKey, KeyEvent, OrgEvent, PasswordLink, Tag
-    from service.settings import audit, password_links
+    from service.org import admin, audit
+    from service.settings import password_links
+    from service.store.models import ApiKey, KeyEvent, OrgEvent, PasswordLink, Tag
 
     def newest_then_next(model, make):
         first = acme.run(make)

@@ -139,8 +139,8 @@ def test_a_refused_form_never_returns_to_another_site(site, referrer):
 def test_htmx_requests_sent_back_to_sign_in_stay_on_this_site(site, current):
     """A key revoked mid-session (or no session at all) sends htmx requests to sign-in by
     HX-Redirect, returning to the page named by HX-Current-URL — only if it is ours."""
-    from service import admin
-    from service.db import session_scope
+    from service.org import admin
+    from service.store.db import session_scope
 
     with session_scope(site.service_app) as session:
         key = admin.create_key(session, site.org.org_id, "tdk")

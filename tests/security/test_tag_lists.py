@@ -22,7 +22,7 @@ ALPHABET = ';,|"\' =+-@/ab\u00a0\u3000é'
 
 
 def is_tag_name(name: str) -> bool:
-    """What the API keeps as a tag's name (service/validation.py): trimmed, no control
+    """What the API keeps as a tag's name (service/bodies/validation.py): trimmed, no control
     characters, no bidi controls, something visible."""
     return (name == name.strip() and bool(name) and not has_forbidden_character(name)
             and tag_name_problem(name) is None)
@@ -63,7 +63,7 @@ def test_a_separator_inside_a_quoted_name_is_not_guessed_as_one():
 
 
 def test_a_cell_of_the_longest_line_splits_in_linear_time():
-    length = 65_536  # MAX_LINE of service/imports.py
+    length = 65_536  # MAX_LINE of service/imports/imports.py
     rnd = random.Random(7)
     cells = ['";' * (length // 2), '"a;' * (length // 3), '"' + ';""' * (length // 3),
              '"' + "a;" * (length // 2), "".join(rnd.choice('";, a') for _ in range(length))]

@@ -20,8 +20,9 @@ from types import SimpleNamespace
 import pytest
 import requests
 
-from service import admin, cli
-from service.db import session_scope
+from service import cli
+from service.org import admin
+from service.store.db import session_scope
 from tests.security.test_csv_injection import export_jobs_file
 from tests.security.test_csv_round_trip import counts, exported, imported
 from tests.support.security import Site, make_org, start_site

@@ -13,7 +13,9 @@ import pytest
 
 from blueprints.bulk import Refusal, new_tag_name
 from dashboard.viewstate import clean_text
-from service import admin, imports, validation
+from service.bodies import validation
+from service.imports import imports
+from service.org import admin
 from weblib.text_rules import blank_forbidden, forbidden_character, has_forbidden_character
 
 ROOT = Path(__file__).resolve().parents[2]

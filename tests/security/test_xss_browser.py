@@ -20,8 +20,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from service import admin
-from service.db import session_scope
+from service.org import admin
+from service.store.db import session_scope
 from tests.support.e2e import LAPTOP
 from tests.support.security import make_org, start_site
 

@@ -13,7 +13,7 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Engine, create_engine, text
 
 from service import schema
-from service.models import Base
+from service.store.models import Base
 from tests.service.folding import expected_gram_counts, stored_gram_counts
 from tests.support.databases import postgres_database_of_its_own
 
@@ -70,7 +70,7 @@ def migrated_with_rows(engine, revision: str, rows) -> None:
 
 
 # The longest strings whose matches text_gram_counts held (migrations 0009 to 0025): on SQLite
-# only the terms shorter than the trigram index's three characters (what service/search.py
+# only the terms shorter than the trigram index's three characters (what service/api/search.py
 # said until the count engine, migration 0026, replaced both).
 COUNTED_GRAM_LENGTH = {"postgresql": 4, "sqlite": 2}
 

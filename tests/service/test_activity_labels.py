@@ -9,8 +9,7 @@ import html
 import re
 from urllib.parse import quote
 
-from service import admin
-from service.settings import accounts
+from service.org import accounts, admin
 from tests.support.api import Api
 from tests.support.security import SETTINGS_PASSWORD, Visitor
 

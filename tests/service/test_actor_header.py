@@ -10,8 +10,8 @@ from urllib.parse import quote
 import pytest
 from sqlalchemy import select
 
-from service.db import session_scope
-from service.models import OrgEvent
+from service.store.db import session_scope
+from service.store.models import OrgEvent
 from tests.support.api import Api
 
 ROW = ("running shoes", "en", "US")

@@ -2,8 +2,8 @@
 
 import pytest
 
-from service import admin
-from service.models import ApiKey
+from service.org import admin
+from service.store.models import ApiKey
 from tests.support.api import Api
 
 PROJECT_ENDPOINTS = [

@@ -21,13 +21,17 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import IntegrityError
 
-from service import admin, create_app, demo, imports, query_filters, schema
-from service.db import session_scope
-from service.demo_data import generate_queries
+from service import create_app, schema
+from service.api import query_filters
+from service.bodies.validation import QueryListBody
+from service.demo import demo
+from service.demo.demo_data import generate_queries
 from service.engine import bulk_load, inserting, sizes
 from service.engine.held import Held
 from service.engine.kinds import TAG
-from service.validation import QueryListBody
+from service.imports import imports
+from service.org import admin
+from service.store.db import session_scope
 from tests.service.counters import (
     assert_engine_exact,
     engine_state,
@@ -404,7 +408,7 @@ def test_a_load_gives_its_connection_the_usual_sqlite_settings_back(two_projects
 
     with engine.connect() as connection:
         usual = settings(connection.connection.dbapi_connection)
-    assert usual == (2, -65536)  # memory, 64 MiB (service/db.py)
+    assert usual == (2, -65536)  # memory, 64 MiB (service/store/db.py)
     seen = {}
     real_insert = bulk_load._SqliteLoad.insert
 

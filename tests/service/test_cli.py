@@ -10,9 +10,10 @@ import pytest
 import requests
 from sqlalchemy import select
 
-from service import create_app, keys
-from service.db import session_scope
-from service.models import ApiKey, Organization, User
+from service import create_app
+from service.org import keys
+from service.store.db import session_scope
+from service.store.models import ApiKey, Organization, User
 from tests.service.commands import command_line, last_line
 from tests.support.servers import LiveServer
 

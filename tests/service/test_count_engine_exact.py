@@ -17,7 +17,8 @@ import pytest
 import re2
 from sqlalchemy import text
 
-from service import admin, imports
+from service.imports import imports
+from service.org import admin
 from service.settings import project_changes
 from tests.service.counters import assert_counters_exact, simple_fold
 

@@ -12,9 +12,9 @@ import requests
 import yaml
 from sqlalchemy import select
 
-from service import palette
-from service.models import Tag
-from service.openapi import SPEC
+from service.api.openapi import SPEC
+from service.org import palette
+from service.store.models import Tag
 from tests.support.answers import assert_bad_request
 from tests.support.api import Api, racing_statuses
 
@@ -307,7 +307,7 @@ def test_keys_and_project_headers_are_checked_as_on_every_endpoint(
 
 
 def test_a_revoked_key_creates_nothing(api, world):
-    from service import admin
+    from service.org import admin
 
     key = world.new_key()
     world.run(lambda session: admin.revoke_key(session, key))

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from service import demo_data
-from service.demo_data import PROJECTS, TAGS, assign_tags, generate_queries
+from service.demo import demo_data
+from service.demo.demo_data import PROJECTS, TAGS, assign_tags, generate_queries
 
 PLAUSIBLE_PAIRS = {
     "en": {"US", "GB", "IE", "AU", "CA"},
@@ -87,7 +87,7 @@ def test_tags_include_the_usual_staff_vocabulary():
 
 # --- the vocabulary files ------------------------------------------------------------------
 
-WORDS = resources.files("service") / "demo_words"
+WORDS = resources.files("service.demo") / "demo_words"
 ENTRY_LISTS = ("products", "adjectives", "colours", "audiences", "audiences_before",
                "shoe_sizes", "clothing_sizes", "extras", "prices", "purposes", "questions",
                "fixed", "support", "navigation", "local", "gifts", "recipients", "versus",
@@ -171,7 +171,7 @@ def test_language_vocabulary_file_has_the_expected_shape(language):
 def test_vocabularies_load_from_any_working_directory(tmp_path):
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": str(root)}
-    script = "from service import demo_data as d; print(len(d._CONTEXTS), len(d._KEYWORDS))"
+    script = "from service.demo import demo_data as d; print(len(d._CONTEXTS), len(d._KEYWORDS))"
     result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env,
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr

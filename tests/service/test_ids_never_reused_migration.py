@@ -10,7 +10,7 @@ from alembic import command
 from sqlalchemy import text
 
 from service import schema
-from service.db import make_engine
+from service.store.db import make_engine
 from tests.service.migrating import P1, engine_of_its_own, migrate, migrated_with_rows
 
 ROWS = [("Laufschuhe Damen", "de", "DE"), ("running shoes", "en", "US"),

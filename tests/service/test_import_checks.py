@@ -1,4 +1,4 @@
-"""Check the file on an upload's Columns page, as a job (service/import_jobs.py: `check`,
+"""Check the file on an upload's Columns page, as a job (service/imports/import_jobs.py: `check`,
 `run_check`), and the sweep of uploads left there (`sweep`), through the settings area over
 real HTTP (tests/support/imports.py) on a live service in this process.
 
@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import inspect, select, text
 
-from service import import_jobs, import_sources
-from service.import_jobs import Chosen, ImportJob
-from service.import_sources import Choice
-from service.models import utcnow
+from service.imports import import_jobs, import_sources
+from service.imports.import_jobs import Chosen, ImportJob
+from service.imports.import_sources import Choice
+from service.store.models import utcnow
 from tests.service.counters import stored_bitmaps
 from tests.service.migrating import engine_of_its_own, migrate, migrated_with_rows
 from tests.service.test_imports import dead_pid
@@ -86,7 +86,7 @@ def database_state(session, project_id: str) -> dict:
 
 def with_rows(world, *texts: str) -> None:
     """The project has these queries already (de, DE), through the importer."""
-    from service import imports
+    from service.imports import imports
 
     content = "query,language,country,tags\n" + "".join(f"{t},de,DE,\n" for t in texts)
     world.run(lambda s: imports.import_file(s, world.project_id, io.BytesIO(content.encode())))

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from service import import_jobs
+from service.imports import import_jobs
 from tests.support import hostile_files
 from tests.support.imports import HEADER, Administrator, ServiceProcess, Timed
 from tests.support.xlsx import workbook

@@ -17,7 +17,7 @@ import time
 import pytest
 import requests
 
-from service import import_jobs, imports
+from service.imports import import_jobs, imports
 from service.settings import project_changes
 from tests.support.imports import (
     HEADER,
@@ -28,7 +28,7 @@ from tests.support.imports import (
     write_lines,
 )
 
-# The limits docs/api.md states (service/imports.py: HEADER_BYTES, MAX_LINE).
+# The limits docs/api.md states (service/imports/imports.py: HEADER_BYTES, MAX_LINE).
 HEADER_LIMIT = 8 * 1024
 MAX_LINE = 64 * 1024
 EMAIL = "ann@example.com"

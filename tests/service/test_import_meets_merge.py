@@ -13,7 +13,7 @@ import threading
 
 import pytest
 
-from service import import_jobs, imports
+from service.imports import import_jobs, imports
 from tests.support.imports import HEADER, Administrator, held_after_the_first_batch
 
 EMAIL = "ann@example.com"

@@ -12,8 +12,8 @@ import codecs
 import pytest
 from sqlalchemy import inspect
 
-from service import import_sources
-from service.import_sources import country_code, folded_name, guess, language_code
+from service.imports import import_sources
+from service.imports.import_sources import country_code, folded_name, guess, language_code
 from tests.service.migrating import engine_of_its_own, migrate, migrated_with_rows
 from tests.support.imports import Administrator
 from tests.support.tool_exports import BY_NAME

@@ -1,7 +1,7 @@
 """Keyword research exports of real size, as .xlsx and .ods, imported by the command line with
 no spreadsheet edit: a sheet of more than a million cells all filled, a sheet with a third of
 its cells left out (as writers leave out empty cells) go in whole; a sheet whose box is mostly
-empty space is refused with the sentence naming the bounds (service/workbook_files.py).
+empty space is refused with the sentence naming the bounds (service/imports/workbook_files.py).
 
 The limits are the module's own. Where a case needs more empty space than the suite can build
 in seconds, the test lowers `workbook_files.MAX_EMPTY` (the one knob that says how much empty
@@ -12,7 +12,7 @@ Runs on SQLite and, with TAGDESK_TEST_POSTGRES=1, on PostgreSQL (tests/service/c
 
 from __future__ import annotations
 
-from service import workbook_files
+from service.imports import workbook_files
 from tests.support import hostile_files
 from tests.support.tool_exports import opendocument_spreadsheet
 from tests.support.xlsx import workbook

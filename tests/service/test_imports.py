@@ -1,5 +1,6 @@
-"""Importing queries from a CSV file: the parser and importer (service/imports.py), the import
-jobs (service/import_jobs.py) and the settings area's routes (service/settings/imports.py).
+"""Importing queries from a CSV file: the parser and importer (service/imports/imports.py), the
+import jobs (service/imports/import_jobs.py) and the settings area's routes
+(service/settings/imports.py).
 
 Runs on SQLite and, with TAGDESK_TEST_POSTGRES=1, on PostgreSQL (tests/service/conftest.py).
 What was imported is checked through the real API over HTTP.
@@ -23,11 +24,12 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import create_engine, event, func, select
 
-from service import admin, import_jobs, imports
 from service.engine import bulk_load
 from service.engine.tables import Query
-from service.import_jobs import ImportJob, ImportRejection
-from service.models import Base, OrgEvent, utcnow
+from service.imports import import_jobs, imports
+from service.imports.import_jobs import ImportJob, ImportRejection
+from service.org import admin
+from service.store.models import Base, OrgEvent, utcnow
 from tests.support.waiting import wait_until
 
 EMAIL = "ann@example.com"

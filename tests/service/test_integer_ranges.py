@@ -13,8 +13,8 @@ import pytest
 import requests
 from sqlalchemy import text
 
-from service.openapi import openapi_document
-from service.validation import MAX_ID
+from service.api.openapi import openapi_document
+from service.bodies.validation import MAX_ID
 from tests.support.api import Api
 
 # 2^31 − 1 is PostgreSQL's largest `integer` (ids, query keys); 2^32 is past the bitmaps' keys.

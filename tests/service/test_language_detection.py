@@ -1,5 +1,5 @@
 """The language of each query of a file with no language column, detected among the languages
-ticked (service/language_detection.py): hand-labelled short queries told right, a query that
+ticked (service/imports/language_detection.py): hand-labelled short queries told right, a query that
 cannot be told falling back to the language for every row, and the counts said by the
 command line's check and the settings' Check of a Search Console export, its queries stored
 each with its language; on SQLite and (TAGDESK_TEST_POSTGRES=1) PostgreSQL."""
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from service import language_detection
-from service.language_detection import Detection
+from service.imports import language_detection
+from service.imports.language_detection import Detection
 from tests.service.test_import_sources import queries
 from tests.service.test_tool_exports import administrator, form_of  # noqa: F401 — a fixture
 

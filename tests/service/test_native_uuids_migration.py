@@ -6,11 +6,12 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import create_engine, text
 
-from service import admin, create_app
-from service.db import session_scope
+from service import create_app
+from service.api.query_filters import list_queries
+from service.bodies.validation import QueryListBody
 from service.engine.held import Held
-from service.query_filters import list_queries
-from service.validation import QueryListBody
+from service.org import admin
+from service.store.db import session_scope
 from tests.service.migrating import P1, P2, migrate, migrated_with_rows, query_id
 from tests.support.databases import postgres_database_of_its_own
 

@@ -10,8 +10,8 @@ import time
 import pytest
 import re2
 
-from service import admin
 from service.engine.folding import fold
+from service.org import admin
 from service.patterns import (
     FOLDED_OTHERWISE,
     compile_pattern,

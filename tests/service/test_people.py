@@ -16,8 +16,8 @@ from html import unescape
 import pytest
 from sqlalchemy import create_engine, select, update
 
-from service.models import KeyEvent, OrgEvent, PasswordLink, User, utcnow
-from service.settings import accounts, audit
+from service.org import accounts, audit
+from service.store.models import KeyEvent, OrgEvent, PasswordLink, User, utcnow
 from tests.service.migrating import model_differences
 from tests.support.dashboard import csrf_token
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from service import admin
+from service.org import admin
 
 
 def test_projects_list_pages_by_query_parameters(api, world):

@@ -100,7 +100,7 @@ def test_filters_combine_with_and(api, seeded):
 
 
 def test_tags_of_another_project_do_not_match(api, seeded):
-    other = seeded.run(lambda s: __import__("service.admin", fromlist=["x"]).create_tag(
+    other = seeded.run(lambda s: __import__("service.org.admin", fromlist=["x"]).create_tag(
         s, seeded.other_project_id, "brand", "#000000"))
     assert texts(api.queries(tagIds=[other])) == []
 

@@ -10,10 +10,10 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from sqlalchemy import text
 
-from service import query_filters
+from service.api import query_filters
+from service.bodies.validation import QueryListBody
 from service.engine import listing
 from service.engine.held import Held
-from service.validation import QueryListBody
 from tests.service.counters import assert_counters_exact, simple_fold
 from tests.support.api import Api
 

@@ -31,7 +31,7 @@ def wait_for_an_empty_second(service_app, identity: str, per_second: int) -> Non
     second hoped for, checked instead of assumed. `limits` takes no clock a test could drive,
     so real time passes, but only as much as the window needs.
 
-    The windows' storage keys leave the amount out (service/ratelimit.py), so peeking with
+    The windows' storage keys leave the amount out (service/access/ratelimit.py), so peeking with
     NEVER per minute and per hour reads the real windows and reports the per-second one."""
     limiter = service_app.extensions["tagdesk_ratelimiter"]
 
@@ -176,7 +176,7 @@ def test_the_wait_in_the_message_and_in_retry_after_agree():
     """The message is written when the request is refused and the header a little later: both
     count from the decision, so a wait that crosses a whole second in between is not told
     as 2 seconds in one and 1 in the other."""
-    from service.ratelimit import Decision, WindowState
+    from service.access.ratelimit import Decision, WindowState
 
     # A decision taken 5 ms ago, its window freeing 1.002 s after it: 2 seconds counted from
     # the decision, 1 counted from now. No time needs to pass: it already has.
@@ -196,10 +196,10 @@ class FakeClock:
 
 @pytest.fixture
 def clock(monkeypatch):
-    import service.ratelimit
+    import service.access.ratelimit
 
     fake = FakeClock()
-    monkeypatch.setattr(service.ratelimit, "time", types.SimpleNamespace(time=fake.time))
+    monkeypatch.setattr(service.access.ratelimit, "time", types.SimpleNamespace(time=fake.time))
     return fake
 
 
@@ -210,7 +210,7 @@ def test_in_memory_windows_start_no_thread_even_for_spaced_requests(monkeypatch,
     The hits are spaced on the limiter's clock, not by sleeping: every thread started from the
     storage's creation on is recorded (MemoryStorage starts its first timer when it is made),
     so real time passing between the hits would add nothing to what this catches."""
-    from service.ratelimit import InProcessWindows, RateLimiter
+    from service.access.ratelimit import InProcessWindows, RateLimiter
 
     started = []
     original = threading.Thread.start
@@ -235,7 +235,7 @@ def test_in_memory_moving_windows_are_exact(clock):
     is the one a plain list of the admitted requests' times gives."""
     import random
 
-    from service.ratelimit import RateLimiter
+    from service.access.ratelimit import RateLimiter
 
     limiter = RateLimiter("memory://")
     rng = random.Random(3)
@@ -265,7 +265,7 @@ def test_in_memory_moving_windows_are_exact(clock):
 
 def test_in_memory_windows_with_no_hit_left_are_forgotten(clock):
     """Without a thread: later charges of windows of the same length drop them, a few each."""
-    from service.ratelimit import FORGET_PER_CHARGE, RateLimiter
+    from service.access.ratelimit import FORGET_PER_CHARGE, RateLimiter
 
     limiter = RateLimiter("memory://")
     for i in range(40):
@@ -286,7 +286,7 @@ def test_in_memory_windows_with_no_hit_left_are_forgotten(clock):
 
 
 def test_in_memory_storage_reads_clears_and_resets(clock):
-    from service.ratelimit import InProcessWindows
+    from service.access.ratelimit import InProcessWindows
 
     storage = InProcessWindows()
     start = clock.now

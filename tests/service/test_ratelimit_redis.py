@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 import requests
 
-from service import admin, create_app
-from service.db import session_scope
+from service import create_app
+from service.org import admin
+from service.store.db import session_scope
 from tests.support.databases import REDIS_URL
 
 ROOT = Path(__file__).resolve().parents[2]

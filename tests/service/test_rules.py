@@ -13,8 +13,8 @@ import pytest
 import requests
 from sqlalchemy import inspect, select, text
 
-from service import rules
-from service.models import OrgEvent, Rule
+from service.api import rules
+from service.store.models import OrgEvent, Rule
 from tests.service.migrating import (
     engine_of_its_own,
     ids_after_a_delete,

@@ -21,7 +21,7 @@ import requests
 from sqlalchemy import select, text
 
 from service.engine import deleting, merging, rule_links
-from service.models import OrgEvent
+from service.store.models import OrgEvent
 from tests.service.counters import assert_counters_exact
 from tests.support.api import Api, by_rule
 from tests.support.security import Visitor

@@ -11,10 +11,10 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from service import admin
 from service.engine.inserting import insert_queries
-from service.import_jobs import ImportJob
-from service.models import OrgEvent
+from service.imports.import_jobs import ImportJob
+from service.org import admin
+from service.store.models import OrgEvent
 from tests.support.api import Api, by_rule
 from tests.support.imports import HEADER, Administrator
 
@@ -165,7 +165,7 @@ WORDS = ["running", "shoes", "cheap", "billig", "laufschuhe", "damen", "herren",
 def test_what_rules_tag_on_entry_is_what_queries_list_matches_range_after_range(api, world):
     import io
 
-    from service import imports
+    from service.imports import imports
 
     tags = [api.call("POST", "/api/tags/create", json={"name": f"rule {n}"}).json()["id"]
             for n in range(len(CONDITIONS))]

@@ -12,8 +12,8 @@ import pytest
 import requests
 from sqlalchemy import inspect, select, text
 
-from service import saved_views
-from service.models import SavedView
+from service.api import saved_views
+from service.store.models import SavedView
 from tests.service.migrating import (
     P1,
     engine_of_its_own,

@@ -123,7 +123,7 @@ def test_unmatched_item_is_404_naming_it_and_changes_nothing(api, seeded):
 
 
 def test_tag_of_another_project_is_400_and_changes_nothing(api, seeded):
-    from service import admin
+    from service.org import admin
 
     foreign = seeded.run(lambda s: admin.create_tag(s, seeded.other_project_id, "x", "#000000"))
     before = snapshot(api)

@@ -13,10 +13,9 @@ from urllib.parse import quote
 import pytest
 from sqlalchemy import inspect, select, text
 
-from service import admin, keys
-from service.models import ApiKey, KeyEvent, SettingsSession, User
-from service.settings import accounts, audit
+from service.org import accounts, admin, audit, keys
 from service.settings.throttle import SignInThrottle
+from service.store.models import ApiKey, KeyEvent, SettingsSession, User
 from tests.service.migrating import (
     engine_of_its_own,
     migrate,

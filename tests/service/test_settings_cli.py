@@ -16,9 +16,9 @@ from werkzeug.security import check_password_hash
 
 from service import create_app
 from service.config import load_config
-from service.models import Base, KeyEvent, User
 from service.settings.secret import SECRET_KEY_FILE, instance_secret_key
 from service.settings.throttle import SignInThrottle
+from service.store.models import Base, KeyEvent, User
 from tests.service.commands import command_line, last_line
 from tests.support.api import Api
 

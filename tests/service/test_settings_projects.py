@@ -16,14 +16,14 @@ from datetime import datetime
 import pytest
 from sqlalchemy import select, text
 
-from service import admin, palette
+from service.api.query_filters import list_queries
+from service.bodies.validation import QueryListBody
 from service.engine.held import Held
 from service.engine.tables import Query, query_tags
-from service.models import OrgEvent, Project, Tag
-from service.query_filters import list_queries
-from service.settings import accounts, project_changes
+from service.org import accounts, admin, palette
+from service.settings import project_changes
 from service.settings.project_forms import colour_code
-from service.validation import QueryListBody
+from service.store.models import OrgEvent, Project, Tag
 from tests.service.counters import assert_counters_exact
 from tests.support.api import Api
 

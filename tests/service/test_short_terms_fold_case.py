@@ -12,11 +12,11 @@ import pytest
 from sqlalchemy import create_engine, delete, insert, text, update
 
 from service import create_app
-from service.db import session_scope
+from service.api.query_filters import list_queries
+from service.bodies.validation import QueryListBody
 from service.engine.held import Held
 from service.engine.tables import Query
-from service.query_filters import list_queries
-from service.validation import QueryListBody
+from service.store.db import session_scope
 from tests.service import counters
 from tests.service.counters import simple_fold
 from tests.service.folding import expected_gram_counts, grams, stored_gram_counts

@@ -12,12 +12,12 @@ import pytest
 from sqlalchemy import create_engine, inspect, select, text
 from sqlalchemy.exc import IntegrityError
 
+from service.api.query_filters import list_queries
+from service.bodies.validation import QueryListBody
 from service.engine import sizes
 from service.engine.held import Held
 from service.engine.tables import Query
-from service.models import Project, Tag
-from service.query_filters import list_queries
-from service.validation import QueryListBody
+from service.store.models import Project, Tag
 from tests.service.counters import assert_counters_exact
 from tests.service.migrating import migrate, migrated_with_rows
 from tests.support.databases import postgres_database_of_its_own

@@ -13,7 +13,7 @@ from urllib.parse import quote
 import pytest
 from sqlalchemy import select
 
-from service.models import OrgEvent
+from service.store.models import OrgEvent
 from tests.support.api import Api
 from tests.support.imports import Administrator
 
@@ -127,6 +127,6 @@ def test_tags_made_on_the_command_line_are_recorded_as_its_own(world, flask_cli,
 
 
 def _colour(world, name: str) -> str:
-    from service.models import Tag
+    from service.store.models import Tag
     return world.run(lambda s: s.scalar(select(Tag.color).where(
         Tag.project_id == world.project_id, Tag.name == name)))

@@ -3,7 +3,7 @@ query carries kept; set-tags' matching, checks, all-or-nothing and answer."""
 
 import pytest
 
-from service import admin
+from service.org import admin
 from tests.support.api import by_rule
 
 ROWS = [

@@ -13,10 +13,10 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import inspect, select
 
-from service import admin
 from service.engine import merging
 from service.engine.tables import tag_merges
-from service.models import OrgEvent
+from service.org import admin
+from service.store.models import OrgEvent
 from tests.service.counters import assert_counters_exact
 from tests.service.migrating import (
     engine_of_its_own,

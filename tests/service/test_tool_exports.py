@@ -15,8 +15,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from service import import_sources
-from service.import_sources import Choice, Shaping
+from service.imports import import_sources
+from service.imports.import_sources import Choice, Shaping
 from tests.service.test_import_sources import queries
 from tests.support.imports import Administrator
 from tests.support.tool_exports import BY_NAME, EXPORTS, search_console_xlsx, styled_workbook

@@ -22,9 +22,10 @@ from jobs.deltas import Change, Delta, undo_filters
 from jobs.store import Store
 from jobs.work import run_job
 from queryapi import Client, QueryFilters
-from service import admin, imports
-from service.db import session_scope
 from service.engine import rule_links
+from service.imports import imports
+from service.org import admin
+from service.store.db import session_scope
 from tests.support.api import Api
 from tests.support.imports import HEADER
 from tests.support.servers import LiveServer

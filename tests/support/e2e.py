@@ -66,8 +66,8 @@ class Org:
         return Client(self.dashboard.url, self.key)
 
     def set_limits(self, per_second: int, per_minute: int, per_hour: int) -> None:
-        from service import admin
-        from service.db import session_scope
+        from service.org import admin
+        from service.store.db import session_scope
 
         with session_scope(self.dashboard.service_app) as session:
             admin.set_limits(session, self.org_id, per_second, per_minute, per_hour)
@@ -79,8 +79,8 @@ BULK_TAGS = {"brand": "#1f77b4", "sale": "#ff7f0e", "question": "#2ca02c", "loca
 
 def make_org(dashboard: Dashboard, name: str, projects: dict) -> Org:
     """projects: {project name: [(query, language, country, [tag names]), …]}."""
-    from service import admin
-    from service.db import session_scope
+    from service.org import admin
+    from service.store.db import session_scope
 
     app = dashboard.service_app
     with session_scope(app) as session:

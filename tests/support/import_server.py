@@ -16,9 +16,9 @@ import sys
 
 from werkzeug.serving import make_server
 
-from service import admin, create_app
-from service.db import session_scope
-from service.settings import accounts
+from service import create_app
+from service.org import accounts, admin
+from service.store.db import session_scope
 from tests.support.world import UNLIMITED, small_org
 
 EMAIL = "importer@example.com"

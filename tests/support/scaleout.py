@@ -19,9 +19,9 @@ import pytest
 import requests
 from sqlalchemy import create_engine, text
 
-from service import admin
 from service import create_app as create_service_app
-from service.db import session_scope
+from service.org import admin
+from service.store.db import session_scope
 from tests.support.databases import POSTGRES_ADMIN_URL
 
 ROOT = Path(__file__).resolve().parents[2]

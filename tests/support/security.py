@@ -16,8 +16,8 @@ import requests
 from requests.adapters import HTTPAdapter
 
 from app import create_app
-from service import admin
-from service.db import session_scope
+from service.org import admin
+from service.store.db import session_scope
 from tests.support.dashboard import EmbeddedService, close_app, csrf_token
 from tests.support.servers import LiveServer
 from tests.support.world import UNLIMITED
@@ -121,7 +121,7 @@ def make_org(service_app, name: str, projects: dict, tags: dict[str, str],
             org.tags[project_name] = {tag: admin.create_tag(session, project_id, tag, color)
                                       for tag, color in tags.items()}
         if email:
-            from service.settings import accounts
+            from service.org import accounts
 
             accounts.create_user(session, org_id, email, SETTINGS_PASSWORD)
             org.email = email
@@ -135,7 +135,7 @@ def make_org(service_app, name: str, projects: dict, tags: dict[str, str],
     if color_override:
         from sqlalchemy import update
 
-        from service.models import Tag
+        from service.store.models import Tag
 
         with session_scope(service_app) as session:
             for tag_name, color in color_override.items():

@@ -8,9 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from unittest import mock
 
-from service import admin
-from service.db import session_scope
-from service.settings import accounts
+from service.org import accounts, admin
+from service.store.db import session_scope
 
 # Generous limits so that tests about something else never meet a 429.
 UNLIMITED = (100_000, 1_000_000, 10_000_000)
