@@ -19,8 +19,11 @@ bar and its report, after a reload too.
 - Each batch of rows is one transaction with the job's counters, progress, heartbeat and the
   batch's rejected rows: what the page shows is always what was committed. A batch commits
   only while the job is still this process's and running.
+- Queued, claimed, running, its heartbeat and when it is dead are the lifecycle every
+  background job shares (weblib/job_lifecycle.py, `lifecycle` below); checking is a state in
+  which a process works on the job too.
 - While a job runs, a thread of its process beats its heartbeat every quarter of
-  STALE_SECONDS (`Heartbeat`), whatever step the job is in: a step may take longer than
+  STALE_SECONDS (`heartbeat`), whatever step the job is in: a step may take longer than
   STALE_SECONDS (a large batch of rows, adding a range on a loaded database), and a job was
   declared interrupted while its process lived.
 - A job whose process is gone (on this host: its pid no longer runs; on any host: no
@@ -34,7 +37,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -59,7 +61,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, Session, mapped_column, sessionmaker
 
-from weblib.processes import ThreadPool, owner_is_dead, process_owner
+from weblib.job_lifecycle import INTERRUPTED, QUEUED, RUNNING, Clock, Heartbeat, Lifecycle
+from weblib.processes import ThreadPool, process_owner
 
 from .. import schema
 from ..org import org_record
@@ -69,8 +72,8 @@ from . import import_sources, imports
 
 log = logging.getLogger(__name__)
 
-QUEUED, RUNNING, FINISHED, FAILED, INTERRUPTED = (
-    "queued", "running", "finished", "failed", "interrupted")
+# Queued, running and interrupted are every background job's (weblib.job_lifecycle).
+FINISHED, FAILED = "finished", "failed"
 # Uploaded, not of the import's own shape: waiting for the person to choose its columns.
 CHOOSING = "choosing"
 # Its columns chosen, the file being checked (run_check); then `choosing` again.
@@ -79,8 +82,7 @@ ACTIVE = (QUEUED, RUNNING)
 # The states whose job a process of the service is working on (interrupt_dead looks after them).
 BUSY = (QUEUED, RUNNING, CHECKING)
 
-STALE_SECONDS = 60.0          # a running job without a heartbeat for this long has died
-QUEUED_STALE_SECONDS = 3600.0  # a queued one may wait for a free thread that long
+STALE_SECONDS = 60.0  # a running job (or check) without a heartbeat for this long has died
 # After an import that added this many queries the planner's statistics are refreshed, as
 # after the command line's (schema.analyze; docs/decisions.md).
 ANALYZE_AFTER_ROWS = 10_000
@@ -202,6 +204,12 @@ class ImportJob(Base):
     @property
     def summary(self) -> str:
         return imports.summary(self.counts)
+
+
+# Its moves, its heartbeat and the rule for a dead job (weblib.job_lifecycle); its times are
+# naive UTC.
+lifecycle = Lifecycle(ImportJob.__table__, Clock(utcnow, timedelta.total_seconds),
+                      ended=(FINISHED, FAILED), working=(CHECKING,))
 
 
 class ImportRejection(Base):
@@ -333,17 +341,6 @@ def all_rejections(session: Session, import_id: str, page: int = 1000
         session.expunge_all()
 
 
-def is_dead(job: ImportJob, now: datetime | None = None,
-            stale_seconds: float = STALE_SECONDS) -> bool:
-    if job.state not in BUSY:
-        return False
-    now = now or utcnow()
-    seen = job.heartbeat_at or job.created_at
-    silence = stale_seconds if job.state != QUEUED else max(stale_seconds,
-                                                            QUEUED_STALE_SECONDS)
-    return owner_is_dead(job.owner) or now - seen > timedelta(seconds=silence)
-
-
 def interrupt_dead(session: Session, jobs: list[ImportJob], folder: Path | None = None,
                    stale_seconds: float = STALE_SECONDS, on_end: OnEnd | None = None
                    ) -> list[ImportJob]:
@@ -351,28 +348,21 @@ def interrupt_dead(session: Session, jobs: list[ImportJob], folder: Path | None 
     `on_end` for each in the same transaction); the jobs marked. Their files are removed if
     they are in this host's folder. A check whose process is gone is given up: the job is
     `choosing` again, its page saying the check stopped, its upload kept."""
-    dead = [job for job in jobs if is_dead(job, stale_seconds=stale_seconds)]
+    dead = lifecycle.dead(jobs, stale_seconds)
     if not dead:
         return []
     begin_write(session)
     marked, checks = [], []
     for job in dead:
         # Only as it was seen: a heartbeat since then means its process lives.
-        seen = (ImportJob.id == job.id,
-                ImportJob.owner.is_(None) if job.owner is None else ImportJob.owner == job.owner,
-                ImportJob.heartbeat_at.is_(None) if job.heartbeat_at is None
-                else ImportJob.heartbeat_at == job.heartbeat_at)
+        seen = lifecycle.still_as_seen(job)
         if job.state == CHECKING:
             check_id = job.check_id
             if _end_check(session, job.id, check_id, {"problem": CHECK_STOPPED}, *seen):
                 session.refresh(job)
                 checks.append((job, check_id))
             continue
-        result = session.execute(
-            update(ImportJob).where(ImportJob.state.in_(ACTIVE), *seen)
-            .values(state=INTERRUPTED, message=STOPPED, finished_at=utcnow())
-            .execution_options(synchronize_session=False))
-        if result.rowcount == 1:
+        if lifecycle.interrupt(session, job, STOPPED):
             session.refresh(job)
             if on_end is not None:
                 on_end(session, job, session.get(Project, job.project_id).name)
@@ -422,55 +412,24 @@ class JobSink(imports.Sink):
                 for row in batch.rejected])
 
 
-class Heartbeat:
-    """A thread that beats a running job's heartbeat every `interval` seconds, in a transaction
-    of its own, until `stop()` (or until the job is no longer this process's and running)."""
-
-    def __init__(self, sessions: sessionmaker, import_id: str, owner: str, interval: float,
-                 check_id: str | None = None):
-        self.sessions = sessions
-        self.import_id = import_id
-        self.owner = owner
-        self.interval = interval
-        self.check_id = check_id  # the heartbeat of this check of the file, not of an import
-        self._stopped = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True,
-                                        name=f"tagdesk-import-heartbeat-{import_id[:8]}")
-
-    def __enter__(self) -> Heartbeat:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_exc) -> None:
-        self.stop()
-
-    def stop(self) -> None:
-        self._stopped.set()
-        self._thread.join()
-
-    def _run(self) -> None:
-        while not self._stopped.wait(self.interval):
-            try:
-                if not self.beat():
-                    return
-            except Exception:  # the next beat tries again; the job's own writes beat too
-                log.exception("import %s: heartbeat not written", self.import_id)
-
-    def beat(self) -> bool:
-        """Write the heartbeat now; whether the job is still this process's and running."""
-        session: Session = self.sessions()
+def heartbeat(sessions: sessionmaker, import_id: str, owner: str, interval: float,
+              check_id: str | None = None) -> Heartbeat:
+    """A thread that beats a running job's heartbeat (or that of this check of its file) every
+    `interval` seconds, in a transaction of its own, until it stops (or until the job is no
+    longer this process's and running)."""
+    def beat() -> bool:
+        session: Session = sessions()
         try:
             begin_write(session)
-            mine = (ImportJob.state == RUNNING,) if self.check_id is None else \
-                _this_check(self.check_id)
-            result = session.execute(
-                update(ImportJob).where(ImportJob.id == self.import_id,
-                                        ImportJob.owner == self.owner, *mine)
-                .values(heartbeat_at=utcnow()).execution_options(synchronize_session=False))
+            mine = lifecycle.beat(session, import_id, owner) if check_id is None else \
+                lifecycle.beat(session, import_id, owner, ImportJob.check_id == check_id,
+                               state=CHECKING)
             session.commit()
-            return result.rowcount == 1
+            return mine
         finally:
             session.close()
+
+    return Heartbeat(beat, interval, f"tagdesk-import-heartbeat-{import_id[:8]}")
 
 
 def run(sessions: sessionmaker, import_id: str, folder: Path, on_end: OnEnd | None = None,
@@ -484,20 +443,18 @@ def run(sessions: sessionmaker, import_id: str, folder: Path, on_end: OnEnd | No
     session: Session = sessions()
     try:
         begin_write(session)
-        started = session.execute(
-            update(ImportJob).where(ImportJob.id == import_id, ImportJob.state == QUEUED,
-                                    ImportJob.owner == owner)
-            .values(state=RUNNING, started_at=utcnow(), heartbeat_at=utcnow())
-            .execution_options(synchronize_session=False))
+        # Only by the process that received it: its upload is in this host's folder.
+        started = lifecycle.claim(session, import_id, owner, ImportJob.owner == owner,
+                                  started_at=utcnow())
         session.commit()
-        if started.rowcount != 1:
+        if not started:
             return None
         job = session.get(ImportJob, import_id)
         project_id, chosen, checked = job.project_id, job.chosen, job.check_result
         session.commit()
         read_as, title_lines = "", 0
         try:
-            with Heartbeat(sessions, import_id, owner, stale_seconds / 4):
+            with heartbeat(sessions, import_id, owner, stale_seconds / 4):
                 if chosen is not None:  # its columns chosen on its Columns page
                     title_lines = _shape_chosen(session, import_id, owner, project_id, folder,
                                                 shaped, chosen, checked)
@@ -597,19 +554,14 @@ def _analyze(session: Session) -> None:
 
 def _end(session: Session, import_id: str, owner: str, state: str, on_end: OnEnd | None,
          message: str = "", counts: imports.Counts | None = None) -> str | None:
-    values = {"state": state, "message": message, "finished_at": utcnow(),
-              "heartbeat_at": utcnow()}
+    values = {}
     if counts is not None:
         values.update(rows=counts.rows, added=counts.added, present=counts.present,
                       rejected=counts.rejected, last_line=counts.last_line,
                       tagged_by_rules=counts.tagged, blank_lines=counts.blank,
                       bytes_read=counts.bytes_read)
     begin_write(session)
-    result = session.execute(
-        update(ImportJob).where(ImportJob.id == import_id, ImportJob.state == RUNNING,
-                                ImportJob.owner == owner)
-        .values(**values).execution_options(synchronize_session=False))
-    if result.rowcount != 1:
+    if not lifecycle.finish(session, import_id, owner, state, message, **values):
         session.rollback()
         return None
     job = session.get(ImportJob, import_id, populate_existing=True)
@@ -793,7 +745,7 @@ def run_check(sessions: sessionmaker, import_id: str, check_id: str, folder: Pat
         project_id, chosen, file_size = job.project_id, job.chosen, job.file_size
         session.rollback()
         try:
-            with Heartbeat(sessions, import_id, owner, stale_seconds / 4, check_id):
+            with heartbeat(sessions, import_id, owner, stale_seconds / 4, check_id):
                 result = check(session, project_id, upload_path(folder, import_id), working,
                                chosen, CheckProgress(sessions, import_id, check_id, file_size),
                                batch_rows)
