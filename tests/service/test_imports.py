@@ -862,12 +862,11 @@ def dead_pid() -> int:
     return process.pid
 
 
-@pytest.mark.parametrize("how", ["its process ended", "another host fell silent"])
-def test_a_job_whose_process_died_is_shown_interrupted_never_running(browser, world, how):
-    if how == "its process ended":
-        owner, heartbeat = f"{socket.gethostname()}:{dead_pid()}:abc", utcnow()
-    else:
-        owner, heartbeat = "another-host:123:abc", utcnow() - timedelta(minutes=5)
+def test_a_job_whose_process_died_is_shown_interrupted_never_running(browser, world):
+    """Which jobs are dead (an owner process gone, a silence longer than its state allows) is
+    the one rule of weblib/job_lifecycle.py (tests/test_job_lifecycle.py); an import's own:
+    its page, its sentence, its report and its entry in the organization's record."""
+    owner, heartbeat = f"{socket.gethostname()}:{dead_pid()}:abc", utcnow()
 
     def make(session):
         job = import_jobs.create(session, world.org_id, world.project_id, world.user_id,
@@ -890,16 +889,21 @@ def test_a_job_whose_process_died_is_shown_interrupted_never_running(browser, wo
     assert event.detail.startswith("lost.csv: Tagdesk stopped working")
 
 
-def test_a_live_job_of_another_host_is_left_running(browser, world):
-    def make(session):
+def test_the_settings_area_hands_the_lifecycle_its_stale_time(browser, world):
+    """A job of another host silent for longer than IMPORT_STALE_SECONDS (60 s) is shown
+    interrupted; one that beat just now is left running."""
+    def make(session, import_id, heartbeat):
         job = import_jobs.create(session, world.org_id, world.project_id, None, EMAIL,
-                                 "elsewhere.csv", 1000, "c" * 36, "another-host:123:abc")
-        job.state, job.heartbeat_at = "running", utcnow()
+                                 "elsewhere.csv", 1000, import_id, "another-host:123:abc")
+        job.state, job.heartbeat_at = "running", heartbeat
         return job.id
 
-    job_id = world.run(make)
-    progress = browser.client.get(f"{browser.imports_path()}/{job_id}/progress").get_json()
-    assert progress["state"] == "running"
+    silent = world.run(lambda s: make(s, "c" * 36, utcnow() - timedelta(minutes=5)))
+    live = world.run(lambda s: make(s, "f" * 36, utcnow()))
+    states = {job_id: browser.client.get(
+        f"{browser.imports_path()}/{job_id}/progress").get_json()["state"]
+        for job_id in (silent, live)}
+    assert states == {silent: "interrupted", live: "running"}
 
 
 def queue_upload(world, folder, upload_id: str, name: str, rows: int) -> None:
