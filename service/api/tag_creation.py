@@ -1,7 +1,7 @@
 """Create a tag (POST /api/tags/create, an extension of the reference API): a name no tag of
 the project has, compared as weblib.tag_names folds names (case, look-alikes), and a colour
-— the caller's, or one from the palette (palette.py). The tag is recorded on the
-organization's record (settings/audit.py) in the same transaction."""
+— the caller's, or one from the palette (org/palette.py). The tag is recorded on the
+organization's record (org/audit.py) in the same transaction."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The organization's record of changes other than a key's: projects, tags, imports, people,
 rules, each an `org_events` row written in the same transaction as the change itself, so
 there is no change without its record. The settings' Activity page reads it
-(settings/audit.py). A person's change carries their user id and email (the email stays when
+(audit.py). A person's change carries their user id and email (the email stays when
 the person is removed); one through the API the key's name and ends and the caller's label
 (X-Tagdesk-Actor); the command line's neither."""
 
