@@ -30,8 +30,8 @@ counts request is cut short by the next change.
 A script added to every document (not part of the product) marks each step in the page's
 Performance timeline: the person's click (its event time), htmx's request start, the answer's
 swap, htmx's settle, then one animation frame and a task after it — the new rows painted. Then
-app.js sends its one counts request (htmx:afterSettle on #results) and paints its answer
-(paintCounts), which ends by setting the form's `data-counted` to the address counted: a
+static/counts.js sends its one counts request (htmx:afterSettle on #results) and paints its
+answer (paint), which ends by setting the form's `data-counted` to the address counted: a
 MutationObserver sees that attribute name the change's address, then one animation frame and a
 task after it — the counts painted. Per change, rows:
 
@@ -160,8 +160,8 @@ INSTRUMENT = """
       performance.mark("bench:afterSwap");
     }
   });
-  // Registered before app.js's own listener (which sends the counts request): the settle is
-  // marked first, with the address the counts will be painted for.
+  // counts.js (listening on #results itself) sends the counts request a task after the rows'
+  // paint is marked below; the settle is marked with the address they will be painted for.
   document.addEventListener("htmx:afterSettle", () => {
     const p = bench.pending;
     if (!p || p.afterSwap === undefined || p.settled !== undefined) return;
@@ -184,7 +184,7 @@ INSTRUMENT = """
       }, 0);
     });
   });
-  // app.js's paintCounts ends by setting the form's data-counted to the address it counted:
+  // counts.js's paint ends by setting the form's data-counted to the address it counted:
   // the counts of this change once it names the change's address, after its rows settled.
   new MutationObserver((records) => {
     const p = bench.pending;

@@ -123,7 +123,7 @@ class Person(HttpUser):
                 continue
             if answer["kind"] != "busy":
                 break
-            # As app.js does: count down Retry-After, then load the view as a whole page.
+            # As retry.js does: count down Retry-After, then load the view as a whole page.
             gevent.sleep(answer["retry_after"])
             partial = False
         click["done"] = time.time()

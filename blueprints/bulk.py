@@ -163,7 +163,7 @@ def selected_keys(values: list[str]) -> list[RowKey]:
 
 
 def shown_ids() -> set[str]:
-    """Ids of the rows the page shows (app.js sends them with Undo), so that only rows that
+    """Ids of the rows the page shows (undo.js sends them with Undo), so that only rows that
     are there are swapped in."""
     raw = request.form.get("shown", "")
     return {part for part in raw.split(",") if 0 < len(part) <= 255} if raw else set()
@@ -477,7 +477,7 @@ def rows_response(project, edit: Edit, records, checked: bool, count: str = ""):
     rows = rows_for(tuple(records), {tag.id: tag for tag in tags})
     html = render_template("bulk/_edit_done.html", project=project, edit=edit, rows=rows,
                            checked=checked, summary=wording.what_it_did(edit)) + count
-    # An in-page edit keeps the selection, a row's quick edit included (app.js keeps each
+    # An in-page edit keeps the selection, a row's quick edit included (selection.js keeps each
     # row's tick as it was when the row is drawn again).
     return htmx_response(html, trigger={"tagdesk:bulkDone": {"keepSelection": True}})
 
@@ -590,12 +590,12 @@ def undo(project_id: str, edit_id: str):
     if context == "notice":
         main = Markup(render_template(  # noqa: S704 (rendered, so escaped)
             "bulk/_undo_notice.html", summary=wording.what_undo_did(undone.edit, edit)))
-        # As after the edit: the page's counts and progress are read again (app.js), and
+        # As after the edit: the page's counts and progress are read again (counts.js), and
         # the selection stays.
         trigger = {"tagdesk:bulkDone": {"keepSelection": True}}
     else:
         main = job_panel(project, undone.edit)
-        # A job's panel: the list is loaded again, with its counts (app.js).
+        # A job's panel: the list is loaded again, with its counts (htmx, then counts.js).
         trigger = {"tagdesk:resultsStale": True}
     return rows_response_undo(project, records, main, count, trigger)
 

@@ -301,7 +301,7 @@ def index(project_id: str):
     canonical = url_for("queries.index", project_id=project.id) + view.query_string()
     if wants_partial():
         response = make_response(render_template("queries/partial.html", **context))
-        # A refresh after a job (app.js) shows the same view again: no new history entry.
+        # A refresh (after a job, or Show) shows the same view again: no new history entry.
         refresh = request.headers.get("X-Tagdesk-Refresh") == "1"
         response.headers["HX-Push-Url"] = "false" if refresh else canonical
     else:
@@ -328,7 +328,7 @@ def index(project_id: str):
 @bp.get("/projects/<project_id>/queries/counts")
 @login_required
 def counts(project_id: str):
-    """The view's counts for its pickers and the project's progress, as JSON (app.js paints
+    """The view's counts for its pickers and the project's progress, as JSON (counts.js paints
     them after the rows); 204 where the API offers no facets."""
     project = load_project(project_id)
     if not apiclient.capabilities().tag_logic:

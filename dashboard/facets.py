@@ -3,7 +3,7 @@
 One `queries/facets` call per view (an extension of the API, feature-detected): each option's
 number is what the view would show with that option chosen, as the API counts it (with All of
 and Exclude too), painted as it comes.
-The page asks for them after its rows are painted (app.js), never delaying the rows.
+The page asks for them after its rows are painted (static/counts.js), never delaying the rows.
 
 Progress ("1,731 of 5,000 queries untagged") is the facets of the unfiltered project: the
 view's own call when the view has no filter, else read once and kept with the session's other

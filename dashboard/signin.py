@@ -61,7 +61,7 @@ def is_signed_in() -> bool:
 
 
 def asks_for_data() -> bool:
-    """A script's request for data, never shown as a page (app.js's counts: Accept:
+    """A script's request for data, never shown as a page (counts.js's counts: Accept:
     application/json): a redirect would be followed by the script itself, and the sign-in
     page it fetched would take the sentence meant for the person."""
     return not is_htmx() and request.accept_mimetypes.best == "application/json"

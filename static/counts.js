@@ -45,7 +45,8 @@
   Tagdesk.component("form[data-view-form][data-counts-url]", load);
 
   // New rows: their counts once they are painted (painted while the browser lays out the
-  // rows, they would delay them). The rows of the page's first load come with the form.
+  // rows, they would delay them), a task after the frame's other work. The rows of the
+  // page's first load come with the form.
   var first = true;
   Tagdesk.component("#results", function (results) {
     if (first) {
@@ -53,7 +54,9 @@
       return;
     }
     results.addEventListener("htmx:afterSettle", function (event) {
-      if (event.target === results) Tagdesk.afterNextPaint(load);
+      if (event.target === results) {
+        Tagdesk.afterNextPaint(function () { setTimeout(load, 0); });
+      }
     }, { once: true });
   });
 

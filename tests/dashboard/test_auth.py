@@ -204,7 +204,7 @@ def test_a_revoked_key_in_an_htmx_request_redirects_instead_of_swapping(auth, sh
 
 
 def test_a_revoked_key_seen_by_the_counts_request_leaves_the_sentence_for_the_page(auth, shop):
-    """The counts are fetched by app.js for the page on screen: a redirect would be followed
+    """The counts are fetched by counts.js for the page on screen: a redirect would be followed
     by the fetch itself, whose sign-in page (never shown) took the sentence. The fetch gets a
     401 instead; the person's next step shows the sign-in page with the sentence, and returns
     to the page on screen afterwards."""

@@ -69,7 +69,7 @@ def test_add_and_replace_pickers_offer_to_create_a_tag(signed_in, shop, action):
     match = CREATE_BUTTON.search(html)
     assert match, html
     assert match.group(1) == create_url(shop)
-    assert 'data-picker-create-row hidden' in html  # app.js shows it for a name no tag has
+    assert 'data-picker-create-row hidden' in html  # picker.js shows it for a name no tag has
     assert 'hx-target="[data-bulk-feedback]"' in match.group(0)
 
 
