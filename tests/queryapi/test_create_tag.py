@@ -44,7 +44,8 @@ def test_the_service_offers_creating_tags_and_the_document_is_read_once(client):
                                                  saved_views=True, rules=True,
                                                  rule_apply=True, tag_editing=True,
                                                  tag_merging=True, tag_edits=True,
-                                                 query_versions=True, imports=True)
+                                                 query_versions=True, imports=True,
+                                                 ids_filter=True)
     assert client.capabilities().create_tag
     assert client.stats.requests == 1
 

@@ -60,7 +60,7 @@ def test_the_service_offers_every_extension(client):
                                                  saved_views=True, rules=True, rule_apply=True,
                                                  tag_editing=True, tag_merging=True,
                                                  tag_edits=True, query_versions=True,
-                                                 imports=True)
+                                                 imports=True, ids_filter=True)
 
 
 def test_tag_logic_filters_the_list_as_the_service_does(client, seeded):

@@ -1,7 +1,8 @@
 """The real service as a deployment of the Query & Tag API without Tagdesk's extensions would
 be: WSGI around the service's own app, answering the reference's endpoints unchanged, the
-extensions' paths as unknown (404), and the OpenAPI document without the operations marked
-`x-tagdesk-extension` — or, with `document=False`, no document at all."""
+extensions' paths as unknown (404), and the OpenAPI document without the operations and the
+request fields marked `x-tagdesk-extension` — or, with `document=False`, no document at
+all."""
 
 from __future__ import annotations
 
@@ -40,6 +41,11 @@ class WithoutExtensions:
                 document = json.loads(answer.get_data())
                 for path in self.hidden:
                     document["paths"].pop(path, None)
+                for schema in document.get("components", {}).get("schemas", {}).values():
+                    fields = schema.get("properties", {})
+                    for name in [name for name, field in fields.items()
+                                 if isinstance(field, dict) and field.get("x-tagdesk-extension")]:
+                        del fields[name]
                 answer.set_data(json.dumps(document))
             return answer(environ, start_response)
         return self.service_app(environ, start_response)
