@@ -84,7 +84,7 @@ def list_views(session: Session, project_id: str, store: Held) -> list[dict]:
 
 def create_view(session: Session, project_id: str, body: CreateViewBody, store: Held) -> dict:
     filters, sort = _filters_text(body.filters), _sort_text(body.sort)
-    # Counted before it is kept: a filter queries/list refuses (untagged with tags) is a 400.
+    # Counted before it is kept: a filter queries/list refuses (no tag and a tag) is a 400.
     total, = query_filters.totals(session, project_id, [body.filters], store)
     folded = fold_tag_name(body.name)
     lock_project(session, project_id)

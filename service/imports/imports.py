@@ -22,7 +22,7 @@ for 47 s).
   matches them: a row whose query the project has already, or that repeats an earlier row of
   the file, is "already present" and left as it is. Importing a file twice adds nothing.
 - A tag deleted while the import runs is left out of the rows that named it (they go in
-  without it), and the counts name it (`Counts.untagged`, `untagged_sentence`). A tag merged
+  without it), and the counts name it (`Counts.deleted_tags`, `deleted_tags_sentence`). A tag merged
   into another meanwhile is not lost: its rows go in with the tag it went into (following a
   chain of merges), and the counts say so (`Counts.retagged`, `tag_changes_sentence`).
 - Memory stays flat: the file is read as a stream and its rows staged in temporary tables
@@ -164,7 +164,7 @@ class Counts:
     blank: int = 0     # blank lines passed over: not rows, said once (blank_lines_phrase)
 
     # The tags deleted while the import ran, left out of the rows that named them.
-    untagged: tuple[str, ...] = ()
+    deleted_tags: tuple[str, ...] = ()
     # The tags merged into another while the import ran: (its name, the other's), the rows
     # that named it added with the other.
     retagged: tuple[tuple[str, str], ...] = ()
@@ -200,13 +200,13 @@ def blank_lines_phrase(count: int) -> str:
         f", {count:,} blank lines passed over"
 
 
-def untagged_sentence(counts: Counts) -> str:
+def deleted_tags_sentence(counts: Counts) -> str:
     """What the report says of tags deleted while the import ran ("" if none was)."""
-    if not counts.untagged:
+    if not counts.deleted_tags:
         return ""
-    names = [f"“{name}”" for name in counts.untagged]
+    names = [f"“{name}”" for name in counts.deleted_tags]
     quoted = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-    if len(counts.untagged) == 1:
+    if len(counts.deleted_tags) == 1:
         return (f"The tag {quoted} was deleted during the import: its rows were added "
                 "without it.")
     return (f"The tags {quoted} were deleted during the import: their rows were added "
@@ -223,7 +223,7 @@ def retagged_sentences(counts: Counts) -> str:
 def tag_changes_sentence(counts: Counts) -> str:
     """What the report says of the tags the file names that were merged or deleted while the
     import ran ("" if none was)."""
-    return " ".join(filter(None, [retagged_sentences(counts), untagged_sentence(counts)]))
+    return " ".join(filter(None, [retagged_sentences(counts), deleted_tags_sentence(counts)]))
 
 
 def rejected_line(rejected: Rejected) -> str:
@@ -774,7 +774,7 @@ class Adding:
     The tags the staged rows name (`used`) are looked up in each range's transaction (held
     there on PostgreSQL, so that none goes before the range is committed): a tag deleted
     since the file was read is left out of the range's rows (bulk_load adds links to tags
-    that exist only), and its name (`names`) is added to the counts' `untagged`; a tag merged
+    that exist only), and its name (`names`) is added to the counts' `deleted_tags`; a tag merged
     into another since is replaced by that tag in the range's rows (bulk_load.merged_away),
     and the two names are added to the counts' `retagged`."""
 
@@ -811,11 +811,11 @@ class Adding:
                 # The insert ran beside the other writers'; what follows is one at a time.
                 with self.lock:
                     after = self.counts.inserted(last - first + 1, added, load.tagged)
-                    untagged = [self.names.get(tag_id, str(tag_id))
-                                for tag_id in sorted(gone - moved.keys())]
-                    if set(untagged) - set(after.untagged):
-                        after = replace(after, untagged=tuple(dict.fromkeys(
-                            (*after.untagged, *untagged))))
+                    deleted = [self.names.get(tag_id, str(tag_id))
+                               for tag_id in sorted(gone - moved.keys())]
+                    if set(deleted) - set(after.deleted_tags):
+                        after = replace(after, deleted_tags=tuple(dict.fromkeys(
+                            (*after.deleted_tags, *deleted))))
                     retagged = dict(after.retagged) | {
                         self.names.get(tag_id, str(tag_id)): into_names[into]
                         for tag_id, into in sorted(moved.items())}

@@ -202,8 +202,8 @@ def test_a_tag_deleted_before_the_rows_are_added_on_the_command_line_too(world, 
         s, world.project_id, io.BytesIO((HEADER + "one,en,US,brand\ntwo,en,US,sale\n").encode()),
         DeleteAfterReading(), batch_rows=1))
     assert deleted and deleted[0] is not None
-    assert counts.added == 2 and counts.untagged == ("brand",)
-    assert imports.untagged_sentence(counts) == (
+    assert counts.added == 2 and counts.deleted_tags == ("brand",)
+    assert imports.deleted_tags_sentence(counts) == (
         "The tag “brand” was deleted during the import: its rows were added without it.")
 
 
