@@ -237,9 +237,9 @@ def saved_views_context(project, view: QueryView, tags: list[Tag]) -> dict:
 
 
 def offered_view(view: QueryView) -> tuple[QueryView, list[Ignored]]:
-    """The view as this deployment can show it: without the filters of the API's tag logic
-    where it does not offer them, those values named."""
-    return view.offered(apiclient.capabilities().tag_logic)
+    """The view as this deployment can show it: without the filters of extensions it does
+    not offer, those values named."""
+    return view.offered(apiclient.capabilities().filter_fields)
 
 
 # --- the view ----------------------------------------------------------------------------------

@@ -5,8 +5,9 @@ and in the API's body (`body`, QueryFilters' fields), how its values are read fr
 address and cleaned (`read`, and what is dropped, `ignored`), how it is written back
 (`params`), its removable chips (`chips`), its words in a sentence ("matching language German
 (de)", `phrase`) and in a rule's summary (`summary`), its counts beside the picker's options
-(`counts`), whether it needs the API's tag logic (`beyond_reference`, `as_reference`), and
-the template partial that draws its picker (`picker`). QueryView, chips, wording, saved
+(`counts`), the API's extension fields it needs and the filter without them (`extension`,
+`beyond_reference`, `as_reference`), and the template partial that draws its picker
+(`picker`). QueryView, chips, wording, saved
 views and rules read the fields from FIELDS instead of naming each one.
 
 Values from the address are taken leniently: anything a browser, a colleague or an attacker
@@ -116,6 +117,10 @@ def _numbers(pairs) -> dict[str, str]:
 
 # --- the fields -----------------------------------------------------------------------------
 
+# What a view drops where the API has none of the tag logic, as the page names it.
+TAG_LOGIC_UNOFFERED = Ignored("all of, without and untagged",
+                              "this service filters by tags only as any of them")
+
 
 class FilterField:
     """One filter of the queries view; each method is about this field alone."""
@@ -124,6 +129,10 @@ class FilterField:
     body: tuple[str, ...] = ()  # its fields of QueryFilters (the API's body)
     picker = ""  # the template partial of its picker ('' when it has none of its own)
     said_last = False  # in a sentence, after the fields chosen from lists
+    # The API's extension fields it needs beyond the reference (`beyond_reference`), and
+    # what the page says when the deployment marks none of them (Capabilities.filter_fields).
+    extension: tuple[str, ...] = ()
+    unoffered: Ignored | None = None
 
     def read(self, args) -> dict:
         """Its values of QueryFilters from the address (`args`: a MultiDict). Never raises."""
@@ -155,7 +164,7 @@ class FilterField:
         return {}
 
     def beyond_reference(self, filters: QueryFilters) -> bool:
-        """Whether the filter needs the API's tag logic extension for this field."""
+        """Whether the filter needs this field's `extension` fields."""
         return False
 
     def as_reference(self, filters: QueryFilters) -> QueryFilters:
@@ -265,6 +274,7 @@ class Tags(FilterField):
 
     address, body = ("tag", "tagmatch"), ("tag_names", "tag_ids", "tag_match")
     picker = "filters/tags.html"
+    extension, unoffered = ("tagMatch",), TAG_LOGIC_UNOFFERED
 
     def read(self, args) -> dict:
         match = (args.get("tagmatch") or "").strip().lower()
@@ -335,6 +345,7 @@ class NotTags(FilterField):
     """Tags the query must not carry (an extension; the Exclude beside each tag)."""
 
     address, body = ("nottag",), ("exclude_tag_names", "exclude_tag_ids")
+    extension, unoffered = ("excludeTagNames",), TAG_LOGIC_UNOFFERED
 
     def read(self, args) -> dict:
         return {"exclude_tag_names": tag_names(args.getlist("nottag"))}
@@ -370,6 +381,7 @@ class Untagged(FilterField):
     """Queries with no tag (an extension; never together with chosen tags, which win)."""
 
     address, body = ("untagged",), ("untagged",)
+    extension, unoffered = ("untagged",), TAG_LOGIC_UNOFFERED
 
     def read(self, args) -> dict:
         asked = (args.get("untagged") or "").strip().lower() in YES
@@ -412,9 +424,6 @@ class Untagged(FilterField):
 # order too).
 FIELDS: tuple[FilterField, ...] = (Text(), Pattern(), Languages(), Countries(), Tags(),
                                    NotTags(), Untagged())
-# What the view drops where the API has no tag logic, as the page names it.
-BEYOND_REFERENCE = Ignored("all of, without and untagged",
-                           "this service filters by tags only as any of them")
 
 
 # --- the whole filter, field by field ------------------------------------------------------
@@ -457,14 +466,16 @@ def counts(facets: Facets, filters: QueryFilters, tags: list[Tag]) -> dict:
     return found
 
 
-def offered(filters: QueryFilters, tag_logic: bool) -> tuple[QueryFilters, list[Ignored]]:
-    """The filter as this deployment can show it (`tag_logic`: the API has the extension),
-    and what it could not, named."""
-    if tag_logic or not any(field.beyond_reference(filters) for field in FIELDS):
-        return filters, []
-    for field in FIELDS:
+def offered(filters: QueryFilters,
+            extensions: frozenset[str]) -> tuple[QueryFilters, list[Ignored]]:
+    """The filter as this deployment can show it (`extensions`: the filter fields it marks
+    as extensions, Capabilities.filter_fields), and what it could not, named once each."""
+    dropped = [field for field in FIELDS if field.beyond_reference(filters)
+               and not set(field.extension) <= extensions]
+    for field in dropped:
         filters = field.as_reference(filters)
-    return filters, [BEYOND_REFERENCE]
+    return filters, list(dict.fromkeys(field.unoffered for field in dropped
+                                       if field.unoffered is not None))
 
 
 def pickers() -> list[str]:

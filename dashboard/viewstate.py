@@ -199,11 +199,11 @@ class QueryView:
     def has_filters(self) -> bool:
         return bool(filter_fields.params(self.filters))
 
-    def offered(self, tag_logic: bool) -> tuple[QueryView, list[Ignored]]:
-        """The view as a deployment can show it (`tag_logic`: the API has the extension),
-        and what it could not, named."""
-        filters, ignored = filter_fields.offered(self.filters, tag_logic)
-        return (self._replaced(filters=filters) if ignored else self), ignored
+    def offered(self, extensions: frozenset[str]) -> tuple[QueryView, list[Ignored]]:
+        """The view as a deployment can show it (`extensions`: the filter fields it marks as
+        extensions), and what it could not, named."""
+        filters, ignored = filter_fields.offered(self.filters, extensions)
+        return (self._replaced(filters=filters) if filters != self.filters else self), ignored
 
     @property
     def sort_column(self) -> str:

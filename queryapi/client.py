@@ -135,8 +135,8 @@ EXTENSIONS = {
     "query_versions": ("POST", QUERY_VERSIONS),
     "imports": ("POST", IMPORTS),
 }
-# Each field of Capabilities offered by a request's field, marked in the OpenAPI document.
-FIELD_EXTENSIONS = {"ids_filter": ("QueryListRequest", "ids")}
+# The request schema whose extension fields are Capabilities.filter_fields.
+FILTER_SCHEMA = "QueryListRequest"
 
 Listing = TypeVar("Listing", ProjectPage, QueryPage, TagPage)
 Answer = TypeVar("Answer")
@@ -505,7 +505,7 @@ class Client:
                     if error.status is None or not 400 <= error.status < 500:
                         raise
                     document = None
-                self._capabilities = read_capabilities(document, EXTENSIONS, FIELD_EXTENSIONS)
+                self._capabilities = read_capabilities(document, EXTENSIONS, FILTER_SCHEMA)
             return self._capabilities
 
     # -- paging ----------------------------------------------------------------------------

@@ -330,7 +330,13 @@ class Capabilities:
     tag_edits: bool = False  # PATCH /api/queries/many/tags-edit (tags added and removed)
     query_versions: bool = False  # POST /api/queries/versions (updatedAt of queries by id)
     imports: bool = False  # POST /api/imports/list (a project's imports, newest first)
-    ids_filter: bool = False  # the filter field `ids` of queries/list (query ids)
+    # The fields of queries/list's filter marked as extensions (tagMatch, untagged, ids, …).
+    filter_fields: frozenset[str] = frozenset()
+
+    @property
+    def ids_filter(self) -> bool:
+        """queries/list takes `ids` (query ids)."""
+        return "ids" in self.filter_fields
 
 
 @dataclass(frozen=True)
@@ -595,23 +601,22 @@ def read_tag_unmerge(payload: Any, what: str) -> TagUnmerge:
 
 
 def read_capabilities(document: Any, operations: Mapping[str, tuple[str, str]],
-                      request_fields: Mapping[str, tuple[str, str]] | None = None
-                      ) -> Capabilities:
+                      filter_schema: str = "") -> Capabilities:
     """An OpenAPI document's extensions: `operations` maps fields of Capabilities to their
-    (method, path), `request_fields` others to a (request schema, property); one is offered
-    when the document has that operation or property, marked `x-tagdesk-extension: true`.
-    Anything that is not such a document offers none."""
+    (method, path); one is offered when the document has that operation, marked
+    `x-tagdesk-extension: true`, and so is each property of the request schema
+    `filter_schema` marked so (`filter_fields`). Anything that is not such a document offers
+    none."""
     paths = _dig(document, "paths")
-    schemas = _dig(document, "components", "schemas")
+    properties = _dig(document, "components", "schemas", filter_schema, "properties")
 
     def marked(found: Any) -> bool:
         return isinstance(found, dict) and found.get("x-tagdesk-extension") is True
 
     offered = {name: marked(_dig(paths, path, method.lower()))
                for name, (method, path) in operations.items()}
-    offered.update({name: marked(_dig(schemas, schema, "properties", prop))
-                    for name, (schema, prop) in (request_fields or {}).items()})
-    return Capabilities(**offered)
+    fields = frozenset(name for name, found in (properties or {}).items() if marked(found))
+    return Capabilities(**offered, filter_fields=fields)
 
 
 def _dig(found: Any, *names: str) -> Any:

@@ -21,7 +21,7 @@ from queryapi import (
     Unavailable,
 )
 from tests.support.clients import FAST
-from tests.support.reference_proxy import WithoutExtensions
+from tests.support.reference_proxy import EXTENSION_FIELDS, WithoutExtensions
 from tests.support.servers import LiveServer
 
 from .servers import Answer, RawServer, TinyServer, closed_port, hang_up_before_answer, routes
@@ -45,7 +45,7 @@ def test_the_service_offers_creating_tags_and_the_document_is_read_once(client):
                                                  rule_apply=True, tag_editing=True,
                                                  tag_merging=True, tag_edits=True,
                                                  query_versions=True, imports=True,
-                                                 ids_filter=True)
+                                                 filter_fields=EXTENSION_FIELDS)
     assert client.capabilities().create_tag
     assert client.stats.requests == 1
 

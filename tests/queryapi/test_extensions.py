@@ -21,6 +21,7 @@ from queryapi import (
     TransportError,
 )
 from tests.support.clients import FAST
+from tests.support.reference_proxy import EXTENSION_FIELDS
 
 from .servers import Answer, RawServer, TinyServer, hang_up_before_answer, routes
 
@@ -60,7 +61,7 @@ def test_the_service_offers_every_extension(client):
                                                  saved_views=True, rules=True, rule_apply=True,
                                                  tag_editing=True, tag_merging=True,
                                                  tag_edits=True, query_versions=True,
-                                                 imports=True, ids_filter=True)
+                                                 imports=True, filter_fields=EXTENSION_FIELDS)
 
 
 def test_tag_logic_filters_the_list_as_the_service_does(client, seeded):

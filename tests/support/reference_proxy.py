@@ -12,6 +12,9 @@ from werkzeug.wrappers import Request, Response
 
 NOT_FOUND = {"statusCode": 404, "message": "Not found.", "error": "Not Found"}
 OPENAPI = "/api/openapi.json"
+# The fields of queries/list's filter the service marks as extensions.
+EXTENSION_FIELDS = frozenset({"tagMatch", "excludeTagIds", "excludeTagNames", "untagged",
+                              "pattern", "ids"})
 
 
 def extension_paths(document: dict) -> set[str]:
