@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from werkzeug.datastructures import MultiDict
 
-from dashboard import names
+from dashboard import filter_fields, names
 from dashboard.chips import AA_NORMAL_TEXT, NEUTRAL, chip_style, contrast_ratio
 from dashboard.rows import chip_html, exact_time, relative_time
 from dashboard.viewstate import PAGE_SIZES, SORT_COLUMNS, QueryView
@@ -51,6 +51,22 @@ def test_any_query_string_gives_a_valid_view(pairs):
     assert view.sort.lstrip("-") in SORT_COLUMNS
     assert all(len(code) <= 35 for code in view.filters.languages + view.filters.countries)
     assert QueryView.from_args(MultiDict(view.params())) == view
+
+
+def test_every_filter_field_survives_the_address_and_names_its_own_parameters():
+    chosen = QueryFilters(text="shoe", languages=("de",), countries=("AT",),
+                          tag_names=("sale", "brand"), tag_match="all",
+                          exclude_tag_names=("local",))
+    for filters in (chosen, QueryFilters(untagged=True, exclude_tag_names=("local",))):
+        view = QueryView(filters, sort="query", size=25)
+        assert QueryView.from_args(MultiDict(view.params())) == view
+    names = [name for field in filter_fields.FIELDS for name in field.address]
+    assert len(names) == len(set(names)) and not {"sort", "page", "size"} & set(names)
+    # Each chip's link is the view without that one filter.
+    view = QueryView(chosen)
+    links = {chip.kind: chip.remove_qs for chip in view.chips({})}
+    assert links["Tags"] == "?q=shoe&lang=de&country=AT&nottag=local"
+    assert links["Not tag"] == "?q=shoe&lang=de&country=AT&tag=sale&tag=brand&tagmatch=all"
 
 
 def test_changing_a_filter_goes_back_to_page_one():
