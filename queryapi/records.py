@@ -73,10 +73,11 @@ TAG_FIELDS = ("tag_ids", "tag_names", "tag_match", "exclude_tag_ids", "exclude_t
 class QueryFilters:
     """Filters of queries/list (and queries/facets, saved views, rules, a job's queries): the
     one filter value the dashboard and the jobs pass around. A field left at its default is
-    not sent. `tag_match` ("any" or "all"), `exclude_tag_ids`, `exclude_tag_names`, `untagged`
-    and `pattern` (an RE2 regular expression on the text) are extensions
-    (`Capabilities.tag_logic`); `ids` (query ids, at most 1000) is one too
-    (`Capabilities.ids_filter`): left at their defaults the body is the reference's."""
+    not sent. `tag_match` ("any" or "all"), `exclude_tag_ids`, `exclude_tag_names`,
+    `untagged`, `pattern` (an RE2 regular expression on the text) and `ids` (query ids, at
+    most 1000; queries/list only) are extensions (`Capabilities.filter_fields`): left at their
+    defaults the body is the reference's. A new field is one more attribute here and its name
+    in BODY_NAMES: the body is written and read field by field."""
 
     text: str = ""
     languages: tuple[str, ...] = ()
@@ -666,8 +667,8 @@ def _whole_numbers(obj: dict, name: str, where: str) -> tuple[int, ...]:
 
 def parse_filters(obj: Any, where: str) -> QueryFilters:
     """A filter body as the API writes it (a saved view's, a job's) back into QueryFilters:
-    each field read by the kind of its default (text, a list of texts or of whole numbers, a
-    truth value)."""
+    each field read by the kind of its default (a truth value, text, a whole number, a list of
+    texts or of whole numbers)."""
     if not isinstance(obj, dict):
         raise Malformed(f"{where} is not a JSON object")
     match = obj.get("tagMatch", "any")
@@ -685,6 +686,8 @@ def parse_filters(obj: Any, where: str) -> QueryFilters:
             found[field.name] = value
         elif isinstance(field.default, str):
             found[field.name] = _text(value, f"{where}.{name}")
+        elif isinstance(field.default, int):
+            found[field.name] = _integer(value, f"{where}.{name}")
         elif field.type == "tuple[int, ...]":
             found[field.name] = _whole_numbers(obj, name, where)
         else:
