@@ -130,7 +130,7 @@ class FilterField:
     picker = ""  # the template partial of its picker ('' when it has none of its own)
     said_last = False  # in a sentence, after the fields chosen from lists
     # The API's extension fields it needs beyond the reference (`beyond_reference`), and
-    # what the page says when the deployment marks none of them (Capabilities.filter_fields).
+    # what the page says where the deployment lacks one (Capabilities.filter_fields).
     extension: tuple[str, ...] = ()
     unoffered: Ignored | None = None
 
