@@ -26,10 +26,9 @@ moved queries in or out of the filter, and the page is read again the verifiable
 What the total cannot see is another writer removing a processed query and adding another
 between two reads (docs/decisions.md).
 
-Which written queries still match. After a batch that may move queries, the walk asks the
-service how many of the queries it wrote the filter still matches (queries/list with the
-`ids` extension: one count). Without the extension it counts only the queries it did not
-write; its next read, which starts before them, finds where it is (docs/decisions.md).
+Which written queries still match is the service's answer, not the walk's: after a batch
+that may move queries, the walk counts only the queries it did not write, and its next read,
+which starts before them, shows where it is (docs/decisions.md).
 
 Writes. Where the service edits tags in place (tags-edit), each batch sends only what it
 changes, so nothing another writer committed after the page was read is lost, and the walk
@@ -54,7 +53,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from queryapi import ApiError, Client, Query, QueryFilters
 
@@ -146,10 +145,6 @@ class Step:
     stored: dict | None = None        # the counters once this batch is written
     last_page: bool = False
     pending: dict[str, Change] | None = None  # an interrupted batch's rows not met yet
-    # The queries this batch writes whose place in the filter the service is asked about
-    # after the write (the edit may move them out); `kept`: how many of them still match.
-    asked: tuple[str, ...] = ()
-    kept: int = 0
 
 
 class Walk:
@@ -227,7 +222,6 @@ class Walk:
                         self._in_flight = self._writer.submit(self._write, step)
                     else:
                         self._write(step)
-                        counters.k += step.kept
                     if self.on_batch is not None:
                         self.on_batch()
                 if step.last_page or step.outcome == "end":
@@ -290,9 +284,6 @@ class Walk:
         self.store.begin_batch(self.edit.id, step.batch, step.records)
         if step.writes is not None:
             write(self.client, self.project_id, step.writes)
-        if step.asked:
-            step.kept = self._still_matching(step.asked)
-            step.stored["cursor_k"] += step.kept
         stats = self.client.stats
         self.store.commit_batch(self.edit.id, step.batch, {
             **step.stored,
@@ -301,13 +292,6 @@ class Walk:
         })
         self._cancel_seen = self.store.cancel_requested(self.edit.id)
         self._waiting = self._leased and bool(self.store.waiters(self.project_id))
-
-    def _still_matching(self, ids: tuple[str, ...]) -> int:
-        """How many of the queries `ids` the filter matches now (queries/list with the `ids`
-        extension: its count alone)."""
-        asked = replace(self.filters, ids=ids)
-        return self.client.list_queries(self.project_id, asked, page=1,
-                                        limit=1).page.total_records
 
     def _trusted_position(self, k: int) -> tuple[int, int] | None:
         """(page, limit) of a page starting exactly at k, for a stable edit that may read
@@ -385,15 +369,4 @@ class Walk:
         counters.batches += 1
         counters.total = max(counters.total, counters.processed)
         return Step("write", counters.batches, records, writes, counters.stored(), last_page,
-                    pending, self._asked_after(step.written))
-
-    def _asked_after(self, written) -> tuple[str, ...]:
-        """The written queries whose place in the filter the service is asked about after the
-        write: none when the writes cannot move them (a stable edit: they all stay), nor
-        where the service has no `ids` filter (then the walk counts only the queries it did
-        not write, and its next read, which starts before them, finds where it is)."""
-        if self.stable:
-            return ()
-        if not self.client.capabilities().ids_filter:
-            return ()
-        return tuple(written)
+                    pending)

@@ -63,7 +63,7 @@ TAG_MATCHES = ("any", "all")
 BODY_NAMES = {"text": "query", "languages": "languages", "countries": "countries",
               "tag_ids": "tagIds", "tag_names": "tagNames", "tag_match": "tagMatch",
               "exclude_tag_ids": "excludeTagIds", "exclude_tag_names": "excludeTagNames",
-              "untagged": "untagged", "pattern": "pattern", "ids": "ids"}
+              "untagged": "untagged", "pattern": "pattern"}
 # The fields that say which tags a query carries (a tag written may move a query in or out).
 TAG_FIELDS = ("tag_ids", "tag_names", "tag_match", "exclude_tag_ids", "exclude_tag_names",
               "untagged")
@@ -74,10 +74,10 @@ class QueryFilters:
     """Filters of queries/list (and queries/facets, saved views, rules, a job's queries): the
     one filter value the dashboard and the jobs pass around. A field left at its default is
     not sent. `tag_match` ("any" or "all"), `exclude_tag_ids`, `exclude_tag_names`,
-    `untagged`, `pattern` (an RE2 regular expression on the text) and `ids` (query ids, at
-    most 1000; queries/list only) are extensions (`Capabilities.filter_fields`): left at their
-    defaults the body is the reference's. A new field is one more attribute here and its name
-    in BODY_NAMES: the body is written and read field by field."""
+    `untagged` and `pattern` (an RE2 regular expression on the text) are extensions
+    (`Capabilities.filter_fields`): left at their defaults the body is the reference's. A
+    new field is one more attribute here and its name in BODY_NAMES: the body is written and
+    read field by field."""
 
     text: str = ""
     languages: tuple[str, ...] = ()
@@ -89,7 +89,6 @@ class QueryFilters:
     exclude_tag_names: tuple[str, ...] = ()
     untagged: bool = False
     pattern: str = ""
-    ids: tuple[str, ...] = ()
 
     def __post_init__(self):
         for field in fields(self):
@@ -331,13 +330,8 @@ class Capabilities:
     tag_edits: bool = False  # PATCH /api/queries/many/tags-edit (tags added and removed)
     query_versions: bool = False  # POST /api/queries/versions (updatedAt of queries by id)
     imports: bool = False  # POST /api/imports/list (a project's imports, newest first)
-    # The fields of queries/list's filter marked as extensions (tagMatch, untagged, ids, …).
+    # The fields of queries/list's filter marked as extensions (tagMatch, untagged, …).
     filter_fields: frozenset[str] = frozenset()
-
-    @property
-    def ids_filter(self) -> bool:
-        """queries/list takes `ids` (query ids)."""
-        return "ids" in self.filter_fields
 
 
 @dataclass(frozen=True)

@@ -71,8 +71,6 @@ def to_filter(body: QueryFilterBody, tags: dict[int, str]) -> Filter:
         untagged=bool(body.untagged),
         pattern=body.pattern or "",
         match_all=body.tagMatch == "all",
-        # Only queries/list's body has ids.
-        ids=frozenset(getattr(body, "ids", None) or ()),
     )
 
 

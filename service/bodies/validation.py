@@ -163,9 +163,7 @@ class QueryFilterBody(Strict):
 
 
 class QueryListBody(Paged, QueryFilterBody):
-    # An extension (docs/api.md): the queries of these ids only, so that a client asks which
-    # of the queries it wrote a filter still matches.
-    ids: Annotated[list[Text], Field(max_length=MAX_ITEMS)] | None = None
+    pass
 
 
 def stored_filter(kept: str) -> QueryFilterBody:

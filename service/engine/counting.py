@@ -13,7 +13,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..patterns import literals, matcher, required_literals, within_words
-from ..store.models import is_uuid
 from . import folding, kinds, pieces
 from .held import EMPTY, Header, Held, Project_, all_keys
 from .keys import keys_condition
@@ -39,13 +38,11 @@ class Filter:
     # tagMatch "all": a tag's facet counts the view's queries that also carry it.
     match_all: bool = False
     pattern: str = ""  # RE2, without regard to case (service/patterns.py)
-    # The queries of these ids only (queries/list's `ids`: which of them the filter matches).
-    ids: frozenset[str] = frozenset()
 
     @property
     def empty(self) -> bool:
         return not (self.text or self.languages or self.countries or self.required
-                    or self.excluded or self.untagged or self.pattern or self.ids)
+                    or self.excluded or self.untagged or self.pattern)
 
 
 # A filter as the caller names it, made a Filter once the project's tags (id → folded name)
@@ -144,16 +141,6 @@ class Counter:
             return self.held.bitmap(kind, next(iter(values)))
         return BitMap.union(BitMap(), *(self.held.bitmap(kind, value) for value in values))
 
-    def keys_of(self, ids: frozenset[str]) -> BitMap:
-        """The keys of the project's queries of `ids` (an id of no query of the project, or
-        that is no query id, names none), by the ids' unique index."""
-        wanted = sorted(query_id for query_id in ids if is_uuid(query_id))
-        if not wanted:
-            return BitMap()
-        rows = self.session.execute(select(Query.pk, Query.project_id).where(
-            Query.id.in_(wanted)))
-        return BitMap(pk for pk, project in rows if str(project) == self.project_id)
-
     def tag(self, tag_id: int) -> BitMap:
         return self.held.bitmap(kinds.TAG, str(tag_id))
 
@@ -165,8 +152,6 @@ class Counter:
         part is exact among the queries the other parts let through (or, for `every_facet`,
         among those each facet counts, which leave out one part each)."""
         found: dict[str, BitMap] = {}
-        if wanted.ids:
-            found["ids"] = self.keys_of(wanted.ids)
         if wanted.text:
             found["text"] = self.text(wanted.text)
         if wanted.languages:

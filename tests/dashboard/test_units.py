@@ -63,10 +63,9 @@ def test_every_filter_field_survives_the_address_and_names_its_own_parameters():
         assert QueryView.from_args(MultiDict(view.params())) == view
     names = [name for field in filter_fields.FIELDS for name in field.address]
     assert len(names) == len(set(names)) and not {"sort", "page", "size"} & set(names)
-    # Every field of the API's filter is one dashboard field's (ids: a job's question only).
+    # Every field of the API's filter is one dashboard field's.
     bodies = [name for field in filter_fields.FIELDS for name in field.body]
-    assert sorted(bodies) == sorted(f.name for f in dataclasses.fields(QueryFilters)
-                                    if f.name != "ids")
+    assert sorted(bodies) == sorted(f.name for f in dataclasses.fields(QueryFilters))
     # Each chip's link is the view without that one filter.
     view = QueryView(chosen)
     links = {chip.kind: chip.remove_qs for chip in view.chips({})}
