@@ -10,7 +10,7 @@ from werkzeug.security import check_password_hash
 
 
 def test_a_fresh_process_hashes_at_the_default_scrypt_cost():
-    code = ("from service.settings import accounts; "
+    code = ("from service.org import accounts; "
             "print(accounts.hash_password('correct horse battery staple'))")
     stored = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True).stdout.strip()
