@@ -44,10 +44,11 @@ def fold(text: str) -> str:
     return text.translate(_FOLDS)
 
 
-def words(folded: str) -> set[str]:
-    """The words of a folded text: what lies between its spaces. A term without a space lies
-    within one word of every text that contains it."""
-    return set(folded.split(" ")) - {""}
+def words(folded: str) -> list[str]:
+    """The words of a folded text: what lies between its spaces (a word the text repeats comes
+    again: a bitmap keeps its key once). A term without a space lies within one word of every
+    text that contains it."""
+    return [word for word in folded.split(" ") if word]
 
 
 def short_strings(keys: list[int], folded: list[str]) -> dict[str, BitMap]:

@@ -11,25 +11,30 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from operator import attrgetter
 
 from . import folding
-from .rows import QueryRow
+from .rows import QueryRow, by_field
 
 
 @dataclass(frozen=True, slots=True)
 class Batch:
-    """Rows indexed together, with what every kind reads of them worked out once."""
+    """Rows indexed together, by field: `fields["language"]` is every row's language, in
+    the rows' order; with each text folded, worked out once for every kind."""
 
-    rows: list[QueryRow]
-    keys: list[int]
+    fields: dict[str, list]  # by the names of QueryRow's fields
     folded: list[str]  # each row's text folded (engine/folding.py)
 
     @staticmethod
     def of(rows: Iterable[QueryRow]) -> Batch:
-        rows = list(rows)
-        return Batch(rows, [row.key for row in rows],
-                     list(map(folding.fold, map(attrgetter("text"), rows))))
+        fields = by_field(rows)
+        return Batch(fields, list(map(folding.fold, fields["text"])))
+
+    @property
+    def keys(self) -> list[int]:
+        return self.fields["key"]
+
+    def __len__(self) -> int:
+        return len(self.keys)
 
 
 # Each value's keys among a batch's rows (a list of keys, or a bitmap).
@@ -57,12 +62,12 @@ def declare(number: int, name: str, *, held: bool,
     return number
 
 
-def one_each(value: Callable[[QueryRow], str]) -> Callable[[Batch], Values]:
-    """The keys by the one value each row has (its language, its country)."""
+def one_each(field: str) -> Callable[[Batch], Values]:
+    """The keys by the one value each row has in a field of QueryRow (its language)."""
     def of_rows(batch: Batch) -> Values:
         found: dict[str, list[int]] = defaultdict(list)
-        for key, each in zip(batch.keys, map(value, batch.rows), strict=True):
-            found[each].append(key)
+        for key, value in zip(batch.keys, batch.fields[field], strict=True):
+            found[value].append(key)
         return found
     return of_rows
 
@@ -80,8 +85,8 @@ ALL = declare(0, "all", held=True, of_rows=lambda batch: {"": batch.keys})
 WORD = declare(1, "word", held=False, of_rows=words)
 SHORT = declare(2, "short", held=False,  # each string of 1 to folding.SHORT characters
                 of_rows=lambda batch: folding.short_strings(batch.keys, batch.folded))
-LANGUAGE = declare(3, "language", held=True, of_rows=one_each(attrgetter("language")))
-COUNTRY = declare(4, "country", held=True, of_rows=one_each(attrgetter("country")))
+LANGUAGE = declare(3, "language", held=True, of_rows=one_each("language"))
+COUNTRY = declare(4, "country", held=True, of_rows=one_each("country"))
 TAG = declare(5, "tag", held=True, of_rows=None)  # its value: the tag's id
 
 # The kinds every read of a project may need whole, held in each process; the others (words,

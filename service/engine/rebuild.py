@@ -14,7 +14,7 @@ from ..store.models import Project, Tag
 from . import kinds, pieces
 from .rows import COLUMNS, query_rows
 from .tables import Query, query_tags
-from .writer import links_changes, mark, rows_changes
+from .writer import links_changes, mark, rows_changes_in_parts
 
 READ_AT_ONCE = 50_000
 
@@ -37,13 +37,11 @@ def rebuild(connection: Connection, project_id: str) -> None:
     stamp, changes_outside = found[0] + 1, found[1]
     mark(connection, True)
     connection.execute(pieces.pieces.delete().where(pieces.pieces.c.project_id == project_id))
-    changes = pieces.Changes()
     rows = connection.execute(
         select(*Query.__table__.c[COLUMNS])
         .where(Query.project_id == project_id),
         execution_options={"stream_results": True, "max_row_buffer": READ_AT_ONCE})
-    while batch := list(islice(rows, READ_AT_ONCE)):
-        rows_changes(query_rows(batch), changes)
+    changes = rows_changes_in_parts(query_rows(rows))
     links = connection.execute(
         select(query_tags.c.query_pk, query_tags.c.tag_id)
         .join(Tag, Tag.id == query_tags.c.tag_id).where(Tag.project_id == project_id),

@@ -34,9 +34,12 @@ def mark(connection: Connection, on: bool) -> None:
 
 
 def rows_changes(rows: Iterable[QueryRow], changes: pieces.Changes) -> None:
+    batch_changes(kinds.Batch.of(rows), changes)
+
+
+def batch_changes(batch: kinds.Batch, changes: pieces.Changes) -> None:
     """Add the rows' keys to the bitmaps of each kind made from the rows (engine/kinds.py:
     all queries, their words, short strings, language and country)."""
-    batch = kinds.Batch.of(rows)
     for kind in kinds.FROM_ROWS:
         for value, keys in kind.of_rows(batch).items():
             changes.add(kind.number, value, keys)
@@ -48,8 +51,8 @@ INDEXED_AT_ONCE = 50_000
 
 def rows_changes_in_parts(rows: Iterable[QueryRow]) -> pieces.Changes:
     changes, rows = pieces.Changes(), iter(rows)
-    while part := list(islice(rows, INDEXED_AT_ONCE)):
-        rows_changes(part, changes)
+    while batch := kinds.Batch.of(islice(rows, INDEXED_AT_ONCE)):
+        batch_changes(batch, changes)
     return changes
 
 

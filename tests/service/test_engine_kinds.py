@@ -55,8 +55,13 @@ def test_rows_give_every_kind_made_from_rows_and_no_tag():
 
 def test_a_kind_declared_is_indexed_from_every_write_of_rows(monkeypatch):
     """A new kind is one declaration: the writer loops over the kinds made from rows."""
-    longer = kinds.Kind(6, "longer", held=False, of_rows=kinds.one_each(
-        lambda row: "long" if len(row.text) > 6 else "short"))
+    def by_length(batch: kinds.Batch) -> dict[str, list[int]]:
+        found = defaultdict(list)
+        for key, text in zip(batch.keys, batch.fields["text"], strict=True):
+            found["long" if len(text) > 6 else "short"].append(key)
+        return found
+
+    longer = kinds.Kind(6, "longer", held=False, of_rows=by_length)
     monkeypatch.setattr(kinds, "FROM_ROWS", (*kinds.FROM_ROWS, longer))
     found = added(ROWS)
     assert found[6, "long"] == BitMap([3, 12])
