@@ -12,13 +12,16 @@
 
   var kinds = [];
 
+  // One walk of the new content for every kind (new rows come with each change of view),
+  // then each kind binds its elements in the order of the page.
   function bindAll(root) {
-    if (!root || !root.querySelectorAll) return;
+    if (!root || !root.querySelectorAll || !kinds.length) return;
+    var any = kinds.map(function (kind) { return kind.selector; }).join(", ");
+    var found = Array.prototype.slice.call(root.querySelectorAll(any));
+    if (root.matches(any)) found.unshift(root);
     kinds.forEach(function (kind) {
-      var found = Array.prototype.slice.call(root.querySelectorAll(kind.selector));
-      if (root.matches(kind.selector)) found.unshift(root);
       found.forEach(function (element) {
-        if (kind.bound.has(element)) return;
+        if (!element.matches(kind.selector) || kind.bound.has(element)) return;
         kind.bound.add(element);
         kind.bind(element);
       });
