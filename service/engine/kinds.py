@@ -92,5 +92,5 @@ TAG = declare(5, "tag", held=True, of_rows=None)  # its value: the tag's id
 # The kinds every read of a project may need whole, held in each process; the others (words,
 # short strings) are read per term.
 HELD_KINDS = tuple(number for number, kind in KINDS.items() if kind.held)
-# The kinds made from the rows, in the order of their numbers.
+# The kinds made from the rows, in the order declared.
 FROM_ROWS = tuple(kind for kind in KINDS.values() if kind.of_rows is not None)
