@@ -71,6 +71,16 @@ def revision(url: str) -> str | None:
         engine.dispose()
 
 
+def move_to(url: str, step, target: str) -> None:
+    """Alembic's upgrade or downgrade of the jobs database to `target`, by hand."""
+    engine = create_engine(url)
+    try:
+        with engine.begin() as connection:
+            step(schema.alembic_config(connection), target)
+    finally:
+        engine.dispose()
+
+
 def layout(url: str) -> dict:
     """Tables, columns, keys and indexes of the jobs tables, as the database reports them."""
     engine = create_engine(url)
@@ -127,16 +137,11 @@ def test_a_fresh_database_is_migrated_to_exactly_the_tables_create_all_made(data
 
 def test_the_first_revision_goes_down_and_up_again(database):
     migrated(database)
-    engine = create_engine(database)
-    try:
-        with engine.begin() as connection:
-            command.downgrade(schema.alembic_config(connection), "base")
-        assert table_names(database) & JOBS_TABLES == set()
-        assert revision(database) is None
-        assert migrated(database) is True
-        assert revision(database) == head()
-    finally:
-        engine.dispose()
+    move_to(database, command.downgrade, "base")
+    assert table_names(database) & JOBS_TABLES == set()
+    assert revision(database) is None
+    assert migrated(database) is True
+    assert revision(database) == head()
 
 
 def test_a_database_made_by_create_all_keeps_its_rows_and_is_stamped(database):
@@ -175,12 +180,7 @@ def test_a_database_made_by_create_all_keeps_its_rows_and_is_stamped(database):
 def test_a_filter_job_kept_before_resumes_over_the_same_queries(database):
     """A filter job keeps its filter as the API's body (QueryFilters.to_body); one kept in
     the former shape is rewritten, and back again by the downgrade."""
-    engine = create_engine(database)
-    try:
-        with engine.begin() as connection:
-            command.upgrade(schema.alembic_config(connection), schema.BASELINE)
-    finally:
-        engine.dispose()
+    move_to(database, command.upgrade, schema.BASELINE)
     former = {"text": "shoe", "languages": ["de"], "countries": [], "tag_names": ["sale"],
               "tag_ids": [], "tag_match": "all", "not_tag_names": ["brand"]}
     rule = {"ruleId": 4, "ruleName": "price words"}
@@ -206,12 +206,7 @@ def test_a_filter_job_kept_before_resumes_over_the_same_queries(database):
     finally:
         store.engine.dispose()
 
-    engine = create_engine(database)
-    try:
-        with engine.begin() as connection:
-            command.downgrade(schema.alembic_config(connection), schema.BASELINE)
-    finally:
-        engine.dispose()
+    move_to(database, command.downgrade, schema.BASELINE)
     store = Store(database)
     try:
         assert store.get(job.id).scope_filter == former
