@@ -27,8 +27,10 @@ from .errors import (
 )
 from .keys import mask
 from .records import (
+    NUMBER_NAMES,
     Capabilities,
     Facets,
+    FrozenMapping,
     ImportRecord,
     Page,
     Project,
@@ -60,9 +62,11 @@ __all__ = [
     "ClientStats",
     "Conflict",
     "Facets",
+    "FrozenMapping",
     "ImportRecord",
     "InvalidRequest",
     "Mode",
+    "NUMBER_NAMES",
     "NotFound",
     "Page",
     "Project",

@@ -234,18 +234,24 @@ class Client:
 
     def list_queries(self, project_id: str, filters: QueryFilters | None = None,
                      sort: list[tuple[str, str]] | None = None, page: int = 1,
-                     limit: int = 50) -> QueryPage:
+                     limit: int = 50, include: Iterable[str] = ()) -> QueryPage:
+        """A page of the matching queries. `include=["metrics"]` (an extension:
+        `capabilities().numbers`) gives each its known numbers (`Query.metrics`)."""
         body = {**(filters.to_body() if filters else {}), "page": page, "limit": limit}
         if sort:
             body["sort"] = sort_body(sort)
+        if include:
+            body["include"] = _names(include, "include")
         return self._post(QUERIES, _project(project_id), body, read_query_page)
 
     def iter_queries(self, project_id: str, filters: QueryFilters | None = None,
-                     sort: list[tuple[str, str]] | None = None) -> Iterator[Query]:
+                     sort: list[tuple[str, str]] | None = None,
+                     include: Iterable[str] = ()) -> Iterator[Query]:
         """Every matching query, fetched a page at a time (the largest page the service
         allows) and yielded as it arrives. Sorted by id unless `sort` says otherwise."""
+        include = tuple(include)
         return self._walk(lambda page, limit: self.list_queries(
-            project_id, filters, sort or WALK_ORDER, page, limit))
+            project_id, filters, sort or WALK_ORDER, page, limit, include))
 
     def set_tags(self, project_id: str, items: Iterable[TagAssignment]) -> list[Query]:
         """Give each matched query exactly the tags of its item; the updated records, in order.
@@ -350,11 +356,15 @@ class Client:
 
     # -- extensions: facets and saved views ------------------------------------------------
 
-    def facets(self, project_id: str, filters: QueryFilters | None = None) -> Facets:
+    def facets(self, project_id: str, filters: QueryFilters | None = None,
+               sums: Iterable[str] = ()) -> Facets:
         """The counts of a filter, and beside each language, country and tag (POST
-        /api/queries/facets, an extension: `capabilities().tag_logic`)."""
-        return self._post(FACETS, _project(project_id), filters.to_body() if filters else {},
-                          read_facets)
+        /api/queries/facets, an extension: `capabilities().tag_logic`). `sums` names numbers
+        (`capabilities().numbers`) whose figures come with each count (Facets.sums, …)."""
+        body = filters.to_body() if filters else {}
+        if sums:
+            body["sums"] = _names(sums, "sums")
+        return self._post(FACETS, _project(project_id), body, read_facets)
 
     def query_versions(self, project_id: str, ids: Iterable[str]) -> dict[str, datetime]:
         """When each query of `ids` (at most 1000) last changed, by id; one the project no
@@ -602,6 +612,16 @@ def _tag_ids(tag_ids: Iterable[int]) -> list[int]:
     if not ids:
         raise InvalidRequest("A rule adds at least one tag.")
     return ids
+
+
+def _names(names: Iterable[str], what: str) -> list[str]:
+    """A list of names such as include's or sums', each once."""
+    if isinstance(names, str | bytes):
+        names = [names]
+    listed = list(dict.fromkeys(names))
+    if not all(isinstance(name, str) and name for name in listed):
+        raise InvalidRequest(f"{what} lists names, as text.")
+    return listed
 
 
 def _project(project_id: str) -> str:

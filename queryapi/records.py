@@ -10,7 +10,7 @@ fit raises `ApiError` with a sentence naming the field — never a KeyError or T
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, fields, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -18,6 +18,72 @@ from typing import Any
 from .errors import ApiError, InvalidRequest
 
 # --- records ----------------------------------------------------------------------------
+
+# The numbers a query may carry (an extension: `Capabilities.numbers` says which a deployment
+# offers), in the API's order.
+NUMBER_NAMES = ("clicks", "impressions", "ctr", "position", "volume", "cpc", "difficulty")
+
+
+class FrozenMapping(Mapping):
+    """A mapping that cannot change and hashes, so that records holding one stay frozen."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: Mapping | Iterable = ()):
+        self._items = dict(items)
+
+    def __getitem__(self, key):
+        return self._items[key]
+
+    def __iter__(self) -> Iterator:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self._items.items()))
+
+    def __repr__(self) -> str:
+        return f"FrozenMapping({self._items!r})"
+
+
+EMPTY = FrozenMapping()
+# A range's bound: a number, or None for no bound on that side.
+Bound = int | float | None
+
+
+def _bound(value: Any, name: str, side: str) -> Bound:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) \
+            or not math.isfinite(value):
+        raise InvalidRequest(f"The {side} of the {name} range is a number, not {value!r}.")
+    return value
+
+
+def metric_ranges(ranges: Mapping) -> FrozenMapping:
+    """{"volume": (100, 5000), "position": (None, 10)} checked: each range has a bound, and its
+    least is at most its greatest."""
+    checked = {}
+    for name, bounds in ranges.items():
+        if not isinstance(name, str) or not name:
+            raise InvalidRequest(f"A range is named by its number, not {name!r}.")
+        least, greatest = (_bound(value, name, side)
+                           for value, side in zip(tuple(bounds), ("least", "greatest"),
+                                                  strict=True))
+        if least is None and greatest is None:
+            raise InvalidRequest(f"The {name} range needs a least or a greatest value.")
+        if least is not None and greatest is not None and least > greatest:
+            raise InvalidRequest(f"The {name} range's least value ({least}) is greater than "
+                                 f"its greatest ({greatest}).")
+        checked[name] = (least, greatest)
+    return FrozenMapping(checked)
+
+
+def _range_body(bounds: tuple[Bound, Bound]) -> dict:
+    return {side: value for side, value in zip(("min", "max"), bounds, strict=True)
+            if value is not None}
 
 
 @dataclass(frozen=True)
@@ -63,7 +129,7 @@ TAG_MATCHES = ("any", "all")
 BODY_NAMES = {"text": "query", "languages": "languages", "countries": "countries",
               "tag_ids": "tagIds", "tag_names": "tagNames", "tag_match": "tagMatch",
               "exclude_tag_ids": "excludeTagIds", "exclude_tag_names": "excludeTagNames",
-              "untagged": "untagged", "pattern": "pattern"}
+              "untagged": "untagged", "pattern": "pattern", "metric_ranges": "metricRanges"}
 # The fields that say which tags a query carries (a tag written may move a query in or out).
 TAG_FIELDS = ("tag_ids", "tag_names", "tag_match", "exclude_tag_ids", "exclude_tag_names",
               "untagged")
@@ -74,10 +140,11 @@ class QueryFilters:
     """Filters of queries/list (and queries/facets, saved views, rules, a job's queries): the
     one filter value the dashboard and the jobs pass around. A field left at its default is
     not sent. `tag_match` ("any" or "all"), `exclude_tag_ids`, `exclude_tag_names`,
-    `untagged` and `pattern` (an RE2 regular expression on the text) are extensions
-    (`Capabilities.filter_fields`): left at their defaults the body is the reference's. A
-    new field is one more attribute here and its name in BODY_NAMES: the body is written and
-    read field by field."""
+    `untagged`, `pattern` (an RE2 regular expression on the text) and `metric_ranges` (by
+    number's name, its inclusive (least, greatest), None where open: `{"volume": (100,
+    None)}`) are extensions (`Capabilities.filter_fields`): left at their defaults the body
+    is the reference's. A new field is one more attribute here and its name in BODY_NAMES:
+    the body is written and read field by field."""
 
     text: str = ""
     languages: tuple[str, ...] = ()
@@ -89,6 +156,7 @@ class QueryFilters:
     exclude_tag_names: tuple[str, ...] = ()
     untagged: bool = False
     pattern: str = ""
+    metric_ranges: FrozenMapping = EMPTY
 
     def __post_init__(self):
         for field in fields(self):
@@ -96,6 +164,9 @@ class QueryFilters:
             if isinstance(field.default, tuple) and not isinstance(value, tuple):
                 object.__setattr__(self, field.name,
                                    (value,) if isinstance(value, str) else tuple(value))
+        if not isinstance(self.metric_ranges, Mapping):
+            raise InvalidRequest("metric_ranges maps a number's name to its (least, greatest).")
+        object.__setattr__(self, "metric_ranges", metric_ranges(self.metric_ranges))
         if self.tag_match not in TAG_MATCHES:
             raise InvalidRequest(f'tag_match is "any" or "all", not {self.tag_match!r}.')
 
@@ -103,7 +174,11 @@ class QueryFilters:
         body: dict[str, Any] = {}
         for field in fields(self):
             value = getattr(self, field.name)
-            if value != field.default:
+            if isinstance(value, Mapping):
+                if value:
+                    body[BODY_NAMES[field.name]] = {name: _range_body(bounds)
+                                                    for name, bounds in value.items()}
+            elif value != field.default:
                 body[BODY_NAMES[field.name]] = list(value) if isinstance(value, tuple) \
                     else value
         if self.tag_ids:
@@ -189,6 +264,9 @@ class Query:
     # Where each tag came from, where the service knows, by tag id (`tagSources`, an
     # extension of queries/list's records).
     tag_sources: tuple[TagSource, ...] = ()
+    # Its known numbers by name (an extension: asked with include=["metrics"]; empty when not
+    # asked, or when none is known).
+    metrics: FrozenMapping = EMPTY
 
     def source_of(self, tag_id: int) -> TagSource | None:
         return next((source for source in self.tag_sources if source.tag_id == tag_id), None)
@@ -246,6 +324,20 @@ class Facets:
     languages: tuple[tuple[str, int], ...]  # (code, count), highest count first
     countries: tuple[tuple[str, int], ...]
     tags: tuple[tuple[int, int], ...]  # (tag id, count)
+    # The numbers (an extension, `Capabilities.numbers`; empty on a deployment without them).
+    # Asked with `sums`: each number's figure by name (a sum, or for position, ctr, cpc and
+    # difficulty a weighted figure, None when no query has it) for the whole match, for the
+    # untagged count's queries, and beside each language, country and tag count (by its code
+    # or id); the project's currency for CPC (None: unknown).
+    sums: FrozenMapping = EMPTY
+    untagged_sums: FrozenMapping = EMPTY
+    language_sums: FrozenMapping = EMPTY
+    country_sums: FrozenMapping = EMPTY
+    tag_sums: FrozenMapping = EMPTY
+    currency: str | None = None
+    # How many queries have each number known, the view's ranges left out (always there
+    # where the deployment offers numbers).
+    metric_counts: FrozenMapping = EMPTY
 
 
 @dataclass(frozen=True)
@@ -332,6 +424,9 @@ class Capabilities:
     imports: bool = False  # POST /api/imports/list (a project's imports, newest first)
     # The fields of queries/list's filter marked as extensions (tagMatch, untagged, …).
     filter_fields: frozenset[str] = frozenset()
+    # The numbers a query may carry that this deployment lists, sorts, filters and sums
+    # (NUMBER_NAMES' order; empty when none).
+    numbers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -479,7 +574,26 @@ def parse_query(obj: Any, where: str) -> Query:
         country=_text(_get(obj, "country", where), _at(where, "country")),
         updated_at=_timestamp(_get(obj, "updatedAt", where), _at(where, "updatedAt")),
         tag_sources=_tag_sources(obj.get("tagSources"), _at(where, "tagSources")),
+        metrics=_figures(obj.get("metrics"), _at(where, "metrics")),
     )
+
+
+def _number(value: Any, where: str) -> int | float:
+    if isinstance(value, bool) or not isinstance(value, int | float) \
+            or not math.isfinite(value):
+        raise Malformed(f"{where} is not a number ({_show(value)})")
+    return value
+
+
+def _figures(value: Any, where: str, unknown: bool = False) -> FrozenMapping:
+    """{"clicks": 120, "position": 4.5}: numbers by name (`unknown`: null stays, as None;
+    else a null is left out); absent or null: none."""
+    if value is None:
+        return EMPTY
+    if not isinstance(value, dict):
+        raise Malformed(f"{where} is not a JSON object")
+    return FrozenMapping((name, None if found is None else _number(found, f"{where}.{name}"))
+                         for name, found in value.items() if found is not None or unknown)
 
 
 def _tag_sources(value: Any, where: str) -> tuple[TagSource, ...]:
@@ -611,7 +725,21 @@ def read_capabilities(document: Any, operations: Mapping[str, tuple[str, str]],
     offered = {name: marked(_dig(paths, path, method.lower()))
                for name, (method, path) in operations.items()}
     fields = frozenset(name for name, found in (properties or {}).items() if marked(found))
-    return Capabilities(**offered, filter_fields=fields)
+    return Capabilities(**offered, filter_fields=fields,
+                        numbers=_numbers_offered(document, properties, fields))
+
+
+def _numbers_offered(document: Any, properties: Any, fields: frozenset[str]) -> tuple[str, ...]:
+    """The numbers a deployment offers: those its sort field lists, where its filter has
+    metricRanges (an extension)."""
+    if "metricRanges" not in fields:
+        return ()
+    item = _dig(properties, "sort", "items")
+    reference = item.get("$ref") if isinstance(item, dict) else None
+    if isinstance(reference, str) and reference.startswith("#/"):
+        item = _dig(document, *reference[2:].split("/"))
+    listed = _dig(item, "properties", "field", "enum")
+    return tuple(name for name in NUMBER_NAMES if isinstance(listed, list) and name in listed)
 
 
 def _dig(found: Any, *names: str) -> Any:
@@ -635,13 +763,42 @@ def _counted(values: Any, where: str, key: str, read_key: Callable[[Any, str], A
                  for i, item in enumerate(_items(values, where)))
 
 
+def _item_sums(values: Any, where: str, key: str,
+               read_key: Callable[[Any, str], Any]) -> FrozenMapping:
+    """Each item's "sums" of a list such as languages, by its key (items without: none)."""
+    return FrozenMapping(
+        (read_key(_get(item, key, f"{where}[{i}]"), f"{where}[{i}].{key}"),
+         _figures(item["sums"], f"{where}[{i}].sums", unknown=True))
+        for i, item in enumerate(_items(values, where))
+        if isinstance(item, dict) and item.get("sums") is not None)
+
+
+def _metric_counts(value: Any, where: str) -> FrozenMapping:
+    if value is None:
+        return EMPTY
+    if not isinstance(value, dict):
+        raise Malformed(f"{where} is not a JSON object")
+    return FrozenMapping((name, _count(found, f"{where}.{name}"))
+                         for name, found in value.items())
+
+
 def parse_facets(obj: Any) -> Facets:
+    languages, countries = _get(obj, "languages", ""), _get(obj, "countries", "")
+    tags = _get(obj, "tags", "")
+    currency = obj.get("currency")
     return Facets(
         total_records=_count(_get(obj, "totalRecords", ""), "totalRecords"),
         untagged=_count(_get(obj, "untagged", ""), "untagged"),
-        languages=_counted(_get(obj, "languages", ""), "languages", "value", _text),
-        countries=_counted(_get(obj, "countries", ""), "countries", "value", _text),
-        tags=_counted(_get(obj, "tags", ""), "tags", "id", _integer),
+        languages=_counted(languages, "languages", "value", _text),
+        countries=_counted(countries, "countries", "value", _text),
+        tags=_counted(tags, "tags", "id", _integer),
+        sums=_figures(obj.get("sums"), "sums", unknown=True),
+        untagged_sums=_figures(obj.get("untaggedSums"), "untaggedSums", unknown=True),
+        language_sums=_item_sums(languages, "languages", "value", _text),
+        country_sums=_item_sums(countries, "countries", "value", _text),
+        tag_sums=_item_sums(tags, "tags", "id", _integer),
+        currency=None if currency is None else _text(currency, "currency") or None,
+        metric_counts=_metric_counts(obj.get("metricCounts"), "metricCounts"),
     )
 
 
@@ -674,7 +831,9 @@ def parse_filters(obj: Any, where: str) -> QueryFilters:
         value = obj.get(name)
         if value is None:
             continue
-        if isinstance(field.default, bool):
+        if isinstance(field.default, Mapping):
+            found[field.name] = _ranges(value, f"{where}.{name}")
+        elif isinstance(field.default, bool):
             if not isinstance(value, bool):
                 raise Malformed(f"{where}.{name} is not true or false ({_show(value)})")
             found[field.name] = value
@@ -686,7 +845,25 @@ def parse_filters(obj: Any, where: str) -> QueryFilters:
             found[field.name] = _whole_numbers(obj, name, where)
         else:
             found[field.name] = _texts(obj, name, where)
-    return QueryFilters(**found)
+    try:
+        return QueryFilters(**found)
+    except InvalidRequest as problem:
+        said = str(problem).rstrip(".")
+        raise Malformed(f"in {where}, {said[:1].lower()}{said[1:]}") from None
+
+
+def _ranges(value: Any, where: str) -> dict[str, tuple[Bound, Bound]]:
+    """{"volume": {"min": 100, "max": 5000}} as (least, greatest) by name."""
+    if not isinstance(value, dict):
+        raise Malformed(f"{where} is not a JSON object")
+    ranges = {}
+    for name, bounds in value.items():
+        if not isinstance(bounds, dict):
+            raise Malformed(f"{where}.{name} is not a JSON object")
+        ranges[name] = tuple(None if bounds.get(side) is None
+                             else _number(bounds[side], f"{where}.{name}.{side}")
+                             for side in ("min", "max"))
+    return ranges
 
 
 def _sort(value: Any, where: str) -> tuple[tuple[str, str], ...] | None:
