@@ -26,6 +26,7 @@ from blueprints import (
     export,
     projects,
     queries,
+    report,
     rules,
     tags,
     views,
@@ -399,6 +400,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     bulk.register(app)
     app.register_blueprint(activity.bp)
     app.register_blueprint(export.bp)
+    app.register_blueprint(report.bp)
     assets.init_app(app)  # the stylesheet shared with the settings area
     # A body gunicorn cannot decode is a 400, here and (embedded) under /api and /settings.
     guard_request_bodies(app)

@@ -1,0 +1,155 @@
+"""The report of a queries view: what each tag is worth — its queries, the sums of their
+numbers and its share of the view's clicks (or volume, impressions, queries) — as a table, a
+bar chart drawn on the server, and a CSV file. The address is the view's
+(`/projects/<id>/report?<the queries page's parameters>&by=clicks`), so a report is shared by
+its link.
+
+One `queries/facets` call with `sums` per report (dashboard/report_table.py says how the tags'
+counts stay within the view). Where the API sums no numbers there is no report: the queries
+page shows no link to it and its address is a 404 with a sentence.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from urllib.parse import urlencode
+
+from flask import Blueprint, Response, render_template, request, url_for
+from flask_login import login_required
+
+from dashboard import apiclient, errors, report_format, wording
+from dashboard.current_project import load_project
+from dashboard.report_chart import chart
+from dashboard.report_table import (
+    QUERIES,
+    Report,
+    build,
+    chosen_share,
+    facets_filter,
+    share_choices,
+)
+from dashboard.viewstate import QueryView, ignored_sentence
+from queryapi import Project
+from weblib.spreadsheet_cells import csv_line, guard_cell
+from weblib.tag_lists import join_tag_names
+from weblib.tag_names import fold_tag_name
+
+bp = Blueprint("report", __name__)
+
+BY = "by"
+NO_REPORT = ("This deployment's service does not sum the numbers of queries, so there is no "
+             "report: its queries page lists the queries and their tags.")
+
+
+def offers_report() -> bool:
+    """Whether the API sums numbers by tag (facets with `sums`)."""
+    found = apiclient.capabilities()
+    return found.tag_logic and bool(found.numbers)
+
+
+@bp.app_context_processor
+def report_link() -> dict:
+    """Whether the queries page links to the report (asked only where it is drawn)."""
+    return {"offers_report": offers_report}
+
+
+def project_numbers(project_id: str) -> tuple[str, ...]:
+    """The numbers the project has (some query knows them; CTR too where clicks and
+    impressions are known, of which the facets make it), kept with the session's other
+    cached reads."""
+    offered = apiclient.capabilities().numbers
+
+    def read() -> tuple[str, ...]:
+        counts = apiclient.client().facets(project_id).metric_counts
+        known = {name for name in offered if counts.get(name, 0) > 0}
+        if {"clicks", "impressions"} <= known:
+            known.add("ctr")
+        return tuple(name for name in offered if name in known)
+
+    return apiclient.cached_read("report-numbers", project_id, read)
+
+
+def _view(project: Project) -> tuple[QueryView, list]:
+    """The view of the address as this deployment and project can show it, and what of the
+    address it could not use."""
+    view, ignored = QueryView.parse(request.args)
+    view, unknown = view.offered(apiclient.capabilities().filter_fields)
+    ignored += unknown
+    named = (*view.filters.tag_names, *view.filters.exclude_tag_names)
+    if named:
+        known = {fold_tag_name(tag.name) for tag in apiclient.tags(project.id)}
+        missing = [name for name in named if fold_tag_name(name) not in known]
+        view, unknown = view.dropping(
+            tags=tuple(n for n in missing if n in view.filters.tag_names),
+            not_tags=tuple(n for n in missing if n in view.filters.exclude_tag_names))
+        ignored += unknown
+    return view.at_page(1), ignored
+
+
+def _report(project: Project, view: QueryView) -> Report:
+    numbers = project_numbers(project.id)
+    by = chosen_share(request.args.get(BY), numbers)
+    found = apiclient.client().facets(project.id, facets_filter(view.filters), sums=numbers)
+    return build(found, view.filters, apiclient.tags(project.id), numbers, by)
+
+
+def _address(endpoint: str, project: Project, view: QueryView, by: str | None) -> str:
+    params = view.params() + ([(BY, by)] if by else [])
+    return url_for(endpoint, project_id=project.id) + ("?" + urlencode(params) if params else "")
+
+
+@bp.get("/projects/<project_id>/report")
+@login_required
+def index(project_id: str):
+    project = load_project(project_id)
+    if not offers_report():
+        return errors.page(404, NO_REPORT)
+    view, ignored = _view(project)
+    report = _report(project, view)
+    text = report_format.Formatter(report_format.person_locale(), report.currency)
+    share_label = report_format.share_label(report.by)
+    return render_template(
+        "report.html", project=project, section="queries", view=view, report=report,
+        text=text, chart=chart(report, text.share), share_label=share_label,
+        chart_title=f"{share_label} by tag, biggest first (the table below has the figures)",
+        labels={name: report_format.label(name) for name in report.numbers},
+        how=report_format.how_words(report.numbers),
+        choices=[(choice, report_format.share_label(choice))
+                 for choice in share_choices(report.numbers)],
+        hidden_params=view.params(), matching=wording.matching(view.filters),
+        ignored_text=ignored_sentence(ignored),
+        csv_url=_address("report.download", project, view, report.by),
+        queries_url=url_for("queries.index", project_id=project.id) + view.query_string(),
+        page_title=f"Report · {project.name} · Tagdesk")
+
+
+@bp.get("/projects/<project_id>/report.csv")
+@login_required
+def download(project_id: str):
+    """The report's table as CSV: tag, queries, each number, share."""
+    project = load_project(project_id)
+    if not offers_report():
+        return errors.page(404, NO_REPORT)
+    view, _ignored = _view(project)
+    report = _report(project, view)
+    body = "".join(csv_lines(report))
+    stamp = f"{datetime.now(UTC):%Y-%m-%d}"
+    return Response(body, mimetype="text/csv", headers={
+        "Content-Disposition": f'attachment; filename="{report_format.slug(project.name)}'
+                               f'-report-{stamp}.csv"'})
+
+
+def csv_lines(report: Report):
+    """The header, then a line per row: tag names quoted as the export quotes them, every
+    text cell guarded against formulas (weblib/spreadsheet_cells.py), figures as numbers."""
+    share = "share of queries" if report.by == QUERIES else f"share of {report.by}"
+    yield csv_line(("tag", "queries", *report.numbers, f"{share} (%)"))
+    for row in report.rows:
+        name = join_tag_names([row.label]) if row.tag else row.label
+        figures = (report_format.plain(row.figures[number]) for number in report.numbers)
+        ratio = report.share(row)
+        yield csv_line((guard_cell(name), row.queries, *figures,
+                        "" if ratio is None else report_format.plain(round(ratio * 100, 2))))
+
+
+__all__ = ["bp", "csv_lines", "offers_report"]
