@@ -1,0 +1,232 @@
+"""The report of a view (/projects/<id>/report): one row per tag with its queries, the sums
+(and weighted figures) of their numbers and its share of the view's clicks, then Untagged
+and the whole view; a chart of the shares as inline SVG; the same table as CSV. Read from
+the embedded service over HTTP, checked against figures worked out here from the rows."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from html.parser import HTMLParser
+
+import pytest
+
+from service.org import admin
+from tests.support.dashboard import FILLER, AuthActions
+from tests.support.numbered import add_numbered_queries
+
+# (query, language, country, tags, numbers): "brand" and "sale" share a query.
+ROWS = [
+    ("running shoes", "en", "US", ["brand"],
+     {"clicks": 1200, "impressions": 10000, "position": 2.0, "volume": 5000, "cpc": 1.2,
+      "difficulty": 30}),
+    ("cheap running shoes", "en", "GB", ["brand", "sale"],
+     {"clicks": 500, "impressions": 5000, "position": 4.0, "volume": 3000, "cpc": 2.0,
+      "difficulty": 50}),
+    ("laufschuhe herren", "de", "DE", ["sale"],
+     {"clicks": 300, "impressions": 3000, "position": 6.0, "volume": 1000}),
+    ("zapatillas running", "es", "ES", [],
+     {"clicks": 200, "impressions": 2000, "position": 10.0, "volume": 1000}),
+    ("where to buy running shoes", "en", "US", ["question"], None),
+]
+ODD_TAGS = {"Größe, \"fit\"": "#9467bd", "=HYPERLINK(1)": "#8c564b"}
+
+
+@pytest.fixture
+def shop(world):
+    """The world's project with numbered queries (and plain ones, as the other tests have)."""
+    world.run(lambda s: world.tags.update(
+        {name: admin.create_tag(s, world.project_id, name, color)
+         for name, color in ODD_TAGS.items()}))
+    add_numbered_queries(world, ROWS)
+    add_numbered_queries(world, [("sizes", "en", "US", list(ODD_TAGS), {"clicks": 100}),
+                                 *[(f"filler query {i:03d}", "en", "US", [], None)
+                                   for i in range(FILLER)]])
+    return world
+
+
+class Table(HTMLParser):
+    """The report table's rows, each a list of its cells' texts (header row first)."""
+
+    def __init__(self, html: str):
+        super().__init__()
+        self.rows: list[list[str]] = []
+        self._inside = self._cell = False
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table" and "report-table" in (dict(attrs).get("class") or ""):
+            self._inside = True
+        elif self._inside and tag == "tr":
+            self.rows.append([])
+        elif self._inside and tag in ("td", "th") and self.rows:
+            self._cell = True
+            self.rows[-1].append("")
+
+    def handle_endtag(self, tag):
+        if tag == "table":
+            self._inside = False
+        elif tag in ("td", "th"):
+            self._cell = False
+
+    def handle_data(self, data):
+        if self._inside and self._cell:
+            self.rows[-1][-1] += data.strip()
+
+
+def report(client, world, query: str = "", **headers):
+    response = client.get(f"/projects/{world.project_id}/report" + (f"?{query}" if query
+                                                                    else ""), headers=headers)
+    assert response.status_code == 200, response.get_data(as_text=True)
+    html = response.get_data(as_text=True)
+    return html, Table(html).rows
+
+
+def by_tag(rows) -> dict[str, list[str]]:
+    return {row[0]: row[1:] for row in rows[1:]}
+
+
+def test_each_tag_row_sums_the_numbers_of_its_queries_and_its_share_of_the_clicks(
+        signed_in, shop):
+    html, rows = report(signed_in, shop)
+
+    assert rows[0] == ["Tag", "Queries", "Clicks", "Impressions", "CTR", "Average position",
+                       "Volume", "CPC", "Difficulty", "Share of clicks"]
+    table = by_tag(rows)
+    total_clicks = 1200 + 500 + 300 + 200 + 100
+    # brand: position weighted by impressions, CPC and difficulty by volume.
+    assert table["brand"] == [
+        "2", "1,700", "15,000", "11.33%", "2.7", "8,000",
+        "1.50", "37.5", f"{1700 / total_clicks:.1%}"]
+    # sale: CPC and difficulty of the one query that has them (and its volume).
+    assert table["sale"] == ["2", "800", "8,000", "10.0%", "4.8", "4,000", "2.00", "50",
+                             f"{800 / total_clicks:.1%}"]
+    # question: a query without numbers: sums of nothing are 0, weighted figures unknown.
+    assert table["question"] == ["1", "0", "0", "—", "—", "0", "—", "—", "0.0%"]
+    assert table["Untagged"] == [f"{1 + FILLER}", "200", "2,000", "10.0%", "10.0", "1,000",
+                                 "—", "—", f"{200 / total_clicks:.1%}"]
+    # CTR: clicks ÷ impressions of the queries with both ("sizes" has no impressions).
+    assert table["All queries in this view"] == [
+        f"{6 + FILLER}", "2,300", "20,000", "11.0%", "3.9", "10,000", "1.50", "37.5", "100.0%"]
+    # Biggest share first; the tags no query of the view has are not listed.
+    assert [row[0] for row in rows[1:]] == ["brand", "sale", "=HYPERLINK(1)",
+                                            "Größe, \"fit\"", "question", "Untagged",
+                                            "All queries in this view"]
+    assert table["=HYPERLINK(1)"][:4] == ["1", "100", "0", "—"]
+    assert "local" not in table
+    assert "counts in both rows" in html
+
+
+def test_the_numbers_are_written_in_the_persons_locale(signed_in, shop):
+    _html, rows = report(signed_in, shop, **{"Accept-Language": "de-DE,de;q=0.9"})
+    brand = by_tag(rows)["brand"]
+    assert brand[1:3] == ["1.700", "15.000"]
+    assert brand[4] == "2,7" and brand[6] == "1,50"
+    assert brand[-1] == "73,9\xa0%"
+
+
+def test_the_shares_and_chart_are_by_the_number_chosen_in_the_address(signed_in, shop):
+    html, rows = report(signed_in, shop, "by=volume")
+    assert rows[0][-1] == "Share of volume"
+    table = by_tag(rows)
+    assert table["brand"][-1] == "80.0%" and table["sale"][-1] == "40.0%"
+    assert re.search(r'<option value="volume" selected>Share of volume</option>', html)
+    assert [value for value, _ in re.findall(r'<option value="(\w+)"( selected)?>', html)] == [
+        "clicks", "volume", "impressions", "queries"]
+    # A choice that is not offered falls back to the first.
+    _html, rows = report(signed_in, shop, "by=position")
+    assert rows[0][-1] == "Share of clicks"
+
+
+def test_the_chart_is_one_image_of_the_shares_biggest_first(signed_in, shop):
+    html, _rows = report(signed_in, shop, "by=volume")
+    svg = re.search(r"<svg .*?</svg>", html, re.S).group(0)
+    assert 'role="img"' in svg and 'aria-labelledby="report-chart-title"' in svg
+    assert re.search(r'<title id="report-chart-title">Share of volume by tag', svg)
+    assert re.search(r'viewBox="0 0 400 \d+"', svg) and "width=\"100%\"" not in svg
+    names = re.findall(r'class="report-chart__name"[^>]*>([^<]*)<', svg)
+    assert names[:2] == ["brand", "sale"] and names[-1] == "Untagged" and len(names) == 6
+    lengths = [float(w) for w in re.findall(
+        r'class="report-chart__bar[^"]*" x="0" y="[\d.]+" width="([\d.]+)"', svg)]
+    # brand 80 % of the volume spans the width; sale (40 %) half of it.
+    assert lengths[:2] == [400.0, 200.0]
+    # The tag's colour fills its bar; the chart comes before the table.
+    assert 'fill="#1f77b4"' in svg
+    assert html.index("<svg") < html.index('class="data-table report-table"')
+
+
+def test_a_view_reports_its_own_queries(signed_in, shop):
+    _html, rows = report(signed_in, shop, "lang=de")
+    assert [row[0] for row in rows[1:]] == ["sale", "Untagged", "All queries in this view"]
+    assert by_tag(rows)["sale"][:2] == ["1", "300"]
+
+    # One tag chosen: every other tag's row is its queries within that tag.
+    _html, rows = report(signed_in, shop, "tag=brand")
+    table = by_tag(rows)
+    assert table["brand"][:2] == ["2", "1,700"] and table["sale"][:2] == ["1", "500"]
+    assert table["Untagged"][:2] == ["0", "0"]
+    assert table["All queries in this view"][:2] == ["2", "1,700"]
+
+    # A tag excluded has no row; the others count without its queries.
+    _html, rows = report(signed_in, shop, "nottag=sale")
+    table = by_tag(rows)
+    assert "sale" not in table and table["brand"][:2] == ["1", "1,200"]
+    assert table["Untagged"][:2] == [f"{1 + FILLER}", "200"]
+
+
+def test_any_of_several_tags_reports_those_tags_and_says_so(signed_in, shop):
+    html, rows = report(signed_in, shop, "tag=brand&tag=question")
+    assert [row[0] for row in rows[1:]] == ["brand", "question", "Untagged",
+                                            "All queries in this view"]
+    assert by_tag(rows)["All queries in this view"][:2] == ["3", "1,700"]
+    assert "only those tags have rows" in html
+
+
+def test_an_empty_view_says_so_and_offers_no_file(signed_in, shop):
+    html, rows = report(signed_in, shop, "q=nothing+like+this")
+    assert rows == [] and "nothing to report" in html and "Download CSV" not in html
+
+
+def test_the_csv_is_the_table_quoted_and_guarded_as_the_export(signed_in, shop):
+    html, _rows = report(signed_in, shop, "lang=en&by=volume")
+    link = re.search(r'href="([^"]*report\.csv[^"]*)"', html).group(1).replace("&amp;", "&")
+    assert "lang=en" in link and "by=volume" in link
+    response = signed_in.get(link)
+    assert response.status_code == 200 and response.mimetype == "text/csv"
+    assert 'attachment; filename="shop-search-report-' in response.headers[
+        "Content-Disposition"]
+    text = response.get_data().decode("utf-8")
+    lines = list(csv.reader(io.StringIO(text)))
+    assert lines[0] == ["tag", "queries", "clicks", "impressions", "ctr", "position",
+                        "volume", "cpc", "difficulty", "share of volume (%)"]
+    rows = {line[0]: line[1:] for line in lines[1:]}
+    assert rows["brand"] == ["2", "1700", "15000", "0.113333", "2.666667", "8000", "1.5",
+                             "37.5", "100"]
+    assert rows["sale"] == ["1", "500", "5000", "0.1", "4", "3000", "2", "50", "37.5"]
+    # Names the import would split are quoted as the export quotes them; formulas guarded.
+    assert rows['"Größe, ""fit"""'][:2] == ["1", "100"]
+    assert rows["'=HYPERLINK(1)"][:2] == ["1", "100"]
+    assert rows["Untagged"][0] == str(FILLER)
+    assert rows["All queries in this view"][:2] == [str(4 + FILLER), "1800"]
+
+
+def test_the_queries_page_links_to_the_report_of_its_view(signed_in, shop):
+    html = signed_in.get(f"/projects/{shop.project_id}/queries?lang=de&tag=sale"
+                         ).get_data(as_text=True)
+    link = re.search(r'<a class="button button--quiet results__report" href="([^"]+)">Report</a>',
+                     html)
+    assert link and link.group(1).replace("&amp;", "&") == (
+        f"/projects/{shop.project_id}/report?lang=de&tag=sale")
+
+
+def test_without_the_extension_there_is_no_link_and_no_report(external, shop):
+    client = external.test_client()
+    AuthActions(client, shop).sign_in()
+    queries = client.get(f"/projects/{shop.project_id}/queries")
+    assert queries.status_code == 200
+    assert "results__report" not in queries.get_data(as_text=True)
+    for path in ("report", "report.csv"):
+        response = client.get(f"/projects/{shop.project_id}/{path}")
+        assert response.status_code == 404
+        assert "does not sum the numbers of queries" in response.get_data(as_text=True)
