@@ -21,12 +21,18 @@ from dashboard import apiclient, errors, report_format, wording
 from dashboard.current_project import load_project
 from dashboard.report_chart import chart
 from dashboard.report_table import (
+    DEFAULT_ORDER,
     QUERIES,
+    SHARE_COLUMN,
+    TAG_COLUMN,
+    Order,
     Report,
     build,
     chosen_share,
     facets_filter,
+    in_order,
     share_choices,
+    table_order,
 )
 from dashboard.viewstate import QueryView, ignored_sentence
 from queryapi import Project
@@ -36,7 +42,7 @@ from weblib.tag_names import fold_tag_name
 
 bp = Blueprint("report", __name__)
 
-BY = "by"
+BY, ORDER = "by", "order"
 NO_REPORT = ("This deployment's service does not sum the numbers of queries, so there is no "
              "report: its queries page lists the queries and their tags.")
 
@@ -93,9 +99,29 @@ def _report(project: Project, view: QueryView) -> Report:
     return build(found, view.filters, apiclient.tags(project.id), numbers, by)
 
 
-def _address(endpoint: str, project: Project, view: QueryView, by: str | None) -> str:
-    params = view.params() + ([(BY, by)] if by else [])
-    return url_for(endpoint, project_id=project.id) + ("?" + urlencode(params) if params else "")
+def _params(view: QueryView, report: Report, order: Order) -> list[tuple[str, str]]:
+    """The report's address: the view's, what the shares are of, and the table's order
+    (left out when it is the chart's)."""
+    return [*view.params(), (BY, report.by),
+            *([(ORDER, order.param)] if order != DEFAULT_ORDER else [])]
+
+
+def _address(endpoint: str, project: Project, params: list[tuple[str, str]]) -> str:
+    return url_for(endpoint, project_id=project.id) + "?" + urlencode(params)
+
+
+def _columns(report: Report, order: Order, project: Project, view: QueryView,
+             share_label: str) -> list[dict]:
+    """The table's header cells: each a link to the table in its order (or the other way
+    round when it is in it already), with its aria-sort."""
+    named = [(TAG_COLUMN, "Tag"), (QUERIES, "Queries"),
+             *((name, report_format.label(name)) for name in report.numbers),
+             (SHARE_COLUMN, share_label)]
+    return [{"key": key, "label": label, "numeric": key != TAG_COLUMN,
+             "aria_sort": order.aria_sort(key),
+             "url": _address("report.index", project,
+                             _params(view, report, order.clicked(key)))}
+            for key, label in named]
 
 
 @bp.get("/projects/<project_id>/report")
@@ -106,19 +132,22 @@ def index(project_id: str):
         return errors.page(404, NO_REPORT)
     view, ignored = _view(project)
     report = _report(project, view)
+    order = table_order(request.args.get(ORDER), report.numbers)
     text = report_format.Formatter(report_format.person_locale(), report.currency)
     share_label = report_format.share_label(report.by)
     return render_template(
         "report.html", project=project, section="queries", view=view, report=report,
-        text=text, chart=chart(report, text.share), share_label=share_label,
+        table=in_order(report, order), columns=_columns(report, order, project, view,
+                                                        share_label),
+        order=order, text=text, chart=chart(report, text.share), share_label=share_label,
         chart_title=f"{share_label} by tag, biggest first (the table below has the figures)",
-        labels={name: report_format.label(name) for name in report.numbers},
         how=report_format.how_words(report.numbers),
         choices=[(choice, report_format.share_label(choice))
                  for choice in share_choices(report.numbers)],
-        hidden_params=view.params(), matching=wording.matching(view.filters),
+        hidden_params=[pair for pair in _params(view, report, order) if pair[0] != BY],
+        matching=wording.matching(view.filters),
         ignored_text=ignored_sentence(ignored),
-        csv_url=_address("report.download", project, view, report.by),
+        csv_url=_address("report.download", project, _params(view, report, order)),
         queries_url=url_for("queries.index", project_id=project.id) + view.query_string(),
         page_title=f"Report · {project.name} · Tagdesk")
 
@@ -132,7 +161,8 @@ def download(project_id: str):
         return errors.page(404, NO_REPORT)
     view, _ignored = _view(project)
     report = _report(project, view)
-    body = "".join(csv_lines(report))
+    body = "".join(csv_lines(in_order(report, table_order(request.args.get(ORDER),
+                                                          report.numbers))))
     stamp = f"{datetime.now(UTC):%Y-%m-%d}"
     return Response(body, mimetype="text/csv", headers={
         "Content-Disposition": f'attachment; filename="{report_format.slug(project.name)}'

@@ -139,3 +139,64 @@ def _figures(sums: Mapping | None, numbers: tuple[str, ...]) -> dict[str, int | 
     unknown)."""
     sums = sums or {}
     return {name: sums.get(name, 0 if name in SHARE_NUMBERS else None) for name in numbers}
+
+
+# --- the table's order (`order=` in the address: a column, "-" first for biggest first) ----
+
+TAG_COLUMN, SHARE_COLUMN = "tag", "share"
+# The direction a first click on a column asks for: names A to Z, position best (least)
+# first, every other figure biggest first.
+ASCENDING_FIRST = (TAG_COLUMN, "position")
+
+
+@dataclass(frozen=True)
+class Order:
+    column: str  # TAG_COLUMN, QUERIES, a number's name or SHARE_COLUMN
+    descending: bool
+
+    @property
+    def param(self) -> str:
+        return ("-" if self.descending else "") + self.column
+
+    def aria_sort(self, column: str) -> str | None:
+        if column != self.column:
+            return None
+        return "descending" if self.descending else "ascending"
+
+    def clicked(self, column: str) -> Order:
+        """The order a click on `column`'s header asks for: its first direction, or the
+        other one when the table is in that column's order already."""
+        if column == self.column:
+            return Order(column, not self.descending)
+        return Order(column, column not in ASCENDING_FIRST)
+
+
+DEFAULT_ORDER = Order(SHARE_COLUMN, True)
+
+
+def table_order(asked: str | None, numbers: tuple[str, ...]) -> Order:
+    """The order of the address when it names a column of the table, else biggest share
+    first."""
+    asked = (asked or "").strip()
+    column = asked.removeprefix("-")
+    if column in (TAG_COLUMN, QUERIES, SHARE_COLUMN, *numbers) and not column.startswith("-"):
+        return Order(column, asked.startswith("-"))
+    return DEFAULT_ORDER
+
+
+def in_order(report: Report, order: Order) -> Report:
+    """The report with its tags' rows in `order` (rows without the figure last either way;
+    ties biggest share first, as the chart)."""
+    if order == DEFAULT_ORDER:
+        return report
+
+    def key(row: ReportRow):
+        if order.column == TAG_COLUMN:
+            return row.label.casefold()
+        value = report.share(row) if order.column == SHARE_COLUMN else row.value(order.column)
+        return value
+
+    known = [row for row in report.tags if key(row) is not None]
+    unknown = [row for row in report.tags if key(row) is None]
+    known.sort(key=key, reverse=order.descending)  # stable: ties keep the chart's order
+    return dataclasses.replace(report, tags=(*known, *unknown))

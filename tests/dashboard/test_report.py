@@ -139,6 +139,34 @@ def test_the_shares_and_chart_are_by_the_number_chosen_in_the_address(signed_in,
     assert rows[0][-1] == "Share of clicks"
 
 
+def test_each_column_sorts_the_tags_and_says_how(signed_in, shop):
+    html, rows = report(signed_in, shop)
+    # The first order is the chart's: biggest share first, no aria-sort but on the share.
+    assert re.findall(r'<th scope="col"[^>]*aria-sort="(\w+)"', html) == ["descending"]
+    link = re.search(r'<a class="sort-link" href="([^"]+)">Volume<', html).group(1)
+    assert link.replace("&amp;", "&").endswith("/report?by=clicks&order=-volume")
+
+    html, rows = report(signed_in, shop, "by=clicks&order=-volume")
+    assert [row[0] for row in rows[1:]] == ["brand", "sale", "=HYPERLINK(1)", "Größe, \"fit\"",
+                                            "question", "Untagged", "All queries in this view"]
+    assert re.search(r'aria-sort="descending">\s*<a class="sort-link" href="([^"]+)">Volume<',
+                     html).group(1).replace("&amp;", "&").endswith("order=volume")
+    # Position: best (least) first; a tag whose figure is unknown comes last either way.
+    _html, rows = report(signed_in, shop, "order=position")
+    assert [row[0] for row in rows[1:3]] == ["brand", "sale"] and rows[-3][0] == "question"
+    _html, rows = report(signed_in, shop, "order=-position")
+    assert [row[0] for row in rows[1:3]] == ["sale", "brand"]
+    assert rows[-3][0] == "question"
+    # Names A to Z; the untagged and whole-view rows stay last.
+    _html, rows = report(signed_in, shop, "order=tag")
+    assert [row[0] for row in rows[1:]] == ["=HYPERLINK(1)", "brand", "Größe, \"fit\"",
+                                            "question", "sale", "Untagged",
+                                            "All queries in this view"]
+    # An order of no column is the chart's.
+    _html, rows = report(signed_in, shop, "order=-nonsense")
+    assert rows[1][0] == "brand"
+
+
 def test_the_chart_is_one_image_of_the_shares_biggest_first(signed_in, shop):
     html, _rows = report(signed_in, shop, "by=volume")
     svg = re.search(r"<svg .*?</svg>", html, re.S).group(0)

@@ -90,14 +90,24 @@ def test_the_report_of_a_view_by_keyboard_with_its_chart_and_file(page, live_das
     page.wait_for_url(re.compile(r"/report\?lang=en&by=volume$"))
     expect(page.get_by_role("img", name=re.compile(r"^Share of volume by tag"))).to_be_visible()
     assert [row[0] for row in table_rows(page)][:2] == ["sale", "brand"]
-    names = page.locator(".report-chart__name").all_inner_texts()
+    names = page.locator(".report-chart__name").all_text_contents()
     assert names == ["sale", "brand", "Untagged"]
 
-    # The file is the table's figures.
+    # A column's header sorts the table, from the keyboard too; the chart keeps its order.
+    page.locator("table.report-table").get_by_role("link", name="Tag").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(r"by=volume&order=tag$"))
+    expect(page.locator('th[aria-sort="ascending"]')).to_have_text("Tag")
+    assert [row[0] for row in table_rows(page)][:2] == ["brand", "sale"]
+    assert page.locator(".report-chart__name").all_text_contents()[:2] == ["sale", "brand"]
+
+    # The file is the table's figures, in its order.
     with page.expect_download() as started:
         page.get_by_role("link", name="Download CSV").click()
     with open(started.value.path(), newline="", encoding="utf-8") as file:
-        lines = {line["tag"]: line for line in csv.DictReader(file)}
+        read = list(csv.DictReader(file))
+    assert [line["tag"] for line in read][:2] == ["brand", "sale"]
+    lines = {line["tag"]: line for line in read}
     assert lines["sale"]["volume"] == "9000" and lines["sale"]["share of volume (%)"] == "85.71"
     assert lines["All queries in this view"]["queries"] == "4"
 
