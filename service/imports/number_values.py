@@ -1,0 +1,245 @@
+"""A file's cells read as a query's numbers (service/engine/numbers.py), as keyword tools write
+them: `4.5%`, `1,234`, `1.234` and `1 234` (thousands by the column's locale), decimal commas
+(`4,5`), `1.2K`, `3M`, ranges (`1K – 10K`, `<10`: the range's lower bound, 0 for `<10`,
+counted), a currency sign or code around a CPC (`$0.45`, `0,45 €`). Empty cells and `-`, `–`,
+`n/a` are unknown. A cell that cannot be read, or whose value is outside its number's bounds
+(position 0, difficulty 140, a negative count), rejects nothing: the number is unknown and the
+cell counted with its line (`Column.unreadable`, `Column.lines`).
+
+The locale is decided once per column (`decided`), from its first values: the decimal mark is
+the last separator of a value that has both; else a separator followed by other than three
+digits; else, when every value with a separator has exactly three digits after it, the
+separators are thousands; else the file's hint (its header's language, its separator). A CTR
+column whose values without `%` go above 1 holds percentages. Each cell is then read by a
+`Column` made for that locale: a plain number costs one float() (the import's rows stay cheap);
+anything else takes the slow path (`_parsed`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Iterable
+from itertools import islice
+
+from ..engine.numbers import LARGEST, Number
+
+UNKNOWN = frozenset({"", "-", "–", "—", "--", "n/a", "na", "n.a.", "none", "null", "?"})
+LINES_KEPT = 5  # the first lines of unreadable cells a column names
+SAMPLE = 200  # the values a column's locale is decided from (at most)
+
+_SPACES = re.compile(r"[\s\u00a0\u202f'’]")
+# A range's two ends ("1K – 10K", "10-100", "1,000 to 5,000"): the first end kept.
+_RANGE = re.compile(r"^(.*?\d[^\s–—-]*)\s*(?:–|—|-|\bto\b|\bbis\b)\s*(?=[\d.,<>])(.+)$",
+                    re.IGNORECASE)
+_MULTIPLIERS = {"k": 1e3, "tsd": 1e3, "m": 1e6, "mn": 1e6, "mio": 1e6, "b": 1e9, "bn": 1e9,
+                "mrd": 1e9}
+_SUFFIX = re.compile(r"^(.*?\d)\s*([a-z]{1,3})\.?$", re.IGNORECASE)
+
+
+class Column:
+    """One column of a file read as one number, its locale decided (`decimal`: "." or ",";
+    `percent`: a CTR column whose plain values are percentages). Counts the cells it could not
+    read (`unreadable`, their first `lines`) and the ranges it read as their lower bound."""
+
+    def __init__(self, number: Number, decimal: str = ".", percent: bool = False,
+                 name: str = "") -> None:
+        self.number = number
+        self.name = name  # the file's column, as its header spells it
+        self.decimal = decimal
+        self.percent = percent and number.name == "ctr"
+        self.lowest = number.lowest
+        self.highest = min(number.highest if number.highest is not None else math.inf,
+                           LARGEST / number.scale)
+        self.scale = number.scale
+        self.unreadable = 0
+        self.lines: list[int] = []
+        self.ranges = 0
+        # The plain cell's reading, chosen once: most cells of most files take it.
+        if number.name == "ctr":
+            self.value = self._ratio
+        elif decimal == ",":
+            self.value = self._comma
+        else:
+            self.value = self._point
+
+    def value(self, text: str, line: int = 0) -> float | None:
+        """The cell's value in the number's own unit (CTR 0–1), or None: unknown or
+        unreadable (counted, on its `line`)."""
+        raise NotImplementedError  # replaced by the reading of the column's locale
+
+    def stored(self, text: str, line: int = 0) -> int | None:
+        """The cell's stored value (Number.stored), or None."""
+        value = self.value(text, line)
+        return None if value is None else round(value * self.scale)
+
+    def _point(self, text: str, line: int = 0) -> float | None:
+        try:
+            value = float(text)
+        except ValueError:
+            return self._slow(text, line)
+        if self.lowest <= value <= self.highest:
+            return value
+        return self._slow(text, line)
+
+    def _comma(self, text: str, line: int = 0) -> float | None:
+        if "." not in text:
+            try:
+                value = float(text.replace(",", "."))
+            except ValueError:
+                return self._slow(text, line)
+            if self.lowest <= value <= self.highest:
+                return value
+        return self._slow(text, line)
+
+    def _ratio(self, text: str, line: int = 0) -> float | None:
+        hundredths = self.percent
+        if text.endswith("%"):
+            text, hundredths = text[:-1], True
+        try:
+            value = float(text if self.decimal == "." else
+                          "x" if "." in text else text.replace(",", "."))
+        except ValueError:
+            return self._slow(text + "%" * hundredths, line)
+        if hundredths:
+            value /= 100
+        if self.lowest <= value <= self.highest:
+            return value
+        return self._slow(text + "%" * hundredths, line)
+
+    def _slow(self, text: str, line: int) -> float | None:
+        text = text.strip()
+        if text.casefold() in UNKNOWN:
+            return None
+        found = _parsed(text, self.decimal)
+        if found is not None:
+            value, is_range, percent = found
+            if self.number.name == "ctr" and (percent or self.percent):
+                value /= 100
+            if self.lowest <= value <= self.highest:
+                self.ranges += is_range
+                return value
+        self.unreadable += 1
+        if len(self.lines) < LINES_KEPT:
+            self.lines.append(line)
+        return None
+
+    def sentences(self) -> list[str]:
+        """What a check says of this column: its unreadable cells, its ranges."""
+        said = []
+        label = f"{self.number.label} column “{self.name}”" if self.name else \
+            f"{self.number.label} column"
+        if self.unreadable:
+            cells = "1 cell" if self.unreadable == 1 else f"{self.unreadable:,} cells"
+            lines = ", ".join(f"{line:,}" for line in self.lines)
+            more = ", …" if self.unreadable > len(self.lines) else ""
+            which = "line" if self.unreadable == 1 else "lines"
+            said.append(f"{cells} of the {label} could not be read as a number ({which} "
+                        f"{lines}{more}): left unknown, the rows imported.")
+        if self.ranges:
+            values, are = ("1 value", "is a range") if self.ranges == 1 else \
+                (f"{self.ranges:,} values", "are ranges")
+            said.append(f"{values} of the {label} {are} (such as “1K – 10K” or “<10”), kept "
+                        "as the range's lower bound (0 for “<10”).")
+        return said
+
+
+def _parsed(text: str, decimal: str) -> tuple[float, bool, bool] | None:
+    """(value, whether it was a range, whether it had "%") of a cell that is not a plain
+    number, read with this decimal mark; None if it cannot be read."""
+    text = _without_currency(text)
+    percent = text.endswith("%")
+    if percent:
+        text = text[:-1].strip()
+    if not text:
+        return None
+    is_range = False
+    if text[0] in "<≤":
+        return 0.0, True, percent  # the lower bound of "fewer than ten"
+    if text[0] in ">≥":
+        text, is_range = text[1:].strip(), True
+    if (split := _RANGE.match(text)) is not None:
+        text, is_range = split.group(1).strip(), True
+        if text.endswith("%"):
+            text, percent = text[:-1].strip(), True
+    multiplier = 1.0
+    if (suffix := _SUFFIX.match(text)) is not None:
+        found = _MULTIPLIERS.get(suffix.group(2).casefold())
+        if found is None:
+            return None
+        text, multiplier = suffix.group(1), found
+    value = _plain(text, decimal)
+    if value is None:
+        return None
+    return value * multiplier, is_range, percent
+
+
+def _without_currency(text: str) -> str:
+    """The text without currency signs ($, €, £) and a three-letter code before or after
+    the number ("USD 1.20", "0,45 EUR"), but not a multiplier ("3 Mio")."""
+    text = "".join(c for c in text if unicodedata.category(c) != "Sc").strip()
+    for found in _CODES.finditer(text):
+        at = 1 if found.group(1) else 2
+        if found.group(at).casefold() not in _MULTIPLIERS:
+            return (text[:found.start(at)] + text[found.end(at):]).strip()
+    return text
+
+
+def _plain(text: str, decimal: str) -> float | None:
+    """A number with this decimal mark and the other separator (or spaces, apostrophes) for
+    thousands, grouped in threes; None if it is not one."""
+    text = _SPACES.sub("", text)
+    if decimal == ",":  # written as with a decimal point, to be read once
+        text = text.translate(_SWAPPED)
+    if not _GROUPED.match(text) or not any(c.isdigit() for c in text):
+        return None
+    value = float(text.replace(",", ""))
+    return value if math.isfinite(value) else None
+
+
+_SWAPPED = str.maketrans({",": ".", ".": ","})
+_GROUPED = re.compile(r"^[+-]?(?:\d{1,3}(?:,\d{3})+|\d*)(?:\.\d*)?$")
+_CODES = re.compile(r"^([A-Z]{3})\s*[\d.,+-]|[\d.,%]\s*([A-Z]{3})$")
+
+
+# --- a column's locale, decided from its first values ------------------------------------------
+
+
+def decimal_mark(values: Iterable[str], hint: str = ".") -> str:
+    """The decimal mark of a column's values: the last separator of a value with both; else
+    a separator followed by other than three digits; else, if every separator seen is
+    followed by three digits, the other one (those are thousands); else `hint`."""
+    grouped = None
+    for text in islice(values, SAMPLE):
+        core = _SPACES.sub("", text.strip())
+        if "," in core and "." in core:
+            return "," if core.rfind(",") > core.rfind(".") else "."
+        for separator in ",.":
+            parts = core.split(separator)
+            if len(parts) == 2:
+                after = parts[1]
+                if len(after) - len(after.lstrip("0123456789")) != 3:
+                    return separator
+                grouped = grouped or separator
+            elif len(parts) > 2:
+                grouped = grouped or separator
+    if grouped is not None:
+        return "." if grouped == "," else ","
+    return hint
+
+
+def decided(number: Number, values: list[str], hint: str = ".", name: str = "") -> Column:
+    """A reader of a column whose first values are these, its locale decided once (as the
+    module says); `hint`: the decimal mark where the values do not tell."""
+    decimal = decimal_mark(values, hint)
+    percent = False
+    if number.name == "ctr":  # plain values above 1: percentages ("3.5" is 3.5 %)
+        for text in islice(values, SAMPLE):
+            text = text.strip()
+            if text and not text.endswith("%"):
+                found = _parsed(text, decimal)
+                if found is not None and found[0] > 1:
+                    percent = True
+                    break
+    return Column(number, decimal, percent, name)
