@@ -19,6 +19,7 @@ from flask_login import login_required
 
 from dashboard import apiclient, errors, report_format, wording
 from dashboard.current_project import load_project
+from dashboard.filter_fields import Ignored, quoted
 from dashboard.report_chart import chart
 from dashboard.report_table import (
     DEFAULT_ORDER,
@@ -99,6 +100,21 @@ def _report(project: Project, view: QueryView) -> Report:
     return build(found, view.filters, apiclient.tags(project.id), numbers, by)
 
 
+def _ignored_choices(report: Report, order: Order) -> list[Ignored]:
+    """The address's share or order that the report could not use, named."""
+    ignored = []
+    asked = (request.args.get(BY) or "").strip()
+    if asked and asked != report.by:
+        choices = share_choices(report.numbers)
+        listed = (", ".join(choices[:-1]) + " or " + choices[-1]) if len(choices) > 1 \
+            else choices[0]
+        ignored.append(Ignored(f"share of {quoted(asked)}", f"choose {listed}"))
+    asked = (request.args.get(ORDER) or "").strip()
+    if asked and asked != order.param:
+        ignored.append(Ignored(f"order {quoted(asked)}", "order by a column of the table"))
+    return ignored
+
+
 def _params(view: QueryView, report: Report, order: Order) -> list[tuple[str, str]]:
     """The report's address: the view's, what the shares are of, and the table's order
     (left out when it is the chart's)."""
@@ -139,14 +155,14 @@ def index(project_id: str):
         "report.html", project=project, section="queries", view=view, report=report,
         table=in_order(report, order), columns=_columns(report, order, project, view,
                                                         share_label),
-        order=order, text=text, chart=chart(report, text.share), share_label=share_label,
+        text=text, chart=chart(report, text.share), share_label=share_label,
         chart_title=f"{share_label} by tag, biggest first (the table below has the figures)",
         how=report_format.how_words(report.numbers),
         choices=[(choice, report_format.share_label(choice))
                  for choice in share_choices(report.numbers)],
         hidden_params=[pair for pair in _params(view, report, order) if pair[0] != BY],
         matching=wording.matching(view.filters),
-        ignored_text=ignored_sentence(ignored),
+        ignored_text=ignored_sentence(ignored + _ignored_choices(report, order)),
         csv_url=_address("report.download", project, _params(view, report, order)),
         queries_url=url_for("queries.index", project_id=project.id) + view.query_string(),
         page_title=f"Report · {project.name} · Tagdesk")

@@ -126,6 +126,19 @@ def test_the_numbers_are_written_in_the_persons_locale(signed_in, shop):
     assert brand[-1] == "73,9\xa0%"
 
 
+def test_cpc_is_in_the_projects_currency_when_it_is_known(signed_in, shop):
+    from service.store.models import Project
+
+    def euros(session):
+        session.get(Project, shop.project_id).currency = "EUR"
+
+    shop.run(euros)
+    _html, rows = report(signed_in, shop)
+    assert by_tag(rows)["brand"][6] == "€1.50"
+    _html, rows = report(signed_in, shop, **{"Accept-Language": "de"})
+    assert by_tag(rows)["brand"][6] == "1,50\xa0€"
+
+
 def test_the_shares_and_chart_are_by_the_number_chosen_in_the_address(signed_in, shop):
     html, rows = report(signed_in, shop, "by=volume")
     assert rows[0][-1] == "Share of volume"
@@ -134,9 +147,11 @@ def test_the_shares_and_chart_are_by_the_number_chosen_in_the_address(signed_in,
     assert re.search(r'<option value="volume" selected>Share of volume</option>', html)
     assert [value for value, _ in re.findall(r'<option value="(\w+)"( selected)?>', html)] == [
         "clicks", "volume", "impressions", "queries"]
-    # A choice that is not offered falls back to the first.
-    _html, rows = report(signed_in, shop, "by=position")
+    # A choice that is not offered falls back to the first, and the page says so.
+    html, rows = report(signed_in, shop, "by=position")
     assert rows[0][-1] == "Share of clicks"
+    assert ("Ignored from the address: share of “position” (choose clicks, volume, "
+            "impressions or queries).") in html
 
 
 def test_each_column_sorts_the_tags_and_says_how(signed_in, shop):
@@ -163,8 +178,9 @@ def test_each_column_sorts_the_tags_and_says_how(signed_in, shop):
                                             "question", "sale", "Untagged",
                                             "All queries in this view"]
     # An order of no column is the chart's.
-    _html, rows = report(signed_in, shop, "order=-nonsense")
+    html, rows = report(signed_in, shop, "order=-nonsense")
     assert rows[1][0] == "brand"
+    assert "order “-nonsense” (order by a column of the table)" in html
 
 
 def test_the_chart_is_one_image_of_the_shares_biggest_first(signed_in, shop):
@@ -209,6 +225,24 @@ def test_any_of_several_tags_reports_those_tags_and_says_so(signed_in, shop):
                                             "All queries in this view"]
     assert by_tag(rows)["All queries in this view"][:2] == ["3", "1,700"]
     assert "only those tags have rows" in html
+
+
+def test_a_project_without_numbers_reports_its_queries_by_tag(signed_in, shop):
+    def plain_project(session):
+        tag = admin.create_tag(session, shop.other_project_id, "faq", "#2ca02c")
+        admin.insert_queries(session, shop.other_project_id, [
+            (*admin.normalize_query(text, "en", "US"), tags, None)
+            for text, tags in (("how to return", [tag]), ("opening hours", [tag]),
+                               ("contact", []))])
+
+    shop.run(plain_project)
+    response = signed_in.get(f"/projects/{shop.other_project_id}/report")
+    html = response.get_data(as_text=True)
+    assert response.status_code == 200
+    rows = Table(html).rows
+    assert rows == [["Tag", "Queries", "Share of queries"], ["faq", "2", "66.7%"],
+                    ["Untagged", "1", "33.3%"], ["All queries in this view", "3", "100.0%"]]
+    assert '<option value="queries" selected>Share of queries</option>' in html
 
 
 def test_an_empty_view_says_so_and_offers_no_file(signed_in, shop):
