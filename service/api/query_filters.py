@@ -11,11 +11,19 @@ from sqlalchemy.orm import Session
 from weblib.tag_names import fold_tag_name
 
 from ..bodies.errors import BadRequest
-from ..bodies.validation import MAX_ID, QueryFilterBody, QueryListBody, stored_filter
+from ..bodies.validation import (
+    MAX_ID,
+    FacetsBody,
+    QueryFilterBody,
+    QueryListBody,
+    stored_filter,
+)
 from ..engine import listing
 from ..engine.counting import Filter, FilterOf
 from ..engine.held import Held
+from ..engine.numbers import BY_NAME
 from ..engine.ordering import Sort
+from ..store.models import Project
 
 
 def _tag_ids(values: list) -> list[int]:
@@ -71,7 +79,19 @@ def to_filter(body: QueryFilterBody, tags: dict[int, str]) -> Filter:
         untagged=bool(body.untagged),
         pattern=body.pattern or "",
         match_all=body.tagMatch == "all",
+        ranges=_ranges(body),
     )
+
+
+def _ranges(body: QueryFilterBody) -> tuple[tuple[str, int | None, int | None], ...]:
+    """The body's numbers' bounds as the engine stores the numbers, by name."""
+    found = []
+    for name, bounds in sorted((body.metricRanges or {}).items()):
+        number = BY_NAME[name]
+        found.append((name,
+                      None if bounds.min is None else number.lower_bound(bounds.min),
+                      None if bounds.max is None else number.upper_bound(bounds.max)))
+    return tuple(found)
 
 
 def filter_of(body: QueryFilterBody) -> FilterOf:
@@ -96,8 +116,12 @@ def list_queries(session: Session, project_id: str, body: QueryListBody, store: 
                                 body.limit, store)
 
 
-def facets(session: Session, project_id: str, body: QueryFilterBody, store: Held) -> dict:
-    return listing.facets(session, project_id, filter_of(body), store)
+def facets(session: Session, project_id: str, body: FacetsBody, store: Held) -> dict:
+    sums = tuple(dict.fromkeys(body.sums))
+    found = listing.facets(session, project_id, filter_of(body), store, sums)
+    if sums:
+        found["currency"] = session.get(Project, project_id).currency
+    return found
 
 
 def totals(session: Session, project_id: str, bodies: list[QueryFilterBody],

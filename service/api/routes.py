@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 from .. import engine
 from ..access.auth import resolve_project
 from ..bodies.records import (
+    add_numbers,
     page_object,
     project_record,
     query_records,
@@ -26,10 +27,10 @@ from ..bodies.records import (
 from ..bodies.validation import (
     CreateTagBody,
     CreateViewBody,
+    FacetsBody,
     MergeTagBody,
     Paged,
     PageParams,
-    QueryFilterBody,
     QueryListBody,
     SetTagsBody,
     Strict,
@@ -128,6 +129,8 @@ def list_queries():
     session, project_id, body = project_call(QueryListBody)
     total, rows, tags = query_filters.list_queries(session, project_id, body, engine.held())
     records = query_records(rows, tags)
+    if "metrics" in body.include:
+        add_numbers(rows, records)
     # An extension: which rule added a link on entry, only where one did (docs/api.md).
     sources = entry_rules.sources(session.connection(), [row.pk for row in rows])
     for row, record in zip(rows, records, strict=True):
@@ -139,7 +142,7 @@ def list_queries():
 
 # How many queries the filter matches, and how many it would match with each language,
 # country or tag chosen instead (docs/api.md).
-extension("/queries/facets", QueryFilterBody, query_filters.facets, held=True)
+extension("/queries/facets", FacetsBody, query_filters.facets, held=True)
 
 
 # When each of some queries, named by id, was last changed: what a page polls to learn

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from datetime import datetime
 
+from ..engine.numbers import NUMBERS
+
 
 def timestamp(value: datetime) -> str:
     if value.year >= 1000 and value.tzinfo is None:
@@ -34,6 +36,16 @@ def query_record(row, tag_ids: list[int], updated_at: datetime | None = None) ->
 def tagged_records(tagged) -> list[dict]:
     """The records of the queries a tag write answers with (engine.tagging.Tagged)."""
     return [query_record(each.row, each.tag_ids, each.updated_at) for each in tagged]
+
+
+def add_numbers(rows, records: list[dict]) -> None:
+    """Each record's known numbers (an extension: queries/list's "include": ["metrics"]), from
+    rows whose columns after search.COLUMNS' first seven are each number's, in NUMBERS'
+    order."""
+    for row, record in zip(rows, records, strict=True):
+        record["metrics"] = {number.name: number.shown(value)
+                             for number, value in zip(NUMBERS, row[7:], strict=True)
+                             if value is not None}
 
 
 def query_records(rows, tags: dict[int, list[int]]) -> list[dict]:

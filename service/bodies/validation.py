@@ -16,16 +16,19 @@ from pydantic import (
     Discriminator,
     Field,
     StrictBool,
+    StrictFloat,
     StrictInt,
     StrictStr,
     Tag,
     ValidationError,
+    model_validator,
 )
 
 from weblib.tag_names import fold_tag_name, tag_name_problem
 from weblib.text_rules import has_forbidden_character
 
 from ..engine.keys import MAX_ID
+from ..engine.numbers import NAMES
 from ..patterns import compile_pattern
 from .errors import ApiError, BadRequest
 
@@ -128,8 +131,33 @@ TagDescription = Annotated[StrictStr, AfterValidator(_tag_description)]
 Pattern = Annotated[StrictStr, AfterValidator(_printable), AfterValidator(_pattern)]
 
 
+def _number_name(value: str) -> str:
+    if value not in NAMES:
+        raise ValueError(f"'{value}' is not a number a query has; use one of "
+                         f"{', '.join(NAMES)}")
+    return value
+
+
+NumberName = Annotated[StrictStr, AfterValidator(_number_name)]
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class RangeBody(Strict):
+    """A number's bounds, inclusive; either may be left out, not both."""
+
+    min: StrictInt | StrictFloat | None = None
+    max: StrictInt | StrictFloat | None = None
+
+    @model_validator(mode="after")
+    def _bounds(self) -> RangeBody:
+        if self.min is None and self.max is None:
+            raise ValueError("give 'min', 'max' or both")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError("'min' must not be greater than 'max'")
+        return self
 
 
 class SortItem(Strict):
@@ -160,10 +188,18 @@ class QueryFilterBody(Strict):
     excludeTagNames: Annotated[list[Text], Field(max_length=MAX_ITEMS)] | None = None  # noqa: N815
     untagged: StrictBool = False
     pattern: Pattern | None = None
+    # Numbers within bounds, by name (service/engine/numbers.py).
+    metricRanges: dict[NumberName, RangeBody] | None = None  # noqa: N815
 
 
 class QueryListBody(Paged, QueryFilterBody):
-    pass
+    # What each item carries beyond the reference's fields: "metrics", its numbers.
+    include: Annotated[list[Literal["metrics"]], Field(max_length=5)] = []
+
+
+class FacetsBody(QueryFilterBody):
+    # The numbers to sum (or average) beside each count.
+    sums: Annotated[list[NumberName], Field(max_length=len(NAMES))] = []
 
 
 def stored_filter(kept: str) -> QueryFilterBody:

@@ -42,12 +42,24 @@ from sqlalchemy.orm import Session
 
 from ..store.db import RESTORE_PRAGMAS
 from ..store.models import utcnow
-from . import entry_rules, merging
-from .rows import query_rows
+from . import entry_rules, merging, number_updates
+from .number_updates import CARRIES_ONE, COLUMN_LIST, WIDTH
+from .numbers import NAMES
+from .rows import numbers_tuple, query_rows
 from .tables import Query
 from .writer import Writer, rows_changes_in_parts
 
-NewQuery = tuple[str, str, str, list[int], datetime | None]  # query, language, country, tags, time
+# query, language, country, tags, time and, optionally, numbers (stored values by name)
+NewQuery = tuple[str, str, str, list[int], datetime | None] | tuple[
+    str, str, str, list[int], datetime | None, dict[str, int] | None]
+
+# The numbers' columns of the staged rows (types by database), of the queries and of the staged
+# rows as the statements below name them (q, r and o).
+NUMBER_TYPES = ", ".join(f"{name} {{0}}" for name in NAMES)
+OLD_NUMBERS = ", ".join(f"q.{name}" for name in NAMES)
+NEW_NUMBERS = ", ".join(f"r.{name}" for name in NAMES)
+ORDER_NUMBERS = ", ".join(f"o.{name}" for name in NAMES)
+NO_NUMBERS = (None,) * len(NAMES)
 
 # New links read back at a time.
 READ_BACK = 50_000
@@ -57,10 +69,12 @@ READ_BACK = 50_000
 LOAD_CACHE_KIB = 262_144
 
 
-def insert(session: Session, project_id: str, batches: Iterable[list[NewQuery]]) -> int:
+def insert(session: Session, project_id: str, batches: Iterable[list[NewQuery]],
+           update_numbers: bool = True) -> int:
     """Insert the batches of normalized rows in the session's transaction; returns how many
     rows were added."""
     load = Load.on(session.connection(), project_id)
+    load.update_numbers = update_numbers
     load.open()
     for batch in batches:
         load.stage(batch)
@@ -96,6 +110,11 @@ class Load:
         # An import's file name and time, kept on each link its rows' tags make
         # (query_tags.imported_from, added_at); None: the rows come from no file (the demo).
         self.origin: tuple[str, datetime] | None = None
+        # The numbers a row names replace those of the query of its key the project already
+        # has (number_updates.py); how many queries they changed.
+        self.update_numbers = True
+        self.numbers_updated = 0
+        self.carries_numbers = False  # a staged row names a number
 
     def _origin(self) -> tuple[str | None, datetime | None]:
         return self.origin if self.origin is not None else (None, None)
@@ -202,6 +221,21 @@ class Load:
             self.staged += 1
             yield self.staged, row
 
+    def numbers_of(self, row: NewQuery) -> tuple:
+        """The row's stored numbers in the order of NAMES (None: not named)."""
+        numbers = numbers_tuple(row[5]) if len(row) > 5 else None
+        if numbers is None:
+            return NO_NUMBERS
+        self.carries_numbers = True
+        return numbers
+
+    def update_present(self, writer: Writer, present: str, params) -> None:
+        """Replace the numbers of the range's queries already present (before its insert:
+        the statement `present` selects pk, their numbers, the first staged row's)."""
+        if self.update_numbers and self.carries_numbers:
+            rows = self.connection.exec_driver_sql(present, params)
+            self.numbers_updated += number_updates.apply(self.connection, writer, rows)
+
     def indexed(self, writer: Writer, rows: Iterable[tuple], links: Iterable[tuple]) -> None:
         """Add the range's new rows (rows.COLUMNS) and links (pk, tag id) to the bitmaps,
         READ_BACK at a time."""
@@ -228,7 +262,7 @@ class _SqliteLoad(Load):
         self._settings(run)
         self.close()
         run("CREATE TEMP TABLE bulk_load_rows (seq INTEGER PRIMARY KEY, query TEXT, "
-            "language TEXT, country TEXT, updated_at TEXT)")
+            f"language TEXT, country TEXT, updated_at TEXT, {NUMBER_TYPES.format('INTEGER')})")
         run("CREATE TEMP TABLE bulk_load_tags (seq INTEGER, tag_id INTEGER, "
             "PRIMARY KEY (seq, tag_id)) WITHOUT ROWID")
         run("CREATE TEMP TABLE bulk_load_order (rn INTEGER PRIMARY KEY, seq INTEGER)")
@@ -238,9 +272,9 @@ class _SqliteLoad(Load):
         start = self.staged
         now, stored = self.now, self.stored_time
         run = self.connection.exec_driver_sql
-        run("INSERT INTO temp.bulk_load_rows VALUES (?, ?, ?, ?, ?)", [
-            (seq, query, language, country, now if updated_at is None else stored(updated_at))
-            for seq, (query, language, country, _tags, updated_at) in self.numbered(batch)])
+        run(f"INSERT INTO temp.bulk_load_rows VALUES (?, ?, ?, ?, ?{', ?' * WIDTH})", [
+            (seq, row[0], row[1], row[2], now if row[4] is None else stored(row[4]),
+             *self.numbers_of(row)) for seq, row in self.numbered(batch)])
         links = [(seq, tag_id) for seq, row in enumerate(batch, start + 1) for tag_id in row[3]]
         if links:
             run("INSERT OR IGNORE INTO temp.bulk_load_tags VALUES (?, ?)", links)
@@ -283,12 +317,22 @@ class _SqliteLoad(Load):
         run = self.connection.exec_driver_sql
         # The write lock from here: the writer marks its transaction (engine_writing).
         writer = Writer(self.connection, self.project_id).begin()
+        # The first row of each present key of the range (the row before it has another key).
+        self.update_present(writer, (
+            f"SELECT q.pk, {OLD_NUMBERS}, {NEW_NUMBERS} "
+            "FROM temp.bulk_load_order o JOIN temp.bulk_load_rows r ON r.seq = o.seq "
+            "JOIN queries q ON q.project_id = ? AND q.query = r.query "
+            "AND q.language = r.language AND q.country = r.country "
+            f"WHERE o.rn BETWEEN ? AND ? AND {CARRIES_ONE} AND NOT EXISTS ("
+            "SELECT 1 FROM temp.bulk_load_order p JOIN temp.bulk_load_rows s ON s.seq = p.seq "
+            "WHERE p.rn = o.rn - 1 AND s.query = r.query AND s.language = r.language "
+            "AND s.country = r.country)"), (self.project_id, first, last))
         before = run("SELECT coalesce(max(pk), 0) FROM queries").scalar_one()
         offset = before - first + 1  # the row at place `rn` gets the key offset + rn
         # The range's rows are indexed by a thread while SQLite inserts them (it leaves
         # Python's lock meanwhile), as if every one went in: the row at place `rn` gets the
         # key offset + rn.
-        staged = run("SELECT ? + o.rn, r.query, r.language, r.country "
+        staged = run(f"SELECT ? + o.rn, r.query, r.language, r.country, {NEW_NUMBERS} "
                      "FROM temp.bulk_load_order o JOIN temp.bulk_load_rows r ON r.seq = o.seq "
                      "WHERE o.rn BETWEEN ? AND ?", (offset, first, last)).all()
         indexer = ThreadPoolExecutor(1, thread_name_prefix="tagdesk-load-index")
@@ -296,11 +340,12 @@ class _SqliteLoad(Load):
         # Its new id: the load's time prefix, version 7, the place in 32 bits and 42
         # random bits. (& | << >> bind alike in SQLite, left to right.)
         added = run(
-            "INSERT INTO queries (pk, id, project_id, query, language, country, updated_at) "
+            "INSERT INTO queries (pk, id, project_id, query, language, country, updated_at, "
+            f"{COLUMN_LIST}) "
             "SELECT ? + o.rn, ? || '-7' || printf('%03x', o.rn >> 20 & 4095) || '-' "
             "|| printf('%04x', 32768 | (o.rn >> 6 & 16383)) || '-' "
             "|| printf('%012x', (o.rn & 63) << 42 | (random() & 4398046511103)), "
-            "?, r.query, r.language, r.country, r.updated_at "
+            f"?, r.query, r.language, r.country, r.updated_at, {NEW_NUMBERS} "
             "FROM temp.bulk_load_order o JOIN temp.bulk_load_rows r ON r.seq = o.seq "
             "WHERE o.rn BETWEEN ? AND ? ORDER BY o.rn "
             "ON CONFLICT (project_id, query, language, country) DO NOTHING",
@@ -323,8 +368,8 @@ class _SqliteLoad(Load):
             else:  # some rows' keys were the project's already: the rows that went in
                 self.indexed(
                     writer,
-                    run("SELECT pk, query, language, country FROM queries WHERE pk > ?",
-                        (before,)),
+                    run(f"SELECT pk, query, language, country, {COLUMN_LIST} FROM queries "
+                        "WHERE pk > ?", (before,)),
                     run("SELECT query_pk, tag_id FROM query_tags WHERE query_pk > ?",
                         (before,)))
         indexer.shutdown()
@@ -349,14 +394,14 @@ class _PostgresLoad(Load):
     # What each range added: its queries and its links, for the bitmaps to read back without
     # a join.
     ADDED = ("CREATE TEMP TABLE bulk_load_added (pk integer, query text, language text, "
-             "country text)",
+             f"country text, {NUMBER_TYPES.format('bigint')})",
              "CREATE TEMP TABLE bulk_load_linked (query_pk integer, tag_id integer)")
 
     def open(self) -> None:
         run = self.connection.exec_driver_sql
         self.close()
         run("CREATE TEMP TABLE bulk_load_rows (seq integer, query text, language text, "
-            "country text, updated_at timestamp)")
+            f"country text, updated_at timestamp, {NUMBER_TYPES.format('bigint')})")
         run("CREATE TEMP TABLE bulk_load_tags (seq integer, tag_id integer)")
         for statement in (*self.ADDED, self.MERGED):
             run(statement)
@@ -366,8 +411,9 @@ class _PostgresLoad(Load):
         now = utcnow()
         cursor = self.connection.connection.driver_connection.cursor()
         with cursor, cursor.copy("COPY bulk_load_rows FROM STDIN") as copy:
-            for seq, (query, language, country, _tags, updated_at) in self.numbered(batch):
-                copy.write_row((seq, query, language, country, updated_at or now))
+            for seq, row in self.numbered(batch):
+                copy.write_row((seq, row[0], row[1], row[2], row[4] or now,
+                                *self.numbers_of(row)))
         links = [(seq, tag_id) for seq, row in enumerate(batch, start + 1)
                  for tag_id in set(row[3])]
         if links:
@@ -412,16 +458,18 @@ class _PostgresLoad(Load):
     def hand_over(self, helper: Load, ranges: list[tuple[int, int]]) -> None:
         run = helper.connection.exec_driver_sql
         helper.prefix = self.id_prefix()
+        helper.update_numbers, helper.carries_numbers = self.update_numbers, self.carries_numbers
         helper.close()
         run("CREATE TEMP TABLE bulk_load_order (rn bigint, seq integer, query text, "
-            "language text, country text, updated_at timestamp)")
+            f"language text, country text, updated_at timestamp, "
+            f"{NUMBER_TYPES.format('bigint')})")
         run("CREATE TEMP TABLE bulk_load_tags (seq integer, tag_id integer)")
         for statement in (*self.ADDED, self.MERGED):
             run(statement)
         bounds = {"firsts": [first for first, _last in ranges],
                   "lasts": [last for _first, last in ranges]}
-        self._copy(helper, "SELECT o.rn, o.seq, o.query, o.language, o.country, o.updated_at "
-                   "FROM bulk_load_order o JOIN unnest(%(firsts)s::bigint[], "
+        self._copy(helper, "SELECT o.rn, o.seq, o.query, o.language, o.country, o.updated_at, "
+                   f"{ORDER_NUMBERS} FROM bulk_load_order o JOIN unnest(%(firsts)s::bigint[], "
                    "%(lasts)s::bigint[]) AS r (first, last) ON o.rn BETWEEN r.first AND r.last",
                    bounds, "bulk_load_order")
         self._copy(helper, "SELECT t.seq, t.tag_id FROM bulk_load_tags t "
@@ -446,21 +494,30 @@ class _PostgresLoad(Load):
         run = self.connection.exec_driver_sql
         writer = Writer(self.connection, self.project_id).begin()
         run("TRUNCATE bulk_load_added, bulk_load_linked")
+        self.update_present(writer, (
+            f"SELECT q.pk, {OLD_NUMBERS}, {NEW_NUMBERS} FROM ("
+            "  SELECT DISTINCT ON (query, language, country) * FROM bulk_load_order"
+            "  WHERE rn BETWEEN %(first)s AND %(last)s"
+            "  ORDER BY query, language, country, seq) r "
+            "JOIN queries q ON q.project_id = %(project)s AND (q.query, q.language, q.country)"
+            f" = (r.query, r.language, r.country) WHERE {CARRIES_ONE} ORDER BY q.pk"),
+            {"first": first, "last": last, "project": self.project_id})
         added = run(
             "WITH ranked AS MATERIALIZED ("
             "  SELECT DISTINCT ON (query, language, country) * FROM bulk_load_order"
             "  WHERE rn BETWEEN %(first)s AND %(last)s"
             "  ORDER BY query, language, country, seq), "
             "added AS ("
-            "  INSERT INTO queries (id, project_id, query, language, country, updated_at)"
+            f"  INSERT INTO queries (id, project_id, query, language, country, updated_at, "
+            f"{COLUMN_LIST})"
             "  SELECT (%(prefix)s || '-7' || lpad(to_hex((rn >> 20) & 4095), 3, '0') || '-'"
             "    || lpad(to_hex(32768 | ((rn >> 6) & 16383)), 4, '0') || '-'"
             "    || lpad(to_hex(((rn & 63) << 42)"
             "    | floor(random() * 4398046511104)::bigint), 12, '0'))::uuid,"
-            "    %(project)s, query, language, country, updated_at"
+            f"    %(project)s, query, language, country, updated_at, {COLUMN_LIST}"
             "  FROM ranked ORDER BY rn"
             "  ON CONFLICT (project_id, query, language, country) DO NOTHING"
-            "  RETURNING pk, query, language, country), "
+            f"  RETURNING pk, query, language, country, {COLUMN_LIST}), "
             "linked AS ("
             "  INSERT INTO query_tags (query_pk, tag_id, updated_at, imported_from, added_at)"
             "  SELECT a.pk, t.tag_id, r.updated_at, CAST(%(imported_from)s AS varchar),"
@@ -472,8 +529,8 @@ class _PostgresLoad(Load):
             "  ORDER BY 1, 2"
             "  RETURNING query_pk, tag_id), "
             "noted AS (INSERT INTO bulk_load_linked SELECT query_pk, tag_id FROM linked) "
-            "INSERT INTO bulk_load_added (pk, query, language, country) "
-            "SELECT pk, query, language, country FROM added",
+            f"INSERT INTO bulk_load_added (pk, query, language, country, {COLUMN_LIST}) "
+            f"SELECT pk, query, language, country, {COLUMN_LIST} FROM added",
             {"prefix": self.id_prefix(), "project": self.project_id, "first": first,
              "last": last, "existing_only": self.existing_tags_only,
              **dict(zip(("imported_from", "added_at"), self._origin(), strict=True))}).rowcount
@@ -481,7 +538,7 @@ class _PostgresLoad(Load):
             streamed = {"stream_results": True, "max_row_buffer": READ_BACK}
             self.indexed(
                 writer,
-                run("SELECT pk, query, language, country FROM bulk_load_added",
+                run(f"SELECT pk, query, language, country, {COLUMN_LIST} FROM bulk_load_added",
                     execution_options=streamed),
                 run("SELECT query_pk, tag_id FROM bulk_load_linked",
                     execution_options=streamed))

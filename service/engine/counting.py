@@ -13,9 +13,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..patterns import literals, matcher, required_literals, within_words
-from . import folding, kinds, pieces
+from . import folding, kinds, number_index, pieces
 from .held import EMPTY, Header, Held, Project_, all_keys
 from .keys import keys_condition
+from .numbers import NAMES
 from .tables import Query
 
 # A term with a space: its candidates (texts holding each of its words and each of its
@@ -38,11 +39,13 @@ class Filter:
     # tagMatch "all": a tag's facet counts the view's queries that also carry it.
     match_all: bool = False
     pattern: str = ""  # RE2, without regard to case (service/patterns.py)
+    # Numbers within bounds (stored values, inclusive; None: open): (name, lowest, highest).
+    ranges: tuple[tuple[str, int | None, int | None], ...] = ()
 
     @property
     def empty(self) -> bool:
         return not (self.text or self.languages or self.countries or self.required
-                    or self.excluded or self.untagged or self.pattern)
+                    or self.excluded or self.untagged or self.pattern or self.ranges)
 
 
 # A filter as the caller names it, made a Filter once the project's tags (id → folded name)
@@ -165,6 +168,11 @@ class Counter:
             if wanted.excluded:
                 tags = tags - self.tagged(wanted.excluded)
             found["tags"] = tags
+        if wanted.ranges:
+            found["numbers"] = BitMap.intersection(*(
+                number_index.in_range(self.held, name, lowest, highest)
+                for name, lowest, highest in wanted.ranges)) if len(wanted.ranges) > 1 else \
+                number_index.in_range(self.held, *wanted.ranges[0])
         if wanted.pattern:
             if not found:
                 candidates = self.everything
@@ -192,9 +200,9 @@ class Counter:
         rest = BitMap.intersection(*narrowing[:-1]) if len(narrowing) > 2 else narrowing[0]
         return rest.intersection_cardinality(narrowing[-1])
 
-    def facets(self, wanted: Filter) -> dict:
+    def facets(self, wanted: Filter, sums: tuple[str, ...] = ()) -> dict:
         """Disjunctive counts: each field's counts apply every filter but that field's (tags:
-        tag_counts)."""
+        tag_counts); with `sums`, beside each count the numbers asked over what it counts."""
         parts = self.parts(wanted, every_facet=True)
         matched = self.combined(parts)
 
@@ -207,18 +215,37 @@ class Counter:
             values = [(value, within.intersection_cardinality(self.held.bitmap(kind, value)))
                       for value in self.held.values(kind)]
             values.sort(key=lambda item: (-item[1], item[0]))
-            return [{"value": value, "count": count} for value, count in values]
+            return [{"value": value, "count": count, **summed(within, kind, value)}
+                    for value, count in values]
+
+        def summed(within: BitMap, kind: int, value: str) -> dict:
+            if not sums:
+                return {}
+            return {"sums": number_index.sums(self.held, sums,
+                                              within & self.held.bitmap(kind, value))}
 
         tag_base = base("tags")
         tags = self.tag_counts(wanted, tag_base)
         tags.sort(key=lambda item: (-item[1], item[0]))
-        return {
+        numbers_base = base("numbers")
+        answer = {
             "totalRecords": len(matched),
             "untagged": tag_base.intersection_cardinality(self.held.no_tag()),
             "languages": counted(kinds.LANGUAGE, "languages"),
             "countries": counted(kinds.COUNTRY, "countries"),
             "tags": [{"id": tag_id, "count": count} for tag_id, count in tags],
+            "metricCounts": {name: numbers_base.intersection_cardinality(
+                number_index.known(self.held, name)) for name in NAMES},
         }
+        if sums:
+            answer["sums"] = number_index.sums(self.held, sums, matched)
+            answer["untaggedSums"] = number_index.sums(self.held, sums,
+                                                       tag_base & self.held.no_tag())
+            bases = self.tag_bases(wanted, tag_base)
+            for item in answer["tags"]:
+                item["sums"] = number_index.sums(self.held, sums, self.tag_counted(
+                    wanted, bases, item["id"]))
+        return answer
 
     def tag_counts(self, wanted: Filter, others: BitMap) -> list[tuple[int, int]]:
         """(tag, count) of each tag of the project: how many queries the view would show
@@ -227,24 +254,39 @@ class Counter:
         of the view's queries; with "any of" (or none) it is the tag in place of the chosen
         ones. Exclusions apply to every count but an excluded tag's own, which is how many
         queries of the view without that exclusion carry it (what the exclusion hides)."""
+        within, shown = self.tag_bases(wanted, others)
+        counts = []
+        for tag_id in self.project_tags:
+            if tag_id not in wanted.excluded:
+                counts.append((tag_id, within.intersection_cardinality(self.tag(tag_id))))
+            else:
+                counts.append((tag_id, len(self._lifted(wanted, shown, tag_id))))
+        return counts
+
+    def tag_counted(self, wanted: Filter, bases: tuple[BitMap, BitMap], tag_id: int) -> BitMap:
+        """The queries a tag's count (tag_counts) counts; `bases`: tag_bases."""
+        within, shown = bases
+        if tag_id not in wanted.excluded:
+            return within & self.tag(tag_id)
+        return self._lifted(wanted, shown, tag_id)
+
+    def tag_bases(self, wanted: Filter, others: BitMap) -> tuple[BitMap, BitMap]:
+        """What a tag's count is taken within: (for a tag not excluded, for an excluded one)."""
         chosen = others
         if wanted.match_all and wanted.required:
             chosen = BitMap.intersection(others, *(self.tagged(ids) for ids in wanted.required))
-        excluded = sorted(wanted.excluded)
-        within = chosen - self.tagged(excluded) if excluded else chosen
-        shown = self._view_but_exclusions(wanted, others) if excluded else others
-        counts = []
-        for tag_id in self.project_tags:
-            carriers = self.tag(tag_id)
-            if tag_id not in wanted.excluded:
-                counts.append((tag_id, within.intersection_cardinality(carriers)))
-                continue
-            lifted = shown & carriers
-            for other in excluded:
-                if other != tag_id:
-                    lifted -= self.tag(other)
-            counts.append((tag_id, len(lifted)))
-        return counts
+        if not wanted.excluded:
+            return chosen, others
+        return (chosen - self.tagged(wanted.excluded),
+                self._view_but_exclusions(wanted, others))
+
+    def _lifted(self, wanted: Filter, shown: BitMap, tag_id: int) -> BitMap:
+        """The view's queries that carry an excluded tag and no other excluded one."""
+        lifted = shown & self.tag(tag_id)
+        for other in wanted.excluded:
+            if other != tag_id:
+                lifted -= self.tag(other)
+        return lifted
 
     def _view_but_exclusions(self, wanted: Filter, others: BitMap) -> BitMap:
         """The view's queries before its exclusions: `others` with the chosen tags (any of or

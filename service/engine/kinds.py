@@ -8,11 +8,16 @@ A kind's number is in every stored piece: it is never changed nor given to anoth
 
 from __future__ import annotations
 
+import array
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+import numpy as np
+from pyroaring import BitMap
+
 from . import folding
+from .numbers import NAMES
 from .rows import QueryRow, by_field
 
 
@@ -81,6 +86,43 @@ def words(batch: Batch) -> Values:
     return found
 
 
+def slice_name(number: str, bit: int) -> str:
+    return f"{number}:{bit}"
+
+
+def number_slices(batch: Batch) -> Values:
+    """The keys by number known (value: the number's name) and by each bit set in its stored
+    value ("clicks:3"): a bit-sliced index, whose bitmaps answer ranges, ranks and sums
+    (service/engine/number_index.py)."""
+    found: dict[str, Iterable[int]] = {}
+    carrying = [(key, numbers) for key, numbers in zip(batch.keys, batch.fields["numbers"],
+                                                       strict=True) if numbers is not None]
+    if not carrying:
+        return found
+    for place, name in enumerate(NAMES):
+        known = [(key, numbers[place]) for key, numbers in carrying
+                 if numbers[place] is not None]
+        if not known:
+            continue
+        keys = np.fromiter((key for key, _value in known), dtype=np.uint32, count=len(known))
+        values = np.fromiter((value for _key, value in known), dtype=np.int64,
+                             count=len(known))
+        found[name] = bitmap_of(keys)
+        for bit in range(int(values.max()).bit_length()):
+            with_bit = keys[(values >> bit) & 1 == 1]
+            if len(with_bit):
+                found[slice_name(name, bit)] = bitmap_of(with_bit)
+    return found
+
+
+def bitmap_of(keys: np.ndarray) -> BitMap:
+    """A bitmap of an array of keys (through array.array: eight times faster than from
+    numpy's own items)."""
+    buffer = array.array("I")
+    buffer.frombytes(keys.astype(np.uint32, copy=False).tobytes())
+    return BitMap(buffer)
+
+
 ALL = declare(0, "all", held=True, of_rows=lambda batch: {"": batch.keys})
 WORD = declare(1, "word", held=False, of_rows=words)
 SHORT = declare(2, "short", held=False,  # each string of 1 to folding.SHORT characters
@@ -88,6 +130,7 @@ SHORT = declare(2, "short", held=False,  # each string of 1 to folding.SHORT cha
 LANGUAGE = declare(3, "language", held=True, of_rows=one_each("language"))
 COUNTRY = declare(4, "country", held=True, of_rows=one_each("country"))
 TAG = declare(5, "tag", held=True, of_rows=None)  # its value: the tag's id
+NUMBER = declare(6, "number", held=True, of_rows=number_slices)
 
 # The kinds every read of a project may need whole, held in each process; the others (words,
 # short strings) are read per term.

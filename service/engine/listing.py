@@ -12,10 +12,11 @@ from sqlalchemy.orm import Session
 
 from ..store.db import begin_write
 from ..store.models import Tag
-from . import kinds
+from . import kinds, number_index
 from .counting import Counter, Filter, FilterOf
 from .held import Held, header
 from .keys import keys_condition
+from .numbers import NAMES
 from .ordering import Sort, order_by
 from .rebuild import rebuild
 from .refusals import Missing
@@ -27,10 +28,11 @@ QUERY_SORT_FIELDS = {
     "country": Query.country,
     "updatedAt": Query.updated_at,
     "id": Query.id,
+    **{name: Query.__table__.c[name] for name in NAMES},
 }
 DEFAULT_QUERY_SORT = [Sort(field="updatedAt", direction="DESC")]
 COLUMNS = (Query.pk, Query.id, Query.project_id, Query.query, Query.language, Query.country,
-           Query.updated_at)
+           Query.updated_at, *(Query.__table__.c[name] for name in NAMES))
 CODE_KINDS = {"language": kinds.LANGUAGE, "country": kinds.COUNTRY}
 # An unfiltered page from this offset on picks its keys from the sort order's index alone,
 # then reads those rows (a CSV export or a bulk edit reads pages that deep).
@@ -51,7 +53,8 @@ SortKey = tuple[tuple[str, str], ...]
 def _ordering(sort: SortKey) -> tuple:
     """The ORDER BY of a queries page, checked (Invalid, never remembered) once per sort."""
     items = [Sort(field=name, direction=direction) for name, direction in sort]
-    return tuple(order_by(items, QUERY_SORT_FIELDS, DEFAULT_QUERY_SORT, Query.id))
+    return tuple(order_by(items, QUERY_SORT_FIELDS, DEFAULT_QUERY_SORT, Query.id,
+                          unknown_last=frozenset(NAMES)))
 
 
 _tags = Tag.__table__
@@ -83,10 +86,11 @@ def counter(session: Session, project_id: str, store: Held,
     return Counter(session, project_id, at, held, store, sorted(tags))
 
 
-def facets(session: Session, project_id: str, filter_of: FilterOf, store: Held) -> dict:
+def facets(session: Session, project_id: str, filter_of: FilterOf, store: Held,
+           sums: tuple[str, ...] = ()) -> dict:
     tags = project_tags(session, project_id)
     wanted = filter_of(tags)
-    return counter(session, project_id, store, tags).facets(wanted)
+    return counter(session, project_id, store, tags).facets(wanted, sums)
 
 
 def check_sort(sort: list[Sort]) -> None:
@@ -132,6 +136,8 @@ class _Page:
         self.size = max(1, len(counting.everything))
 
     def rows(self):
+        if self.sort and self.sort[0].field in NAMES:
+            return self._by_number(self.sort[0])
         if self.wanted.empty:
             return self._unfiltered()
         if len(self.sort) == 1 and self.sort[0].field in CODE_KINDS:
@@ -250,6 +256,55 @@ class _Page:
             if not limit:
                 break
         return rows
+
+
+    def _by_number(self, item: Sort):
+        """Sorted by a number: the values at the page's first and last places, found in the
+        number's bitmaps (number_index.value_at), say which matches the page holds — those
+        between the two values, and the first of each value's ties in the order that breaks
+        them; the queries without the number come after, in that order too."""
+        held, name = self.counting.held, item.field
+        descending = item.direction.upper() == "DESC"
+        ties_order = self.ordering[1:]  # what breaks ties of the number, ending with the id
+        known = self.matches & number_index.known(held, name)
+        offset, rows = self.offset, []
+        if offset < len(known):
+            reach = min(offset + self.limit, len(known))
+            first = number_index.value_at(held, name, known, offset, descending)
+            last = number_index.value_at(held, name, known, reach - 1, descending)
+            skip = offset - first.before
+            if first.value == last.value:
+                return self._in_order(first.ties, skip, reach - offset, ties_order) + \
+                    self._unknown_after(known, reach)
+            rows += self._in_order(first.ties, skip, len(first.ties) - skip, ties_order)
+            between = (number_index.better(held, name, known, last.value, descending)
+                       - number_index.better(held, name, known, first.value, descending)
+                       - first.ties)
+            if between:
+                rows += self._by_keys(between, 0, len(between))
+            rows += self._in_order(last.ties, 0, reach - last.before, ties_order)
+        return rows + self._unknown_after(known, offset + len(rows))
+
+    def _unknown_after(self, known: BitMap, reached: int):
+        """The page's matches without the number, from the place `reached` on."""
+        take = self.offset + self.limit - reached
+        if take <= 0:
+            return []
+        return self._in_order(self.matches - known, reached - len(known), take,
+                              self.ordering[1:])
+
+    def _in_order(self, keys: BitMap, skip: int, take: int, ordering: tuple):
+        """`take` of the keys after the first `skip` of them in an order: read by their keys,
+        or, for many keys in id order, by walking the id index."""
+        if take <= 0 or skip >= len(keys):
+            return []
+        walk_rows = (skip + take) * self.size / len(keys) * WALK_COST
+        if len(ordering) > 1 or len(keys) <= COLLECT_ALWAYS or len(keys) <= walk_rows:
+            return self._by_keys(keys, skip, take, ordering)
+        statement = select(Query.pk).where(Query.project_id == self.project_id).order_by(
+            *ordering)
+        found = self._walked(statement, keys, skip + take)[skip:]
+        return self._by_keys(BitMap(found), 0, take, ordering)
 
 
 def _batches(result, expected: float):

@@ -15,9 +15,11 @@ class Sort:
     direction: str
 
 
-def order_by(sort: list, fields: dict, default: list, tie_breaker):
+def order_by(sort: list, fields: dict, default: list, tie_breaker,
+             unknown_last: frozenset[str] = frozenset()):
     """The clauses of `sort` (items with .field and .direction), or of `default` when it is
-    empty, ending with the tie-breaker; Invalid names each item it cannot take."""
+    empty, ending with the tie-breaker; Invalid names each item it cannot take. A field of
+    `unknown_last` puts its NULLs after every value, in either direction."""
     clauses, errors = [], []
     for position, item in enumerate(sort or default):
         column = fields.get(item.field)
@@ -30,7 +32,8 @@ def order_by(sort: list, fields: dict, default: list, tie_breaker):
         if direction not in ("ASC", "DESC"):
             errors.append(f"'sort.{position}.direction': use ASC or DESC.")
         if column is not None and direction in ("ASC", "DESC"):
-            clauses.append(column.desc() if direction == "DESC" else column.asc())
+            clause = column.desc() if direction == "DESC" else column.asc()
+            clauses.append(clause.nulls_last() if item.field in unknown_last else clause)
     if errors:
         raise Invalid(errors)
     # Sorted by the tie-breaker itself: no second term (SQLite then ignored the covering

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
-from itertools import starmap
 from operator import attrgetter
+
+from .numbers import NAMES
 
 
 @dataclass(frozen=True, slots=True)
@@ -15,17 +16,30 @@ class QueryRow:
     text: str  # queries.query, as stored
     language: str
     country: str
+    # Its stored numbers in the order of numbers.NUMBERS (None: unknown), or None: none known.
+    numbers: tuple[int | None, ...] | None = None
 
 
-# The columns of `queries` a QueryRow is read from, in the order of its fields.
-COLUMNS = ("pk", "query", "language", "country")
+# The columns of `queries` a QueryRow is read from: its fields', then each number's.
+COLUMNS = ("pk", "query", "language", "country", *NAMES)
 FIELDS = tuple(field.name for field in fields(QueryRow))
 _values = attrgetter(*FIELDS)
+_NO_NUMBERS = (None,) * len(NAMES)
 
 
 def query_rows(rows: Iterable[Sequence]) -> Iterator[QueryRow]:
     """The rows of a statement that selects COLUMNS, as QueryRows (made as they are read)."""
-    return starmap(QueryRow, rows)
+    for row in rows:
+        numbers = tuple(row[4:])
+        yield QueryRow(row[0], row[1], row[2], row[3],
+                       None if numbers == _NO_NUMBERS else numbers)
+
+
+def numbers_tuple(numbers: dict[str, int] | None) -> tuple[int | None, ...] | None:
+    """A row's numbers by name (stored values) in the order of NUMBERS, or None for none."""
+    if not numbers:
+        return None
+    return tuple(numbers.get(name) for name in NAMES)
 
 
 def by_field(rows: Iterable[QueryRow]) -> dict[str, list]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     Column,
     DateTime,
@@ -75,13 +76,23 @@ class Query(Base):
     language: Mapped[str] = mapped_column(String(35))  # stored lower-case
     country: Mapped[str] = mapped_column(String(35))  # stored upper-case
     updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    # Its numbers (service/engine/numbers.py, migration 0037), NULL when unknown: counts as
+    # they are, the others in millionths.
+    clicks: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    impressions: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    ctr: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    position: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    volume: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    cpc: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    difficulty: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
 
 
 # A piece of a bitmap (migration 0026): the row keys (`queries.pk`) in one chunk of 2^18
 # keys (`chunk`: a key's upper bits) of the project's queries of one kind (service/engine/
 # kinds.py) and value — all of them (kind 0, value ""), those whose folded text holds a word
 # (1) or a string of one or two characters (2), of a language (3), of a country (4), that
-# carry a tag (5, its id).
+# carry a tag (5, its id), whose number is known (6, the number's name) or has a bit set
+# (6, "<name>:<bit>": a bit-sliced index of the stored values, service/engine/numbers.py).
 # `stamp` is the project's write that last wrote the piece (projects.engine_stamp), `size`
 # how many keys it holds.
 pieces = Table(

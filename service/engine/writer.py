@@ -97,6 +97,18 @@ class Writer:
         self.texts_changed |= any(kinds.KINDS[kind].of_rows is not None
                                  for kind, _value in changes.added)
 
+    def numbers_changed(self, before: list[QueryRow], after: list[QueryRow]) -> None:
+        """Queries whose numbers changed (the same keys, in the same order): each key leaves
+        the numbers' bitmaps of its old values and enters those of its new ones."""
+        old = kinds.number_slices(kinds.Batch.of(before))
+        new = kinds.number_slices(kinds.Batch.of(after))
+        for value in old.keys() | new.keys():
+            was, now = BitMap(old.get(value, ())), BitMap(new.get(value, ()))
+            if now - was:
+                self.changes.add(kinds.NUMBER, value, now - was)
+            if was - now:
+                self.changes.remove(kinds.NUMBER, value, was - now)
+
     def added_links(self, links: Iterable[tuple[int, int]]) -> None:
         for tag, keys in links_changes(links).items():
             self.changes.add(kinds.TAG, tag, keys)

@@ -96,6 +96,8 @@ class Project(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     # The columns its last import read (JSON; service/imports/import_sources.py, migration 0030).
     import_choice: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # The currency of its queries' CPC, an ISO 4217 code (migration 0037; NULL: not said).
+    currency: Mapped[str | None] = mapped_column(String(3), nullable=True)
     # The count engine's state (service/engine, migration 0026). `changes_outside` moves, by
     # triggers, with every write to the project's queries and links that went around the
     # engine (hand-written SQL); `changes_indexed` is its value when the bitmaps were last

@@ -10,7 +10,9 @@ from collections import defaultdict
 from pyroaring import BitMap
 from sqlalchemy import text
 
-KINDS = {"all": 0, "word": 1, "short": 2, "language": 3, "country": 4, "tag": 5}
+# The numbers a query may carry, as the migration that made their columns names them.
+NUMBER_NAMES = ("clicks", "impressions", "ctr", "position", "volume", "cpc", "difficulty")
+KINDS = {"all": 0, "word": 1, "short": 2, "language": 3, "country": 4, "tag": 5, "number": 6}
 
 
 def simple_fold(value: str) -> str:
@@ -38,6 +40,14 @@ def expected_bitmaps(session) -> dict[tuple[str, int, str], BitMap]:
                 found[project, KINDS["short"], folded[start:start + n]].add(pk)
         found[project, KINDS["language"], language].add(pk)
         found[project, KINDS["country"], country].add(pk)
+    for pk, project, name, value in session.execute(text(" UNION ALL ".join(
+            f"SELECT pk, project_id, '{name}', {name} FROM queries WHERE {name} IS NOT NULL"
+            for name in NUMBER_NAMES))):
+        # A bit-sliced index: the queries that know the number, and those with each bit set.
+        found[str(project), KINDS["number"], name].add(pk)
+        for bit in range(value.bit_length()):
+            if value >> bit & 1:
+                found[str(project), KINDS["number"], f"{name}:{bit}"].add(pk)
     for pk, tag_id, project in session.execute(text(
             "SELECT l.query_pk, l.tag_id, t.project_id FROM query_tags l "
             "JOIN tags t ON t.id = l.tag_id")):

@@ -17,6 +17,7 @@ import pytest
 import re2
 from sqlalchemy import text
 
+from service.engine.numbers import NAMES
 from service.imports import imports
 from service.org import admin
 from service.settings import project_changes
@@ -366,7 +367,8 @@ def test_facets_of_another_projects_tags_and_of_a_project_scoped_key(api, world)
     other = api.call("POST", "/api/queries/facets", json={},
                      headers={"x-project-id": world.other_project_id})
     assert other.json() == {"totalRecords": 0, "untagged": 0, "languages": [],
-                            "countries": [], "tags": []}
+                            "countries": [], "tags": [],
+                            "metricCounts": dict.fromkeys(NAMES, 0)}
 
 
 def test_tag_logic_in_words(api, world):

@@ -202,7 +202,7 @@ def test_an_empty_project_lists_no_views_and_an_empty_body_is_fine(api, world):
       "one or the other."]),
     ({"name": "x", "filters": {}, "sort": [{"field": "color"}]},
      ["'sort.0.field': 'color' is not a sort field; use one of query, language, country, "
-      "updatedAt, id."]),
+      "updatedAt, id, clicks, impressions, ctr, position, volume, cpc, difficulty."]),
     ({"name": "x", "filters": {}, "sort": [{"field": "id", "direction": "up"}]},
      ["'sort.0.direction': use ASC or DESC."]),
     ([{"name": "x"}], ["Request body must be a JSON object."]),

@@ -1,0 +1,167 @@
+"""The numbers' bitmaps read: each number is a bit-sliced index (kinds.NUMBER: the queries that
+know it, and one bitmap per bit of its stored value), so that a range is about one bitmap
+operation per bit, the value at any place of a sorted order a walk down its bits, and each
+number's values by key are worked out from the slices once per write that changed them
+(the facets' sums)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from pyroaring import BitMap
+
+from .held import Project_
+from .kinds import NUMBER, slice_name
+from .numbers import BY_NAME, LARGEST
+
+BITS = LARGEST.bit_length()
+
+
+def keys_of(bitmap: BitMap) -> np.ndarray:
+    return np.frombuffer(bitmap.to_array(), dtype=np.uint32)
+
+
+def known(held: Project_, name: str) -> BitMap:
+    """The queries whose number is known."""
+    return held.bitmap(NUMBER, name)
+
+
+def slices(held: Project_, name: str) -> list[BitMap]:
+    """The queries with each bit set, by bit, up to the highest bit any value has."""
+    found = [held.bitmap(NUMBER, slice_name(name, bit)) for bit in range(BITS)]
+    while found and not found[-1]:
+        found.pop()
+    return found
+
+
+def at_least(held: Project_, name: str, lowest: int) -> BitMap:
+    """The queries whose stored value is at least `lowest`."""
+    every = known(held, name)
+    if lowest <= 0:
+        return every
+    bits = slices(held, name)
+    if lowest.bit_length() > len(bits):
+        return BitMap()
+    greater, equal = BitMap(), every
+    for bit in reversed(range(len(bits))):
+        if lowest >> bit & 1:
+            equal = equal & bits[bit]
+        else:
+            greater |= equal & bits[bit]
+            equal = equal - bits[bit]
+    return greater | equal
+
+
+def in_range(held: Project_, name: str, lowest: int | None, highest: int | None) -> BitMap:
+    """The queries whose stored value is within the bounds (inclusive; None: open)."""
+    found = at_least(held, name, lowest) if lowest is not None else BitMap(known(held, name))
+    if highest is not None:
+        found -= at_least(held, name, highest + 1)
+    return found
+
+
+@dataclass(frozen=True)
+class Place:
+    """The value at a place of the candidates in order, how many candidates come before the
+    first of that value, and those of that value (ties)."""
+
+    value: int
+    before: int
+    ties: BitMap
+
+
+def value_at(held: Project_, name: str, candidates: BitMap, place: int,
+             descending: bool) -> Place:
+    """The value at `place` (from 0) of the candidates (which all know the number) sorted by
+    it: each bit, from the highest, halves the candidates that could hold that place."""
+    group, value, before = candidates, 0, 0
+    for bit, bitmap in reversed(list(enumerate(slices(held, name)))):
+        ones = group & bitmap
+        zeros = group - bitmap
+        first, second = (ones, zeros) if descending else (zeros, ones)
+        if before + len(first) > place:
+            group = first
+            value |= (1 << bit) if descending else 0
+        else:
+            before += len(first)
+            group = second
+            value |= 0 if descending else (1 << bit)
+    return Place(value, before, group)
+
+
+def better(held: Project_, name: str, candidates: BitMap, value: int,
+           descending: bool) -> BitMap:
+    """The candidates that come before every one of `value` in the order."""
+    if descending:
+        return candidates & at_least(held, name, value + 1)
+    return candidates - at_least(held, name, value)
+
+
+def values(held: Project_, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(keys, their stored values) of the queries that know the number, keys sorted; worked
+    out from the slices once per write that changed a number."""
+    remembered = held.worked_out.get(name)
+    if remembered is not None and remembered[0] == held.numbers_stamp:
+        return remembered[1]
+    keys = keys_of(known(held, name))
+    stored = np.zeros(len(keys), dtype=np.int64)
+    for bit, bitmap in enumerate(slices(held, name)):
+        if bitmap:
+            stored[np.searchsorted(keys, keys_of(bitmap))] += np.int64(1) << bit
+    held.worked_out[name] = (held.numbers_stamp, (keys, stored))
+    return keys, stored
+
+
+def stored_of(held: Project_, name: str, keys: np.ndarray) -> np.ndarray:
+    """The stored values of these keys (each knows the number)."""
+    every, stored = values(held, name)
+    return stored[np.searchsorted(every, keys)]
+
+
+def total(held: Project_, name: str, within: BitMap) -> int:
+    """The sum of the stored values of the queries within."""
+    keys = keys_of(within & known(held, name))
+    return int(stored_of(held, name, keys).sum()) if len(keys) else 0
+
+
+def weighted(held: Project_, name: str, weight: str, within: BitMap) -> tuple[int, int]:
+    """(Σ value × weight, Σ weight) over the queries within that know both, exact."""
+    keys = keys_of(within & known(held, name) & known(held, weight))
+    if not len(keys):
+        return 0, 0
+    these = stored_of(held, name, keys)
+    weights = stored_of(held, weight, keys)
+    # Each product may pass 2^63: summed as Python integers, in parts, from float-free halves.
+    products = _product_sum(these, weights)
+    return products, int(weights.sum())
+
+
+def _product_sum(left: np.ndarray, right: np.ndarray) -> int:
+    """Σ left × right exactly: where every product fits in 63 bits, numpy's; else Python's."""
+    if len(left) and int(left.max()).bit_length() + int(right.max()).bit_length() <= 62:
+        high = int(left.max()) * int(right.max()) * len(left)
+        if high < 2 ** 63:
+            return int(np.dot(left, right))
+        return sum(int(part) for part in np.multiply(left, right, dtype=np.int64))
+    return sum(int(a) * int(b) for a, b in zip(left.tolist(), right.tolist(), strict=True))
+
+
+def sums(held: Project_, names: tuple[str, ...], within: BitMap) -> dict:
+    """Each number asked over the queries within, as the facets give it: a count's sum; the
+    average of a number weighted by another (both known); CTR as clicks ÷ impressions of the
+    sums (both known); None where nothing is there to average."""
+    found: dict[str, int | float | None] = {}
+    for name in names:
+        number = BY_NAME[name]
+        if number.ratio:
+            part, whole = number.ratio
+            both = within & known(held, part) & known(held, whole)
+            divisor = total(held, whole, both)
+            found[name] = total(held, part, both) / divisor if divisor else None
+        elif number.weight:
+            products, weights = weighted(held, name, number.weight, within)
+            found[name] = products / weights / number.scale if weights else None
+        else:
+            found[name] = total(held, name, within)
+    return found
