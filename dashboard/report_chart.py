@@ -21,6 +21,7 @@ LABEL_BASELINE = 15  # of a row's name and share, from the row's top
 BAR_TOP, BAR_HEIGHT = 21, 12
 MAX_LABEL = 36  # characters of a name shown in the chart (the table has it whole)
 MIN_BAR = 1.5  # a share above 0 stays visible
+MAX_BARS = 20  # tags drawn (the table has every one)
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,7 @@ class Chart:
     width: int
     height: int
     bar_height: int
+    tags_left_out: int  # of the report's tags, beyond MAX_BARS
 
 
 def _short(name: str) -> str:
@@ -47,9 +49,9 @@ def _short(name: str) -> str:
 
 
 def chart(report: Report, share_text: Callable[[float | None], str]) -> Chart:
-    """The bars of the report's tags, biggest first, then Untagged (when the view has
-    untagged queries). `share_text` writes a share as the page does."""
-    rows: list[ReportRow] = list(report.tags)
+    """The bars of the report's tags, biggest first (the first MAX_BARS), then Untagged
+    (when the view has untagged queries). `share_text` writes a share as the page does."""
+    rows: list[ReportRow] = list(report.tags[:MAX_BARS])
     if report.untagged.queries:
         rows.append(report.untagged)
     shares = [report.share(row) or 0.0 for row in rows]
@@ -62,4 +64,5 @@ def chart(report: Report, share_text: Callable[[float | None], str]) -> Chart:
                         top + LABEL_BASELINE, top + BAR_TOP,
                         round(max(length, MIN_BAR) if share > 0 else 0.0, 2),
                         valid_color(row.tag.color) if row.kind == TAG and row.tag else None))
-    return Chart(tuple(bars), WIDTH, max(len(bars), 1) * ROW_HEIGHT, BAR_HEIGHT)
+    return Chart(tuple(bars), WIDTH, max(len(bars), 1) * ROW_HEIGHT, BAR_HEIGHT,
+                 max(len(report.tags) - MAX_BARS, 0))

@@ -200,6 +200,24 @@ def test_the_chart_is_one_image_of_the_shares_biggest_first(signed_in, shop):
     assert html.index("<svg") < html.index('class="data-table report-table"')
 
 
+def test_the_chart_draws_the_twenty_biggest_tags_and_the_table_every_one(signed_in, shop):
+    shop.run(lambda s: shop.tags.update(
+        {f"theme {i:02d}": admin.create_tag(s, shop.project_id, f"theme {i:02d}", "#17becf")
+         for i in range(20)}))
+    add_numbered_queries(shop, [(f"theme query {i:02d}", "en", "US", [f"theme {i:02d}"],
+                                 {"clicks": 10 + i}) for i in range(20)])
+    html, rows = report(signed_in, shop)
+    svg = re.search(r"<svg .*?</svg>", html, re.S).group(0)
+    names = re.findall(r'class="report-chart__name"[^>]*>([^<]*)<', svg)
+    # The twenty biggest: the four tags of 100 clicks or more, then sixteen themes; the four
+    # smallest themes and question (no clicks) are left out.
+    assert names[:5] == ["brand", "sale", "=HYPERLINK(1)", "Größe, &#34;fit&#34;", "theme 19"]
+    assert names[19:] == ["theme 04", "Untagged"]
+    assert len(names) == 21
+    assert "The chart shows the 20 biggest tags; the table has the other 5 too." in html
+    assert len(rows) == 1 + 25 + 2
+
+
 def test_a_view_reports_its_own_queries(signed_in, shop):
     _html, rows = report(signed_in, shop, "lang=de")
     assert [row[0] for row in rows[1:]] == ["sale", "Untagged", "All queries in this view"]
