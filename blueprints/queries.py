@@ -24,9 +24,20 @@ from flask import (
 from flask_login import login_required
 from markupsafe import Markup
 
-from dashboard import apiclient, edits, facets, filter_fields, names, saved_views, wording
+from dashboard import (
+    apiclient,
+    edits,
+    facets,
+    filter_fields,
+    names,
+    number_columns,
+    saved_views,
+    wording,
+)
 from dashboard.current_project import load_project, remember_project
+from dashboard.figures import LABELS
 from dashboard.htmx import hx_redirect, wants_partial
+from dashboard.number_columns import ProjectNumbers
 from dashboard.rows import NOTHING, chip_html, rows_for
 from dashboard.viewstate import (
     DEFAULT_PAGE_SIZE,
@@ -36,9 +47,18 @@ from dashboard.viewstate import (
     Ignored,
     QueryView,
     ignored_sentence,
+    quoted,
 )
 from jobs.export import export_sort
-from queryapi import Project, QueryFilters, RateLimited, Tag, TransportError, Unavailable
+from queryapi import (
+    NUMBER_NAMES,
+    Project,
+    QueryFilters,
+    RateLimited,
+    Tag,
+    TransportError,
+    Unavailable,
+)
 from weblib.tag_names import fold_tag_name
 
 bp = Blueprint("queries", __name__)
@@ -57,8 +77,10 @@ SORT_WORDS = {
 
 
 def sort_words(sort: list[tuple[str, str]]) -> str:
-    """'sorted by Query, A to Z' for the API's sort."""
+    """'sorted by Query, A to Z' for the API's sort; by a number, 'biggest clicks first'."""
     column = next(key for key, field in SORT_COLUMNS.items() if field == sort[0][0])
+    if column in NUMBER_NAMES:
+        return number_columns.sort_words(column, sort[0][1] == "DESC")
     return "sorted by " + SORT_WORDS[column][1 if sort[0][1] == "DESC" else 0]
 
 
@@ -69,14 +91,17 @@ def export_order(view: QueryView) -> str:
     return "" if sort == view.api_sort() else sort_words(sort)
 
 
-def columns_for(view: QueryView) -> list[dict]:
+def columns_for(view: QueryView, numbers: tuple[str, ...] = ()) -> list[dict]:
+    """The table's columns: the numbers shown (right-aligned, each a sort) before Updated."""
+    listed = [*COLUMNS[:-1], *((name, LABELS[name], True) for name in numbers), COLUMNS[-1]]
     return [{
         "key": key,
         "label": label,
         "sortable": sortable,
+        "number": key in NUMBER_NAMES,
         "sort_state": view.sort_state(key) if sortable else "none",
         "sort_qs": view.sorted_by(key).query_string() if sortable else "",
-    } for key, label, sortable in COLUMNS]
+    } for key, label, sortable in listed]
 
 
 def pager_for(view: QueryView, total_pages: int) -> dict:
@@ -238,8 +263,28 @@ def saved_views_context(project, view: QueryView, tags: list[Tag]) -> dict:
 
 def offered_view(view: QueryView) -> tuple[QueryView, list[Ignored]]:
     """The view as this deployment can show it: without the filters of extensions it does
-    not offer, those values named."""
-    return view.offered(apiclient.capabilities().filter_fields)
+    not offer, those values named, and without a sort by or columns of numbers it does not
+    keep."""
+    offered = apiclient.capabilities()
+    view, ignored = view.offered(offered.filter_fields)
+    if view.sort_column in NUMBER_NAMES and view.sort_column not in offered.numbers:
+        ignored.append(Ignored(f"sort {quoted(view.sort)}",
+                               "this service keeps no numbers per query"))
+        view = view.replace(sort=DEFAULT_SORT)
+    if view.columns is not None and not offered.numbers:
+        view = view.showing(None)
+    return view, ignored
+
+
+def numbers_context(view: QueryView, numbers: ProjectNumbers,
+                    columns: tuple[str, ...]) -> dict:
+    """The Columns choice, and the order in words where the view is sorted by a number."""
+    sorted_by_number = view.sort_column in NUMBER_NAMES
+    return {
+        "column_choices": number_columns.column_choices(view, numbers, columns),
+        "order_words": sort_words(view.api_sort()).capitalize() if sorted_by_number else "",
+        "default_order_qs": view.replace(sort=DEFAULT_SORT).query_string(),
+    }
 
 
 # --- the view ----------------------------------------------------------------------------------
@@ -254,9 +299,13 @@ def index(project_id: str):
     ignored += unknown
     view, unknown = known_values(project, view)
     ignored += unknown
+    numbers = number_columns.project_numbers(project.id)
+    view = number_columns.canonical(view, numbers)
+    shown_numbers = number_columns.shown_columns(view, numbers)
     result = apiclient.client().list_queries(project.id, filters=view.filters,
                                              sort=view.api_sort(), page=view.page,
-                                             limit=view.size)
+                                             limit=view.size,
+                                             include=("metrics",) if shown_numbers else ())
     tags = apiclient.tags_covering(project.id, {t for q in result.results for t in q.tags})
     tags_by_id = {tag.id: tag for tag in tags}
     tags_by_name = {fold_tag_name(tag.name): tag for tag in tags}
@@ -281,12 +330,14 @@ def index(project_id: str):
         "section": "queries",
         "view": view,
         "page": page,
-        "rows": rows_for(result.results, tags_by_id, rule_names(project.id, result.results)),
+        "rows": rows_for(result.results, tags_by_id, rule_names(project.id, result.results),
+                         shown_numbers, numbers.currency),
         "range_text": wording.range_text(view, page.total_records, len(result.results)),
         "shown": len(result.results),
         "active_chips": view.chips(tags_by_name),
         "clear_qs": view.cleared().query_string(),
-        "columns": columns_for(view),
+        "columns": columns_for(view, shown_numbers),
+        **numbers_context(view, numbers, shown_numbers),
         "sort_caption": sort_words(view.api_sort()),
         # Small views download with a plain link (nothing stays busy once the file comes);
         # larger ones start an export job.
@@ -316,6 +367,7 @@ def index(project_id: str):
                                        "All countries"),
             tag_options=tag_options(tags, view),
             tag_logic=apiclient.capabilities().tag_logic,
+            number_inputs=number_columns.picker_inputs(view, numbers),
             **saved_views_context(project, view, tags),
             page_sizes=PAGE_SIZES,
             default_size=DEFAULT_PAGE_SIZE,
@@ -337,7 +389,8 @@ def counts(project_id: str):
     view, _unknown = known_values(project, view)
     fresh = request.headers.get("X-Tagdesk-Refresh") == "1"
     found = facets.view_counts(project.id, view, apiclient.tags(project.id),
-                               _progress_link(project, view), fresh=fresh)
+                               _progress_link(project, view),
+                               lambda number: _biggest_link(project, view, number), fresh=fresh)
     response = jsonify(found)
     response.headers["Cache-Control"] = "no-store"
     return response
@@ -347,3 +400,8 @@ def counts(project_id: str):
 def _progress_link(project, view: QueryView) -> str:
     return url_for("queries.index", project_id=project.id) \
         + facets.progress_view(view).query_string()
+
+
+def _biggest_link(project, view: QueryView, number: str) -> str:
+    return url_for("queries.index", project_id=project.id) \
+        + facets.biggest_view(view, number).query_string()

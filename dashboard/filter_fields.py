@@ -17,16 +17,18 @@ can put in a query string gives a valid filter, and what could not be used is na
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
-from queryapi import Facets, QueryFilters, Tag
+from queryapi import NUMBER_NAMES, Facets, QueryFilters, Tag
 from weblib.tag_names import fold_tag_name
 from weblib.text_rules import blank_forbidden
 
 from . import names
 from .chips import chip_style
+from .figures import LABELS, bound_text, count_text
 from .names import joined
 
 MAX_TEXT = 500
@@ -420,10 +422,126 @@ class Untagged(FilterField):
         return replace(filters, untagged=False)
 
 
+# A bound as the address may write it: 5000, 5,000, 4.5, -1, 1e-05 (at most 30 characters).
+NUMBER = re.compile(r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?:[eE][+-]?\d+)?")
+LARGEST = 2 ** 53  # the largest number the service keeps exactly
+
+
+def read_number(text: str) -> int | float | None:
+    """A bound of the address, or None when it is no number (or too large to keep)."""
+    text = text.strip().replace("\u00a0", "").replace(" ", "")
+    if not text or len(text) > 30 or not NUMBER.fullmatch(text) or not any(
+            c.isdigit() for c in text):
+        return None
+    text = text.replace(",", "")
+    value: int | float = float(text) if any(c in text for c in ".eE") else int(text)
+    return value if math.isfinite(value) and abs(value) <= LARGEST else None
+
+
+def plain_number(value: int | float) -> str:
+    """A bound as the address writes it: 100, 4.5."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return repr(value)
+
+
+def said(name: str) -> str:
+    """A number's name inside a sentence: 'volume', 'CTR'."""
+    label = LABELS[name]
+    return label if label.isupper() else label.lower()
+
+
+class Numbers(FilterField):
+    """Ranges of the numbers a query carries (an extension): `volume_min=100&volume_max=5000`,
+    inclusive, either side open; the picker offers the numbers the project has."""
+
+    address = tuple(f"{name}_{side}" for name in NUMBER_NAMES for side in ("min", "max"))
+    body, picker = ("metric_ranges",), "filters/numbers.html"
+    extension = ("metricRanges",)
+    unoffered = Ignored("number ranges", "this service keeps no numbers per query")
+
+    @staticmethod
+    def _bounds(args, name: str) -> tuple[str, str]:
+        return ((args.get(f"{name}_min") or "").strip(), (args.get(f"{name}_max") or "").strip())
+
+    def read(self, args) -> dict:
+        ranges = {}
+        for name in NUMBER_NAMES:
+            least, greatest = (read_number(text) for text in self._bounds(args, name))
+            if (least is None and greatest is None) or (
+                    least is not None and greatest is not None and least > greatest):
+                continue
+            ranges[name] = (least, greatest)
+        return {"metric_ranges": ranges}
+
+    def ignored(self, args):
+        ignored = []
+        for name in NUMBER_NAMES:
+            texts = self._bounds(args, name)
+            for text, words in zip(texts, ("at least", "at most"), strict=True):
+                if text and read_number(text) is None:
+                    ignored.append(Ignored(f"{LABELS[name]} {words} {quoted(text)}",
+                                           "not a number"))
+            least, greatest = (read_number(text) for text in texts)
+            if least is not None and greatest is not None and least > greatest:
+                ignored.append(Ignored(
+                    f"{LABELS[name]} at least {plain_number(least)} and at most "
+                    f"{plain_number(greatest)}", "nothing is both: give the smaller number "
+                                                 "first"))
+        return ignored
+
+    def params(self, filters):
+        pairs = []
+        for name in NUMBER_NAMES:
+            least, greatest = filters.metric_ranges.get(name, (None, None))
+            if least is not None:
+                pairs.append((f"{name}_min", plain_number(least)))
+            if greatest is not None:
+                pairs.append((f"{name}_max", plain_number(greatest)))
+        return pairs
+
+    @staticmethod
+    def words(name: str, bounds) -> str:
+        """'at least 100', 'at most 5,000', '100 to 5,000' (in the person's locale)."""
+        least, greatest = (None if value is None else bound_text(name, value)
+                           for value in bounds)
+        if least is None:
+            return f"at most {greatest}"
+        return f"at least {least}" if greatest is None else f"{least} to {greatest}"
+
+    def _ordered(self, filters):
+        return [(name, filters.metric_ranges[name]) for name in NUMBER_NAMES
+                if name in filters.metric_ranges]
+
+    def chips(self, filters, tags_by_name, link):
+        return [FilterChip(LABELS[name], self.words(name, bounds), link(replace(
+            filters, metric_ranges={other: kept for other, kept in filters.metric_ranges.items()
+                                    if other != name})))
+            for name, bounds in self._ordered(filters)]
+
+    def phrase(self, filters):
+        return ", ".join(f"{said(name)} {self.words(name, bounds)}"
+                         for name, bounds in self._ordered(filters))
+
+    def summary(self, filters):
+        return " · ".join(f"{LABELS[name]} {self.words(name, bounds)}"
+                          for name, bounds in self._ordered(filters))
+
+    def counts(self, facets, filters, tags):
+        return {"known": {name: count_text(count)
+                          for name, count in facets.metric_counts.items()}}
+
+    def beyond_reference(self, filters):
+        return bool(filters.metric_ranges)
+
+    def as_reference(self, filters):
+        return replace(filters, metric_ranges={})
+
+
 # Every filter of a queries view, in the address's order (a rule's summary says them in this
 # order too).
 FIELDS: tuple[FilterField, ...] = (Text(), Pattern(), Languages(), Countries(), Tags(),
-                                   NotTags(), Untagged())
+                                   NotTags(), Untagged(), Numbers())
 
 
 # --- the whole filter, field by field ------------------------------------------------------

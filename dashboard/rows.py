@@ -14,6 +14,7 @@ from queryapi import Query, Tag, TagSource
 
 from . import names
 from .chips import chip_style, valid_color
+from .figures import LABELS, number_text
 
 # --- chips -------------------------------------------------------------------------------------
 
@@ -77,6 +78,8 @@ class Row(NamedTuple):
     # `join` filter took 40 % of a 50-row partial's rendering).
     key: str = ""
     had: str = ""
+    # (name, label, text) of each number column (text '' where the query does not know it).
+    numbers: tuple[tuple[str, str, str], ...] = ()
 
 
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -152,9 +155,10 @@ def sourced_chip_html(name: str, color: object, origin: str, machine: str = "",
 
 
 def rows_for(results: tuple[Query, ...], tags_by_id: dict[int, Tag],
-             rule_names: dict[int, str] | None = None) -> list[Row]:
+             rule_names: dict[int, str] | None = None, columns: tuple[str, ...] = (),
+             currency: str | None = None) -> list[Row]:
     """`rule_names`: by rule id, for the chips whose origin the service knows (None: none is
-    said)."""
+    said); `columns`: the numbers shown (CPC in `currency`)."""
     now = datetime.now(UTC)
     chips: dict[int, Markup] = {}
     rows = []
@@ -191,5 +195,8 @@ def rows_for(results: tuple[Query, ...], tags_by_id: dict[int, Tag],
             updated_exact=exact_time(updated),
             key=row_key_json(query),
             had=" ".join(map(str, query.tags)),
+            numbers=tuple((name, LABELS[name],
+                           number_text(name, query.metrics.get(name), currency))
+                          for name in columns),
         ))
     return rows

@@ -22,18 +22,23 @@ from urllib.parse import urlencode
 
 from werkzeug.datastructures import MultiDict
 
-from queryapi import QueryFilters
+from queryapi import NUMBER_NAMES, QueryFilters
 
 from . import filter_fields
 from .filter_fields import Ignored, clean_text, quoted
 
-# GET parameter names of the view's order and page (its filters' are in filter_fields).
-SORT, PAGE, SIZE = "sort", "page", "size"
+# GET parameter names of the view's order, page and number columns (its filters' are in
+# filter_fields).
+SORT, PAGE, SIZE, COLUMNS = "sort", "page", "size", "cols"
 
-# Column name in the URL -> the API's sort field; the first direction a click asks for.
-SORT_COLUMNS = {"query": "query", "language": "language", "country": "country",
+# Column name in the URL -> the API's sort field; the first direction a click asks for. The
+# numbers (an extension) sort under their own names, biggest first, position best (least)
+# first.
+TEXT_COLUMNS = {"query": "query", "language": "language", "country": "country",
                 "updated": "updatedAt"}
-FIRST_DIRECTION = {"query": "", "language": "", "country": "", "updated": "-"}
+SORT_COLUMNS = {**TEXT_COLUMNS, **{name: name for name in NUMBER_NAMES}}
+FIRST_DIRECTION = {"query": "", "language": "", "country": "", "updated": "-",
+                   **{name: "" if name == "position" else "-" for name in NUMBER_NAMES}}
 DEFAULT_SORT = "-updated"
 PAGE_SIZES = (25, 50, 100, 200)
 DEFAULT_PAGE_SIZE = 50
@@ -68,11 +73,13 @@ def _ignored_order(args) -> list[Ignored]:
     sort = (args.get(SORT) or "").strip()
     if sort and (sort.lstrip("-") not in SORT_COLUMNS or sort.startswith("--")):
         ignored.append(Ignored(f"sort {quoted(sort)}", "sort by "
-                               + _words(SORT_COLUMNS) + ", with a leading - for descending"))
+                               + _words(TEXT_COLUMNS) + ", with a leading - for descending"))
     size = (args.get(SIZE) or "").strip()
     if size and (not DIGITS.fullmatch(size) or int(size) not in PAGE_SIZES):
         shown = size if DIGITS.fullmatch(size) else quoted(size)
         ignored.append(Ignored(f"page size {shown}", "choose " + _words(PAGE_SIZES)))
+    ignored += [Ignored(f"column {quoted(name)}", "show " + _words(NUMBER_NAMES))
+                for name in _column_names(args) if name not in NUMBER_NAMES]
     page = (args.get(PAGE) or "").strip()
     if page and not DIGITS.fullmatch(page):
         ignored.append(Ignored(f"page {quoted(page)}", "not a page number"))
@@ -81,15 +88,31 @@ def _ignored_order(args) -> list[Ignored]:
     return ignored
 
 
+def _column_names(args) -> list[str]:
+    """`cols=volume,clicks` (or `cols` repeated), as given."""
+    return [name.strip().lower() for value in args.getlist(COLUMNS)
+            for name in value.split(",") if name.strip()]
+
+
+def _columns(args) -> tuple[str, ...] | None:
+    """The number columns the address chooses, each once (`cols=` alone: none), or None when
+    it chooses none (the project's own, as the page picks them)."""
+    if COLUMNS not in args:
+        return None
+    return tuple(dict.fromkeys(name for name in _column_names(args) if name in NUMBER_NAMES))
+
+
 @dataclass(frozen=True)
 class QueryView:
     """A view of a project's queries: its filter (the fields of filter_fields; tags by name,
-    as the address names them), its order and its page."""
+    as the address names them), its order, its page, and the numbers shown as columns (None:
+    those the page picks for the project)."""
 
     filters: QueryFilters = field(default_factory=QueryFilters)
     sort: str = DEFAULT_SORT
     page: int = 1
     size: int = DEFAULT_PAGE_SIZE
+    columns: tuple[str, ...] | None = None
 
     # --- from the URL --------------------------------------------------------------------
 
@@ -112,7 +135,8 @@ class QueryView:
         size = _whole_number(args.get(SIZE), DEFAULT_PAGE_SIZE, 1, max(PAGE_SIZES))
         return cls(filters=filters, sort=sort,
                    page=_whole_number(args.get(PAGE), 1, 1, MAX_PAGE),
-                   size=size if size in PAGE_SIZES else DEFAULT_PAGE_SIZE)
+                   size=size if size in PAGE_SIZES else DEFAULT_PAGE_SIZE,
+                   columns=_columns(args))
 
     @classmethod
     def of(cls, filters: QueryFilters, sort: str = DEFAULT_SORT) -> QueryView:
@@ -129,13 +153,16 @@ class QueryView:
             pairs.append((SORT, self.sort))
         if self.size != DEFAULT_PAGE_SIZE:
             pairs.append((SIZE, str(self.size)))
+        if self.columns is not None:
+            pairs.append((COLUMNS, ",".join(self.columns)))
         if self.page != 1:
             pairs.append((PAGE, str(self.page)))
         return pairs
 
     def query_string(self) -> str:
-        """'?q=shoe&lang=de' or '' for the default view."""
-        encoded = urlencode(self.params())
+        """'?q=shoe&lang=de' or '' for the default view (commas left as they are:
+        `cols=volume,clicks`)."""
+        encoded = urlencode(self.params(), safe=",")
         return "?" + encoded if encoded else ""
 
     # --- derived views (for links) -------------------------------------------------------
@@ -179,8 +206,14 @@ class QueryView:
         return self._replaced(filters=kept), ignored
 
     def cleared(self) -> QueryView:
-        """No filters; the sort and page size stay (they are how one likes to look)."""
-        return QueryView(sort=self.sort, size=self.size)
+        """No filters; the sort, page size and columns stay (they are how one likes to
+        look)."""
+        return QueryView(sort=self.sort, size=self.size, columns=self.columns)
+
+    def showing(self, columns: tuple[str, ...] | None) -> QueryView:
+        """The view with these number columns (None: the project's own), on the same page
+        (the rows do not change)."""
+        return self._replaced(columns=columns)
 
     def at_page(self, page: int) -> QueryView:
         return self.replace(page=min(max(page, 1), MAX_PAGE))

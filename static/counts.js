@@ -19,6 +19,12 @@
       place.textContent = text;
       place.parentNode.classList.toggle("option--zero", text === "0");
     });
+    // How many queries of the view know each number (the Numbers picker).
+    var known = counts.known || {};
+    form.querySelectorAll("[data-known-count]").forEach(function (place) {
+      var text = known[place.getAttribute("data-known-count")] || "0";
+      if (place.textContent !== text) place.textContent = text;
+    });
     form.setAttribute("data-counted", window.location.search);
     var progress = document.querySelector("[data-progress]");
     if (progress && counts.progress) progress.innerHTML = counts.progress.html;

@@ -331,8 +331,10 @@ def test_lists_are_read_again_when_the_cache_expires(signed_in, shop, api_calls,
     api_calls.reset()
     get(signed_in, shop)
     signed_in.get("/projects")
+    # The project's facets say which numbers it has (its columns), kept as the tags are.
     assert api_calls.paths == {"/api/queries/list": 1, "/api/tags/list": 1,
-                               "/api/views/list": 1, "/api/projects/list": 2}
+                               "/api/views/list": 1, "/api/projects/list": 2,
+                               "/api/queries/facets": 1}
 
 
 def test_a_tag_created_since_is_picked_up(signed_in, shop, api_calls):
@@ -382,6 +384,7 @@ def test_invalidate_refreshes_the_lists_in_every_process(shop, dashboard_config,
         client.get(project_url(shop))
         client.get("/projects")
         assert counter.paths == {"/api/queries/list": 1, "/api/tags/list": 1,
-                                 "/api/views/list": 1, "/api/projects/list": 1}
+                                 "/api/views/list": 1, "/api/projects/list": 1,
+                                 "/api/queries/facets": 1}  # the project's numbers
     finally:
         close_app(app)
