@@ -191,11 +191,25 @@ def _create_tag(session, project_id: str, name: str, color: str) -> int:
               help="The languages to detect among, such as de,fr,en (implies "
                    "--detect-language; if not given: the project's languages so far and "
                    "--language).")
+@click.option("--clicks-column", metavar="NAME", help="The column of the clicks.")
+@click.option("--impressions-column", metavar="NAME", help="The column of the impressions.")
+@click.option("--ctr-column", metavar="NAME", help="The column of the CTR.")
+@click.option("--position-column", metavar="NAME", help="The column of the positions.")
+@click.option("--volume-column", metavar="NAME", help="The column of the search volumes.")
+@click.option("--cpc-column", metavar="NAME",
+              help="The column of the CPC (one of Keyword Planner's bids: their midpoint).")
+@click.option("--difficulty-column", metavar="NAME",
+              help="The column of the keyword difficulty. Each number's column is guessed "
+                   "from the header when its option is left out; '' for none.")
+@click.option("--keep-numbers", is_flag=True,
+              help="Leave the numbers of queries already present as they are.")
 @click.option("--create-tags", is_flag=True, help="Create the tags the project lacks.")
 @click.option("--dry-run", is_flag=True, help="Check the file; change nothing.")
 def import_queries(project_id, file, query_column, language_column, language, country_column,
                    country, tags_column, tags_separator, sheet, detect_language,
-                   detect_languages, create_tags, dry_run):
+                   detect_languages, clicks_column, impressions_column, ctr_column,
+                   position_column, volume_column, cpc_column, difficulty_column,
+                   keep_numbers, create_tags, dry_run):
     """Import the queries of a CSV or TSV file or an Excel workbook: the import's own shape
     (query,language,country,tags with tags joined by ';'), or any other whose columns are
     guessed from its header or named by the options (Search Console, Keyword Planner,
@@ -204,30 +218,46 @@ def import_queries(project_id, file, query_column, language_column, language, co
     choice = import_sources.Choice(query_column, language_column, language, country_column,
                                    country, tuple(tags_column), tags_separator, sheet,
                                    detect_language or bool(detect_languages),
-                                   tuple((detect_languages or "").split(",")))
+                                   tuple((detect_languages or "").split(",")),
+                                   tuple((name, column) for name, column in (
+                                       ("clicks", clicks_column),
+                                       ("impressions", impressions_column),
+                                       ("ctr", ctr_column), ("position", position_column),
+                                       ("volume", volume_column), ("cpc", cpc_column),
+                                       ("difficulty", difficulty_column))
+                                       if column is not None))
     if detect_language and not choice.detect_languages:
         in_use = _run(lambda session: pieces.languages(session.connection(), project_id))
         choice = replace(choice, detect_languages=language_detection.default_codes(
             in_use, import_sources.language_code(language or "")))
     with open(file, "rb") as given, tempfile.TemporaryFile("w+", encoding="utf-8",
                                                            newline="") as shaped:
-        binary, title_lines = _in_own_shape(given, choice, shaped)
+        binary, title_lines, cells = _in_own_shape(given, choice, shaped)
+        # The readers of the file's numbers (its bids', then its own shape's, added as read).
+        numbers = list(cells.columns) if cells else []
         named = {}
         if create_tags:  # read once more only then: a file of a million rows takes seconds
             text = io.TextIOWrapper(binary, encoding="utf-8-sig", newline="")
             named = import_sources.tags_named(text)
             text.detach()
         counts, missing = _run(lambda session: _import(
-            session, project_id, binary, file, named, create_tags, dry_run, title_lines))
+            session, project_id, binary, file, named, create_tags, dry_run, title_lines,
+            not keep_numbers, numbers))
     if not dry_run:
         schema.analyze(_engine())
     prefix = "Checked, nothing changed: " if dry_run else ""
-    click.echo(prefix + imports.summary(counts).replace(" added,", " to add," if dry_run
-                                                        else " added,") + ".", err=True)
+    said = imports.summary(counts)
+    if dry_run:
+        said = said.replace(" added,", " to add,").replace("numbers updated)",
+                                                           "numbers to update)")
+    click.echo(prefix + said + ".", err=True)
     if changed_tags := imports.tag_changes_sentence(counts):
         click.echo(changed_tags, err=True)
     if missing:
         click.echo(missing, err=True)
+    for column in cells.named(numbers) if cells else numbers:
+        for sentence in column.sentences():
+            click.echo(sentence, err=True)
     if not dry_run and counts.rejected and not counts.added and not counts.present:
         click.echo("Nothing was imported: every row was rejected.", err=True)
     click.echo(counts.added)
@@ -235,27 +265,31 @@ def import_queries(project_id, file, query_column, language_column, language, co
         sys.exit(1)
 
 
-def _in_own_shape(given, choice, shaped) -> tuple[io.BufferedIOBase, int]:
-    """The file as the import reads it, and its title lines (Shaping.title_lines): as it is
-    when it has the import's own shape and no column was named; else written in that shape
-    to `shaped` (what was read is said, and the separators of its tags cells where they
-    disagree)."""
+def _in_own_shape(given, choice, shaped
+                  ) -> tuple[io.BufferedIOBase, int, import_sources.NumberCells | None]:
+    """The file as the import reads it, its title lines (Shaping.title_lines) and its number
+    cells (NumberCells: the columns they come from, the bids read): as it is when it has the
+    import's own shape and no column was named; else written in that shape to `shaped` (what
+    was read is said, and the separators of its tags cells where they disagree)."""
     if choice == import_sources.Choice() and imports.in_own_shape(given):
-        return given, 0
+        return given, 0, None
     try:
         shaping = import_sources.normalized(given, choice, shaped)
     except imports.NotCsv as error:
         raise click.ClickException(f"Nothing was imported: {error}") from None
-    click.echo(import_sources.describe(shaping.choice, shaping.source), err=True)
+    click.echo(import_sources.describe(shaping.choice, shaping.source,
+                                       shaping.numbers.described), err=True)
     if separators := shaping.tag_separators.sentence():
         click.echo(separators, err=True)
     if shaping.detection is not None:
         click.echo(shaping.detection.tally.sentence(), err=True)
     shaped.flush()
-    return open(shaped.fileno(), "rb", closefd=False), shaping.title_lines
+    return (open(shaped.fileno(), "rb", closefd=False), shaping.title_lines,  # noqa: SIM115
+            shaping.numbers)
 
 
-def _import(session, project_id, binary, file, named, create_tags, dry_run, title_lines):
+def _import(session, project_id, binary, file, named, create_tags, dry_run, title_lines,
+            update_numbers=True, numbers=None):
     class Report(imports.Sink):
         def __init__(self):
             self.missing = imports.MissingTags(imports.project_tags(session, project_id))
@@ -281,11 +315,13 @@ def _import(session, project_id, binary, file, named, create_tags, dry_run, titl
         if dry_run:
             counts = imports.check_only(session, project_id, binary,
                                         lacking if create_tags else (), report,
-                                        title_lines=title_lines)
+                                        title_lines=title_lines,
+                                        update_numbers=update_numbers, numbers=numbers)
         else:
             counts = imports.import_file(session, project_id, binary, report,
                                          title_lines=title_lines,
-                                         file_name=os.path.basename(file))
+                                         file_name=os.path.basename(file),
+                                         update_numbers=update_numbers, numbers=numbers)
     except imports.NotCsv as error:
         raise admin.AdminError(f"Nothing was imported: {error}") from None
     if not dry_run:

@@ -239,12 +239,14 @@ class Chosen:
 
     choice: import_sources.Choice
     create_tags: bool = False
+    # Queries already present take the file's numbers (else theirs are left as they are).
+    update_numbers: bool = True
 
     def to_json(self) -> str:
         fields = asdict(self.choice)
         fields["tags_columns"] = list(self.choice.tags_columns)
-        return json.dumps({"choice": fields, "create_tags": self.create_tags},
-                          ensure_ascii=False)
+        return json.dumps({"choice": fields, "create_tags": self.create_tags,
+                           "update_numbers": self.update_numbers}, ensure_ascii=False)
 
     @classmethod
     def from_json(cls, text: str | None) -> Chosen | None:
@@ -254,7 +256,8 @@ class Chosen:
                 return None
             fields = data["choice"]
             return cls(import_sources.Choice(**{**fields, "tags_columns": tuple(
-                fields.get("tags_columns", ()))}), bool(data.get("create_tags")))
+                fields.get("tags_columns", ()))}), bool(data.get("create_tags")),
+                bool(data.get("update_numbers", True)))
         except (TypeError, ValueError, KeyError):
             return None
 
@@ -463,9 +466,10 @@ def run(sessions: sessionmaker, import_id: str, folder: Path, on_end: OnEnd | No
                 missing = imports.MissingTags(imports.project_tags(session, project_id))
                 session.commit()
                 with open(shaped if chosen or read_as else path, "rb") as binary:
-                    counts = imports.import_file(session, project_id, binary,
-                                                 JobSink(import_id, owner, missing), batch_rows,
-                                                 title_lines, file_name=job.file_name)
+                    counts = imports.import_file(
+                        session, project_id, binary, JobSink(import_id, owner, missing),
+                        batch_rows, title_lines, file_name=job.file_name,
+                        update_numbers=chosen.update_numbers if chosen else True)
         except Stopped:
             session.rollback()
             return INTERRUPTED
@@ -542,7 +546,8 @@ def _in_own_shape(path: Path, shaped: Path) -> tuple[str, int]:
             return "", 0
         with open(shaped, "w", encoding="utf-8", newline="") as out:
             shaping = import_sources.normalized(binary, import_sources.Choice(), out)
-    return import_sources.describe(shaping.choice, shaping.source), shaping.title_lines
+    return (import_sources.describe(shaping.choice, shaping.source, shaping.numbers.described),
+            shaping.title_lines)
 
 
 def _analyze(session: Session) -> None:
@@ -595,12 +600,17 @@ def check(session: Session, project_id: str, path: Path, shaped: Path, chosen: C
     sink = CheckSink(imports.MissingTags(imports.project_tags(session, project_id)),
                      shaped.stat().st_size, progress)
     session.rollback()
+    numbers = list(shaping.numbers.columns)  # the bids read while shaping, then the rest
     with open(shaped, "rb") as binary:
         counts = imports.check_only(session, project_id, binary,
                                     lacking if chosen.create_tags else (), sink, batch_rows,
-                                    shaping.title_lines)
-    return {"summary": (f"{counts.added:,} will be added, {counts.present:,} already present, "
-                        f"{counts.rejected:,} rejected{imports.blank_lines_phrase(counts.blank)}."),
+                                    shaping.title_lines, chosen.update_numbers, numbers)
+    present = imports.renumbered_phrase(counts.renumbered, "to update")
+    return {"summary": (f"{counts.added:,} will be added, {counts.present:,} already present"
+                        f"{present}, {counts.rejected:,} rejected"
+                        f"{imports.blank_lines_phrase(counts.blank)}."),
+            "numbers": [sentence for column in shaping.numbers.named(numbers)
+                        for sentence in column.sentences()],
             "created": lacking if chosen.create_tags else [],
             "missing": sink.missing.sentence(),
             "separators": shaping.tag_separators.sentence(), "rejected": sink.first,

@@ -58,9 +58,11 @@ from weblib.tag_lists import (
 )
 from weblib.tag_names import fold_tag_name, tag_name_problem
 
+from ..engine.numbers import BY_NAME as NUMBERS_BY_NAME
+from ..engine.numbers import NAMES as NUMBER_NAMES
 from ..org import admin, org_record, palette
 from ..store.models import Tag
-from . import language_detection, workbook_files, zip_members
+from . import language_detection, number_values, workbook_files, zip_members
 from .imports import DROP_PIECE, HEADER_BYTES, MAX_LINE, NotCsv, project_tags, tag_names_in
 
 TITLE_ROWS = 20  # an export's title lines above its header, at most
@@ -92,6 +94,43 @@ COUNTRY_ALIASES = {"uk": "GB", "greatbritain": "GB", "usa": "US",
                    "holland": "NL", "hongkong": "HK", "macau": "MO", "palestine": "PS",
                    "ivorycoast": "CI", "swaziland": "SZ", "burma": "MM"}
 TAG_NAMES = ("tags", "tag", "labels", "label", "schlagworter", "etiquettes", "etiquetas")
+# The columns of each number (service/engine/numbers.py) as the tools name them, folded: the
+# names of a language that writes decimal commas second (a hint for the column's locale,
+# number_values.decided). Search Console: Clicks, Impressions, CTR, Position; Keyword
+# Planner: Avg. monthly searches, Top of page bid (low range) / (high range); Semrush: Volume
+# or Search Volume, Keyword Difficulty, CPC (USD); Ahrefs: Volume, Difficulty or KD, CPC.
+COLUMN_NAMES = {
+    "clicks": (("clicks", "totalclicks"),
+               ("klicks", "clics", "clicchi", "cliques", "klikken")),
+    "impressions": (("impressions", "totalimpressions"),
+                    ("impressionen", "impresiones", "impressioni", "impressoes",
+                     "vertoningen")),
+    "ctr": (("ctr", "clickthroughrate", "averagectr", "avgctr"),
+            ("durchklickrate", "tauxdeclics", "porcentajedeclics", "tassodiclic")),
+    "position": (("position", "averageposition", "avgposition", "currentposition"),
+                 ("durchschnittlicheposition", "positionmoyenne", "posicion", "posicionmedia",
+                  "posizione", "posizionemedia", "posicao", "posicaomedia", "positie",
+                  "gemiddeldepositie")),
+    "volume": (("volume", "searchvolume", "avgmonthlysearches", "averagemonthlysearches",
+                "monthlysearches"),
+               ("suchvolumen", "durchschnsuchanfragenpromonat",
+                "durchschnittlichesuchanfragenpromonat", "moyennedesrecherchesmensuelles",
+                "volumederecherche", "volumederecherches", "promediodebusquedasmensuales",
+                "volumendebusqueda", "volumendebusquedas", "volumediricerca", "zoekvolume")),
+    "cpc": (("cpc", "costperclick", "averagecpc", "avgcpc", "suggestedbid"),
+            ("cpcmoyen", "cpcmedio", "kostenproklick", "coutparclic", "costeporclic")),
+    "difficulty": (("keyworddifficulty", "kd", "difficulty", "seodifficulty"),
+                   ("keywordschwierigkeit", "schwierigkeit", "difficulte", "dificultad",
+                    "difficolta", "dificuldade")),
+}
+# Keyword Planner's bids, low and high: its CPC is their midpoint (one of them alone where
+# the other is empty). A CPC column that is one of a pair reads both.
+BID_PAIRS = (("topofpagebidlowrange", "topofpagebidhighrange"),
+             ("gebotfuroberenseitenbereichniedrigerbereich",
+              "gebotfuroberenseitenbereichhoherbereich"),
+             ("enchereenhautdepageplagebasse", "enchereenhautdepageplagehaute"),
+             ("pujaporlapartesuperiordelapaginaintervalobajo",
+              "pujaporlapartesuperiordelapaginaintervaloalto"))
 
 
 def folded_name(name: str) -> str:
@@ -117,11 +156,23 @@ class Choice:
     # no language column; `language` for the queries it cannot tell (language_detection.py).
     detect_language: bool = False
     detect_languages: tuple[str, ...] = ()
+    # The column of each number (its name, as NUMBERS name it): (number, column) pairs, in
+    # the order of NUMBERS; a number not named is guessed from the header, one named with
+    # the column "" has none.
+    numbers: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         # Read back from JSON as a list, given by the command line as "de,fr".
         object.__setattr__(self, "detect_languages", tuple(dict.fromkeys(
             code.strip().lower() for code in self.detect_languages if code.strip())))
+        named = dict((str(name), str(column or "")) for name, column in self.numbers
+                     if name in NUMBERS_BY_NAME)
+        object.__setattr__(self, "numbers", tuple(
+            (name, named[name]) for name in NUMBER_NAMES if name in named))
+
+    def number_column(self, name: str) -> str | None:
+        """The column chosen for a number: its name, "" for none, None when not chosen."""
+        return dict(self.numbers).get(name)
 
     def problems(self) -> list[str]:
         found = []
@@ -159,7 +210,35 @@ def guess(header: list[str], given: Choice = Choice()) -> Choice:
         sheet=given.sheet,
         detect_language=given.detect_language,
         detect_languages=given.detect_languages,
+        numbers=tuple((name, column if (column := given.number_column(name)) is not None
+                       else number_column_in(header, name) or "")
+                      for name in NUMBER_NAMES),
     )
+
+
+def number_column_in(header: list[str], name: str) -> str | None:
+    """The column of the header a number is guessed from (COLUMN_NAMES; a CPC also from a
+    column named "CPC …", such as "CPC (USD)", else from Keyword Planner's low bid)."""
+    by_name = {}
+    for column in header:
+        by_name.setdefault(folded_name(column), column)
+    english, others = COLUMN_NAMES[name]
+    found = next((by_name[folded] for folded in (*english, *others) if folded in by_name), None)
+    if found is None and name == "cpc":
+        found = next((column for folded, column in by_name.items()
+                      if folded.startswith("cpc")), None) or next(
+            (by_name[low] for low, _high in BID_PAIRS if low in by_name), None)
+    return found
+
+
+def _decimal_hint(column: str, separator: str) -> str:
+    """The decimal mark a column's name or the file's separator suggests: "," for a name of
+    a language that writes decimal commas, or a file separated by semicolons."""
+    folded = folded_name(column)
+    if any(folded in others for _english, others in COLUMN_NAMES.values()) or \
+            separator == ";":
+        return ","
+    return "."
 
 
 # --- names of languages and countries ---------------------------------------------------------
@@ -565,13 +644,18 @@ class Shaping:
             self.problems.append("The file has no country column: choose one, or one country "
                                  "for every row.")
         self.tags = [_column(header, name, "tags") for name in choice.tags_columns]
-        if choice.tags_separator is None:
+        numbers = [(name, column) for name, column in choice.numbers if column]
+        first: list = []
+        if choice.tags_separator is None or numbers:
             first = list(islice(self.source.rows, GUESS_ROWS))
             self.source.rows = chain(first, self.source.rows)
+            first = [row for row in first if row is not TOO_LONG]
+        if choice.tags_separator is None:
             choice = replace(choice, tags_separator=tags_separator(
-                row[index] for row in first if row is not TOO_LONG
+                row[index] for row in first
                 for index in self.tags if index is not None and index < len(row)))
         self.choice = choice
+        self.numbers = NumberCells(header, numbers, first, self.source.separator)
         self.every_language = language_code(choice.language) if choice.language else ""
         self.every_country = country_code(choice.country) if choice.country else ""
         self.separators = (choice.tags_separator, SEPARATOR)
@@ -582,7 +666,9 @@ class Shaping:
             choice.detect_languages, self.every_language) \
             if choice.detect_language and self.language is None else None
 
-    def shaped(self, row: list[str]) -> list[str]:
+    def shaped(self, row: list[str], line: int = 0) -> list[str]:
+        """The row in the import's own shape (its numbers after its tags, NumberCells);
+        `line`: its line in the file, said of a number that cannot be read."""
         if len(row) < self.width:
             row = row + [""] * (self.width - len(row))
 
@@ -593,24 +679,29 @@ class Shaping:
         # import's own shape (split at ";" only), guarded again as the import takes it.
         names = [name for index in self.tags
                  for name in split_tag_names(unguard_cell(cell(index)), self.separators)]
-        return [cell(self.query),
-                self.every_language or language_code(cell(self.language)),
-                self.every_country or country_code(cell(self.country)),
-                guard_cell(join_tag_names(names, (SEPARATOR,), SEPARATOR))]
+        shaped = [cell(self.query),
+                  self.every_language or language_code(cell(self.language)),
+                  self.every_country or country_code(cell(self.country)),
+                  guard_cell(join_tag_names(names, (SEPARATOR,), SEPARATOR))]
+        if self.numbers.names:
+            shaped.extend(self.numbers.cells(row, line))
+        return shaped
 
-    def first(self, count: int) -> list[list[str]]:
-        """The first `count` rows with any text, shaped (a preview)."""
+    def first(self, count: int, numbers: bool = False) -> list[list[str]]:
+        """The first `count` rows with any text, shaped (a preview); with `numbers`, each
+        followed by its numbers as they will be stored, in words (`NumberCells.names`)."""
         found = []
-        for row in self.source.rows:
+        for line, row in enumerate(self.source.rows, start=self.source.header_line + 1):
             if row is TOO_LONG or not any(value.strip() for value in row):
                 continue
-            found.append(self.shaped(row))
+            found.append(self.shaped(row, line))
             if len(found) == count:
                 break
         if self.detection is not None and not self.problems:
             found = list(self.detection.relabel(found))
-        return [[*admin.query_key(query, language, country), tags]
-                for query, language, country, tags in found]
+        return [[*admin.query_key(query, language, country), tags,
+                 *(self.numbers.shown(cells) if numbers else ())]
+                for query, language, country, tags, *cells in found]
 
     @property
     def title_lines(self) -> int:
@@ -629,7 +720,7 @@ class Shaping:
         if self.problems:
             raise NotCsv(" ".join(self.problems))
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(["query", "language", "country", "tags"])
+        writer.writerow(["query", "language", "country", "tags", *self.numbers.names])
         out.write("\n" * self.title_lines)
         lines = self._lines()
         if self.detection is not None:  # a batch at a time, in order
@@ -645,16 +736,122 @@ class Shaping:
     def _lines(self) -> Iterator[list[str] | None]:
         """Each row shaped, or None for a row with no text (a blank line)."""
         too_long = "x" * (MAX_LINE + 1)  # the import rejects it as too long, on its line
-        for row in self.source.rows:
+        empty = [""] * (3 + len(self.numbers.names))
+        for line, row in enumerate(self.source.rows, start=self.source.header_line + 1):
             if row is TOO_LONG:
-                yield [too_long, "", "", ""]
+                yield [too_long, *empty]
             elif not any(value.strip() for value in row):
                 yield None
             else:
                 if self.tags:  # most exports have none: nothing to count, row after row
                     self.tag_separators.count(row[index] for index in self.tags
                                               if index is not None and index < len(row))
-                yield self.shaped(row)
+                yield self.shaped(row, line)
+
+
+# Decimal commas written as decimal points, and points (thousands) as commas: a cell of a
+# column with decimal commas as the import's own shape reads it (number_values: one locale).
+_SWAPPED = str.maketrans({",": ".", ".": ","})
+
+
+class NumberCells:
+    """The cells of a row's numbers in the import's own shape: each chosen column's cell as
+    the file has it where its decimal mark is a point (the import reads it, and counts it
+    where it cannot: number_values.Column), its points and commas swapped where its decimal
+    mark is a comma, "%" added to a CTR column of percentages without it; Keyword Planner's
+    two bids read here (the midpoint written), their unreadable cells counted in `columns`.
+    `names`: the numbers, in the order of their cells."""
+
+    def __init__(self, header: list[str], chosen: list[tuple[str, str]], first: list,
+                 separator: str) -> None:
+        self.names: list[str] = []
+        self.plain: list[tuple[int, bool, bool]] = []  # (index, swapped, percent)
+        self.bids: tuple[int, int, number_values.Column, number_values.Column] | None = None
+        self.columns: list[number_values.Column] = []  # read here: the bids
+        self.described: list[str] = []
+        self.sources = dict(chosen)  # number → the file's column
+        for name, column in chosen:
+            number = NUMBERS_BY_NAME[name]
+            index = _column(header, column, number.label + " column")
+            pair = _bid_pair(header, column) if name == "cpc" else None
+
+            def decided(at: int, number=number) -> number_values.Column:
+                values = [row[at] for row in first if at < len(row)]
+                return number_values.decided(number, values,
+                                             _decimal_hint(header[at], separator), header[at])
+
+            if pair is not None:
+                low, high = pair
+                self.bids = (low, high, decided(low), decided(high))
+                self.columns.extend(self.bids[2:])
+                self.described.append(f"CPC from the midpoint of “{header[low]}” and "
+                                      f"“{header[high]}”")
+                self.names.append(name)
+                continue
+            reader = decided(index)
+            self.plain.append((index, reader.decimal == ",", reader.percent))
+            self.names.append(name)
+            self.described.append(f"{number.label if name in ('ctr', 'cpc') else name} from "
+                                  f"“{header[index]}”")
+        # The own shape's order: the plain cells, then the bids' midpoint.
+        if self.bids is not None:
+            self.names.remove("cpc")
+            self.names.append("cpc")
+        self.own = [number_values.Column(NUMBERS_BY_NAME[name]) for name in self.names]
+
+    def cells(self, row: list[str], line: int) -> list[str]:
+        found = []
+        for index, swapped, percent in self.plain:
+            text = row[index] if index < len(row) else ""
+            if swapped:
+                text = text.translate(_SWAPPED)
+            if percent and text[-1:].isdigit():
+                text += "%"
+            found.append(text)
+        if self.bids is not None:
+            low, high, low_reader, high_reader = self.bids
+            bids = [value for value in (
+                low_reader.value(row[low], line) if low < len(row) else None,
+                high_reader.value(row[high], line) if high < len(row) else None)
+                if value is not None]
+            found.append(repr(sum(bids) / len(bids)) if bids else "")
+        return found
+
+    def named(self, columns: list[number_values.Column]) -> list[number_values.Column]:
+        """The readers of the import's own shape (named by the numbers), named by the
+        columns of the person's file they came from, for what a check says of them."""
+        for column in columns:
+            if column.name == column.number.name and column.name in self.sources:
+                column.name = self.sources[column.name]
+        return columns
+
+    def shown(self, cells: list[str]) -> list[str]:
+        """The cells' numbers as they will be stored, in words ("" where unknown)."""
+        return [shown_number(reader.number.name, reader.value(text))
+                for reader, text in zip(self.own, cells, strict=True)]
+
+
+def shown_number(name: str, value: float | None) -> str:
+    """A number as the Columns page shows it: "1,234", "3.51%", "7.2", "" when unknown."""
+    if value is None:
+        return ""
+    number = NUMBERS_BY_NAME[name]
+    if number.whole:
+        return f"{round(value):,}"
+    if name == "ctr":
+        return f"{round(value * 100, 4):g}%"
+    return f"{round(value, 6):,.6g}"
+
+
+def _bid_pair(header: list[str], column: str) -> tuple[int, int] | None:
+    """The indexes of Keyword Planner's low and high bids when `column` is one of them and
+    the header has the other; else None."""
+    folded = [folded_name(name) for name in header]
+    chosen = folded_name(column)
+    for low, high in BID_PAIRS:
+        if chosen in (low, high) and low in folded and high in folded:
+            return folded.index(low), folded.index(high)
+    return None
 
 
 class SeparatorCounts:
@@ -760,9 +957,10 @@ def detected_language(choice: Choice) -> str:
             f" ({fallback} where it cannot be told)")
 
 
-def describe(choice: Choice, source: Source) -> str:
+def describe(choice: Choice, source: Source, shaping_numbers: list[str] | None = None) -> str:
     """How a file was read, in words: 'Read as UTF-16 text separated by tabs, its header on
-    line 3: the queries from “Keyword”, language de for every row, …'."""
+    line 3: the queries from “Keyword”, language de for every row, … Numbers: clicks from
+    “Clicks”, …' (`shaping_numbers`: NumberCells.described)."""
     def column(name: str | None, fixed: str | None, what: str) -> str:
         return f"{what} {fixed} for every row" if fixed else f"the {what} from “{name}”"
 
@@ -776,10 +974,11 @@ def describe(choice: Choice, source: Source) -> str:
              column(choice.country_column, choice.country and country_code(choice.country),
                     "country"),
              f"the tags from {tags}" if tags else "no tags"]
+    numbers = f" Numbers: {', '.join(shaping_numbers)}." if shaping_numbers else ""
     if not source.separator:  # a workbook
         return (f"Read {source.encoding}, its header on row {source.header_line}: "
-                + ", ".join(parts) + ".")
+                + ", ".join(parts) + "." + numbers)
     within = f"the file “{source.sheet}” of a zip archive " if source.sheet else ""
     return (f"Read {within}as {source.encoding} text separated by "
             f"{SEPARATOR_NAMES[source.separator]}, its header on line {source.header_line}: "
-            + ", ".join(parts) + ".")
+            + ", ".join(parts) + "." + numbers)

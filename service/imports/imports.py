@@ -47,7 +47,7 @@ from functools import cached_property
 from typing import BinaryIO
 
 from pydantic import TypeAdapter, ValidationError
-from sqlalchemy import select
+from sqlalchemy import column, select, table
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
@@ -59,15 +59,22 @@ from weblib.text_rules import forbidden_character
 
 from ..bodies.validation import MAX_CODE, MAX_STRING, Code, Text
 from ..engine import bulk_load
+from ..engine.numbers import BY_NAME as NUMBERS_BY_NAME
+from ..engine.numbers import NAMES as NUMBER_NAMES
 from ..org import admin
 from ..store.db import begin_write
-from ..store.models import Tag, utcnow
+from ..store.models import Id, Tag, utcnow
+from . import number_values
 
 COLUMNS = ("query", "language", "country", "tags")
 REQUIRED = ("query", "language", "country")
 # Columns of Tagdesk's own CSV files, read and ignored: a file of rejected rows (line, reason)
 # can be fixed and imported again, and so can the dashboard's export (updated).
 IGNORED = ("line", "reason", "updated")
+# A query's numbers (service/engine/numbers.py), each a column of its own name, optional:
+# "1234", "4.5", "3.5%" (a CTR), read as number_values reads a column with decimal points.
+# A row's CTR is its clicks ÷ its impressions where both are known, else its CTR column's.
+NUMBER_COLUMNS = NUMBER_NAMES
 DELIMITERS = ",;"
 TAG_SEPARATOR = ";"
 
@@ -121,6 +128,17 @@ class Header:
                      for name in COLUMNS)
 
     @cached_property
+    def numbers(self) -> tuple[tuple[str, int], ...]:
+        """The numbers the file has a column of, and where."""
+        return tuple((name, self.names.index(name)) for name in NUMBER_COLUMNS
+                     if name in self.names)
+
+    @cached_property
+    def derives_ctr(self) -> bool:
+        """Whether a row's CTR is its clicks ÷ its impressions (where both are known)."""
+        return "clicks" in self.names and "impressions" in self.names
+
+    @cached_property
     def required_width(self) -> int:
         """How many fields a row needs to have query, language and country."""
         return max(self.names.index(name) for name in REQUIRED) + 1
@@ -169,6 +187,8 @@ class Counts:
     # that named it added with the other.
     retagged: tuple[tuple[str, str], ...] = ()
     tagged: int = 0    # new queries that rules tagged as they entered (engine/entry_rules.py)
+    # Queries already present whose numbers the file changed (an import), or would (a check).
+    renumbered: int = 0
 
     def read(self, batch: Batch) -> Counts:
         return replace(self, rows=self.rows + batch.read,
@@ -176,19 +196,28 @@ class Counts:
                        blank=self.blank + batch.blank,
                        last_line=batch.last_line, bytes_read=batch.bytes_read)
 
-    def inserted(self, rows: int, added: int, tagged: int = 0) -> Counts:
+    def inserted(self, rows: int, added: int, tagged: int = 0, renumbered: int = 0) -> Counts:
         return replace(self, added=self.added + added, present=self.present + rows - added,
-                       tagged=self.tagged + tagged)
+                       tagged=self.tagged + tagged, renumbered=self.renumbered + renumbered)
 
 
 def summary(counts: Counts) -> str:
     """"1,204 added, 3 already present, 2 rejected" — the report's line, everywhere."""
-    line = (f"{counts.added:,} added, {counts.present:,} already present, "
+    line = (f"{counts.added:,} added, {counts.present:,} already present"
+            f"{renumbered_phrase(counts.renumbered, 'updated')}, "
             f"{counts.rejected:,} rejected") + blank_lines_phrase(counts.blank)
     if counts.tagged:  # said only when rules did something: reports without rules stay as they were
         queries = "1 query" if counts.tagged == 1 else f"{counts.tagged:,} queries"
         line += f", {queries} tagged by rules"
     return line
+
+
+def renumbered_phrase(count: int, done: str) -> str:
+    """" (2 with their numbers updated)" after the count of queries already present ("" if
+    none): `done` is "updated" (an import) or "to update" (a check)."""
+    if not count:
+        return ""
+    return f" ({count:,} with {'its' if count == 1 else 'their'} numbers {done})"
 
 
 def blank_lines_phrase(count: int) -> str:
@@ -367,7 +396,7 @@ def parse_header(fields: list[str], delimiter: str, shown: str = "") -> Header:
     # Linear in the number of columns: a header is at most HEADER_BYTES, but a file that
     # changed may bring a longer one.
     counted = Counter(names)
-    unknown = [name for name in counted if name not in COLUMNS + IGNORED]
+    unknown = [name for name in counted if name not in COLUMNS + IGNORED + NUMBER_COLUMNS]
     missing = [name for name in REQUIRED if name not in counted]
     repeated = sorted(name for name, count in counted.items() if count > 1)
     if unknown or missing or repeated:
@@ -450,12 +479,28 @@ class _Lines:
         return line
 
 
+def number_readers(header: Header) -> list[NumberReader]:
+    """A reader for each number column of the file (number_values.Column, decimal points)."""
+    return [(name, index, number_values.Column(NUMBERS_BY_NAME[name], name=name))
+            for name, index in header.numbers]
+
+
+NumberReader = tuple[str, int, number_values.Column]
+_CTR = NUMBERS_BY_NAME["ctr"]
+
+
 def read_batches(binary: BinaryIO, header: Header, tags: dict[str, int],
-                 batch_rows: int = BATCH_ROWS, title_lines: int = 0) -> Iterator[Batch]:
+                 batch_rows: int = BATCH_ROWS, title_lines: int = 0,
+                 numbers: list[number_values.Column] | None = None) -> Iterator[Batch]:
     """The file's data rows, checked, in batches; the last batch (perhaps empty) ends at the
     end of the file. Only one batch is held at a time. Blank lines are counted, but for the
     first `title_lines` after the header: the places of the title lines of the file this one
-    was written from (service/imports/import_sources.py), which are no part of its data."""
+    was written from (service/imports/import_sources.py), which are no part of its data.
+    The readers of the file's number columns, which count the cells they cannot read, are
+    added to `numbers` if given."""
+    readers = number_readers(header)
+    if numbers is not None:
+        numbers.extend(reader for _name, _index, reader in readers)
     size = _size(binary)
     binary.seek(0)
     text = io.TextIOWrapper(binary, encoding="utf-8-sig", newline="")
@@ -489,7 +534,7 @@ def read_batches(binary: BinaryIO, header: Header, tags: dict[str, int],
                     batch.blank += line > 1 + title_lines
                     continue
                 batch.read += 1
-                checked = check_row(fields, header, tags, line)
+                checked = check_row(fields, header, tags, line, readers)
                 if isinstance(checked, Rejected):
                     batch.rejected.append(checked)
                     batch.characters += sum(len(value) for value in checked.fields)
@@ -519,8 +564,10 @@ def _unreadable(error: csv.Error) -> str:
 
 
 def check_row(fields: list[str], header: Header, tags: dict[str, int],
-              line: int) -> admin.NewQuery | Rejected:
-    """The row as a new query (normalized, its tags as ids), or why it cannot be one."""
+              line: int, numbers: list[NumberReader] | tuple = ()) -> admin.NewQuery | Rejected:
+    """The row as a new query (normalized, its tags as ids; its numbers, stored, where the
+    file has number columns: `numbers`, number_readers), or why it cannot be one. A number
+    that cannot be read rejects nothing: it is unknown, and its reader counts it."""
     width = len(fields)
     if width < header.width:  # a short row: the columns it lacks are empty
         fields = fields + [""] * (header.width - width)
@@ -559,6 +606,19 @@ def check_row(fields: list[str], header: Header, tags: dict[str, int],
         return rejected(*reasons)
     # The values passed the API's rules, which admin.normalize_query's checks are part of:
     # checking them again took a fifth of reading a file.
+    if numbers:
+        found = {}
+        for name, index, reader in numbers:
+            if text := fields[index]:
+                value = reader.stored(text, line)
+                if value is not None:
+                    found[name] = value
+        if header.derives_ctr and found.get("impressions") and "clicks" in found:
+            # Clicks ÷ impressions where both are known (the file's CTR is rounded).
+            ctr = _CTR.stored(found["clicks"] / found["impressions"])
+            if ctr is not None:
+                found["ctr"] = ctr
+        return (*admin.query_key(*values), tag_ids, None, found or None)
     return (*admin.query_key(*values), tag_ids, None)
 
 
@@ -604,7 +664,8 @@ class Sink:
 
 def import_file(session: Session, project_id: str, binary: BinaryIO, sink: Sink | None = None,
                 batch_rows: int = BATCH_ROWS, title_lines: int = 0,
-                file_name: str | None = None) -> Counts:
+                file_name: str | None = None, update_numbers: bool = True,
+                numbers: list[number_values.Column] | None = None) -> Counts:
     """Import a CSV file into a project: every good row is added unless the project has it;
     NotCsv (nothing written) for a file that is not CSV at all.
 
@@ -620,7 +681,9 @@ def import_file(session: Session, project_id: str, binary: BinaryIO, sink: Sink 
 
     An import stopped on the way keeps the ranges it finished. `title_lines`: as read_batches
     takes it. `file_name`: the file's, kept with the import's time on each link its tags
-    column makes (where a tag came from)."""
+    column makes (where a tag came from). `update_numbers`: a row whose query the project has
+    replaces the numbers it names (else they are left as they are). `numbers`: as
+    read_batches takes it."""
     sink = sink or Sink()
     if admin.project_by_id(session, project_id) is None:
         raise admin.AdminError(f"No project {project_id}.")
@@ -630,16 +693,22 @@ def import_file(session: Session, project_id: str, binary: BinaryIO, sink: Sink 
     session.commit()
     with _held(session, project_id) as (held, load):
         load.origin = (file_name, utcnow()) if file_name else None
-        counts = _read(held, load, binary, header, tags, sink, batch_rows, title_lines)
+        load.update_numbers = update_numbers
+        counts = _read(held, load, binary, header, tags, sink, batch_rows, title_lines,
+                       numbers)
         return _add(held, load, counts, sink, batch_rows, names)
 
 
 def check_only(session: Session, project_id: str, binary: BinaryIO,
                new_tags: Iterable[str] = (), sink: Sink | None = None,
-               batch_rows: int = BATCH_ROWS, title_lines: int = 0) -> Counts:
+               batch_rows: int = BATCH_ROWS, title_lines: int = 0,
+               update_numbers: bool = True,
+               numbers: list[number_values.Column] | None = None) -> Counts:
     """What importing the file would do, writing nothing: its rows read and checked as an
     import checks them (the tags of `new_tags` counted as if they existed), and those the
-    project has already (or that an earlier row of the file has) counted as present."""
+    project has already (or that an earlier row of the file has) counted as present; with
+    `update_numbers`, those present whose numbers the file would change counted as
+    `renumbered`. `numbers`: as read_batches takes it."""
     sink = sink or Sink()
     if admin.project_by_id(session, project_id) is None:
         raise admin.AdminError(f"No project {project_id}.")
@@ -647,11 +716,17 @@ def check_only(session: Session, project_id: str, binary: BinaryIO,
     tags = project_tags(session, project_id)
     for name in new_tags:
         tags.setdefault(fold_tag_name(name), -1)
-    counts, seen = Counts(), set()
-    for batch in read_batches(binary, header, tags, batch_rows, title_lines):
+    counts, seen, numbered, renumbered = Counts(), set(), set(), 0
+    for batch in read_batches(binary, header, tags, batch_rows, title_lines, numbers):
         counts = counts.read(batch)
         keys = [row[:3] for row in batch.rows]
         present = bulk_load.present_keys(session, project_id, keys)
+        if update_numbers and header.numbers:
+            # Each present query once (its first row's numbers), whatever batch it is in.
+            given = {row[:3]: row[5] for row in reversed(batch.rows)
+                     if row[5] and row[:3] in present and row[:3] not in numbered}
+            numbered.update(given)
+            renumbered += numbers_changed(session, project_id, list(given.items()))
         # A read transaction a batch: a long check (a job of its own) never holds back the
         # checkpoints of SQLite's log that an import beside it waits for.
         session.rollback()
@@ -661,6 +736,7 @@ def check_only(session: Session, project_id: str, binary: BinaryIO,
                 new += 1
             seen.add(key)
         counts = counts.inserted(len(keys), new)
+        counts = replace(counts, renumbered=renumbered)
         sink.done(batch, counts)
     session.rollback()
     return counts
@@ -684,6 +760,34 @@ def add_rows(session: Session, project_id: str, batches: Iterable[list[admin.New
         return _add(held, load, Counts(rows=rows), Sink(), batch_rows).added
 
 
+# The queries' keys and numbers, read where the engine does not count the changes itself.
+_QUERIES = table("queries", column("project_id", Id),
+                 *map(column, ("query", "language", "country", *NUMBER_NAMES)))
+
+
+def numbers_changed(session: Session, project_id: str,
+                    numbers: list[tuple[tuple[str, str, str], dict[str, int]]]) -> int:
+    """How many of these present queries (key, the stored numbers a file gives it) hold
+    another value of one of those numbers (or none): the engine's count
+    (bulk_load.present_numbers) where it has one, else read here."""
+    if not numbers:
+        return 0
+    if (engine_count := getattr(bulk_load, "present_numbers", None)) is not None:
+        return engine_count(session, project_id, numbers)
+    given = dict(numbers)
+    changed = 0
+    for start in range(0, len(numbers), bulk_load.LOOKED_UP):
+        texts = sorted({key[0] for key, _ in numbers[start:start + bulk_load.LOOKED_UP]})
+        statement = select(*(_QUERIES.c[name] for name in ("query", "language", "country",
+                                                           *NUMBER_NAMES))).where(
+            _QUERIES.c.project_id == project_id, _QUERIES.c.query.in_(texts))
+        for row in session.execute(statement):
+            wanted = given.pop(tuple(row[:3]), None)
+            if wanted and any(getattr(row, name) != value for name, value in wanted.items()):
+                changed += 1
+    return changed
+
+
 @contextmanager
 def _held(session: Session, project_id: str) -> Iterator[tuple[Session, bulk_load.Load]]:
     """A connection of its own for a load (its temporary tables hold the staged rows from one
@@ -700,12 +804,14 @@ def _held(session: Session, project_id: str) -> Iterator[tuple[Session, bulk_loa
 
 
 def _read(held: Session, load: bulk_load.Load, binary: BinaryIO, header: Header,
-          tags: dict[str, int], sink: Sink, batch_rows: int, title_lines: int = 0) -> Counts:
+          tags: dict[str, int], sink: Sink, batch_rows: int, title_lines: int = 0,
+          numbers: list[number_values.Column] | None = None) -> Counts:
     begin_write(held)
     load.open()
     held.commit()
     counts = Counts()
-    for batch in read_ahead(read_batches(binary, header, tags, batch_rows, title_lines)):
+    for batch in read_ahead(read_batches(binary, header, tags, batch_rows, title_lines,
+                                         numbers)):
         begin_write(held)
         if batch.rows:
             load.stage(batch.rows)
@@ -745,6 +851,7 @@ def _add_at_once(held: Session, load: bulk_load.Load, shares: list[list[tuple[in
             session = Session(held.get_bind().engine.connect(), expire_on_commit=False)
             helper = bulk_load.Load.on(session.connection(), load.project_id)
             helper.existing_tags_only, helper.origin = load.existing_tags_only, load.origin
+            helper.update_numbers = getattr(load, "update_numbers", True)
             helpers.append((session, helper))
             held.connection(execution_options={BEGIN_OPTION: "DEFERRED"})
             load.hand_over(helpers[-1][1], share)
@@ -807,10 +914,13 @@ class Adding:
                 gone = self.used - load.present_tags(self.used) if self.used else set()
                 moved = load.merged_away(gone) if gone else {}
                 into_names = _names(session, set(moved.values()))
+                renumbered = getattr(load, "numbers_updated", 0)
                 added = load.insert(first, last)
+                renumbered = getattr(load, "numbers_updated", 0) - renumbered
                 # The insert ran beside the other writers'; what follows is one at a time.
                 with self.lock:
-                    after = self.counts.inserted(last - first + 1, added, load.tagged)
+                    after = self.counts.inserted(last - first + 1, added, load.tagged,
+                                                 renumbered)
                     deleted = [self.names.get(tag_id, str(tag_id))
                                for tag_id in sorted(gone - moved.keys())]
                     if set(deleted) - set(after.deleted_tags):

@@ -32,8 +32,8 @@ def remembered(project: Project, header: list[str]) -> Choice:
     shape last, or else the last choice made; either kept to the columns the file has
     (`for_header`)."""
     stored = _stored(project)
-    fields = stored["shapes"].get(shape_of(header)) or stored["last"]
-    return for_header(_choice(fields), header)
+    same = stored["shapes"].get(shape_of(header))
+    return for_header(_choice(same or stored["last"]), header, same_shape=bool(same))
 
 
 def remember(project: Project, header: list[str], choice: Choice) -> None:
@@ -54,7 +54,7 @@ def remember(project: Project, header: list[str], choice: Choice) -> None:
     db.commit()
 
 
-def for_header(choice: Choice, header: list[str]) -> Choice:
+def for_header(choice: Choice, header: list[str], same_shape: bool = False) -> Choice:
     """The choice without the columns this file does not have (never offered as chosen: the
     guess fills them), named as this file spells them, and without a language or country
     for every row where this file has a column of it (an Ahrefs list after a Search Console
@@ -71,10 +71,15 @@ def for_header(choice: Choice, header: list[str]) -> Choice:
     # separator of no tags column would only stand in the way of the guess for this file's.
     separator = None if choice.tags_separator == ";" or not tags_columns \
         else choice.tags_separator
+    # A number's column this file has stays chosen, and "none" for a file of the same shape;
+    # the others are guessed.
+    numbers = tuple((name, kept(column) if column else "") for name, column in choice.numbers
+                    if kept(column) or (not column and same_shape))
     columns = replace(choice, query_column=kept(choice.query_column),
                       language_column=kept(choice.language_column), language=None,
                       country_column=kept(choice.country_column), country=None,
-                      tags_columns=tags_columns, tags_separator=separator, sheet=None)
+                      tags_columns=tags_columns, tags_separator=separator, sheet=None,
+                      numbers=numbers)
     found = guess(header, columns)
     return replace(columns, language=None if found.language_column else choice.language,
                    country=None if found.country_column else choice.country)

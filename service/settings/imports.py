@@ -44,6 +44,9 @@ from sqlalchemy import select
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from ..engine import pieces
+from ..engine.numbers import BY_NAME as NUMBERS_BY_NAME
+from ..engine.numbers import NAMES as NUMBER_NAMES
+from ..engine.numbers import NUMBERS
 from ..imports import import_jobs, import_sources, imports, language_detection
 from ..imports.import_jobs import Chosen, ImportJob
 from ..imports.import_sources import Choice
@@ -339,7 +342,16 @@ def _choice_from_form(form) -> Choice:
                   tags_separator=(form.get("tags_separator") or "")[:5] or None,
                   detect_language=form.get("detect_language") == "1",
                   detect_languages=tuple(value[:5] for value in form.getlist(
-                      "detect_languages")[:200]))
+                      "detect_languages")[:200]),
+                  # A number's select posted empty: no column (one not posted is guessed).
+                  numbers=tuple((name, (form.get(f"{name}_column") or "").strip()[:200])
+                                for name in NUMBER_NAMES if f"{name}_column" in form))
+
+
+def _update_numbers(form) -> bool:
+    """Whether present queries take the file's numbers: the box, where the form offered it
+    (on by default)."""
+    return form.get("update_numbers") == "1" if "update_numbers_offered" in form else True
 
 
 def _detection(project: Project, given: Choice) -> tuple[Choice, list[tuple[str, str]]]:
@@ -367,7 +379,10 @@ def import_columns(project: Project, job: ImportJob):
     stored = None if posted else job.chosen
     create_tags = request.form.get("create_tags") == "1" if posted else \
         bool(stored and stored.create_tags)
+    update_numbers = _update_numbers(request.form) if posted else \
+        (stored.update_numbers if stored else True)
     header, preview, problems, described, choice = [], [], [], "", Choice()
+    preview_numbers: list[str] = []
     sheets: list[str] = []
     try:
         with open(path, "rb") as binary:
@@ -392,11 +407,13 @@ def import_columns(project: Project, job: ImportJob):
         try:
             with open(path, "rb") as binary:
                 shaping = import_sources.Shaping(binary, given, any_header=True)
-                preview = shaping.first(PREVIEW_ROWS)
+                preview = shaping.first(PREVIEW_ROWS, numbers=True)
             choice = shaping.choice
+            preview_numbers = [NUMBERS_BY_NAME[name].label for name in shaping.numbers.names]
+            numbers_read = shaping.numbers.described
             to_choose = shaping.problems
             if not to_choose:
-                described = import_sources.describe(choice, shaping.source)
+                described = import_sources.describe(choice, shaping.source, numbers_read)
         except imports.NotCsv as error:
             choice = import_sources.guess(header, given)
             problems.append(str(error))
@@ -405,9 +422,10 @@ def import_columns(project: Project, job: ImportJob):
         to_choose = []
     if posted and not problems:
         import_memory.remember(project, header, choice)
+        chosen = Chosen(choice, create_tags, update_numbers)
         if request.form.get("action") == "import":
-            return _import_chosen(project, job, Chosen(choice, create_tags))
-        return _check_started(project, job, Chosen(choice, create_tags))
+            return _import_chosen(project, job, chosen)
+        return _check_started(project, job, chosen)
     status = 422 if posted and problems else 200
     return render_template(
         "settings/import_columns.html", section="projects", project=project, job=job,
@@ -417,7 +435,10 @@ def import_columns(project: Project, job: ImportJob):
         progress_every=_progress_every(),
         described=described, to_choose=to_choose, create_tags=create_tags,
         sheets=sheets, separators=separator_options(choice.tags_separator),
-        detect_offered=detect_offered), status
+        detect_offered=detect_offered, preview_numbers=preview_numbers,
+        numbers=[(number.name, number.label, choice.number_column(number.name) or "")
+                 for number in NUMBERS],
+        update_numbers=update_numbers), status
 
 
 def _wait_seconds() -> float:

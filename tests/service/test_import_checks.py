@@ -130,10 +130,12 @@ def test_the_check_jobs_result_is_the_checks_own_and_nothing_is_written(
         assert {key: stored[key] for key in itself} == itself
         assert f"Checked, nothing changed: {itself['summary']}" in page.text
         if create_tags:
-            assert itself["summary"] == "298 will be added, 2 already present, 1 rejected."
+            assert itself["summary"] == ("298 will be added, 2 already present (2 with their "
+                                          "numbers to update), 1 rejected.")
             assert "These tags would be created: seasonal." in page.text
         else:
-            assert itself["summary"] == "270 will be added, 2 already present, 29 rejected."
+            assert itself["summary"] == ("270 will be added, 2 already present (2 with their "
+                                          "numbers to update), 29 rejected.")
             assert ("Rows name tags this project does not have: seasonal (28). Create them "
                     "first, or import with the tags created.") in page.text
         if create_tags:
@@ -218,7 +220,9 @@ def test_a_check_started_later_or_the_import_replaces_a_running_check(
         assert held.first_batch_in.wait(30)
         if then == "another check":
             page = administrator.check(columns, form)  # German: keyword 0001 is present
-            assert "271 will be added, 1 already present, 29 rejected." in page.text
+            # Its Volume column would give keyword 0001 a volume.
+            assert ("271 will be added, 1 already present (1 with its numbers to update), "
+                    "29 rejected.") in page.text
         else:
             started = administrator.post(columns, data={**form, "action": "import"})
             assert started.headers["Location"] == report
@@ -232,8 +236,8 @@ def test_a_check_started_later_or_the_import_replaces_a_running_check(
     job = job_of(world, columns)
     if then == "another check":
         assert job.state == "choosing"
-        assert job.check_result["summary"] == "271 will be added, 1 already present, " \
-                                              "29 rejected."
+        assert job.check_result["summary"] == "271 will be added, 1 already present (1 " \
+                                              "with its numbers to update), 29 rejected."
         assert Chosen.from_json(job.check_result["chosen"]).choice.language == "German"
     else:
         assert (job.state, job.added, job.present, job.rejected) == ("finished", 271, 1, 29)
