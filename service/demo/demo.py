@@ -7,7 +7,7 @@ import multiprocessing
 import random
 import secrets
 from collections.abc import Callable, Iterable, Iterator
-from datetime import datetime, timedelta
+from datetime import timedelta
 from itertools import chain, islice
 
 from sqlalchemy import func, select
@@ -17,11 +17,12 @@ from ..imports import imports
 from ..org import accounts, admin, audit, keys
 from ..store.db import session_scope
 from ..store.models import ApiKey, User, utcnow
-from .demo_data import PROJECTS, TAGS, assign_tags, generate_queries
+from .demo_data import PROJECTS, TAGS, assign_tags, generate_queries, query_numbers
 
 DEMO_ORG_NAME = "Demo organization"
 DEMO_ADMIN = "admin@demo.example"  # admin-2@demo.example for a second demo in one database
 SMALL_PROJECT_TAGS = 8
+DEMO_CURRENCY = "EUR"  # of the demo queries' CPC
 BATCH = 5000
 # Queries committed at a time, a range of the key's order each, as imports add them
 # (service/imports/imports.py). PostgreSQL: an import's ranges, two connections adding at once (1M:
@@ -44,7 +45,8 @@ def seed(app, count: int, progress: Callable[[str], None] = lambda _m: None,
         key = admin.create_key(session, org_id, app.config["KEY_PREFIX"], name="Demo key")
         plan = []
         for position, project_name in enumerate(PROJECTS):
-            project_id = admin.create_project(session, org_id, project_name)
+            project_id = admin.create_project(session, org_id, project_name,
+                                              currency=DEMO_CURRENCY)
             tags = TAGS if position == 0 else TAGS[:SMALL_PROJECT_TAGS]
             tag_ids = [admin.create_tag(session, project_id, name, color)
                        for name, color in tags]
@@ -141,22 +143,22 @@ def _rows(size: int, tag_ids: list[int], rng: random.Random, seed_value: int) ->
     return _tagged(_texts(size, seed_value), tag_ids, rng)
 
 
-def _texts(size: int, seed_value: int) -> Iterator[tuple[str, str, str, datetime]]:
-    """A project's (query, language, country, time): its times drawn from a generator of
-    their own, so that they can be made apart from the tags."""
+def _texts(size: int, seed_value: int) -> Iterator[tuple]:
+    """A project's (query, language, country, time, numbers): its times and numbers drawn
+    from generators of their own, so that they can be made apart from the tags."""
     now = utcnow()
     year = 365 * 24 * 3600
     r = random.Random(f"times {seed_value}")
+    numbers = random.Random(f"numbers {seed_value}")
     for query, language, country in generate_queries(size, seed_value):
         # Recent edits are more common than old ones, as in real tagging work.
         age = timedelta(seconds=int(year * r.random() ** 2), milliseconds=int(r.random() * 1000))
-        yield query, language, country, now - age
+        yield query, language, country, now - age, query_numbers(query, numbers)
 
 
-def _tagged(texts: Iterable[tuple[str, str, str, datetime]], tag_ids: list[int],
-            rng: random.Random) -> Iterator:
+def _tagged(texts: Iterable[tuple], tag_ids: list[int], rng: random.Random) -> Iterator:
     """The rows of these texts, with their tags."""
-    for index, (query, language, country, updated_at) in enumerate(texts):
+    for index, (query, language, country, updated_at, numbers) in enumerate(texts):
         picked = [tag_ids[i] for i in assign_tags(index, query, language, country, rng)
                   if i < len(tag_ids)]
-        yield query, language, country, picked, updated_at
+        yield query, language, country, picked, updated_at, numbers

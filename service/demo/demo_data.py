@@ -24,6 +24,8 @@ from importlib import resources
 from zlib import adler32 as _adler32
 from zlib import crc32 as _crc32
 
+from ..engine.numbers import MICRO
+
 __all__ = ["PROJECTS", "TAGS", "assign_tags", "generate_queries"]
 
 PROJECTS: list[str] = ["Online shop search", "Help centre", "Brand campaigns"]
@@ -710,3 +712,26 @@ def assign_tags(index: int, query: str, language: str, country: str,
         if tag not in tags:
             tags.append(tag)
     return tags[:3]
+
+
+# --- numbers --------------------------------------------------------------------------------
+
+def query_numbers(query: str, r: random.Random) -> dict[str, int]:
+    """A query's numbers as stored (service/engine/numbers.py), as a Search Console and a
+    keyword tool would give them: shorter queries are searched more; most have a position
+    and clicks, some are unknown to one tool or the other; CTR falls with the position."""
+    found: dict[str, int] = {}
+    words = query.count(" ") + 1
+    volume = 10 ** max(1.0, r.uniform(1.0, 5.2) - 0.35 * (words - 1))
+    if r.random() < 0.9:
+        found["volume"] = int(float(f"{volume:.2g}"))  # as keyword tools round it
+        found["cpc"] = round(min(60.0, r.lognormvariate(0, 0.8)) * 100) * 10_000
+        found["difficulty"] = max(0, min(100, round(r.gauss(40, 20)))) * MICRO
+    if r.random() < 0.8:
+        impressions = max(1, int(volume * r.uniform(0.05, 2.5)))
+        position = min(100.0, 1 + r.expovariate(1 / 12))
+        clicks = int(impressions * min(0.6, 0.3 / position ** 0.9 * r.uniform(0.5, 1.5)))
+        found.update(impressions=impressions, clicks=clicks,
+                     ctr=round(clicks / impressions * MICRO),
+                     position=round(position * 10) * MICRO // 10)
+    return found

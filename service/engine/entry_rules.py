@@ -16,13 +16,13 @@ import json
 from collections.abc import Callable
 
 from pyroaring import BitMap, FrozenBitMap
-from sqlalchemy import Integer, literal, or_, select
+from sqlalchemy import Integer, literal, or_, select, update
 from sqlalchemy.engine import Connection
 
 from ..store.models import Rule, Tag, utcnow
 from . import folding, kinds
 from .counting import CHECKED_AT_ONCE, Counter, FilterOf
-from .held import Header, Held, Project_, Vocabulary
+from .held import Header, Held, Project_, Vocabulary, header
 from .keys import keys_condition
 from .tables import Query, query_tags
 
@@ -143,7 +143,9 @@ def apply(connection: Connection, project_id: str, writer) -> int:
     given: dict[int, BitMap] = {}  # tag → new keys a rule gave it, in this write
     tagged = BitMap()
     for rule_id, condition, tag_ids in rules:
-        matches = counting.matches(_read_condition(condition)(tags))
+        # The new queries only: a number's bitmaps in the write may hold present queries too
+        # (their numbers changed: recheck).
+        matches = counting.matches(_read_condition(condition)(tags)) & counting.everything
         if not matches:
             continue
         for tag_id in json.loads(tag_ids):
@@ -157,6 +159,52 @@ def apply(connection: Connection, project_id: str, writer) -> int:
             given[tag_id] = given.get(tag_id, BitMap()) | lacking
             tagged |= lacking
     return len(tagged)
+
+
+def recheck(connection: Connection, project_id: str, writer, keys: BitMap) -> int:
+    """Queries already present whose numbers the write changed get the tags of each active
+    rule with a range (metricRanges) that they now match, as entering queries would; rules
+    only add. The project's bitmaps as stored, with the write's changes to the numbers."""
+    rules = [rule for rule in active_rules(connection, project_id)
+             if '"metricRanges"' in rule.condition]
+    if not rules or not keys:
+        return 0
+    at = header(connection, project_id)
+    stored = Held().project(connection, project_id, at)
+    now = Project_(epoch=stored.epoch, stamp=stored.stamp, whole=dict(stored.whole))
+    for key in writer.changes.added.keys() | writer.changes.removed.keys():
+        if key[0] == kinds.NUMBER:
+            now.whole[key] = FrozenBitMap((now.bitmap(*key) - writer.changes.removed.get(
+                key, BitMap())) | writer.changes.added.get(key, BitMap()))
+    tags = dict(connection.execute(select(Tag.id, Tag.name_folded).where(
+        Tag.project_id == project_id)).all())
+    counting = Counter(_Bound(connection), project_id, at, now, Held(), sorted(tags))
+    links: list[tuple[int, int, BitMap]] = []  # rule, tag, keys
+    tagged = BitMap()
+    for rule_id, condition, tag_ids in rules:
+        matches = counting.matches(_read_condition(condition)(tags)) & keys
+        for tag_id in json.loads(tag_ids) if matches else ():
+            if tag_id not in tags:
+                continue
+            lacking = (matches - counting.tag(tag_id) - tagged_by(links, tag_id)
+                       - writer.changes.added.get((kinds.TAG, str(tag_id)), BitMap()))
+            if lacking:
+                links.append((rule_id, tag_id, lacking))
+                tagged |= lacking
+    if tagged:
+        # Their tags changed: so did they (updatedAt), and each link copies the time.
+        now, changed = utcnow(), keys_condition(_Bound(connection), Query.pk, list(tagged))
+        connection.execute(update(Query).where(changed).values(updated_at=now))
+        connection.execute(update(query_tags).where(keys_condition(
+            _Bound(connection), query_tags.c.query_pk, list(tagged))).values(updated_at=now))
+    for rule_id, tag_id, lacking in links:
+        _link(connection, tag_id, rule_id, lacking)
+        writer.changes.add(kinds.TAG, str(tag_id), lacking)
+    return len(tagged)
+
+
+def tagged_by(links: list[tuple[int, int, BitMap]], tag_id: int) -> BitMap:
+    return BitMap.union(BitMap(), *(keys for _rule, tag, keys in links if tag == tag_id))
 
 
 def _link(connection: Connection, tag_id: int, rule_id: int, keys: BitMap) -> None:

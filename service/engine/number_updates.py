@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from pyroaring import BitMap
 from sqlalchemy import bindparam, update
 from sqlalchemy.engine import Connection
 
+from . import entry_rules
 from .numbers import NAMES
 from .rows import QueryRow
 from .tables import Query
@@ -47,6 +49,8 @@ def apply(connection: Connection, writer: Writer, present: Iterable[Sequence]) -
         writes.sort(key=lambda write: write["key"])  # rows taken in key order, as set-tags does
         connection.execute(_UPDATE, writes)
         writer.numbers_changed(before, after)
+        entry_rules.recheck(connection, writer.project_id, writer,
+                            BitMap(write["key"] for write in writes))
     return len(writes)
 
 

@@ -58,9 +58,11 @@ def revoke_key(session: Session, key: str) -> None:
         found.revoked_at = utcnow()
 
 
-def create_project(session: Session, org_id: str, name: str) -> str:
+def create_project(session: Session, org_id: str, name: str,
+                   currency: str | None = None) -> str:
+    """A new project; `currency`: the ISO 4217 code of its queries' CPC, if said."""
     _organization(session, org_id)
-    project = Project(org_id=org_id, name=_text(name, "project name"))
+    project = Project(org_id=org_id, name=_text(name, "project name"), currency=currency)
     session.add(project)
     session.flush()
     return project.id

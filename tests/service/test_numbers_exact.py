@@ -310,3 +310,45 @@ def test_without_include_the_answer_is_the_references(api, world):
     assert set(item) == {"id", "project", "tags", "query", "language", "country", "updatedAt"}
     item = api.queries(include=["metrics"]).json()["results"][0]
     assert item["metrics"] == {"clicks": 3}
+
+
+@pytest.mark.parametrize("bulk", [False, True], ids=["few rows", "bulk load"])
+def test_numbers_that_change_recheck_the_rules_with_ranges(api, world, bulk):
+    brand, sale = world.tags["brand"], world.tags["sale"]
+    rule = api.post("/api/rules/create", {
+        "name": "big", "condition": {"metricRanges": {"volume": {"min": 1000}}},
+        "tagIds": [brand]})
+    assert rule.status_code == 201, rule.text
+    assert api.post("/api/rules/create", {"name": "text", "condition": {"query": "shoes"},
+                                          "tagIds": [sale]}).status_code == 201
+    filler = [(f"filler {n}", "en", "US", [], None, {"volume": 1}) for n in range(600)]
+    world.run(lambda s: admin.insert_queries(s, world.project_id, [
+        ("shoes small", "en", "US", [], None, {"volume": 10}),
+        ("boots", "en", "US", [], None, {"clicks": 3})] + (filler if bulk else [])))
+    before = {q["query"]: q for q in api.queries(limit=1000).json()["results"]}
+    assert before["shoes small"]["tags"] == [sale]  # the text rule, on entry
+    assert before["boots"]["tags"] == []
+
+    again = [("shoes small", "en", "US", [], None, {"volume": 5000}),
+             ("boots", "en", "US", [], None, {"volume": 999})]
+    world.run(lambda s: admin.insert_queries(s, world.project_id,
+                                             again + (filler if bulk else [])))
+    after = {q["query"]: q for q in api.queries(limit=1000, include=["metrics"])
+             .json()["results"]}
+    assert after["shoes small"]["metrics"] == {"volume": 5000}
+    assert sorted(after["shoes small"]["tags"]) == sorted([brand, sale])
+    assert after["shoes small"]["tagSources"][str(brand)]["ruleId"] == rule.json()["id"]
+    assert after["shoes small"]["updatedAt"] > before["shoes small"]["updatedAt"]
+    assert after["boots"]["tags"] == [] and after["boots"]["metrics"] == {"clicks": 3,
+                                                                          "volume": 999}
+    assert after["boots"]["updatedAt"] == before["boots"]["updatedAt"]
+    assert_counters_exact(world)
+
+
+def test_keep_numbers_leaves_present_queries_numbers(api, world):
+    world.run(lambda s: admin.insert_queries(s, world.project_id, [
+        ("shoes", "en", "US", [], None, {"volume": 10})]))
+    world.run(lambda s: admin.insert_queries(s, world.project_id, [
+        ("shoes", "en", "US", [], None, {"volume": 20, "clicks": 1})], update_numbers=False))
+    item = api.queries(include=["metrics"]).json()["results"][0]
+    assert item["metrics"] == {"volume": 10}
