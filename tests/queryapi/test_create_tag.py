@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from queryapi import (
+    NUMBER_NAMES,
     ApiError,
     Capabilities,
     Client,
@@ -45,7 +46,8 @@ def test_the_service_offers_creating_tags_and_the_document_is_read_once(client):
                                                  rule_apply=True, tag_editing=True,
                                                  tag_merging=True, tag_edits=True,
                                                  query_versions=True, imports=True,
-                                                 filter_fields=EXTENSION_FIELDS)
+                                                 filter_fields=EXTENSION_FIELDS,
+                                                 numbers=NUMBER_NAMES)
     assert client.capabilities().create_tag
     assert client.stats.requests == 1
 

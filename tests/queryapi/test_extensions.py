@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from queryapi import (
+    NUMBER_NAMES,
     ApiError,
     Capabilities,
     Client,
@@ -61,7 +62,8 @@ def test_the_service_offers_every_extension(client):
                                                  saved_views=True, rules=True, rule_apply=True,
                                                  tag_editing=True, tag_merging=True,
                                                  tag_edits=True, query_versions=True,
-                                                 imports=True, filter_fields=EXTENSION_FIELDS)
+                                                 imports=True, filter_fields=EXTENSION_FIELDS,
+                                                 numbers=NUMBER_NAMES)
 
 
 def test_tag_logic_filters_the_list_as_the_service_does(client, seeded):

@@ -14,7 +14,7 @@ NOT_FOUND = {"statusCode": 404, "message": "Not found.", "error": "Not Found"}
 OPENAPI = "/api/openapi.json"
 # The fields of queries/list's filter the service marks as extensions.
 EXTENSION_FIELDS = frozenset({"tagMatch", "excludeTagIds", "excludeTagNames", "untagged",
-                              "pattern"})
+                              "pattern", "metricRanges", "include"})
 
 
 def extension_paths(document: dict) -> set[str]:
