@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 from flask import Blueprint, Response, render_template, request, url_for
 from flask_login import login_required
 
-from dashboard import apiclient, errors, report_format, wording
+from dashboard import apiclient, errors, facets, number_columns, report_format, wording
 from dashboard.current_project import load_project
 from dashboard.filter_fields import Ignored, quoted
 from dashboard.report_chart import chart
@@ -36,7 +36,7 @@ from dashboard.report_table import (
     table_order,
 )
 from dashboard.viewstate import QueryView, ignored_sentence
-from queryapi import Project
+from queryapi import Project, QueryFilters
 from weblib.spreadsheet_cells import csv_line, guard_cell
 from weblib.tag_lists import join_tag_names
 from weblib.tag_names import fold_tag_name
@@ -61,19 +61,12 @@ def report_link() -> dict:
 
 
 def project_numbers(project_id: str) -> tuple[str, ...]:
-    """The numbers the project has (some query knows them; CTR too where clicks and
-    impressions are known, of which the facets make it), kept with the session's other
-    cached reads."""
-    offered = apiclient.capabilities().numbers
-
-    def read() -> tuple[str, ...]:
-        counts = apiclient.client().facets(project_id).metric_counts
-        known = {name for name in offered if counts.get(name, 0) > 0}
-        if {"clicks", "impressions"} <= known:
-            known.add("ctr")
-        return tuple(name for name in offered if name in known)
-
-    return apiclient.cached_read("report-numbers", project_id, read)
+    """The numbers the project has (some query knows them, number_columns.py), and CTR where
+    clicks and impressions are known: the facets make it of those."""
+    names = set(number_columns.project_numbers(project_id).names)
+    if {"clicks", "impressions"} <= names:
+        names.add("ctr")
+    return tuple(name for name in apiclient.capabilities().numbers if name in names)
 
 
 def _view(project: Project) -> tuple[QueryView, list]:
@@ -94,9 +87,13 @@ def _view(project: Project) -> tuple[QueryView, list]:
 
 
 def _report(project: Project, view: QueryView) -> Report:
+    """The view's report: the whole project's from the facets the queries page keeps (they
+    sum every number), any other view's from a facets call of its own."""
     numbers = project_numbers(project.id)
     by = chosen_share(request.args.get(BY), numbers)
-    found = apiclient.client().facets(project.id, facets_filter(view.filters), sums=numbers)
+    asked = facets_filter(view.filters)
+    found = facets.project_facets(project.id) if asked == QueryFilters() \
+        else apiclient.client().facets(project.id, asked, sums=numbers)
     return build(found, view.filters, apiclient.tags(project.id), numbers, by)
 
 

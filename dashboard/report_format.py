@@ -1,46 +1,30 @@
-"""How the report writes its figures: in the person's locale on the page (Babel: thousands
-separators, decimal marks, percentages, the project's currency for CPC), plainly in the CSV
-file (digits and a dot, as a spreadsheet of any locale reads them)."""
+"""How the report writes its figures: on the page as the queries page writes them (figures.py:
+the person's locale, CTR a percentage, CPC in the project's currency), plainly in the CSV file
+(digits and a dot, as a spreadsheet of any locale reads them)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from babel import Locale, UnknownLocaleError
-from babel.numbers import format_currency, format_decimal, format_percent
-from flask import request
+from babel import Locale
+
+from .figures import LABELS, count_text, number_text, person_locale
 
 __all__ = ["Formatter", "person_locale", "plain", "share_label", "slug"]
 
-LABELS = {"clicks": "Clicks", "impressions": "Impressions", "ctr": "CTR",
-          "position": "Average position", "volume": "Volume", "cpc": "CPC",
-          "difficulty": "Difficulty", "queries": "Queries"}
+# A row's position is an average of many: said so.
+REPORT_LABELS = {**LABELS, "position": "Average position", "queries": "Queries"}
 # How a row's figure of each number is made (said under the table).
-HOW = {"position": "average position weighted by impressions",
-       "ctr": "CTR as clicks ÷ impressions",
+HOW = {"ctr": "CTR as clicks ÷ impressions",
+       "position": "average position weighted by impressions",
        "cpc": "CPC weighted by volume",
        "difficulty": "difficulty weighted by volume"}
-DECIMALS = {"position": "#,##0.0", "cpc": "#,##0.00", "difficulty": "#,##0.#"}
-LAST_ZERO = re.compile(r"0(?=[^0]*$)")
 SLUG = re.compile(r"[^A-Za-z0-9]+")
 
 
-FALLBACK = Locale("en")
-
-
-def person_locale() -> Locale:
-    """The first locale of the browser's Accept-Language that Babel knows, else English."""
-    for tag, _quality in request.accept_languages:
-        try:
-            return Locale.parse(tag.replace("-", "_"))
-        except (ValueError, TypeError, UnknownLocaleError):
-            continue
-    return FALLBACK
-
-
 def label(name: str) -> str:
-    return LABELS.get(name, name)
+    return REPORT_LABELS.get(name, name)
 
 
 def share_label(by: str) -> str:
@@ -49,8 +33,8 @@ def share_label(by: str) -> str:
 
 
 def how_words(numbers) -> str:
-    """'Average position weighted by impressions; CPC weighted by volume.' for the weighted
-    numbers shown, or ''."""
+    """'CTR as clicks ÷ impressions; average position weighted by impressions.' for the
+    weighted numbers shown, or ''."""
     words = "; ".join(HOW[name] for name in numbers if name in HOW)
     return words[:1].upper() + words[1:] + "." if words else ""
 
@@ -77,22 +61,12 @@ class Formatter:
     currency: str | None  # the project's, for CPC
 
     def count(self, value: int) -> str:
-        return format_decimal(value, locale=self.locale)
+        return count_text(value, self.locale)
 
     def figure(self, name: str, value: int | float | None) -> str:
         """A row's figure of a number; '—' when unknown."""
-        if value is None:
-            return "—"
-        if name == "ctr":
-            return format_percent(value, self._percent("0.0#"), locale=self.locale)
-        if name == "cpc" and self.currency:
-            return format_currency(value, self.currency, locale=self.locale)
-        return format_decimal(value, DECIMALS.get(name), locale=self.locale)
+        return "—" if value is None else number_text(name, value, self.currency, self.locale)
 
     def share(self, ratio: float | None) -> str:
-        return "—" if ratio is None else format_percent(ratio, self._percent("0.0"),
-                                                        locale=self.locale)
-
-    def _percent(self, digits: str) -> str:
-        """The locale's percent pattern ("#,##0\u00a0%") with these digits ("0.0")."""
-        return LAST_ZERO.sub(digits, self.locale.percent_formats[None].pattern, count=1)
+        """A share as a CTR is written: a percentage with one decimal; '—' when unknown."""
+        return "—" if ratio is None else number_text("ctr", ratio, locale=self.locale)

@@ -97,7 +97,7 @@ def test_each_tag_row_sums_the_numbers_of_its_queries_and_its_share_of_the_click
     total_clicks = 1200 + 500 + 300 + 200 + 100
     # brand: position weighted by impressions, CPC and difficulty by volume.
     assert table["brand"] == [
-        "2", "1,700", "15,000", "11.33%", "2.7", "8,000",
+        "2", "1,700", "15,000", "11.3%", "2.7", "8,000",
         "1.50", "37.5", f"{1700 / total_clicks:.1%}"]
     # sale: CPC and difficulty of the one query that has them (and its volume).
     assert table["sale"] == ["2", "800", "8,000", "10.0%", "4.8", "4,000", "2.00", "50",
@@ -116,6 +116,17 @@ def test_each_tag_row_sums_the_numbers_of_its_queries_and_its_share_of_the_click
     assert table["=HYPERLINK(1)"][:4] == ["1", "100", "0", "—"]
     assert "local" not in table
     assert "counts in both rows" in html
+
+
+def test_a_report_asks_the_service_once_and_the_whole_project_not_again(signed_in, shop,
+                                                                         api_calls):
+    report(signed_in, shop)  # the project's numbers and facets, read once and kept
+    api_calls.reset()
+    report(signed_in, shop, "by=volume")
+    assert api_calls.paths["/api/queries/facets"] == 0
+    report(signed_in, shop, "lang=de")
+    assert api_calls.paths["/api/queries/facets"] == 1
+    assert api_calls.total == 1
 
 
 def test_the_numbers_are_written_in_the_persons_locale(signed_in, shop):
