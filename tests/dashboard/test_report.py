@@ -241,6 +241,13 @@ def test_a_view_reports_its_own_queries(signed_in, shop):
     assert table["Untagged"][:2] == ["0", "0"]
     assert table["All queries in this view"][:2] == ["2", "1,700"]
 
+    # A range of a number: only the queries that have it within.
+    _html, rows = report(signed_in, shop, "volume_min=3000")
+    table = by_tag(rows)
+    assert table["brand"][:2] == ["2", "1,700"] and table["sale"][:2] == ["1", "500"]
+    assert table["Untagged"][:2] == ["0", "0"]
+    assert table["All queries in this view"][:2] == ["2", "1,700"]
+
     # A tag excluded has no row; the others count without its queries.
     _html, rows = report(signed_in, shop, "nottag=sale")
     table = by_tag(rows)
