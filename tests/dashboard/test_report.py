@@ -12,6 +12,7 @@ from html.parser import HTMLParser
 
 import pytest
 
+from service.engine.numbers import BY_NAME
 from service.org import admin
 from tests.support.dashboard import FILLER, AuthActions
 from tests.support.numbered import add_numbered_queries
@@ -328,3 +329,113 @@ def test_without_the_extension_there_is_no_link_and_no_report(external, shop):
         response = client.get(f"/projects/{shop.project_id}/{path}")
         assert response.status_code == 404
         assert "does not sum the numbers of queries" in response.get_data(as_text=True)
+
+
+# --- against brute force -----------------------------------------------------------------
+
+RANDOM_TAGS = ("alpha", "beta", "gamma", "delta")
+RANDOM_VIEWS = ["", "lang=de", "tag=alpha", "tag=alpha&tag=beta&tagmatch=all",
+                "tag=alpha&tag=beta", "nottag=beta", "untagged=1", "volume_min=500",
+                "lang=en&nottag=alpha&volume_max=2000", "tag=gamma&lang=fr&clicks_min=10"]
+
+
+def random_queries(rng):
+    """(text, language, tags, numbers) of 120 queries, each number known four times in
+    five."""
+    made = []
+    for i in range(120):
+        numbers = {name: value for name, value in (
+            ("clicks", rng.randint(0, 300)), ("impressions", rng.randint(1, 5000)),
+            ("position", round(rng.uniform(1, 40), 2)), ("volume", rng.randint(1, 9000)),
+            ("cpc", round(rng.uniform(0, 5), 2)), ("difficulty", rng.randint(0, 100)))
+            if rng.random() < .8}
+        made.append((f"random query {i:03d}", rng.choice(("de", "en", "fr")),
+                     [tag for tag in RANDOM_TAGS if rng.random() < .3], numbers))
+    return made
+
+
+def args_of(view: str) -> dict[str, list[str]]:
+    args: dict[str, list[str]] = {}
+    for pair in filter(None, view.split("&")):
+        name, value = pair.split("=")
+        args.setdefault(name, []).append(value)
+    return args
+
+
+def matches(query, view: str) -> bool:
+    _text, language, tags, numbers = query
+    args = args_of(view)
+    chosen = args.get("tag", [])
+    if "lang" in args and language not in args["lang"]:
+        return False
+    if chosen and not (all if args.get("tagmatch") == ["all"] else any)(
+            t in tags for t in chosen):
+        return False
+    if any(t in tags for t in args.get("nottag", [])) or ("untagged" in args and tags):
+        return False
+    for name, values in args.items():
+        if name.endswith(("_min", "_max")):
+            number, bound = name.rsplit("_", 1)
+            value = numbers.get(number)
+            if value is None or (value < float(values[0]) if bound == "min"
+                                 else value > float(values[0])):
+                return False
+    return True
+
+
+def figures_of(queries) -> dict:
+    def both(name, weight):
+        pairs = [(q[3][name], q[3][weight]) for q in queries
+                 if name in q[3] and weight in q[3]]
+        total = sum(w for _, w in pairs)
+        return sum(v * w for v, w in pairs) / total if pairs and total else None
+
+    def summed(name):
+        return sum(q[3].get(name, 0) for q in queries)
+
+    known = [q[3] for q in queries if "clicks" in q[3] and "impressions" in q[3]]
+    impressions = sum(n["impressions"] for n in known)
+    return {"queries": len(queries), "clicks": summed("clicks"),
+            "impressions": summed("impressions"),
+            "ctr": sum(n["clicks"] for n in known) / impressions if impressions else None,
+            "position": both("position", "impressions"), "volume": summed("volume"),
+            "cpc": both("cpc", "volume"), "difficulty": both("difficulty", "volume")}
+
+
+def test_every_row_is_exact_against_brute_force_over_views(signed_in, shop):
+    import random
+
+    project = shop.other_project_id
+    tags = shop.run(lambda s: {name: admin.create_tag(s, project, name, "#17becf")
+                               for name in RANDOM_TAGS})
+    queries = random_queries(random.Random(48))
+    shop.run(lambda s: admin.insert_queries(s, project, [
+        (*admin.normalize_query(text, language, "US"), [tags[t] for t in names], None,
+         {name: BY_NAME[name].stored(value) for name, value in numbers.items()})
+        for text, language, names, numbers in queries]))
+    columns = ("queries", "clicks", "impressions", "ctr", "position", "volume", "cpc",
+               "difficulty")
+    for view in RANDOM_VIEWS:
+        response = signed_in.get(f"/projects/{project}/report.csv?{view}")
+        assert response.status_code == 200, view
+        lines = list(csv.reader(io.StringIO(response.get_data(as_text=True))))
+        assert tuple(lines[0][1:-1]) == columns
+        found = {line[0]: line[1:-1] for line in lines[1:]}
+        in_view = [q for q in queries if matches(q, view)]
+        args = args_of(view)
+        chosen = args.get("tag", [])
+        # "any of" several tags: those tags' rows only; else every tag not excluded.
+        listed = chosen if len(chosen) > 1 and "tagmatch" not in args else [
+            t for t in RANDOM_TAGS if t not in args.get("nottag", [])]
+        expected = {tag: figures_of([q for q in in_view if tag in q[2]]) for tag in listed}
+        expected = {tag: row for tag, row in expected.items() if row["queries"]}
+        expected["Untagged"] = figures_of([] if chosen else [q for q in in_view if not q[2]])
+        expected["All queries in this view"] = figures_of(in_view)
+        assert set(found) == set(expected), view
+        for name, row in expected.items():
+            for column, cell in zip(columns, found[name], strict=True):
+                want = row[column]
+                if want is None or column in ("queries", "clicks", "impressions", "volume"):
+                    assert cell == ("" if want is None else str(want)), (view, name, column)
+                else:
+                    assert float(cell) == pytest.approx(want, abs=1e-6), (view, name, column)
