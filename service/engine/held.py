@@ -22,7 +22,7 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.engine import Connection
 
 from ..store.models import Project
-from .kinds import ALL, HELD_KINDS, NUMBER, TAG, WORD
+from .kinds import ALL, HELD_KINDS, TAG, WORD
 from .tables import pieces
 
 EMPTY = FrozenBitMap()
@@ -95,10 +95,6 @@ class Project_:
     whole: dict[tuple[int, str], BitMap] = field(default_factory=dict)
     vocabulary: Vocabulary = field(default_factory=lambda: Vocabulary())
     untagged: tuple[int, FrozenBitMap] = (-1, FrozenBitMap())
-    # The last stamp that changed a number's bitmaps, and what was worked out from them as of
-    # it (service/engine/number_index.py: each number's values, by name).
-    numbers_stamp: int = -1
-    worked_out: dict = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def bitmap(self, kind: int, value: str) -> FrozenBitMap:
@@ -146,8 +142,6 @@ class Held:
         for kind, value, chunk, keys in rows:
             held.parts[kind, value][chunk] = BitMap.deserialize(keys)
             changed.add((kind, value))
-        if any(kind == NUMBER for kind, _value in changed):
-            held.numbers_stamp = at.stamp
         for key in changed:
             # Frozen: what every read shares can never be changed in place by one of them.
             held.whole[key] = FrozenBitMap.union(FrozenBitMap(), *held.parts[key].values())

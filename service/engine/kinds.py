@@ -17,7 +17,7 @@ import numpy as np
 from pyroaring import BitMap
 
 from . import folding
-from .numbers import NAMES
+from .numbers import NAMES, PRODUCTS
 from .rows import QueryRow, by_field
 
 
@@ -93,26 +93,56 @@ def slice_name(number: str, bit: int) -> str:
 def number_slices(batch: Batch) -> Values:
     """The keys by number known (value: the number's name) and by each bit set in its stored
     value ("clicks:3"): a bit-sliced index, whose bitmaps answer ranges, ranks and sums
-    (service/engine/number_index.py)."""
+    (service/engine/number_index.py). Likewise each weighted number's product with its
+    weight ("position*impressions"), for the averages the facets give."""
     found: dict[str, Iterable[int]] = {}
     carrying = [(key, numbers) for key, numbers in zip(batch.keys, batch.fields["numbers"],
                                                        strict=True) if numbers is not None]
     if not carrying:
         return found
-    for place, name in enumerate(NAMES):
-        known = [(key, numbers[place]) for key, numbers in carrying
-                 if numbers[place] is not None]
-        if not known:
-            continue
-        keys = np.fromiter((key for key, _value in known), dtype=np.uint32, count=len(known))
-        values = np.fromiter((value for _key, value in known), dtype=np.int64,
-                             count=len(known))
-        found[name] = bitmap_of(keys)
-        for bit in range(int(values.max()).bit_length()):
-            with_bit = keys[(values >> bit) & 1 == 1]
-            if len(with_bit):
-                found[slice_name(name, bit)] = bitmap_of(with_bit)
+    keys = np.fromiter((key for key, _numbers in carrying), dtype=np.uint32,
+                       count=len(carrying))
+    # Every value in one array, a row per query and a column per number (-1: unknown).
+    table = np.array([-1 if value is None else value
+                      for _key, numbers in carrying for value in numbers],
+                     dtype=np.int64).reshape(len(carrying), len(NAMES))
+    columns = dict(zip(NAMES, table.T, strict=True))
+    for name in NAMES:
+        _slices(found, name, keys, columns[name])
+    for name, weight in PRODUCTS:
+        value, by = columns[name], columns[weight]
+        both = (value >= 0) & (by >= 0)
+        if both.any():
+            _product_slices(found, f"{name}*{weight}", keys[both], value[both], by[both])
     return found
+
+
+def _slices(found: dict, name: str, keys: np.ndarray, values: np.ndarray) -> None:
+    known = values >= 0
+    if not known.any():
+        return
+    keys, values = keys[known], values[known]
+    found[name] = bitmap_of(keys)
+    for bit in range(int(values.max()).bit_length()):
+        with_bit = keys[(values >> bit) & 1 == 1]
+        if len(with_bit):
+            found[slice_name(name, bit)] = bitmap_of(with_bit)
+
+
+def _product_slices(found: dict, name: str, keys: np.ndarray, left: np.ndarray,
+                    right: np.ndarray) -> None:
+    """The slices of left × right: with numpy where every product fits in 63 bits, else
+    with Python's integers (values past 2^31 × 2^31, which tools do not write)."""
+    if int(left.max()).bit_length() + int(right.max()).bit_length() <= 63:
+        _slices(found, name, keys, left * right)
+        return
+    products = [int(a) * int(b) for a, b in zip(left.tolist(), right.tolist(), strict=True)]
+    found[name] = bitmap_of(keys)
+    for bit in range(max(products).bit_length()):
+        with_bit = [int(key) for key, product in zip(keys.tolist(), products, strict=True)
+                    if product >> bit & 1]
+        if with_bit:
+            found[slice_name(name, bit)] = BitMap(with_bit)
 
 
 def bitmap_of(keys: np.ndarray) -> BitMap:

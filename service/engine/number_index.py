@@ -1,14 +1,12 @@
 """The numbers' bitmaps read: each number is a bit-sliced index (kinds.NUMBER: the queries that
 know it, and one bitmap per bit of its stored value), so that a range is about one bitmap
-operation per bit, the value at any place of a sorted order a walk down its bits, and each
-number's values by key are worked out from the slices once per write that changed them
-(the facets' sums)."""
+operation per bit, the value at any place of a sorted order a walk down its bits, and a sum
+one intersection count per bit (the facets' sums)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 from pyroaring import BitMap
 
 from .held import Project_
@@ -16,10 +14,6 @@ from .kinds import NUMBER, slice_name
 from .numbers import BY_NAME, LARGEST
 
 BITS = LARGEST.bit_length()
-
-
-def keys_of(bitmap: BitMap) -> np.ndarray:
-    return np.frombuffer(bitmap.to_array(), dtype=np.uint32)
 
 
 def known(held: Project_, name: str) -> BitMap:
@@ -98,53 +92,19 @@ def better(held: Project_, name: str, candidates: BitMap, value: int,
     return candidates - at_least(held, name, value)
 
 
-def values(held: Project_, name: str) -> tuple[np.ndarray, np.ndarray]:
-    """(keys, their stored values) of the queries that know the number, keys sorted; worked
-    out from the slices once per write that changed a number."""
-    remembered = held.worked_out.get(name)
-    if remembered is not None and remembered[0] == held.numbers_stamp:
-        return remembered[1]
-    keys = keys_of(known(held, name))
-    stored = np.zeros(len(keys), dtype=np.int64)
-    for bit, bitmap in enumerate(slices(held, name)):
-        if bitmap:
-            stored[np.searchsorted(keys, keys_of(bitmap))] += np.int64(1) << bit
-    held.worked_out[name] = (held.numbers_stamp, (keys, stored))
-    return keys, stored
-
-
-def stored_of(held: Project_, name: str, keys: np.ndarray) -> np.ndarray:
-    """The stored values of these keys (each knows the number)."""
-    every, stored = values(held, name)
-    return stored[np.searchsorted(every, keys)]
-
-
 def total(held: Project_, name: str, within: BitMap) -> int:
-    """The sum of the stored values of the queries within."""
-    keys = keys_of(within & known(held, name))
-    return int(stored_of(held, name, keys).sum()) if len(keys) else 0
+    """The sum of the stored values of the queries within: each bit's weight times how many
+    of them have it set (one intersection count a bit, nothing made)."""
+    return sum(bitmap.intersection_cardinality(within) << bit
+               for bit, bitmap in enumerate(slices(held, name)) if bitmap)
 
 
 def weighted(held: Project_, name: str, weight: str, within: BitMap) -> tuple[int, int]:
-    """(Σ value × weight, Σ weight) over the queries within that know both, exact."""
-    keys = keys_of(within & known(held, name) & known(held, weight))
-    if not len(keys):
-        return 0, 0
-    these = stored_of(held, name, keys)
-    weights = stored_of(held, weight, keys)
-    # Each product may pass 2^63: summed as Python integers, in parts, from float-free halves.
-    products = _product_sum(these, weights)
-    return products, int(weights.sum())
-
-
-def _product_sum(left: np.ndarray, right: np.ndarray) -> int:
-    """Σ left × right exactly: where every product fits in 63 bits, numpy's; else Python's."""
-    if len(left) and int(left.max()).bit_length() + int(right.max()).bit_length() <= 62:
-        high = int(left.max()) * int(right.max()) * len(left)
-        if high < 2 ** 63:
-            return int(np.dot(left, right))
-        return sum(int(part) for part in np.multiply(left, right, dtype=np.int64))
-    return sum(int(a) * int(b) for a, b in zip(left.tolist(), right.tolist(), strict=True))
+    """(Σ value × weight, Σ weight) over the queries within that know both, exact: the
+    products are kept as a number of their own (kinds.number_slices)."""
+    product = f"{name}*{weight}"
+    both = within & known(held, product)
+    return total(held, product, both), total(held, weight, both)
 
 
 def sums(held: Project_, names: tuple[str, ...], within: BitMap) -> dict:
