@@ -22,7 +22,7 @@ LABELS = {"clicks": "Clicks", "impressions": "Impressions", "ctr": "CTR",
           "difficulty": "Difficulty"}
 assert tuple(LABELS) == NUMBER_NAMES
 # Each number's pattern (CLDR's); the counts use the locale's own.
-PATTERNS = {"position": "#,##0.0", "difficulty": "#,##0.#", "cpc": "#,##0.00"}
+PATTERNS = {"position": "#,##0.0#", "difficulty": "#,##0.#", "cpc": "#,##0.00"}
 
 
 @lru_cache(maxsize=256)
@@ -65,7 +65,7 @@ def count_text(number: int, locale: Locale | None = None) -> str:
 
 def number_text(name: str, value: int | float | None, currency: str | None = None,
                 locale: Locale | None = None) -> str:
-    """One number of a query, or a figure of many, as shown: '4.5' (position), '3.2%' (CTR),
+    """One number of a query, or a figure of many, as shown: '4.5', '7.25' (position), '3.2%' (CTR),
     'US$1.20' or '€1.20' (CPC in the project's currency; without one, a plain number),
     '5,000' (counts); '' when unknown."""
     if value is None:

@@ -88,7 +88,7 @@ def test_the_projects_numbers_are_columns_right_aligned_in_the_persons_locale(
     english = page(signed_in, numbered, "q=boots&sort=query&cols=ctr,cpc")
     assert cells(english, "red boots") == {"ctr": "15.0%", "cpc": "€0.40"}
     css = (ROOT / "static" / "app.css").read_text(encoding="utf-8")
-    rule = re.search(r"\n\.col-number \{([^}]*)\}", css)
+    rule = re.search(r"\n\.queries-table \.col-number \{([^}]*)\}", css)
     assert rule and "text-align: right" in rule.group(1) \
         and "font-variant-numeric: tabular-nums" in rule.group(1)
 

@@ -1,0 +1,142 @@
+"""The numbers of queries on the queries page, in Chromium: a number's header reached by Tab
+sorts (aria-sort, the order in words), the Numbers picker's labelled inputs filter by a range
+kept in the address, Biggest first beside Show untagged, an edited row keeps its numbers, and
+at 390 px the table scrolls in its own container, never the page; axe finds nothing serious."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser import axe_serious
+from tests.support.e2e import PHONE, assert_no_sideways_scroll, csp_errors, make_org
+
+pytestmark = pytest.mark.browser
+
+PROJECT = "Numbers e2e"
+# (query, language, country, tags, numbers)
+NUMBERED = [
+    ("blue boots", "en", "US", [], {"clicks": 1200, "impressions": 40000, "position": 2.5,
+                                    "volume": 12345}),
+    ("red boots", "en", "US", ["sale"], {"clicks": 300, "impressions": 2000,
+                                         "position": 7.25, "volume": 800}),
+    ("green boots", "en", "GB", [], {"clicks": 45, "volume": 5000}),
+    ("a very long query about waterproof hiking boots for wide feet in winter", "en", "GB",
+     ["brand"], {"volume": 150, "clicks": 2}),
+] + [(f"plain boots {i:02d}", "en", "US", [], None) for i in range(8)]
+
+
+@pytest.fixture(scope="module")
+def org(live_dashboard):
+    from service.engine.numbers import BY_NAME
+    from service.org import admin
+    from service.store.db import session_scope
+
+    made = make_org(live_dashboard, "Numbers e2e", {PROJECT: []})
+    tags = made.tags[PROJECT]
+    rows = [(*admin.normalize_query(q, lang, country), [tags[name] for name in names], None,
+             {name: BY_NAME[name].stored(value) for name, value in numbers.items()}
+             if numbers else None)
+            for q, lang, country, names, numbers in NUMBERED]
+    with session_scope(live_dashboard.service_app) as session:
+        admin.insert_queries(session, made.projects[PROJECT], rows)
+    return made
+
+
+def sign_in(page, dashboard, org) -> None:
+    page.goto(dashboard.url + "/signin")
+    page.get_by_label("API key").fill(org.key)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(re.compile(r"/projects"))
+
+
+def queries(page) -> list[str]:
+    return page.locator("tr[data-row] td.col-query").all_inner_texts()
+
+
+def tab_to(page, name: str, most: int = 80) -> None:
+    """Press Tab until the focus is on the element whose accessible text is `name`."""
+    for _ in range(most):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.textContent.trim()") == name:
+            return
+    raise AssertionError(f"Tab never reached {name!r}")
+
+
+def test_sort_by_a_header_a_range_and_biggest_first(page, live_dashboard, org):
+    sign_in(page, live_dashboard, org)
+    url = f"{live_dashboard.url}/projects/{org.projects[PROJECT]}/queries"
+    page.goto(url + "?q=boots")
+    headers = page.locator("thead th.col-number")
+    expect(headers).to_have_text(["Volume", "Clicks", "Impressions", "Position"])
+    assert headers.first.evaluate("e => getComputedStyle(e).textAlign") == "right"
+    cell = page.locator("tr[data-row]", has_text="blue boots").locator("td.col-volume")
+    expect(cell).to_have_text("12,345")
+    assert cell.evaluate("e => getComputedStyle(e).fontVariantNumeric") == "tabular-nums"
+
+    # The Clicks header, by keyboard: biggest first, said in words and by aria-sort.
+    tab_to(page, "Clicks")
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(r"\?q=boots&sort=-clicks$"))
+    expect(page.locator("th.col-clicks")).to_have_attribute("aria-sort", "descending")
+    expect(page.locator("[data-order-words]")).to_contain_text("Biggest clicks first")
+    assert queries(page)[:4] == ["blue boots", "red boots", "green boots", NUMBERED[3][0]]
+    page.locator("th.col-clicks a").click()
+    page.wait_for_url(re.compile(r"sort=clicks$"))
+    expect(page.locator("th.col-clicks")).to_have_attribute("aria-sort", "ascending")
+    expect(page.locator("[data-order-words]")).to_contain_text("Smallest clicks first")
+
+    # A range, typed in the Numbers picker's labelled inputs: kept in the address, a chip.
+    page.get_by_text("Numbers", exact=True).click()
+    expect(page.locator("[data-known-count=volume]")).to_have_text("4")
+    page.get_by_label("Volume at least").fill("500")
+    page.get_by_label("Volume at most").fill("6000")
+    page.get_by_label("Volume at most").press("Enter")
+    page.wait_for_url(re.compile(r"volume_min=500&volume_max=6000"))
+    expect(page.get_by_role("link", name="Remove filter Volume: 500 to 6,000")).to_be_visible()
+    expect(page.locator("tr[data-row] td.col-query")).to_have_text(["green boots",
+                                                                    "red boots"])
+
+    # Biggest first: the untagged, biggest volume first.
+    page.goto(url)
+    biggest = page.get_by_role("link", name="Biggest first")
+    expect(biggest).to_be_visible()
+    expect(page.locator("[data-progress]")).to_contain_text("% of clicks")
+    biggest.click()
+    page.wait_for_url(re.compile(r"\?untagged=1&sort=-volume$"))
+    assert queries(page)[:2] == ["blue boots", "green boots"]
+    assert not csp_errors(page)
+
+
+def test_an_edited_row_keeps_its_numbers(page, live_dashboard, org):
+    sign_in(page, live_dashboard, org)
+    page.goto(f"{live_dashboard.url}/projects/{org.projects[PROJECT]}/queries?q=green")
+    row = page.locator("tr[data-row]", has_text="green boots")
+    expect(row.locator("td[data-number]")).to_have_text(["5,000", "45", "–Not known",
+                                                         "–Not known"])
+    page.get_by_role("button", name="Edit tags of green boots").click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_role("checkbox", name="local", exact=True).check()
+    dialog.get_by_role("button", name="Apply", exact=True).click()
+    expect(page.locator("#notices")).to_contain_text("Tags of “green boots”: added ‘local’")
+    expect(row.locator(".chip")).to_have_text(["local"])
+    expect(row.locator("td[data-number]")).to_have_text(["5,000", "45", "–Not known",
+                                                         "–Not known"])
+    assert page.locator("thead th").count() == row.locator("td").count()
+
+
+def test_on_a_phone_the_page_never_scrolls_sideways(phone, live_dashboard, org):
+    sign_in(phone, live_dashboard, org)
+    phone.set_viewport_size(PHONE)
+    phone.goto(f"{live_dashboard.url}/projects/{org.projects[PROJECT]}/queries"
+               "?q=boots&cols=volume,clicks,impressions,position,ctr&sort=-volume")
+    expect(phone.locator("tr[data-row]").first).to_be_visible()
+    assert_no_sideways_scroll(phone)
+    first = phone.locator("tr[data-row]").first
+    expect(first.locator("td.col-volume")).to_be_visible()
+    expect(first.locator("td.col-volume")).to_contain_text("12,345")
+    # The number headers are still the sort links, reachable and named.
+    expect(phone.get_by_role("link", name="Clicks")).to_be_visible()
+    assert axe_serious(phone) == []
