@@ -352,3 +352,24 @@ def test_keep_numbers_leaves_present_queries_numbers(api, world):
         ("shoes", "en", "US", [], None, {"volume": 20, "clicks": 1})], update_numbers=False))
     item = api.queries(include=["metrics"]).json()["results"][0]
     assert item["metrics"] == {"volume": 10}
+
+
+def test_nan_and_infinity_are_not_json_numbers(api, world):
+    for raw in ('{"metricRanges": {"volume": {"min": NaN}}}',
+                '{"metricRanges": {"volume": {"max": Infinity}}}'):
+        answer = api.call("POST", "/api/queries/list", data=raw,
+                          headers={"Content-Type": "application/json"})
+        assert answer.status_code == 400, answer.text
+        assert answer.json()["message"] == "Request body is not valid JSON."
+
+
+def test_a_saved_view_keeps_its_ranges_and_counts_by_them(api, world):
+    world.run(lambda s: admin.insert_queries(s, world.project_id, [
+        ("a", "en", "US", [], None, {"volume": 10}), ("b", "en", "US", [], None, {"volume": 500}),
+        ("c", "en", "US", [], None, {})]))
+    made = api.post("/api/views/create", {"name": "mid", "filters": {
+        "metricRanges": {"volume": {"min": 100, "max": 1000}}}})
+    assert made.status_code == 201, made.text
+    views = api.post("/api/views/list", {}).json()["results"]
+    assert views[0]["filters"] == {"metricRanges": {"volume": {"min": 100, "max": 1000}}}
+    assert views[0]["totalRecords"] == 1

@@ -3,8 +3,9 @@ the writers of a project's links, run at the same moment on the same queries, lo
 
 The writers are the real ones over real HTTP: the dashboard's jobs (jobs.work.run_job with a
 real queryapi Client) for a bulk add, a bulk remove and an Undo; the rules API for a rule's
-apply, unapply and restore, a part at a time; the tags API for a merge; and an import of a
-file with a rule on entry. Each owns tags of its own, so what the project's links must be at
+apply, unapply and restore, a part at a time; the tags API for a merge; an import of a
+file with a rule on entry; and an import that changes the present queries' numbers into a
+rule's range. Each owns tags of its own, so what the project's links must be at
 the end is known whatever the order: every link some writer added and none removed is there,
 and nothing some writer removed and none added came back. Small batches and parts (10 rows,
 10 links) make the writers' reads and writes interleave."""
@@ -250,6 +251,25 @@ class Import(Writer):
         return {query for query in final if query.startswith("fresh")}
 
 
+class Renumber(Writer):
+    """A file of the queries already there with a volume, imported a few rows a transaction:
+    their numbers change into the range of the active rule "renumbered", which tags them."""
+
+    tag = "renumbered"
+
+    def prepare(self, s):
+        s.rule("renumbered", {"metricRanges": {"volume": {"min": 1000}}}, paused=False)
+
+    def run(self, s):
+        rows = [(*admin.normalize_query(text, "de", "DE"), [], None, {"volume": 5000})
+                for text in s.texts]
+        with session_scope(s.app) as session:
+            assert imports.add_rows(session, s.project_id, [rows], batch_rows=5) == 0
+
+    def must_have(self, s, final):
+        return set(s.texts)
+
+
 class Merge(Writer):
     """"merged" (on every other query) merged into "into" (on every fifth)."""
 
@@ -266,10 +286,10 @@ class Merge(Writer):
 
 
 WRITERS = {writer.__name__: writer for writer in (
-    BulkAdd, BulkRemove, Undo, RuleApply, RuleUnapply, RuleRestore, Import, Merge)}
+    BulkAdd, BulkRemove, Undo, RuleApply, RuleUnapply, RuleRestore, Import, Renumber, Merge)}
 PAIRS = list(itertools.combinations(WRITERS, 2))
-TAGS = ("add", "remove", "undo", "apply", "unapply", "restore", "import", "merged", "into",
-        "kept")
+TAGS = ("add", "remove", "undo", "apply", "unapply", "restore", "import", "renumbered",
+        "merged", "into", "kept")
 
 
 def initial_tags(index: int) -> list[str]:
