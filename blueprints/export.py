@@ -55,6 +55,7 @@ def download(project_id: str):
     """The view as CSV, streamed as it is read."""
     project = load_project(project_id)
     view = QueryView.from_args(request.args)
+    numbers = apiclient.capabilities().numbers  # a column each
     client = apiclient.client().with_mode(Mode.BACKGROUND)
     try:
         names = {tag.id: tag.name for tag in client.iter_tags(project.id)}
@@ -65,7 +66,7 @@ def download(project_id: str):
     def generate():
         try:
             yield from csv_pages(client, project.id, view.filters,
-                                 export_sort(view.api_sort()), names)
+                                 export_sort(view.api_sort()), names, numbers=numbers)
         finally:
             client.close()
 

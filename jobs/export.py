@@ -1,11 +1,13 @@
-"""CSV of a filtered view: query, language, country, tag names, updated — one page at a time.
+"""CSV of a filtered view: query, language, country, tag names, updated — and, where the
+service keeps numbers, one column for each (clicks, impressions, …: the API's values, empty
+where unknown) — one page at a time.
 
 Used by the streamed download (small views) and by export jobs (large ones, written to a file
 in the instance folder). Rows are read with a BACKGROUND client, so a long export paces itself
 to the rate limits, and only one page is held at a time: memory stays flat however many rows.
 
-Order: the view's sort when it is by query, language or country — columns tagging never
-changes, so no row moves between pages while the export runs; a view sorted by "updated" is
+Order: the view's sort when it is by query, language, country or a number — columns tagging
+never changes, so no row moves between pages while the export runs; a view sorted by "updated" is
 exported by query text instead (tag edits during a long export would otherwise move rows from
 page to page, giving duplicates and gaps).
 
@@ -24,13 +26,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from queryapi import Client, QueryFilters
+from queryapi import ApiError, Client, QueryFilters
 from weblib.spreadsheet_cells import csv_line, guard_cell
 from weblib.tag_lists import join_tag_names
 
 HEADER = ("query", "language", "country", "tags", "updated")
 PAGE = 1000
-STABLE_FIELDS = {"query", "language", "country"}
+STABLE_FIELDS = {"query", "language", "country", "clicks", "impressions", "ctr", "position",
+                 "volume", "cpc", "difficulty"}
 
 
 def export_sort(sort: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -40,19 +43,37 @@ def export_sort(sort: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return [("query", "ASC")]
 
 
+def numbers_offered(client: Client) -> tuple[str, ...]:
+    """The numbers an export has columns for: those the service keeps (none when it cannot
+    say)."""
+    try:
+        return client.capabilities().numbers
+    except ApiError:
+        return ()
+
+
+def number_cell(value: int | float | None) -> str:
+    """A number as the API gives it (12345, 0.035), '' when unknown."""
+    if value is None:
+        return ""
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
 def csv_pages(client: Client, project_id: str, filters: QueryFilters,
               sort: list[tuple[str, str]], tag_names: dict[int, str],
               on_page: Callable[[int, int], None] | None = None,
-              should_stop: Callable[[], bool] | None = None) -> Iterator[str]:
+              should_stop: Callable[[], bool] | None = None,
+              numbers: tuple[str, ...] = ()) -> Iterator[str]:
     """The header, then one string of CSV lines per page of results. `on_page(done, total)`
-    after each page; `should_stop()` is asked before each read."""
-    yield csv_line(HEADER)
+    after each page; `should_stop()` is asked before each read. `numbers`: a column each."""
+    yield csv_line((*HEADER, *numbers))
+    include = ("metrics",) if numbers else ()
     page_number: int | None = 1
     done = 0
     while page_number is not None:
         if should_stop is not None and should_stop():
             return
-        page = client.list_queries(project_id, filters, sort, page_number, PAGE)
+        page = client.list_queries(project_id, filters, sort, page_number, PAGE, include)
         lines = []
         for record in page.results:
             names = join_tag_names(tag_names.get(tag_id, f"Tag {tag_id}")
@@ -61,7 +82,9 @@ def csv_pages(client: Client, project_id: str, filters: QueryFilters,
                 "+00:00", "Z")
             # Codes are any text the service accepted ("=cmd|…" included), like query texts.
             lines.append(csv_line((guard_cell(record.query), guard_cell(record.language),
-                                   guard_cell(record.country), guard_cell(names), updated)))
+                                   guard_cell(record.country), guard_cell(names), updated,
+                                   *(number_cell(record.metrics.get(name))
+                                     for name in numbers))))
         done += len(page.results)
         chunk = "".join(lines)
         if on_page is not None:

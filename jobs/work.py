@@ -26,7 +26,7 @@ from weblib.processes import process_owner
 from . import rule_jobs
 from .deltas import Delta
 from .edit import Edit
-from .export import csv_pages
+from .export import csv_pages, numbers_offered
 from .store import HEARTBEAT_SECONDS, Store
 from .walk import SAME, SKIP, WRITE, Walk, stable_membership
 
@@ -197,7 +197,7 @@ def _export(client: Client, store: Store, edit: Edit, app_config: dict) -> str:
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as handle:
             for chunk in csv_pages(client, edit.project_id, filters, sort, names,
-                                   progress, should_stop):
+                                   progress, should_stop, numbers_offered(client)):
                 handle.write(chunk)
     except BaseException:
         temporary.unlink(missing_ok=True)

@@ -5,7 +5,9 @@ and none of it against a deployment without numbers."""
 
 from __future__ import annotations
 
+import csv
 import html as htmllib
+import io
 import re
 from pathlib import Path
 
@@ -202,6 +204,22 @@ def test_without_volume_biggest_first_sorts_by_clicks_and_without_numbers_is_abs
                           headers={"X-Tagdesk-Refresh": "1"}).get_json()["progress"]
     assert "?untagged=1&amp;sort=-clicks" in fresh["html"]
     assert fresh["text"].endswith(" · 100\xa0% of clicks")
+
+
+# --- export ----------------------------------------------------------------------------------
+
+
+def test_the_export_of_a_view_has_its_numbers(signed_in, numbered):
+    response = signed_in.get(project_url(numbered, suffix="export.csv",
+                                         query="q=boots&volume_min=500"))
+    assert response.status_code == 200
+    rows = list(csv.reader(io.StringIO(response.get_data(as_text=True))))
+    assert rows[0] == ["query", "language", "country", "tags", "updated", "clicks",
+                       "impressions", "ctr", "position", "volume", "cpc", "difficulty"]
+    by_query = {row[0]: row[5:] for row in rows[1:]}
+    assert by_query == {"blue boots": ["1200", "40000", "0.03", "2.5", "12345", "1.2", ""],
+                        "green boots": ["45", "", "", "", "5000", "", ""],
+                        "red boots": ["300", "2000", "0.15", "7.25", "800", "0.4", ""]}
 
 
 # --- a deployment without numbers ----------------------------------------------------------
