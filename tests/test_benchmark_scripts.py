@@ -45,6 +45,31 @@ def test_the_service_benchmark_measures_each_size_and_plots_them(tmp_path):
     assert "text + codes + tag" in drawing
 
 
+
+def test_the_numbers_benchmark_checks_each_answer_and_prints_every_part(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "bench/bench_numbers.py", "--queries", "600", "--runs", "1",
+         "--warm-up", "0", "--database-url", f"sqlite:///{tmp_path / 'numbers.sqlite3'}"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    output = result.stdout
+
+    # Every filter at page 1 and the deep page, each sorted by every number both ways (its
+    # order checked) beside the default order.
+    summary = output[output.index("sorted pages, summary"):output.index("sorted by a number")]
+    rows = [line for line in summary.splitlines() if re.match(r"\| \S.* \| (1|200) \|", line)]
+    assert len(rows) == 12
+    assert re.search(r"sorted by a number, p95 ≤ 50 ms: \d+ of 168 pages", output)
+    facets = output[output.index("facets with sums"):output.index("with sums p95 ≤")]
+    assert len(re.findall(r"^\| .+ \| [\d,]+ \| [\d.]+ / [\d.]+ \| [\d.]+ / [\d.]+ \| [\d.]+ \|$",
+                          facets, re.M)) == 6
+    # The service's per-tag sums are those Datasette's SQL (and pandas, when installed) give.
+    assert "Datasette's facet counts agree with the service's" in output
+    assert re.search(r"per-tag counts and clicks equal across [23]\)", output)
+    assert "DIFFER" not in output
+    assert re.search(r"per million queries: whole [\d.]+ MiB, with the pieces [\d.]+ MiB", output)
+
+
 @pytest.mark.browser
 def test_the_browser_benchmark_times_every_kind_of_change_and_traces_one(tmp_path):
     result = subprocess.run(
