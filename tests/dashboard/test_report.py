@@ -96,12 +96,13 @@ def test_each_tag_row_sums_the_numbers_of_its_queries_and_its_share_of_the_click
                        "Volume", "CPC", "Difficulty", "Share of clicks"]
     table = by_tag(rows)
     total_clicks = 1200 + 500 + 300 + 200 + 100
-    # brand: position weighted by impressions, CPC and difficulty by volume.
+    # brand: position weighted by impressions (to two decimals, as the queries page), CPC
+    # and difficulty by volume.
     assert table["brand"] == [
-        "2", "1,700", "15,000", "11.3%", "2.7", "8,000",
+        "2", "1,700", "15,000", "11.3%", "2.67", "8,000",
         "1.50", "37.5", f"{1700 / total_clicks:.1%}"]
     # sale: CPC and difficulty of the one query that has them (and its volume).
-    assert table["sale"] == ["2", "800", "8,000", "10.0%", "4.8", "4,000", "2.00", "50",
+    assert table["sale"] == ["2", "800", "8,000", "10.0%", "4.75", "4,000", "2.00", "50",
                              f"{800 / total_clicks:.1%}"]
     # question: a query without numbers: sums of nothing are 0, weighted figures unknown.
     assert table["question"] == ["1", "0", "0", "—", "—", "0", "—", "—", "0.0%"]
@@ -134,7 +135,7 @@ def test_the_numbers_are_written_in_the_persons_locale(signed_in, shop):
     _html, rows = report(signed_in, shop, **{"Accept-Language": "de-DE,de;q=0.9"})
     brand = by_tag(rows)["brand"]
     assert brand[1:3] == ["1.700", "15.000"]
-    assert brand[4] == "2,7" and brand[6] == "1,50"
+    assert brand[4] == "2,67" and brand[6] == "1,50"
     assert brand[-1] == "73,9\xa0%"
 
 
