@@ -277,9 +277,7 @@ class _Page:
                 return self._in_order(first.ties, skip, reach - offset, ties_order) + \
                     self._unknown_after(known, reach)
             rows += self._in_order(first.ties, skip, len(first.ties) - skip, ties_order)
-            between = (number_index.better(held, name, known, last.value, descending)
-                       - number_index.better(held, name, known, first.value, descending)
-                       - first.ties)
+            between = last.ahead - first.ahead - first.ties
             if between:
                 rows += self._by_keys(between, 0, len(between))
             rows += self._in_order(last.ties, 0, reach - last.before, ties_order)

@@ -57,39 +57,37 @@ def in_range(held: Project_, name: str, lowest: int | None, highest: int | None)
 
 @dataclass(frozen=True)
 class Place:
-    """The value at a place of the candidates in order, how many candidates come before the
-    first of that value, and those of that value (ties)."""
+    """The value at a place of the candidates in order, the candidates before every one of
+    that value (`ahead`), and those of that value (ties)."""
 
     value: int
-    before: int
+    ahead: BitMap
     ties: BitMap
+
+    @property
+    def before(self) -> int:
+        return len(self.ahead)
 
 
 def value_at(held: Project_, name: str, candidates: BitMap, place: int,
              descending: bool) -> Place:
     """The value at `place` (from 0) of the candidates (which all know the number) sorted by
-    it: each bit, from the highest, halves the candidates that could hold that place."""
-    group, value, before = candidates, 0, 0
+    it: each bit, from the highest, splits the candidates that could hold that place into
+    those with the bit set and the others; the half that comes first is counted (not made),
+    and either kept or passed (what is passed comes before the place)."""
+    group, value, ahead = candidates, 0, BitMap()
     for bit, bitmap in reversed(list(enumerate(slices(held, name)))):
-        ones = group & bitmap
-        zeros = group - bitmap
-        first, second = (ones, zeros) if descending else (zeros, ones)
-        if before + len(first) > place:
-            group = first
+        ones = group.intersection_cardinality(bitmap)
+        first = ones if descending else len(group) - ones
+        if len(ahead) + first > place:  # the place is in the first half: keep it
+            group = group & bitmap if descending else group - bitmap
             value |= (1 << bit) if descending else 0
-        else:
-            before += len(first)
-            group = second
+        else:  # the first half comes before the place; keep the second
+            passed = group & bitmap if descending else group - bitmap
+            ahead |= passed
+            group = group - passed
             value |= 0 if descending else (1 << bit)
-    return Place(value, before, group)
-
-
-def better(held: Project_, name: str, candidates: BitMap, value: int,
-           descending: bool) -> BitMap:
-    """The candidates that come before every one of `value` in the order."""
-    if descending:
-        return candidates & at_least(held, name, value + 1)
-    return candidates - at_least(held, name, value)
+    return Place(value, ahead, group)
 
 
 def total(held: Project_, name: str, within: BitMap) -> int:
