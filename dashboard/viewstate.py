@@ -30,6 +30,7 @@ from .filter_fields import Ignored, clean_text, quoted
 # GET parameter names of the view's order, page and number columns (its filters' are in
 # filter_fields).
 SORT, PAGE, SIZE, COLUMNS = "sort", "page", "size", "cols"
+NO_COLUMNS = "none"  # cols=none: no number columns
 
 # Column name in the URL -> the API's sort field; the first direction a click asks for. The
 # numbers (an extension) sort under their own names, biggest first, position best (least)
@@ -79,7 +80,7 @@ def _ignored_order(args) -> list[Ignored]:
         shown = size if DIGITS.fullmatch(size) else quoted(size)
         ignored.append(Ignored(f"page size {shown}", "choose " + _words(PAGE_SIZES)))
     ignored += [Ignored(f"column {quoted(name)}", "show " + _words(NUMBER_NAMES))
-                for name in _column_names(args) if name not in NUMBER_NAMES]
+                for name in _column_names(args) if name not in (*NUMBER_NAMES, NO_COLUMNS)]
     page = (args.get(PAGE) or "").strip()
     if page and not DIGITS.fullmatch(page):
         ignored.append(Ignored(f"page {quoted(page)}", "not a page number"))
@@ -95,11 +96,12 @@ def _column_names(args) -> list[str]:
 
 
 def _columns(args) -> tuple[str, ...] | None:
-    """The number columns the address chooses, each once (`cols=` alone: none), or None when
-    it chooses none (the project's own, as the page picks them)."""
-    if COLUMNS not in args:
+    """The number columns the address chooses, each once (`cols=none`: none), or None when
+    it chooses none (`cols` absent or empty: the project's own, as the page picks them)."""
+    names = _column_names(args)
+    if not names:
         return None
-    return tuple(dict.fromkeys(name for name in _column_names(args) if name in NUMBER_NAMES))
+    return tuple(dict.fromkeys(name for name in names if name in NUMBER_NAMES))
 
 
 @dataclass(frozen=True)
@@ -154,7 +156,7 @@ class QueryView:
         if self.size != DEFAULT_PAGE_SIZE:
             pairs.append((SIZE, str(self.size)))
         if self.columns is not None:
-            pairs.append((COLUMNS, ",".join(self.columns)))
+            pairs.append((COLUMNS, self.columns_param))
         if self.page != 1:
             pairs.append((PAGE, str(self.page)))
         return pairs
@@ -237,6 +239,13 @@ class QueryView:
         extensions), and what it could not, named."""
         filters, ignored = filter_fields.offered(self.filters, extensions)
         return (self._replaced(filters=filters) if filters != self.filters else self), ignored
+
+    @property
+    def columns_param(self) -> str:
+        """`cols` as the address writes it: 'volume,clicks', 'none', or '' (the default)."""
+        if self.columns is None:
+            return ""
+        return ",".join(self.columns) or NO_COLUMNS
 
     @property
     def sort_column(self) -> str:

@@ -95,10 +95,14 @@ def test_the_projects_numbers_are_columns_right_aligned_in_the_persons_locale(
         and "font-variant-numeric: tabular-nums" in rule.group(1)
 
 
+def choices_of(html: str) -> dict[str, str]:
+    """The Columns choice's links, by their text."""
+    return {label: htmllib.unescape(href) for href, label in re.findall(
+        r'class="columns-choice__link[^"]*" href="([^"]+)"[^>]*>([^<]+)</a>', html)}
+
+
 def test_the_columns_choice_is_kept_in_the_address(signed_in, numbered):
-    html = page(signed_in, numbered, "q=boots")
-    choices = dict((label, htmllib.unescape(href)) for href, label in re.findall(
-        r'class="columns-choice__link[^"]*" href="([^"]+)"[^>]*>([^<]+)</a>', html))
+    choices = choices_of(page(signed_in, numbered, "q=boots"))
     assert set(choices) == {"Hide Volume", "Hide Clicks", "Hide Impressions", "Hide Position",
                             "Show CTR", "Show CPC"}
     assert choices["Show CPC"].endswith("?q=boots&cols=volume,clicks,impressions,position,cpc")
@@ -110,8 +114,13 @@ def test_the_columns_choice_is_kept_in_the_address(signed_in, numbered):
     assert "cols=" not in page(signed_in, numbered,
                                "q=boots&cols=volume,clicks,impressions,position").split(
         'class="results__numbers"')[0].split("<main")[1]
-    none = page(signed_in, numbered, "q=boots&cols=")
+    none = page(signed_in, numbered, "q=boots&cols=none")
     assert headers(none) == [] and "data-number=" not in none
+    assert choices_of(none)["Show Volume"].endswith("?q=boots&cols=volume")
+    # The view form keeps the choice for the next search (an empty cols= is the default).
+    assert '<input type="hidden" name="cols" value="clicks,volume" data-default="">' in shown
+    assert headers(page(signed_in, numbered, "q=boots&cols=")) == [
+        "Volume", "Clicks", "Impressions", "Position"]
 
 
 # --- sorting ---------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """The numbers of queries on the queries page, in Chromium: a number's header reached by Tab
 sorts (aria-sort, the order in words), the Numbers picker's labelled inputs filter by a range
-kept in the address, Biggest first beside Show untagged, an edited row keeps its numbers, and
-at 390 px the table scrolls in its own container, never the page; axe finds nothing serious."""
+kept in the address, the Columns choice is kept by the next search, Biggest first beside Show
+untagged, an edited row keeps its numbers, and at 390 px the table scrolls in its own
+container, never the page; axe finds nothing serious."""
 
 from __future__ import annotations
 
@@ -98,6 +99,18 @@ def test_sort_by_a_header_a_range_and_biggest_first(page, live_dashboard, org):
     expect(page.get_by_role("link", name="Remove filter Volume: 500 to 6,000")).to_be_visible()
     expect(page.locator("tr[data-row] td.col-query")).to_have_text(["green boots",
                                                                     "red boots"])
+
+    assert axe_serious(page) == []
+
+    # Columns: Impressions hidden by the Columns choice, and kept by the next search.
+    page.get_by_text("Columns", exact=True).click()
+    page.get_by_role("link", name="Hide Impressions").click()
+    page.wait_for_url(re.compile(r"cols=volume,clicks,position$"))
+    expect(page.locator("thead th.col-number")).to_have_text(["Volume", "Clicks", "Position"])
+    page.get_by_label("Search queries").fill("green")
+    page.wait_for_url(re.compile(r"q=green.*&cols=volume,clicks,position$"))
+    expect(page.locator("tr[data-row] td.col-query")).to_have_text(["green boots"])
+    expect(page.locator("thead th.col-number")).to_have_text(["Volume", "Clicks", "Position"])
 
     # Biggest first: the untagged, biggest volume first.
     page.goto(url)
