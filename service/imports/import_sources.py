@@ -42,6 +42,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cache
 from itertools import chain, islice
+from operator import itemgetter
 from typing import BinaryIO, TextIO
 
 from babel import Locale
@@ -798,22 +799,31 @@ class NumberCells:
             self.names.remove("cpc")
             self.names.append("cpc")
         self.own = [number_values.Column(NUMBERS_BY_NAME[name]) for name in self.names]
+        # The plain cells taken at once where none needs changing (most exports).
+        indexes = [index for index, _swapped, _percent in self.plain]
+        self.copied = None
+        if indexes and not any(swapped or percent for _i, swapped, percent in self.plain):
+            self.copied = itemgetter(*indexes) if len(indexes) > 1 else \
+                (lambda row, at=indexes[0]: (row[at],))
 
     def cells(self, row: list[str], line: int) -> list[str]:
-        found = []
-        for index, swapped, percent in self.plain:
-            text = row[index] if index < len(row) else ""
-            if swapped:
-                text = text.translate(_SWAPPED)
-            if percent and text[-1:].isdigit():
-                text += "%"
-            found.append(text)
+        """The row's number cells (the row as wide as the header)."""
+        if self.copied is not None:  # every plain cell as the file has it
+            found = list(self.copied(row))
+        else:
+            found = []
+            for index, swapped, percent in self.plain:
+                text = row[index]
+                if swapped:
+                    text = text.translate(_SWAPPED)
+                if percent and text[-1:].isdigit():
+                    text += "%"
+                found.append(text)
         if self.bids is not None:
             low, high, low_reader, high_reader = self.bids
-            bids = [value for value in (
-                low_reader.value(row[low], line) if low < len(row) else None,
-                high_reader.value(row[high], line) if high < len(row) else None)
-                if value is not None]
+            bids = [value for value in (low_reader.value(row[low], line),
+                                        high_reader.value(row[high], line))
+                    if value is not None]
             found.append(repr(sum(bids) / len(bids)) if bids else "")
         return found
 

@@ -134,11 +134,6 @@ class Header:
                      if name in self.names)
 
     @cached_property
-    def derives_ctr(self) -> bool:
-        """Whether a row's CTR is its clicks ÷ its impressions (where both are known)."""
-        return "clicks" in self.names and "impressions" in self.names
-
-    @cached_property
     def required_width(self) -> int:
         """How many fields a row needs to have query, language and country."""
         return max(self.names.index(name) for name in REQUIRED) + 1
@@ -479,13 +474,41 @@ class _Lines:
         return line
 
 
-def number_readers(header: Header) -> list[NumberReader]:
-    """A reader for each number column of the file (number_values.Column, decimal points)."""
-    return [(name, index, number_values.Column(NUMBERS_BY_NAME[name], name=name))
-            for name, index in header.numbers]
+class RowNumbers:
+    """How a row's numbers are read: a reader for each number column of the file
+    (number_values.Column, decimal points; `columns`, which count what they cannot read).
+    A CTR is clicks ÷ impressions where the file has both and a row knows both: its CTR
+    column is read only for the other rows."""
+
+    def __init__(self, header: Header) -> None:
+        self.columns = [number_values.Column(NUMBERS_BY_NAME[name], name=name)
+                        for name, _index in header.numbers]
+        readers = [(name, index, column.stored)
+                   for (name, index), column in zip(header.numbers, self.columns, strict=True)]
+        self.derives_ctr = "clicks" in header.names and "impressions" in header.names
+        self.ctr = next(((index, stored) for name, index, stored in readers
+                         if name == "ctr"), None) if self.derives_ctr else None
+        self.cells = [reader for reader in readers
+                      if not (self.derives_ctr and reader[0] == "ctr")]
+
+    def read(self, fields: list[str], line: int) -> dict[str, int] | None:
+        """The row's stored numbers by name (None when it has none)."""
+        found = {}
+        for name, index, stored in self.cells:
+            if text := fields[index]:
+                value = stored(text, line)
+                if value is not None:
+                    found[name] = value
+        if self.derives_ctr:
+            impressions = found.get("impressions")
+            if impressions and found.get("clicks", impressions + 1) <= impressions:
+                found["ctr"] = round(found["clicks"] * _CTR.scale / impressions)
+            elif self.ctr is not None and (text := fields[self.ctr[0]]) and \
+                    (value := self.ctr[1](text, line)) is not None:
+                found["ctr"] = value
+        return found or None
 
 
-NumberReader = tuple[str, int, number_values.Column]
 _CTR = NUMBERS_BY_NAME["ctr"]
 
 
@@ -498,9 +521,9 @@ def read_batches(binary: BinaryIO, header: Header, tags: dict[str, int],
     was written from (service/imports/import_sources.py), which are no part of its data.
     The readers of the file's number columns, which count the cells they cannot read, are
     added to `numbers` if given."""
-    readers = number_readers(header)
-    if numbers is not None:
-        numbers.extend(reader for _name, _index, reader in readers)
+    readers = RowNumbers(header) if header.numbers else None
+    if numbers is not None and readers is not None:
+        numbers.extend(readers.columns)
     size = _size(binary)
     binary.seek(0)
     text = io.TextIOWrapper(binary, encoding="utf-8-sig", newline="")
@@ -564,9 +587,9 @@ def _unreadable(error: csv.Error) -> str:
 
 
 def check_row(fields: list[str], header: Header, tags: dict[str, int],
-              line: int, numbers: list[NumberReader] | tuple = ()) -> admin.NewQuery | Rejected:
+              line: int, numbers: RowNumbers | None = None) -> admin.NewQuery | Rejected:
     """The row as a new query (normalized, its tags as ids; its numbers, stored, where the
-    file has number columns: `numbers`, number_readers), or why it cannot be one. A number
+    file has number columns: `numbers`), or why it cannot be one. A number
     that cannot be read rejects nothing: it is unknown, and its reader counts it."""
     width = len(fields)
     if width < header.width:  # a short row: the columns it lacks are empty
@@ -606,19 +629,8 @@ def check_row(fields: list[str], header: Header, tags: dict[str, int],
         return rejected(*reasons)
     # The values passed the API's rules, which admin.normalize_query's checks are part of:
     # checking them again took a fifth of reading a file.
-    if numbers:
-        found = {}
-        for name, index, reader in numbers:
-            if text := fields[index]:
-                value = reader.stored(text, line)
-                if value is not None:
-                    found[name] = value
-        if header.derives_ctr and found.get("impressions") and "clicks" in found:
-            # Clicks ÷ impressions where both are known (the file's CTR is rounded).
-            ctr = _CTR.stored(found["clicks"] / found["impressions"])
-            if ctr is not None:
-                found["ctr"] = ctr
-        return (*admin.query_key(*values), tag_ids, None, found or None)
+    if numbers is not None:
+        return (*admin.query_key(*values), tag_ids, None, numbers.read(fields, line))
     return (*admin.query_key(*values), tag_ids, None)
 
 

@@ -63,6 +63,7 @@ class Column:
             self.value = self._comma
         else:
             self.value = self._point
+            self.stored = self._point_stored()
 
     def value(self, text: str, line: int = 0) -> float | None:
         """The cell's value in the number's own unit (CTR 0–1), or None: unknown or
@@ -74,8 +75,37 @@ class Column:
         value = self.value(text, line)
         return None if value is None else round(value * self.scale)
 
+    def _point_stored(self):
+        """`stored` of a column with decimal points, as one function of local names (each
+        cell of a million-row file costs its calls and lookups)."""
+        match, slow = _THOUSANDS_POINT.match, self._slow
+        lowest, highest, scale = self.lowest, self.highest, self.scale
+
+        def slowly(text: str, line: int) -> int | None:
+            value = slow(text, line)
+            return None if value is None else round(value * scale)
+
+        def stored(text: str, line: int = 0) -> int | None:
+            if "," in text:
+                if match(text) is None:
+                    return slowly(text, line)
+                text = text.replace(",", "")
+            try:
+                value = float(text)
+            except ValueError:
+                return slowly(text, line)
+            if lowest <= value <= highest:
+                return round(value * scale)
+            return slowly(text, line)
+
+        return stored
+
     def _point(self, text: str, line: int = 0) -> float | None:
-        try:
+        if "," in text:  # "1,234": thousands in threes, the next most common cell
+            if _THOUSANDS_POINT.match(text) is None:
+                return self._slow(text, line)
+            text = text.replace(",", "")
+        try:  # a raised error costs more than the test above
             value = float(text)
         except ValueError:
             return self._slow(text, line)
@@ -84,13 +114,17 @@ class Column:
         return self._slow(text, line)
 
     def _comma(self, text: str, line: int = 0) -> float | None:
-        if "." not in text:
-            try:
-                value = float(text.replace(",", "."))
-            except ValueError:
+        if "." in text:
+            # "1.234" or "1.234,5": thousands in threes.
+            if _THOUSANDS_COMMA.match(text) is None:
                 return self._slow(text, line)
-            if self.lowest <= value <= self.highest:
-                return value
+            text = text.replace(".", "")
+        try:
+            value = float(text.replace(",", "."))
+        except ValueError:
+            return self._slow(text, line)
+        if self.lowest <= value <= self.highest:
+            return value
         return self._slow(text, line)
 
     def _ratio(self, text: str, line: int = 0) -> float | None:
@@ -148,7 +182,8 @@ class Column:
 def _parsed(text: str, decimal: str) -> tuple[float, bool, bool] | None:
     """(value, whether it was a range, whether it had "%") of a cell that is not a plain
     number, read with this decimal mark; None if it cannot be read."""
-    text = _without_currency(text)
+    if _PLAIN_ASCII.match(text) is None:  # letters or signs: a currency, a multiplier
+        text = _without_currency(text)
     percent = text.endswith("%")
     if percent:
         text = text[:-1].strip()
@@ -199,6 +234,9 @@ def _plain(text: str, decimal: str) -> float | None:
 
 
 _SWAPPED = str.maketrans({",": ".", ".": ","})
+_THOUSANDS_POINT = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d*)?\Z")
+_THOUSANDS_COMMA = re.compile(r"\d{1,3}(?:\.\d{3})+(?:,\d*)?\Z")
+_PLAIN_ASCII = re.compile(r"[\d.,+\-<>%\s'’–—]*\Z")
 _GROUPED = re.compile(r"^[+-]?(?:\d{1,3}(?:,\d{3})+|\d*)(?:\.\d*)?$")
 _CODES = re.compile(r"^([A-Z]{3})\s*[\d.,+-]|[\d.,%]\s*([A-Z]{3})$")
 

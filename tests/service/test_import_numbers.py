@@ -1,12 +1,17 @@
 """A file's cells read as a query's numbers (service/imports/number_values.py): every way the
 tools write them, each column's locale decided once from its first values, and what cannot be
-read (or is out of bounds) left unknown, counted with its lines."""
+read (or is out of bounds) left unknown, counted with its lines; a row's CTR, Keyword
+Planner's bids, and the number columns guessed from the tools' headers."""
 
 from __future__ import annotations
+
+import io
 
 import pytest
 
 from service.engine.numbers import BY_NAME
+from service.imports import imports
+from service.imports.import_sources import Choice, Shaping, guess
 from service.imports.number_values import decided, decimal_mark
 
 
@@ -107,3 +112,57 @@ def test_stored_values_are_the_engines():
     _, column = read("volume", ["1,234"])
     assert column.stored("1,234") == 1234
     assert column.stored("") is None
+
+
+def test_a_rows_ctr_is_its_clicks_over_its_impressions_else_the_files():
+    header = imports.parse_header(["query", "language", "country", "clicks", "impressions",
+                                   "ctr"], ",")
+    numbers = imports.RowNumbers(header)
+
+    def read(*cells: str) -> dict | None:
+        return numbers.read(["q", "en", "US", *cells], 2)
+
+    assert read("12", "100", "4.5%") == {"clicks": 12, "impressions": 100, "ctr": 120_000}
+    assert read("12", "0", "4.5%") == {"clicks": 12, "impressions": 0, "ctr": 45_000}
+    assert read("", "100", "4.5%") == {"impressions": 100, "ctr": 45_000}
+    assert read("120", "100", "") == {"clicks": 120, "impressions": 100}  # no CTR above 1
+    assert read("", "", "") is None
+    alone = imports.RowNumbers(imports.parse_header(["query", "language", "country", "ctr"],
+                                                    ","))
+    assert alone.read(["q", "en", "US", "0.5"], 2) == {"ctr": 500_000}
+
+
+def test_keyword_planners_bids_midpoint_or_the_one_given():
+    rows = [["Keyword", "Top of page bid (low range)", "Top of page bid (high range)"],
+            ["a", "0.50", "1.50"], ["b", "", "2.00"], ["c", "0.40", "-"], ["d", "", ""],
+            ["e", "cheap", "3"]]
+    content = "\n".join(",".join(row) for row in rows).encode()
+    shaping = Shaping(io.BytesIO(content), Choice(language="en", country="US"))
+    assert shaping.choice.number_column("cpc") == "Top of page bid (low range)"
+    assert [row[4:] for row in shaping.first(5, numbers=True)] == [
+        ["1"], ["2"], ["0.4"], [""], ["3"]]
+    (low, high) = shaping.numbers.columns
+    assert (low.unreadable, low.lines, high.unreadable) == (1, [6], 0)
+    # Chosen as the high bid, the pair is read all the same.
+    chosen = Shaping(io.BytesIO(content), Choice(
+        language="en", country="US", numbers=(("cpc", "Top of page bid (high range)"),)))
+    assert [row[4:] for row in chosen.first(1, numbers=True)] == [["1"]]
+
+
+@pytest.mark.parametrize(("header", "guessed"), [
+    (["Häufigste Suchanfragen", "Klicks", "Impressionen", "CTR", "Durchschnittliche Position"],
+     {"clicks": "Klicks", "impressions": "Impressionen", "ctr": "CTR",
+      "position": "Durchschnittliche Position"}),
+    (["Requêtes les plus fréquentes", "Clics", "Impressions", "CTR", "Position"],
+     {"clicks": "Clics", "impressions": "Impressions", "ctr": "CTR", "position": "Position"}),
+    (["Consultas principales", "Clics", "Impresiones", "CTR", "Posición"],
+     {"clicks": "Clics", "impressions": "Impresiones", "ctr": "CTR", "position": "Posición"}),
+    (["Keyword", "Competition", "Avg. monthly searches", "Top of page bid (low range)",
+      "Top of page bid (high range)"],
+     {"volume": "Avg. monthly searches", "cpc": "Top of page bid (low range)"}),
+    (["Keyword", "Volume", "KD %", "CPC (USD)", "Global volume"],
+     {"volume": "Volume", "difficulty": "KD %", "cpc": "CPC (USD)"}),
+])
+def test_number_columns_are_guessed_from_the_tools_headers(header, guessed):
+    choice = guess(header)
+    assert {name: column for name, column in choice.numbers if column} == guessed
