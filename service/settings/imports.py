@@ -382,7 +382,7 @@ def import_columns(project: Project, job: ImportJob):
     update_numbers = _update_numbers(request.form) if posted else \
         (stored.update_numbers if stored else True)
     header, preview, problems, described, choice = [], [], [], "", Choice()
-    preview_numbers: list[str] = []
+    preview_numbers: list[dict] = []
     sheets: list[str] = []
     try:
         with open(path, "rb") as binary:
@@ -409,7 +409,8 @@ def import_columns(project: Project, job: ImportJob):
                 shaping = import_sources.Shaping(binary, given, any_header=True)
                 preview = shaping.first(PREVIEW_ROWS, numbers=True)
             choice = shaping.choice
-            preview_numbers = [NUMBERS_BY_NAME[name].label for name in shaping.numbers.names]
+            preview_numbers = [{"heading": NUMBERS_BY_NAME[name].label, "class": "col-count"}
+                               for name in shaping.numbers.names]
             numbers_read = shaping.numbers.described
             to_choose = shaping.problems
             if not to_choose:

@@ -118,9 +118,13 @@ def test_keyword_planner_volumes_ranges_and_the_bids_midpoint(api, world, flask_
 
 
 @pytest.mark.parametrize("shape", ["semrush-organic-european", "semrush-magic-xlsx",
-                                   "ahrefs-utf16"])
-def test_semrush_and_ahrefs_exports_keep_their_numbers(api, world, flask_cli, tmp_path, shape):
+                                   "ahrefs-utf16", "search-console-xlsx"])
+def test_workbooks_semrush_and_ahrefs_keep_their_numbers(api, world, flask_cli, tmp_path,
+                                                          shape):
     expected = {
+        "search-console-xlsx": {"laufschuhe herren": {
+            "clicks": 412, "impressions": 11743, "ctr": round(412 / 11743, 6),
+            "position": 7.2}},
         "semrush-organic-european": {"laufschuhe": {"position": 3, "volume": 74000,
                                                     "cpc": 0.89, "difficulty": 67}},
         "semrush-magic-xlsx": {"nike air max": {"volume": 135000, "cpc": 0.78,
@@ -239,8 +243,9 @@ def test_the_columns_page_guesses_offers_and_previews_each_number(administrator,
     assert "<label for=\"update-numbers\">Update the numbers of queries already present" \
         "</label>" in page
     # The preview shows them as they will be stored.
-    assert "<th scope=\"col\">Clicks</th>" in page.replace(' class="col-count"', "") or \
-        ">Clicks</th>" in page
+    assert '<th scope="col" class="col-count">Clicks</th>' in page
+    assert '<th scope="col" class="col-count">Position</th>' in page
+    assert ">Volume</th>" not in page
     assert '<td class="col-count">1,412</td><td class="col-count">11,743</td>' \
            '<td class="col-count">12.02%</td><td class="col-count">7.2</td>' in page
 
