@@ -276,13 +276,18 @@ def offered_view(view: QueryView) -> tuple[QueryView, list[Ignored]]:
     return view, ignored
 
 
+def _capitalized(text: str) -> str:
+    """'Biggest CPC first' (str.capitalize would lower the rest)."""
+    return text[:1].upper() + text[1:]
+
+
 def numbers_context(view: QueryView, numbers: ProjectNumbers,
                     columns: tuple[str, ...]) -> dict:
     """The Columns choice, and the order in words where the view is sorted by a number."""
     sorted_by_number = view.sort_column in NUMBER_NAMES
     return {
         "column_choices": number_columns.column_choices(view, numbers, columns),
-        "order_words": sort_words(view.api_sort()).capitalize() if sorted_by_number else "",
+        "order_words": _capitalized(sort_words(view.api_sort())) if sorted_by_number else "",
         "default_order_qs": view.replace(sort=DEFAULT_SORT).query_string(),
     }
 

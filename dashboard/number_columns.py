@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from queryapi import NUMBER_NAMES
+from queryapi import NUMBER_NAMES, RateLimited, TransportError, Unavailable
 
 from . import apiclient, facets
 from .figures import LABELS
@@ -42,10 +42,14 @@ NONE = ProjectNumbers((), {}, None)
 
 def project_numbers(project_id: str) -> ProjectNumbers:
     """The numbers the project has (one facets call, cached with the session's reads), or
-    none where the service keeps no numbers."""
+    none where the service keeps no numbers, or is too busy to say just now (the rows are
+    shown all the same, without their numbers)."""
     if not apiclient.capabilities().numbers:
         return NONE
-    found = facets.project_facets(project_id)
+    try:
+        found = facets.project_facets(project_id)
+    except (RateLimited, Unavailable, TransportError):
+        return NONE
     names = tuple(name for name in NUMBER_NAMES if found.metric_counts.get(name))
     return ProjectNumbers(names, found.metric_counts, found.currency)
 

@@ -143,6 +143,7 @@ def test_each_number_header_sorts_and_says_so(signed_in, numbered, app):
     best = page(signed_in, numbered, "q=boots&sort=position")
     assert "Best position first" in best and row_queries(best)[:2] == ["blue boots", "red boots"]
     assert "Worst position first" in page(signed_in, numbered, "q=boots&sort=-position")
+    assert "Biggest CPC first" in page(signed_in, numbered, "q=boots&sort=-cpc")
 
 
 # --- the Numbers picker ---------------------------------------------------------------------
