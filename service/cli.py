@@ -242,7 +242,7 @@ def import_queries(project_id, file, query_column, language_column, language, co
             text.detach()
         counts, missing = _run(lambda session: _import(
             session, project_id, binary, file, named, create_tags, dry_run, title_lines,
-            not keep_numbers, numbers))
+            not keep_numbers, numbers, cells.currency if cells else None))
     if not dry_run:
         schema.analyze(_engine())
     prefix = "Checked, nothing changed: " if dry_run else ""
@@ -289,7 +289,7 @@ def _in_own_shape(given, choice, shaped
 
 
 def _import(session, project_id, binary, file, named, create_tags, dry_run, title_lines,
-            update_numbers=True, numbers=None):
+            update_numbers=True, numbers=None, currency=None):
     class Report(imports.Sink):
         def __init__(self):
             self.missing = imports.MissingTags(imports.project_tags(session, project_id))
@@ -325,6 +325,9 @@ def _import(session, project_id, binary, file, named, create_tags, dry_run, titl
     except imports.NotCsv as error:
         raise admin.AdminError(f"Nothing was imported: {error}") from None
     if not dry_run:
+        if import_sources.keep_currency(session, project_id, currency):
+            session.commit()
+            click.echo(f"The project's CPC is in {currency}, as the file says.", err=True)
         project = admin.project_by_id(session, project_id)
         audit.record_change(session, project.org_id, "import.finished", project.name,
                             " ".join(filter(None, [

@@ -462,7 +462,8 @@ def run(sessions: sessionmaker, import_id: str, folder: Path, on_end: OnEnd | No
                     title_lines = _shape_chosen(session, import_id, owner, project_id, folder,
                                                 shaped, chosen, checked)
                 else:
-                    read_as, title_lines = _in_own_shape(path, shaped)
+                    read_as, title_lines, currency = _in_own_shape(path, shaped)
+                    _keep_currency(session, project_id, currency)
                 missing = imports.MissingTags(imports.project_tags(session, project_id))
                 session.commit()
                 with open(shaped if chosen or read_as else path, "rb") as binary:
@@ -514,12 +515,14 @@ def _shape_chosen(session: Session, import_id: str, owner: str, project_id: str,
     if kept is not None and kept.exists():
         os.replace(kept, shaped)
         title_lines = int(checked.get("title_lines") or 0)
+        currency = checked.get("currency")
     else:
         with open(upload_path(folder, import_id), "rb") as binary, \
                 open(shaped, "w", encoding="utf-8", newline="") as out:
             shaping = import_sources.Shaping(binary, chosen.choice)
             shaping.write(out)
-            title_lines = shaping.title_lines
+            title_lines, currency = shaping.title_lines, shaping.numbers.currency
+    _keep_currency(session, project_id, currency)
     if chosen.create_tags:
         with open(shaped, encoding="utf-8", newline="") as text:
             named = import_sources.tags_named(text)
@@ -537,17 +540,25 @@ def _shape_chosen(session: Session, import_id: str, owner: str, project_id: str,
     return title_lines
 
 
-def _in_own_shape(path: Path, shaped: Path) -> tuple[str, int]:
+def _keep_currency(session: Session, project_id: str, currency: str | None) -> None:
+    """The project's CPC currency, where it had none, as the file says it (committed)."""
+    if currency:
+        begin_write(session)
+        import_sources.keep_currency(session, project_id, currency)
+        session.commit()
+
+
+def _in_own_shape(path: Path, shaped: Path) -> tuple[str, int, str | None]:
     """("", 0) when the file has the import's own shape; else how it was read, once written
     in that shape to `shaped` (its columns guessed from its header: service/import_sources.
     py), and the title lines above its rows; or NotCsv."""
     with open(path, "rb") as binary:
         if imports.in_own_shape(binary):
-            return "", 0
+            return "", 0, None
         with open(shaped, "w", encoding="utf-8", newline="") as out:
             shaping = import_sources.normalized(binary, import_sources.Choice(), out)
     return (import_sources.describe(shaping.choice, shaping.source, shaping.numbers.described),
-            shaping.title_lines)
+            shaping.title_lines, shaping.numbers.currency)
 
 
 def _analyze(session: Session) -> None:
@@ -615,7 +626,7 @@ def check(session: Session, project_id: str, path: Path, shaped: Path, chosen: C
             "missing": sink.missing.sentence(),
             "separators": shaping.tag_separators.sentence(), "rejected": sink.first,
             "languages": shaping.detection.tally.sentence() if shaping.detection else "",
-            "title_lines": shaping.title_lines}
+            "title_lines": shaping.title_lines, "currency": shaping.numbers.currency}
 
 
 class CheckSink(imports.Sink):

@@ -34,6 +34,7 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+import re
 import shutil
 import tempfile
 import unicodedata
@@ -46,6 +47,7 @@ from operator import itemgetter
 from typing import BinaryIO, TextIO
 
 from babel import Locale
+from babel.numbers import list_currencies
 from python_calamine import CalamineError, CalamineWorkbook
 from sqlalchemy import select
 
@@ -794,6 +796,11 @@ class NumberCells:
             self.names.append(name)
             self.described.append(f"{number.label if name in ('ctr', 'cpc') else name} from "
                                   f"“{header[index]}”")
+        # The currency of its CPC, where the file says it ("CPC (USD)", a Currency column).
+        self.currency = _currency(header, self.sources["cpc"], first) \
+            if "cpc" in self.names else None
+        if self.currency:
+            self.described.append(f"CPC in {self.currency}")
         # The own shape's order: the plain cells, then the bids' midpoint.
         if self.bids is not None:
             self.names.remove("cpc")
@@ -851,6 +858,46 @@ def shown_number(name: str, value: float | None) -> str:
     if name == "ctr":
         return f"{round(value * 100, 4):g}%"
     return f"{round(value, 6):,.6g}"
+
+
+CURRENCY_NAMES = ("currency", "wahrung", "devise", "moneda", "valuta", "moeda")
+_CODE_IN_NAME = re.compile(r"\(([A-Za-z]{3})\)")
+_SIGNS = {"€": "EUR", "£": "GBP", "¥": "JPY", "₹": "INR"}  # "$" is many currencies'
+
+
+def _currency(header: list[str], cpc: str, first: list[list[str]]) -> str | None:
+    """The ISO 4217 code of a file's CPC, where it says it: in the CPC column's name ("CPC
+    (USD)"), a Currency column's first value (Keyword Planner), or a sign its first cells
+    carry ("0,45 €"); else None."""
+    found = None
+    if (named := _CODE_IN_NAME.search(cpc)) is not None:
+        found = named.group(1)
+    folded = [folded_name(name) for name in header]
+    if found is None and (at := next((folded.index(name) for name in CURRENCY_NAMES
+                                      if name in folded), None)) is not None:
+        found = next((row[at].strip() for row in first
+                      if at < len(row) and row[at].strip()), None)
+    if found is None and cpc in header:
+        at = header.index(cpc)
+        found = next((code for row in first if at < len(row)
+                      for sign, code in _SIGNS.items() if sign in row[at]), None)
+    found = (found or "").upper()
+    return found if found in _currencies() else None
+
+
+@cache
+def _currencies() -> frozenset[str]:
+    return frozenset(list_currencies())
+
+
+def keep_currency(session, project_id: str, code: str | None) -> bool:
+    """Say the project's CPC currency is `code` where it said none; whether it did (in the
+    session's transaction)."""
+    project = admin.project_by_id(session, project_id)
+    if not code or project is None or project.currency:
+        return False
+    project.currency = code
+    return True
 
 
 def _bid_pair(header: list[str], column: str) -> tuple[int, int] | None:

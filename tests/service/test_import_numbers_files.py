@@ -13,6 +13,7 @@ import io
 
 import pytest
 
+from service.store.models import Project
 from tests.support.imports import Administrator
 from tests.support.tool_exports import BY_NAME
 
@@ -35,6 +36,10 @@ def metrics(api) -> dict[tuple[str, str], dict]:
     found = api.queries(limit=1000, include=["metrics"])
     assert found.status_code == 200, found.text
     return {(q["query"], q["country"]): q["metrics"] for q in found.json()["results"]}
+
+
+def currency(world) -> str | None:
+    return world.run(lambda s: s.get(Project, world.project_id).currency)
 
 
 def tags_of(api) -> dict[str, list[int]]:
@@ -102,13 +107,17 @@ def test_keyword_planner_volumes_ranges_and_the_bids_midpoint(api, world, flask_
                         "--country", "US", "--dry-run")
     assert checked.exit_code == 0, checked.output
     assert ("Numbers: volume from “Avg. monthly searches”, CPC from the midpoint of “Top of "
-            "page bid (low range)” and “Top of page bid (high range)”.") in checked.output
+            "page bid (low range)” and “Top of page bid (high range)”, CPC in EUR."
+            ) in checked.output
     assert ("1 value of the Volume column “Avg. monthly searches” is a range (such as “1K – "
             "10K” or “<10”), kept as the range's lower bound (0 for “<10”).") in checked.output
     assert metrics(api) == {}
     done = flask_cli("import-queries", world.project_id, path, "--language", "en",
                      "--country", "US")
     assert done.exit_code == 0, done.output
+    # Its Currency column says the project's CPC currency, which it had not said.
+    assert "The project's CPC is in EUR, as the file says." in done.output
+    assert currency(world) == "EUR"
     assert metrics(api) == {
         ("running shoes", "US"): {"volume": 49500, "cpc": 1.19},
         ("trail running shoes", "US"): {"volume": 12100, "cpc": 0.905},
@@ -283,7 +292,7 @@ def test_a_check_counts_unreadable_cells_ranges_and_present_queries_to_update(
 
 
 def test_a_number_chosen_or_set_to_none_on_the_columns_page_is_imported_so(
-        administrator, world, api, tmp_path):
+        administrator, world, api, flask_cli, tmp_path):
     content = BY_NAME["semrush-magic-xlsx"].content()
     columns, form = columns_page(administrator, world, content, "magic.xlsx")
     form.update(query_column="Keyword", language="en", country="US",
@@ -292,6 +301,14 @@ def test_a_number_chosen_or_set_to_none_on_the_columns_page_is_imported_so(
     started = administrator.post(columns, data={**form, "action": "import"})
     assert administrator.finished(started.headers["Location"])["added"] == 3
     assert metrics(api)[("nike air max", "US")] == {"volume": 410000000, "cpc": 0.78}
+    assert currency(world) == "USD"  # its column "CPC (USD)"
+    # Said once, the currency stays: a Keyword Planner file in euros does not change it.
+    planner = tmp_path / "planner.csv"
+    planner.write_bytes(BY_NAME["keyword-planner"].content())
+    done = flask_cli("import-queries", world.project_id, planner, "--language", "en",
+                     "--country", "US")
+    assert done.exit_code == 0 and "CPC is in" not in done.output, done.output
+    assert currency(world) == "USD"
     # The page remembers the choice for the next file of this shape.
     again, _ = columns_page(administrator, world, content, "magic-2.xlsx")
     page = administrator.get(again).text
