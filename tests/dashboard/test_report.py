@@ -1,7 +1,8 @@
 """The report of a view (/projects/<id>/report): one row per tag with its queries, the sums
 (and weighted figures) of their numbers and its share of the view's clicks, then Untagged
 and the whole view; a chart of the shares as inline SVG; the same table as CSV. Read from
-the embedded service over HTTP, checked against figures worked out here from the rows."""
+the embedded service over HTTP, checked against figures worked out here from the rows, on
+SQLite and (TAGDESK_TEST_POSTGRES=1) PostgreSQL."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 from service.engine.numbers import BY_NAME
 from service.org import admin
 from tests.support.dashboard import FILLER, AuthActions
+from tests.support.databases import database_for
 from tests.support.numbered import add_numbered_queries
 
 # (query, language, country, tags, numbers): "brand" and "sale" share a query.
@@ -32,6 +34,12 @@ ROWS = [
     ("where to buy running shoes", "en", "US", ["question"], None),
 ]
 ODD_TAGS = {"Größe, \"fit\"": "#9467bd", "=HYPERLINK(1)": "#8c564b"}
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database_url(request, tmp_path, sqlite_template) -> str:
+    """Each report on both databases the service runs on."""
+    return database_for(request.param, request, tmp_path, sqlite_template)
 
 
 @pytest.fixture
