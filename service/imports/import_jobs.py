@@ -492,6 +492,7 @@ def run(sessions: sessionmaker, import_id: str, folder: Path, on_end: OnEnd | No
                             read_as])))
         state = _end(session, import_id, owner, FINISHED, on_end, counts=counts,
                      message=" ".join(filter(None, [imports.tag_changes_sentence(counts),
+                                                    imports.renumbered_sentence(counts),
                                                     read_as])))
         if state == FINISHED and counts.added >= ANALYZE_AFTER_ROWS:
             _analyze(session)

@@ -215,6 +215,16 @@ def renumbered_phrase(count: int, done: str) -> str:
     return f" ({count:,} with {'its' if count == 1 else 'their'} numbers {done})"
 
 
+def renumbered_sentence(counts: Counts) -> str:
+    """What an import's report says of the present queries whose numbers it changed ("" if
+    none), beside its counts (which an import job keeps without them)."""
+    if not counts.renumbered:
+        return ""
+    if counts.renumbered == 1:
+        return "1 query already present had its numbers updated."
+    return f"{counts.renumbered:,} queries already present had their numbers updated."
+
+
 def blank_lines_phrase(count: int) -> str:
     """", 2 blank lines passed over" after a report's counts ("" if none was): a line with
     no cells, separators only or empty cells is no row, so neither added nor rejected."""

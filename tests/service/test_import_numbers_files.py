@@ -301,6 +301,15 @@ def test_a_number_chosen_or_set_to_none_on_the_columns_page_is_imported_so(
     started = administrator.post(columns, data={**form, "action": "import"})
     assert administrator.finished(started.headers["Location"])["added"] == 3
     assert metrics(api)[("nike air max", "US")] == {"volume": 410000000, "cpc": 0.78}
+    # Imported again with its Volume column, the report says the numbers updated.
+    again, _ = columns_page(administrator, world, content, "magic-again.xlsx")
+    started = administrator.post(again, data={**form, "volume_column": "Volume",
+                                              "action": "import"})
+    report = started.headers["Location"]
+    assert administrator.finished(report)["present"] == 3
+    assert "3 queries already present had their numbers updated." in \
+        administrator.get(report).text
+    assert metrics(api)[("nike air max", "US")] == {"volume": 135000, "cpc": 0.78}
     assert currency(world) == "USD"  # its column "CPC (USD)"
     # Said once, the currency stays: a Keyword Planner file in euros does not change it.
     planner = tmp_path / "planner.csv"
@@ -315,4 +324,4 @@ def test_a_number_chosen_or_set_to_none_on_the_columns_page_is_imported_so(
     select = page.split('name="difficulty_column">', 1)[1].split("</select>", 1)[0]
     assert '<option value="" selected>None</option>' in select
     select = page.split('name="volume_column">', 1)[1].split("</select>", 1)[0]
-    assert '<option value="Number of Results" selected>' in select
+    assert '<option value="Volume" selected>' in select
