@@ -239,6 +239,18 @@ def test_the_chart_draws_the_twenty_biggest_tags_and_the_table_every_one(signed_
     assert len(rows) == 1 + 25 + 2
 
 
+def test_a_long_name_is_cut_in_the_chart_and_whole_in_the_table(signed_in, shop):
+    name = "winter running shoes for wide feet with extra cushioning"
+    shop.run(lambda s: shop.tags.update({name: admin.create_tag(s, shop.project_id, name,
+                                                               "#17becf")}))
+    add_numbered_queries(shop, [("wide winter shoes", "en", "US", [name], {"clicks": 5000})])
+    html, rows = report(signed_in, shop)
+    assert rows[1][0] == name
+    svg = re.search(r"<svg .*?</svg>", html, re.S).group(0)
+    assert re.findall(r'class="report-chart__name"[^>]*>([^<]*)<', svg)[0] == (
+        "winter running shoes for wide feet…")
+
+
 def test_a_view_reports_its_own_queries(signed_in, shop):
     _html, rows = report(signed_in, shop, "lang=de")
     assert [row[0] for row in rows[1:]] == ["sale", "Untagged", "All queries in this view"]
