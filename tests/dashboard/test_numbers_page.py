@@ -87,6 +87,13 @@ def test_the_projects_numbers_are_columns_right_aligned_in_the_persons_locale(
     assert headers(german) == ["Volume", "CTR", "CPC"]
     assert cells(german, "blue boots") == {"volume": "12.345", "ctr": "3,0\xa0%",
                                            "cpc": "1,20\xa0€"}
+    # The first locale the browser names that Babel knows; else English.
+    swiss = page(signed_in, numbered, "q=boots&sort=query&cols=volume",
+                 **{"Accept-Language": "xx-QQ, de-CH;q=0.8, en;q=0.5"})
+    assert cells(swiss, "blue boots") == {"volume": "12’345"}
+    unknown = page(signed_in, numbered, "q=boots&sort=query&cols=volume",
+                   **{"Accept-Language": "xx, *;q=0.1"})
+    assert cells(unknown, "blue boots") == {"volume": "12,345"}
     english = page(signed_in, numbered, "q=boots&sort=query&cols=ctr,cpc")
     assert cells(english, "red boots") == {"ctr": "15.0%", "cpc": "€0.40"}
     css = (ROOT / "static" / "app.css").read_text(encoding="utf-8")
