@@ -60,19 +60,28 @@ class Progress:
                                         biggest_link=biggest_link)}
 
 
+# The numbers progress by value may be of, in order of preference (their sums are asked).
+BY_VALUE = ("clicks", "volume")
+
+
+def _value_sums() -> tuple[str, ...]:
+    offered = apiclient.capabilities().numbers
+    return tuple(name for name in BY_VALUE if name in offered)
+
+
 def progress_of(facets: Facets) -> Progress:
     """The progress of a project's facets (those of no filter; with sums, by value too)."""
     share = next(((name, share_percent(facets.untagged_sums.get(name) or 0, whole))
-                  for name in ("clicks", "volume")
-                  if (whole := facets.sums.get(name))), None)
+                  for name in BY_VALUE if (whole := facets.sums.get(name))), None)
     biggest = next((name for name in ("volume", "clicks")
                     if facets.metric_counts.get(name)), None)
     return Progress(facets.total_records, facets.untagged, share, biggest)
 
 
 def project_facets(project_id: str, fresh: bool = False) -> Facets:
-    """The facets of the whole project, with the sums of every number the service keeps,
-    from the session's cache unless `fresh` (one facets call)."""
+    """The facets of the whole project, with the sums of every number the service keeps
+    (the report of the whole project reads them too), from the session's cache unless
+    `fresh` (one facets call)."""
     numbers = apiclient.capabilities().numbers
     return apiclient.cached_read(
         "project facets", project_id,
@@ -102,9 +111,8 @@ def view_counts(project_id: str, view: QueryView, tags: list[Tag], progress_link
     """The counts of every picker option of `view` (by input name and value; an option not
     listed has 0), and the project's progress (`biggest_link(number)`: where Biggest first
     goes)."""
-    numbers = apiclient.capabilities().numbers
     facets = apiclient.client().facets(project_id, view.filters,
-                                       sums=() if view.has_filters else numbers)
+                                       sums=() if view.has_filters else _value_sums())
     progress = progress_of(facets) if not view.has_filters \
         else project_progress(project_id, fresh)
     return {
