@@ -10,7 +10,14 @@ from __future__ import annotations
 from functools import lru_cache
 
 from babel import Locale, UnknownLocaleError
-from babel.numbers import format_currency, format_decimal, format_percent
+from babel.numbers import (
+    NumberPattern,
+    format_decimal,
+    format_percent,
+    get_decimal_symbol,
+    get_group_symbol,
+    parse_pattern,
+)
 from flask import has_request_context, request
 
 from queryapi import NUMBER_NAMES
@@ -65,17 +72,42 @@ def count_text(number: int, locale: Locale | None = None) -> str:
 
 def number_text(name: str, value: int | float | None, currency: str | None = None,
                 locale: Locale | None = None) -> str:
-    """One number of a query, or a figure of many, as shown: '4.5', '7.25' (position), '3.2%' (CTR),
-    'US$1.20' or '€1.20' (CPC in the project's currency; without one, a plain number),
-    '5,000' (counts); '' when unknown."""
+    """One number of a query, or a figure of many, as shown: '4.5', '7.25' (position),
+    '3.2%' (CTR), 'US$1.20' or '€1.20' (CPC in the project's currency; without one, a plain
+    number), '5,000' (counts); '' when unknown."""
     if value is None:
         return ""
     locale = locale or person_locale()
-    if name == "ctr":
-        return format_percent(value, _percent_pattern(locale), locale=locale)
+    group = _group_of_three(locale)
+    if group is not None and isinstance(value, int) and name not in PATTERNS \
+            and name != "ctr":
+        # A whole number in groups of three, as Babel writes it, without its per-call cost
+        # (a page of 200 rows has 800 such cells).
+        return f"{value:,}".replace(",", group)
     if name == "cpc" and currency:
-        return format_currency(value, currency, locale=locale)
-    return format_decimal(value, PATTERNS.get(name), locale=locale)
+        return _pattern(locale, name, True).apply(value, locale, currency=currency)
+    return _pattern(locale, name, False).apply(value, locale)
+
+
+@lru_cache(maxsize=256)
+def _pattern(locale: Locale, name: str, with_currency: bool) -> NumberPattern:
+    """Each number's pattern in a locale, parsed once."""
+    if with_currency:
+        return locale.currency_formats["standard"]
+    if name == "ctr":
+        return parse_pattern(_percent_pattern(locale))
+    return parse_pattern(PATTERNS[name]) if name in PATTERNS else locale.decimal_formats[None]
+
+
+@lru_cache(maxsize=64)
+def _group_of_three(locale: Locale) -> str | None:
+    """The locale's group separator where it groups whole numbers by three (None where it
+    does not, as Indian English's 1,00,000)."""
+    pattern = locale.decimal_formats[None]
+    if pattern.grouping != (3, 3) or get_decimal_symbol(locale) == "," and \
+            get_group_symbol(locale) == ",":
+        return None
+    return get_group_symbol(locale)
 
 
 @lru_cache(maxsize=64)
