@@ -278,3 +278,29 @@ def test_a_saved_view_and_a_rule_keep_the_range(signed_in, numbered, app):
     assert re.search(r'href="[^"]*\?volume_min=1000&amp;sort=-volume"><span '
                      r'class="saved-view__name">big ones<', listed)
 
+
+
+# --- the cells' text -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tag", ["en", "de", "de_CH", "fr", "en_IN", "hi", "ar", "ja", "pt_BR",
+                                 "sv", "pl"])
+def test_a_cell_reads_as_babel_writes_it(tag):
+    """The quick path for whole counts gives Babel's own text (or leaves it to Babel)."""
+    from babel import Locale
+    from babel.numbers import format_currency, format_decimal, format_percent
+
+    from dashboard.figures import number_text
+
+    locale = Locale.parse(tag)
+    for value in (0, 7, 999, 1000, 12345, 100000, 1234567, 10 ** 12 + 7):
+        assert number_text("volume", value, locale=locale) == format_decimal(value,
+                                                                            locale=locale)
+    for value in (1.0, 2.345, 7.25, 99.999):
+        assert number_text("position", value, locale=locale) == format_decimal(
+            value, "#,##0.0#", locale=locale)
+        assert number_text("cpc", value, "EUR", locale=locale) == format_currency(
+            value, "EUR", locale=locale)
+    pattern = locale.percent_formats[None].pattern.replace("#,##0", "#,##0.0", 1)
+    assert number_text("ctr", 0.0345, locale=locale) == format_percent(0.0345, pattern,
+                                                                       locale=locale)
