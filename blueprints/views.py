@@ -115,10 +115,18 @@ def create(project_id: str):
     try:
         apiclient.client().create_view(project.id, name,
                                        filters_of(view, apiclient.tags(project.id)),
-                                       sort=view.api_sort())
+                                       sort=view.api_sort(), columns=_kept_columns(view))
     except Conflict as error:
         return _answer(project, current_qs, error=_refused(project, name, error), name=name)
     return _answer(project, current_qs, message=f"Saved the view “{name}”.")
+
+
+def _kept_columns(view) -> tuple[str, ...] | None:
+    """The view's number columns, where the service keeps numbers (else it has no place for
+    them, and the view keeps its filter and order only)."""
+    if view.columns is None or not apiclient.capabilities().numbers:
+        return None
+    return view.columns
 
 
 @bp.post("/projects/<project_id>/views/<int:view_id>/rename")

@@ -40,7 +40,8 @@ def view_of(saved: SavedView, tags: list[Tag]) -> QueryView:
         column = next((key for key, value in SORT_COLUMNS.items() if value == field), None)
         if column is not None:
             sort = ("-" if direction.upper() == "DESC" else "") + column
-    return QueryView.of(filter_fields.by_names(saved.filters, tags), sort)
+    return QueryView.of(filter_fields.by_names(saved.filters, tags), sort).showing(
+        saved.columns)
 
 
 def shown(saved: list[SavedView], tags: list[Tag]) -> list[ShownView]:

@@ -389,10 +389,13 @@ class Client:
         return self._post(VIEWS, _project(project_id), {}, read_saved_views)
 
     def create_view(self, project_id: str, name: str, filters: QueryFilters,
-                    sort: list[tuple[str, str]] | None = None) -> SavedView:
+                    sort: list[tuple[str, str]] | None = None,
+                    columns: Iterable[str] | None = None) -> SavedView:
         """A new saved view. A name the project has already (compared as tag names are) or a
         201st view is a Conflict. Not safe to repeat, so not repeated after an unknown outcome
-        (as create_tag): after a TransportError, list the views to see whether it was made."""
+        (as create_tag): after a TransportError, list the views to see whether it was made.
+        `columns`: the numbers it shows (where the deployment keeps numbers; None: the
+        default)."""
         if not isinstance(name, str):
             raise InvalidRequest("A saved view's name is text.")
         if not isinstance(filters, QueryFilters):
@@ -400,6 +403,8 @@ class Client:
         body: dict[str, Any] = {"name": name, "filters": filters.to_body()}
         if sort:
             body["sort"] = sort_body(sort)
+        if columns is not None:
+            body["columns"] = list(dict.fromkeys(columns))
         return self._post(CREATE_VIEW, _project(project_id), body, read_saved_view,
                           idempotent=False)
 

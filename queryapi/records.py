@@ -351,6 +351,8 @@ class SavedView:
     filters: QueryFilters
     sort: tuple[tuple[str, str], ...] | None  # None: the default order
     total_records: int
+    # The numbers it shows as columns (an extension of saved views; () none, None the default).
+    columns: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -882,7 +884,17 @@ def parse_saved_view(obj: Any, where: str) -> SavedView:
         filters=parse_filters(_get(obj, "filters", where), _at(where, "filters")),
         sort=_sort(_get(obj, "sort", where), _at(where, "sort")),
         total_records=_count(_get(obj, "totalRecords", where), _at(where, "totalRecords")),
+        columns=_columns(obj.get("columns"), _at(where, "columns")),
     )
+
+
+def _columns(value: Any, where: str) -> tuple[str, ...] | None:
+    """A saved view's number columns: None when the deployment keeps none (or says null)."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
+        raise Malformed(f"{where} is not a list of numbers' names ({_show(value)})")
+    return tuple(value)
 
 
 def parse_rule(obj: Any, where: str) -> Rule:

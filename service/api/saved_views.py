@@ -53,6 +53,11 @@ def _sort_text(sort: list[SortItem] | None) -> str | None:
                        for item in sort], ensure_ascii=False, separators=(",", ":"))
 
 
+def _columns_text(columns: list[str] | None) -> str | None:
+    """The numbers shown, each once, as stored; None for the default ones."""
+    return None if columns is None else json.dumps(list(dict.fromkeys(columns)))
+
+
 def _filter_of(view: SavedView) -> FilterOf:
     return query_filters.stored(view.filters)
 
@@ -64,6 +69,7 @@ def _record(view: SavedView, total: int) -> dict:
         "name": view.name,
         "filters": json.loads(view.filters),
         "sort": None if view.sort is None else json.loads(view.sort),
+        "columns": None if view.columns is None else json.loads(view.columns),
         "totalRecords": total,
         "createdAt": timestamp(view.created_at),
         "updatedAt": timestamp(view.updated_at),
@@ -93,7 +99,8 @@ def create_view(session: Session, project_id: str, body: CreateViewBody, store: 
                     "have; delete one before saving another.")
     now = utcnow()
     view = SavedView(project_id=project_id, name=body.name, name_folded=folded, filters=filters,
-                     sort=sort, created_at=now, updated_at=now)
+                     sort=sort, columns=_columns_text(body.columns), created_at=now,
+                     updated_at=now)
     session.add(view)
     ITEMS.committed(session, view)
     return _record(view, total)
@@ -113,6 +120,8 @@ def update_view(session: Session, project_id: str, body: UpdateViewBody, store: 
         view.filters = filters
     if "sort" in given:
         view.sort = sort
+    if "columns" in given:
+        view.columns = _columns_text(body.columns)
     if given - {"id"}:
         view.updated_at = utcnow()
     ITEMS.committed(session, view)

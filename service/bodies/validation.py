@@ -250,10 +250,14 @@ class ViewListBody(Strict):
     """Saved views (an extension): the list takes no field."""
 
 
+Columns = Annotated[list[NumberName], Field(max_length=len(NAMES))]
+
+
 class CreateViewBody(Strict):
     name: ViewName
     filters: QueryFilterBody
     sort: Annotated[list[SortItem], Field(max_length=5)] | None = None
+    columns: Columns | None = None  # the numbers it shows ([]: none; absent: the default)
 
 
 class ViewIdBody(Strict):
@@ -266,6 +270,7 @@ class UpdateViewBody(ViewIdBody):
     name: ViewName = None
     filters: QueryFilterBody = None
     sort: Annotated[list[SortItem], Field(max_length=5)] | None = None
+    columns: Columns | None = None  # `null`: the default ones
 
 
 class SetTagsItem(Strict):

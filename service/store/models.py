@@ -149,12 +149,14 @@ class NamedInProject:
 
 class SavedView(NamedInProject, Base):
     """A named filter of a project's queries (an extension: service/api/saved_views.py), shared by
-    everyone of its organization. `filters` and `sort` are JSON text, as validated."""
+    everyone of its organization. `filters`, `sort` and `columns` are JSON text, as validated."""
 
     __tablename__ = "saved_views"
 
     filters: Mapped[str] = mapped_column(Text)
     sort: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # The numbers it shows as columns (JSON list; migration 0038), NULL: the default ones.
+    columns: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 class Rule(NamedInProject, Base):

@@ -279,6 +279,27 @@ def test_a_saved_view_and_a_rule_keep_the_range(signed_in, numbered, app):
                      r'class="saved-view__name">big ones<', listed)
 
 
+def test_a_saved_view_keeps_its_number_columns(signed_in, numbered, app):
+    html = page(signed_in, numbered, "cols=cpc,clicks")
+    token = re.search(r'<meta name="csrf-token" content="([^"]+)"', html).group(1)
+    for name, address in (("cpc and clicks", "?cols=cpc,clicks"), ("no numbers", "?cols=none"),
+                          ("the default", "?q=boots")):
+        response = signed_in.post(f"/projects/{numbered.project_id}/views",
+                                  data={"csrf_token": token, "name": name, "view": address})
+        assert response.status_code == 302, response.get_data(as_text=True)[:300]
+    with api_of(app, numbered) as api:
+        saved = {view.name: view for view in api.list_views(numbered.project_id)}
+    assert saved["cpc and clicks"].columns == ("cpc", "clicks")
+    assert saved["no numbers"].columns == ()
+    assert saved["the default"].columns is None
+    listed = page(signed_in, numbered)
+    link = re.search(r'href="([^"]*)"><span class="saved-view__name">cpc and clicks<',
+                     listed).group(1)
+    assert "cols=cpc%2Cclicks" in link or "cols=cpc,clicks" in link, link
+    opened = page(signed_in, numbered, htmllib.unescape(link).split("?", 1)[1])
+    assert headers(opened) == ["CPC", "Clicks"]
+
+
 
 # --- the cells' text -----------------------------------------------------------------------
 

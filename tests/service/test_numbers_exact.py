@@ -373,3 +373,20 @@ def test_a_saved_view_keeps_its_ranges_and_counts_by_them(api, world):
     views = api.post("/api/views/list", {}).json()["results"]
     assert views[0]["filters"] == {"metricRanges": {"volume": {"min": 100, "max": 1000}}}
     assert views[0]["totalRecords"] == 1
+
+
+def test_a_saved_view_keeps_the_numbers_it_shows(api, world):
+    made = api.post("/api/views/create", {"name": "cols", "filters": {},
+                                          "columns": ["volume", "clicks", "volume"]})
+    assert made.status_code == 201, made.text
+    assert made.json()["columns"] == ["volume", "clicks"]
+    view_id = made.json()["id"]
+    assert api.post("/api/views/update", {"id": view_id, "name": "renamed"}).json()[
+        "columns"] == ["volume", "clicks"]
+    assert api.post("/api/views/update", {"id": view_id, "columns": []}).json()["columns"] == []
+    assert api.post("/api/views/update", {"id": view_id, "columns": None}).json()[
+        "columns"] is None
+    plain = api.post("/api/views/create", {"name": "plain", "filters": {}})
+    assert plain.json()["columns"] is None
+    refused = api.post("/api/views/create", {"name": "bad", "filters": {}, "columns": ["likes"]})
+    assert refused.status_code == 400, refused.text
