@@ -90,7 +90,14 @@ def facets(session: Session, project_id: str, filter_of: FilterOf, store: Held,
            sums: tuple[str, ...] = ()) -> dict:
     tags = project_tags(session, project_id)
     wanted = filter_of(tags)
-    return counter(session, project_id, store, tags).facets(wanted, sums)
+    counting = counter(session, project_id, store, tags)
+    if not (wanted.empty and sums):
+        return counting.facets(wanted, sums)
+    # The whole project's sums (every page's progress asks them) are kept until its next
+    # write: a copy each time, which the caller may add to.
+    key = (project_id, counting.at.epoch, counting.at.stamp, "facets", tuple(sorted(tags)),
+           sums)
+    return dict(store.term(key, lambda: counting.facets(wanted, sums)))
 
 
 def check_sort(sort: list[Sort]) -> None:
