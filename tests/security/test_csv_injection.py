@@ -58,7 +58,10 @@ def site(tmp_path_factory, sqlite_template):
 
 def assert_spreadsheet_safe(text: str) -> None:
     rows = list(csv.reader(io.StringIO(text)))
-    assert rows[0] == ["query", "language", "country", "tags", "updated"]
+    # And a column per number the service keeps (none is ever negative: no cell of them
+    # starts with "-").
+    assert rows[0] == ["query", "language", "country", "tags", "updated", "clicks",
+                       "impressions", "ctr", "position", "volume", "cpc", "difficulty"]
     assert len(rows) == len(ROWS) + 1
     for row in rows[1:]:
         for cell in row:
