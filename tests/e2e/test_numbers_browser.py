@@ -12,7 +12,9 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser import axe_serious
-from tests.support.e2e import PHONE, assert_no_sideways_scroll, csp_errors, make_org
+from tests.e2e.test_bulk_browser import sign_in
+from tests.support.e2e import PHONE, assert_no_sideways_scroll, csp_errors
+from tests.support.numbered import numbered_org
 
 pytestmark = pytest.mark.browser
 
@@ -31,26 +33,9 @@ NUMBERED = [
 
 @pytest.fixture(scope="module")
 def org(live_dashboard):
-    from service.engine.numbers import BY_NAME
-    from service.org import admin
-    from service.store.db import session_scope
-
-    made = make_org(live_dashboard, "Numbers e2e", {PROJECT: []})
-    tags = made.tags[PROJECT]
-    rows = [(*admin.normalize_query(q, lang, country), [tags[name] for name in names], None,
-             {name: BY_NAME[name].stored(value) for name, value in numbers.items()}
-             if numbers else None)
-            for q, lang, country, names, numbers in NUMBERED]
-    with session_scope(live_dashboard.service_app) as session:
-        admin.insert_queries(session, made.projects[PROJECT], rows)
-    return made
+    return numbered_org(live_dashboard, PROJECT, NUMBERED)
 
 
-def sign_in(page, dashboard, org) -> None:
-    page.goto(dashboard.url + "/signin")
-    page.get_by_label("API key").fill(org.key)
-    page.get_by_role("button", name="Sign in").click()
-    page.wait_for_url(re.compile(r"/projects"))
 
 
 def queries(page) -> list[str]:
@@ -67,7 +52,7 @@ def tab_to(page, name: str, most: int = 80) -> None:
 
 
 def test_sort_by_a_header_a_range_and_biggest_first(page, live_dashboard, org):
-    sign_in(page, live_dashboard, org)
+    sign_in(page, live_dashboard.url, org.key)
     url = f"{live_dashboard.url}/projects/{org.projects[PROJECT]}/queries"
     page.goto(url + "?q=boots")
     headers = page.locator("thead th.col-number")
@@ -124,7 +109,7 @@ def test_sort_by_a_header_a_range_and_biggest_first(page, live_dashboard, org):
 
 
 def test_an_edited_row_keeps_its_numbers(page, live_dashboard, org):
-    sign_in(page, live_dashboard, org)
+    sign_in(page, live_dashboard.url, org.key)
     page.goto(f"{live_dashboard.url}/projects/{org.projects[PROJECT]}/queries?q=green")
     row = page.locator("tr[data-row]", has_text="green boots")
     expect(row.locator("td[data-number]")).to_have_text(["5,000", "45", "–Not known",
@@ -141,7 +126,7 @@ def test_an_edited_row_keeps_its_numbers(page, live_dashboard, org):
 
 
 def test_on_a_phone_the_page_never_scrolls_sideways(phone, live_dashboard, org):
-    sign_in(phone, live_dashboard, org)
+    sign_in(phone, live_dashboard.url, org.key)
     phone.set_viewport_size(PHONE)
     phone.goto(f"{live_dashboard.url}/projects/{org.projects[PROJECT]}/queries"
                "?q=boots&cols=volume,clicks,impressions,position,ctr&sort=-volume")

@@ -12,7 +12,9 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser import axe_serious
-from tests.support.e2e import PHONE, assert_no_sideways_scroll, csp_errors, make_org
+from tests.e2e.test_bulk_browser import sign_in
+from tests.support.e2e import PHONE, assert_no_sideways_scroll, csp_errors
+from tests.support.numbered import numbered_org
 
 pytestmark = pytest.mark.browser
 
@@ -32,25 +34,9 @@ NUMBERED = [
 
 @pytest.fixture(scope="module")
 def org(live_dashboard):
-    from service.engine.numbers import BY_NAME
-    from service.org import admin
-    from service.store.db import session_scope
-
-    made = make_org(live_dashboard, "Report e2e", {PROJECT: []})
-    tags = made.tags[PROJECT]
-    rows = [(*admin.normalize_query(q, lang, country), [tags[name] for name in names], None,
-             {name: BY_NAME[name].stored(value) for name, value in numbers.items()})
-            for q, lang, country, names, numbers in NUMBERED]
-    with session_scope(live_dashboard.service_app) as session:
-        admin.insert_queries(session, made.projects[PROJECT], rows)
-    return made
+    return numbered_org(live_dashboard, PROJECT, NUMBERED)
 
 
-def sign_in(page, dashboard, org) -> None:
-    page.goto(dashboard.url + "/signin")
-    page.get_by_label("API key").fill(org.key)
-    page.get_by_role("button", name="Sign in").click()
-    page.wait_for_url(re.compile(r"/projects"))
 
 
 def table_rows(page) -> list[list[str]]:
@@ -59,7 +45,7 @@ def table_rows(page) -> list[list[str]]:
 
 
 def test_the_report_of_a_view_by_keyboard_with_its_chart_and_file(page, live_dashboard, org):
-    sign_in(page, live_dashboard, org)
+    sign_in(page, live_dashboard.url, org.key)
     page.goto(f"{live_dashboard.url}/projects/{org.projects[PROJECT]}/queries?lang=en")
     page.get_by_role("link", name="Report", exact=True).click()
     page.wait_for_url(re.compile(r"/report\?lang=en$"))
@@ -116,7 +102,7 @@ def test_the_report_of_a_view_by_keyboard_with_its_chart_and_file(page, live_das
 
 
 def test_on_a_phone_the_report_fits_and_its_chart_reads(phone, live_dashboard, org):
-    sign_in(phone, live_dashboard, org)
+    sign_in(phone, live_dashboard.url, org.key)
     phone.goto(f"{live_dashboard.url}/projects/{org.projects[PROJECT]}/report")
     expect(phone.get_by_role("heading", name="Report", level=1)).to_be_visible()
     assert_no_sideways_scroll(phone)
