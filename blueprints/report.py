@@ -137,15 +137,24 @@ def _columns(report: Report, order: Order, project: Project, view: QueryView,
             for key, label in named]
 
 
+def _opened(project_id: str):
+    """What the page and its CSV read from the address: (project, view, what of the address
+    was ignored, the report, the table's order); None where the service sums no numbers."""
+    project = load_project(project_id)
+    if not offers_report():
+        return None
+    view, ignored = _view(project)
+    report = _report(project, view)
+    return project, view, ignored, report, table_order(request.args.get(ORDER), report.numbers)
+
+
 @bp.get("/projects/<project_id>/report")
 @login_required
 def index(project_id: str):
-    project = load_project(project_id)
-    if not offers_report():
+    opened = _opened(project_id)
+    if opened is None:
         return errors.page(404, NO_REPORT)
-    view, ignored = _view(project)
-    report = _report(project, view)
-    order = table_order(request.args.get(ORDER), report.numbers)
+    project, view, ignored, report, order = opened
     text = report_format.Formatter(report_format.person_locale(), report.currency)
     share_label = report_format.share_label(report.by)
     return render_template(
@@ -169,13 +178,11 @@ def index(project_id: str):
 @login_required
 def download(project_id: str):
     """The report's table as CSV: tag, queries, each number, share."""
-    project = load_project(project_id)
-    if not offers_report():
+    opened = _opened(project_id)
+    if opened is None:
         return errors.page(404, NO_REPORT)
-    view, _ignored = _view(project)
-    report = _report(project, view)
-    body = "".join(csv_lines(in_order(report, table_order(request.args.get(ORDER),
-                                                          report.numbers))))
+    project, _view_shown, _ignored, report, order = opened
+    body = "".join(csv_lines(in_order(report, order)))
     stamp = f"{datetime.now(UTC):%Y-%m-%d}"
     return Response(body, mimetype="text/csv", headers={
         "Content-Disposition": f'attachment; filename="{report_format.slug(project.name)}'
