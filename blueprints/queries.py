@@ -7,7 +7,6 @@ inside the page and, for htmx requests, alone.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 
 from flask import (
@@ -22,7 +21,6 @@ from flask import (
     url_for,
 )
 from flask_login import login_required
-from markupsafe import Markup
 
 from dashboard import (
     apiclient,
@@ -38,7 +36,7 @@ from dashboard.current_project import load_project, remember_project
 from dashboard.figures import LABELS
 from dashboard.htmx import hx_redirect, wants_partial
 from dashboard.number_columns import ProjectNumbers
-from dashboard.rows import NOTHING, chip_html, rows_for
+from dashboard.rows import rows_for
 from dashboard.viewstate import (
     DEFAULT_PAGE_SIZE,
     DEFAULT_SORT,
@@ -123,71 +121,6 @@ def title_for(view: QueryView, project: Project) -> str:
         parts.append(f"page {view.page:,}")
     prefix = " · ".join(parts)
     return (prefix + " – " if prefix else "") + f"Queries · {project.name} · Tagdesk"
-
-
-# --- pickers (whole page only) ---------------------------------------------------------------
-
-
-OPTION = Markup('<label class="option" data-option="{key}"><input type="checkbox" '
-                'name="{name}" value="{code}"{checked}> {label} '
-                '<span class="option__count" data-count></span></label>')
-CHECKED = Markup(" checked")
-
-
-def _options_html(name: str, options, checked: bool) -> Markup:
-    return NOTHING.join(_option_html(name, code, label, checked) for code, label in options)
-
-
-@lru_cache(maxsize=4096)
-def _option_html(name: str, code: str, label: str, checked: bool) -> Markup:
-    """One option, drawn once (Markup.format is slow; whole pages list the same options)."""
-    return OPTION.format(key=label.lower(), name=name, code=code,
-                         checked=CHECKED if checked else NOTHING, label=label)
-
-
-@lru_cache(maxsize=64)
-def _rest_html(name: str, every: tuple[tuple[str, str], ...], listed: frozenset[str]) -> Markup:
-    """The long tail of a picker (every code not chosen or seen): the same for most views of a
-    project, so drawn once."""
-    return _options_html(name, (pair for pair in every if pair[0] not in listed), False)
-
-
-def code_groups(name: str, chosen: tuple[str, ...], seen: set[str],
-                every: tuple[tuple[str, str], ...], label, all_label: str):
-    """(group label, options as HTML): chosen codes first, then those seen in this project,
-    then all the others."""
-    chosen_set = set(chosen)
-    seen_options = sorted(((code, label(code)) for code in seen if code not in chosen_set),
-                          key=lambda pair: pair[1].casefold())
-    listed = frozenset(chosen_set | seen)
-    groups = [
-        ("Chosen", _options_html(name, ((c, label(c)) for c in chosen), True)),
-        ("In this project", _options_html(name, seen_options, False)),
-        (all_label, _rest_html(name, every, listed)),
-    ]
-    return [(group_label, html) for group_label, html in groups if html]
-
-
-@dataclass(frozen=True)
-class TagOption:
-    name: str
-    chip: Markup
-    checked: bool
-    excluded: bool = False
-    description: str | None = None
-
-
-def tag_options(tags: list[Tag], view: QueryView) -> list[TagOption]:
-    chosen = {fold_tag_name(name) for name in view.filters.tag_names}
-    excluded = {fold_tag_name(name) for name in view.filters.exclude_tag_names}
-    options = [TagOption(tag.name, chip_html(tag.name, tag.color, description=tag.description),
-                         fold_tag_name(tag.name) in chosen, fold_tag_name(tag.name) in excluded,
-                         tag.description)
-               for tag in tags]
-    known = {fold_tag_name(tag.name) for tag in tags}
-    options += [TagOption(name, chip_html(name, None), True)
-                for name in view.filters.tag_names if fold_tag_name(name) not in known]
-    return options
 
 
 # --- values of the address the project does not know ---------------------------------------
@@ -314,11 +247,7 @@ def index(project_id: str):
     tags = apiclient.tags_covering(project.id, {t for q in result.results for t in q.tags})
     tags_by_id = {tag.id: tag for tag in tags}
     tags_by_name = {fold_tag_name(tag.name): tag for tag in tags}
-
-    languages_seen, countries_seen = apiclient.seen_codes(project.id)
-    for query in result.results:
-        languages_seen.add(query.language)
-        countries_seen.add(query.country)
+    filter_fields.saw(project.id, result.results)
 
     page = result.page
     if not result.results and view.page > page.total_pages >= 1:
@@ -361,24 +290,19 @@ def index(project_id: str):
         refresh = request.headers.get("X-Tagdesk-Refresh") == "1"
         response.headers["HX-Push-Url"] = "false" if refresh else canonical
     else:
-        response = make_response(render_template(
-            "queries/index.html",
-            pickers=filter_fields.pickers(),
-            language_groups=code_groups("lang", view.filters.languages, languages_seen,
-                                        names.all_languages(), names.language_label,
-                                        "All languages"),
-            country_groups=code_groups("country", view.filters.countries, countries_seen,
-                                       names.all_countries(), names.country_label,
-                                       "All countries"),
-            tag_options=tag_options(tags, view),
-            tag_logic=apiclient.capabilities().tag_logic,
-            number_inputs=number_columns.picker_inputs(view, numbers),
+        capabilities = apiclient.capabilities()
+        picking = filter_fields.PickerPage(project.id, view.filters, tags, numbers.names,
+                                           capabilities)
+        response = make_response(render_template("queries/index.html", **{
+            **filter_fields.picker_context(picking),
+            "pickers": filter_fields.picker_templates(),
+            "tag_logic": capabilities.tag_logic,  # the progress and the counts (facets)
             **saved_views_context(project, view, tags),
-            page_sizes=PAGE_SIZES,
-            default_size=DEFAULT_PAGE_SIZE,
-            default_sort=DEFAULT_SORT,
+            "page_sizes": PAGE_SIZES,
+            "default_size": DEFAULT_PAGE_SIZE,
+            "default_sort": DEFAULT_SORT,
             **context,
-        ))
+        }))
     return remember_project(response, project.id)
 
 

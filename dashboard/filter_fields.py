@@ -4,11 +4,13 @@ A field says everything the dashboard does with it: its names in the address (`a
 and in the API's body (`body`, QueryFilters' fields), how its values are read from the
 address and cleaned (`read`, and what is dropped, `ignored`), how it is written back
 (`params`), its removable chips (`chips`), its words in a sentence ("matching language German
-(de)", `phrase`) and in a rule's summary (`summary`), its counts beside the picker's options
-(`counts`), the API's extension fields it needs and the filter without them (`extension`,
-`beyond_reference`, `as_reference`), and the template partial that draws its picker
-(`picker`). QueryView, chips, wording, saved
-views and rules read the fields from FIELDS instead of naming each one.
+(de)", `phrase`) and in a rule's summary (`summary`), the API's extension fields it needs and
+the filter without them (`extension`, `beyond_reference`, `as_reference`), and its picker:
+the template partial that draws it (`picker`), what that template is given
+(`picker_context`, from the page's `PickerPage`; `saw`: what the page's rows tell it) and
+the counts beside its options (`counts`, painted by static/counts.js). QueryView, chips,
+wording, saved views, rules and the queries page read the fields from FIELDS instead of
+naming each one.
 
 Values from the address are taken leniently: anything a browser, a colleague or an attacker
 can put in a query string gives a valid filter, and what could not be used is named
@@ -22,11 +24,11 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
-from queryapi import NUMBER_NAMES, Facets, QueryFilters, Tag
+from queryapi import NUMBER_NAMES, Capabilities, Facets, Query, QueryFilters, Tag
 from weblib.tag_names import fold_tag_name
 from weblib.text_rules import blank_forbidden
 
-from . import names
+from . import apiclient, names, pickers
 from .chips import chip_style
 from .figures import LABELS, bound_text, count_text
 from .names import joined
@@ -117,6 +119,18 @@ def _numbers(pairs) -> dict[str, str]:
     return {str(value): f"{count:,}" for value, count in pairs}
 
 
+@dataclass(frozen=True)
+class PickerPage:
+    """What the queries page knows as it draws its pickers; each field takes what its own
+    picker needs."""
+
+    project_id: str
+    filters: QueryFilters  # the view's
+    tags: list[Tag]  # the project's
+    numbers: tuple[str, ...]  # the numbers some query of the project knows
+    capabilities: Capabilities
+
+
 # --- the fields -----------------------------------------------------------------------------
 
 # What a view drops where the API has none of the tag logic, as the page names it.
@@ -160,9 +174,17 @@ class FilterField:
         """Its part of a rule's 'Text contains “günstig” · German (de)', or ''."""
         return ""
 
+    def saw(self, project_id: str, rows: list[Query]) -> None:
+        """Keep what a page of the project's queries shows that its picker offers."""
+
+    def picker_context(self, page: PickerPage) -> dict:
+        """The values its picker's template draws (whole pages only)."""
+        return {}
+
     def counts(self, facets: Facets, filters: QueryFilters,
                tags: list[Tag]) -> dict[str, dict[str, str]]:
-        """The numbers beside its picker's options, by input name and value."""
+        """The numbers beside its picker's options, by name and value: an option's input's
+        (or the data-count-name and data-count-value of the place that shows it)."""
         return {}
 
     def beyond_reference(self, filters: QueryFilters) -> bool:
@@ -213,6 +235,9 @@ class Codes(FilterField):
     """Language or country codes, any of them (a code picker)."""
 
     noun, plural, upper, attribute = "", "", False, ""
+    row = ""  # a Query's attribute holding the code
+    seen_at = 0  # where apiclient.seen_codes keeps the codes seen in the project
+    groups, all_label = "", ""  # its picker's option groups (template variable); the last's label
 
     @property
     def name(self) -> str:
@@ -220,6 +245,20 @@ class Codes(FilterField):
 
     def label(self, code: str) -> str:
         raise NotImplementedError
+
+    def all_codes(self) -> tuple[tuple[str, str], ...]:
+        """(code, label) of every standard code, in the picker's order."""
+        raise NotImplementedError
+
+    def saw(self, project_id, rows):
+        apiclient.seen_codes(project_id)[self.seen_at].update(
+            getattr(query, self.row) for query in rows)
+
+    def picker_context(self, page):
+        seen = apiclient.seen_codes(page.project_id)[self.seen_at]
+        return {self.groups: pickers.code_groups(
+            self.name, getattr(page.filters, self.attribute), seen, self.all_codes(), self.label,
+            self.all_label)}
 
     def read(self, args) -> dict:
         codes = (v.strip() for v in args.getlist(self.name))
@@ -257,17 +296,25 @@ class Codes(FilterField):
 class Languages(Codes):
     address, body, picker = ("lang",), ("languages",), "filters/languages.html"
     noun, plural, attribute = "language", "languages", "languages"
+    row, seen_at, groups, all_label = "language", 0, "language_groups", "All languages"
 
     def label(self, code):
         return names.language_label(code)
+
+    def all_codes(self):
+        return names.all_languages()
 
 
 class Countries(Codes):
     address, body, picker = ("country",), ("countries",), "filters/countries.html"
     noun, plural, upper, attribute = "country", "countries", True, "countries"
+    row, seen_at, groups, all_label = "country", 1, "country_groups", "All countries"
 
     def label(self, code):
         return names.country_label(code)
+
+    def all_codes(self):
+        return names.all_countries()
 
 
 class Tags(FilterField):
@@ -335,6 +382,11 @@ class Tags(FilterField):
             if tag is not None:
                 found[name] = found.get(tag.name, 0)
         return {"tag": _numbers(found.items())}
+
+    def picker_context(self, page):
+        # The API's tag logic draws the Untagged and Exclude controls (NotTags, Untagged).
+        return {"tag_options": pickers.tag_options(page.tags, page.filters),
+                "tag_logic": page.capabilities.tag_logic}
 
     def beyond_reference(self, filters):
         return self.every(filters)
@@ -445,6 +497,11 @@ def plain_number(value: int | float) -> str:
     return repr(value)
 
 
+# What each number's input takes, where it is not plain.
+HINTS = {"ctr": "A share: 0.05 is 5 %.", "position": "1 is the top.",
+         "difficulty": "From 0 to 100."}
+
+
 def said(name: str) -> str:
     """A number's name inside a sentence: 'volume', 'CTR'."""
     label = LABELS[name]
@@ -528,8 +585,23 @@ class Numbers(FilterField):
                           for name, bounds in self._ordered(filters))
 
     def counts(self, facets, filters, tags):
+        # How many queries of the view know each number (data-count-name="known").
         return {"known": {name: count_text(count)
                           for name, count in facets.metric_counts.items()}}
+
+    def picker_context(self, page):
+        """For each number the project has (and each the view filters by), its label, its
+        inputs' names and values, and what it takes."""
+        ranges = page.filters.metric_ranges
+        inputs = []
+        for name in NUMBER_NAMES:
+            if name not in page.numbers and name not in ranges:
+                continue
+            least, greatest = ranges.get(name, (None, None))
+            inputs.append({"name": name, "label": LABELS[name], "hint": HINTS.get(name, ""),
+                           "min": "" if least is None else plain_number(least),
+                           "max": "" if greatest is None else plain_number(greatest)})
+        return {"number_inputs": inputs}
 
     def beyond_reference(self, filters):
         return bool(filters.metric_ranges)
@@ -596,9 +668,23 @@ def offered(filters: QueryFilters,
                                        if field.unoffered is not None))
 
 
-def pickers() -> list[str]:
+def picker_templates() -> list[str]:
     """The template partials of the pickers, in order."""
     return [field.picker for field in FIELDS if field.picker]
+
+
+def saw(project_id: str, rows: list[Query]) -> None:
+    """Let each field keep what a page of the project's queries shows."""
+    for field in FIELDS:
+        field.saw(project_id, rows)
+
+
+def picker_context(page: PickerPage) -> dict:
+    """What the pickers' templates draw, every field's."""
+    found: dict = {}
+    for field in FIELDS:
+        found.update(field.picker_context(page))
+    return found
 
 
 # --- tags by id (as the API keeps saved views and rules) and by name (as the address has) --

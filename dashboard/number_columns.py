@@ -1,7 +1,7 @@
 """The numbers of a project's queries on the queries page: which ones the project has (some
 query knows it), which a view shows as columns (the person's choice, `cols=`; else up to four
-the project has, volume, clicks, impressions and position first), each row's cells, the words
-of a sort by one, and the Numbers picker's inputs.
+the project has, volume, clicks, impressions and position first), each row's cells and the
+words of a sort by one. (The Numbers filter and its picker are filter_fields' Numbers.)
 
 All of it only where the service keeps numbers (`Capabilities.numbers`): elsewhere the
 project has none, and the page shows none of these controls.
@@ -16,14 +16,11 @@ from queryapi import NUMBER_NAMES, RateLimited, TransportError, Unavailable
 
 from . import apiclient, facets
 from .figures import LABELS
-from .filter_fields import plain_number, said
+from .filter_fields import said
 from .viewstate import QueryView
 
 DEFAULT_ORDER = ("volume", "clicks", "impressions", "position")
 MAX_DEFAULT = 4
-# What each number's input takes, where it is not plain.
-HINTS = {"ctr": "A share: 0.05 is 5 %.", "position": "1 is the top.",
-         "difficulty": "From 0 to 100."}
 
 
 @dataclass(frozen=True)
@@ -89,16 +86,3 @@ def sort_words(name: str, descending: bool) -> str:
         return "worst position first" if descending else "best position first"
     return f"{'biggest' if descending else 'smallest'} {said(name)} first"
 
-
-def picker_inputs(view: QueryView, numbers: ProjectNumbers) -> list[dict]:
-    """The Numbers picker: for each number the project has (and each the view filters by),
-    its label, its inputs' names and values, and what it takes."""
-    ranges = view.filters.metric_ranges
-    names = [name for name in NUMBER_NAMES if name in numbers.names or name in ranges]
-    inputs = []
-    for name in names:
-        least, greatest = ranges.get(name, (None, None))
-        inputs.append({"name": name, "label": LABELS[name], "hint": HINTS.get(name, ""),
-                       "min": "" if least is None else plain_number(least),
-                       "max": "" if greatest is None else plain_number(greatest)})
-    return inputs

@@ -9,21 +9,19 @@
   var request = null;
   var fresh = false;
 
+  // Each place shows the count of its option's input (by the input's name and value), or the
+  // one it names (data-count-name, data-count-value); the answer has each field's counts by
+  // name and value (dashboard/filter_fields.py, `counts`), a missing one is 0.
   function paint(form, counts) {
     form.querySelectorAll("[data-count]").forEach(function (place) {
       var input = place.parentNode.querySelector("input");
-      if (!input) return;
-      var known = counts[input.name] || {};
-      var text = known[input.value] || "0";
+      var name = place.getAttribute("data-count-name") || (input && input.name);
+      if (!name) return;
+      var value = place.getAttribute("data-count-value") || (input ? input.value : "");
+      var text = (counts[name] || {})[value] || "0";
       if (place.textContent === text) return;  // untouched: nothing to lay out again
       place.textContent = text;
-      place.parentNode.classList.toggle("option--zero", text === "0");
-    });
-    // How many queries of the view know each number (the Numbers picker).
-    var known = counts.known || {};
-    form.querySelectorAll("[data-known-count]").forEach(function (place) {
-      var text = known[place.getAttribute("data-known-count")] || "0";
-      if (place.textContent !== text) place.textContent = text;
+      if (input) place.parentNode.classList.toggle("option--zero", text === "0");
     });
     form.setAttribute("data-counted", window.location.search);
     var progress = document.querySelector("[data-progress]");

@@ -76,7 +76,7 @@ def test_sort_by_a_header_a_range_and_biggest_first(page, live_dashboard, org):
 
     # A range, typed in the Numbers picker's labelled inputs: kept in the address, a chip.
     page.get_by_text("Numbers", exact=True).click()
-    expect(page.locator("[data-known-count=volume]")).to_have_text("4")
+    expect(page.locator("[data-count-name=known][data-count-value=volume]")).to_have_text("4")
     page.get_by_label("Volume at least").fill("500")
     page.get_by_label("Volume at most").fill("6000")
     page.get_by_label("Volume at most").press("Enter")
