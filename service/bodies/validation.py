@@ -1,4 +1,6 @@
-"""Request bodies: strict JSON parsing and pydantic models that forbid unknown fields."""
+"""Request bodies: strict JSON parsing and pydantic models that forbid unknown fields; a
+filter's body (QueryFilterBody) also says what each of its fields is in the count engine's
+terms (`to_filter`), so that a filter field is one place here."""
 
 from __future__ import annotations
 
@@ -27,8 +29,9 @@ from pydantic import (
 from weblib.tag_names import fold_tag_name, tag_name_problem
 from weblib.text_rules import has_forbidden_character
 
+from ..engine.counting import Filter
 from ..engine.keys import MAX_ID
-from ..engine.numbers import NAMES
+from ..engine.numbers import BY_NAME, NAMES
 from ..patterns import compile_pattern
 from .errors import ApiError, BadRequest
 
@@ -190,6 +193,72 @@ class QueryFilterBody(Strict):
     pattern: Pattern | None = None
     # Numbers within bounds, by name (service/engine/numbers.py).
     metricRanges: dict[NumberName, RangeBody] | None = None  # noqa: N815
+
+    def to_filter(self, tags: dict[int, str]) -> Filter:
+        """The engine's Filter, field by field, its tags resolved to the project's tag ids
+        (`tags`: id → folded name). A tag that is not the project's matches nothing where it
+        is required, and is no matter where excluded."""
+        if self.untagged and (self.tagIds or self.tagNames):
+            raise BadRequest(["'untagged': queries with no tag cannot also have one of "
+                              "'tagIds' or 'tagNames'; send one or the other."])
+        required, every = _named_tags(self.tagIds, self.tagNames, tags)
+        if self.tagMatch == "all":
+            chosen = sorted(set().union(*required))
+            required = [frozenset({tag_id}) for tag_id in chosen] if every else [frozenset()]
+        excluded, _every = _named_tags(self.excludeTagIds, self.excludeTagNames, tags)
+        return Filter(
+            text=self.query or "",
+            languages=frozenset(code.lower() for code in self.languages or ()),
+            countries=frozenset(code.upper() for code in self.countries or ()),
+            required=tuple(required),
+            excluded=frozenset().union(*excluded),
+            untagged=bool(self.untagged),
+            pattern=self.pattern or "",
+            match_all=self.tagMatch == "all",
+            ranges=_stored_ranges(self.metricRanges or {}),
+        )
+
+
+def _stored_ranges(ranges: dict[str, RangeBody]) -> tuple[tuple[str, int | None, int | None],
+                                                          ...]:
+    """Numbers' bounds as the engine stores the numbers, by name."""
+    found = []
+    for name, bounds in sorted(ranges.items()):
+        number = BY_NAME[name]
+        found.append((name,
+                      None if bounds.min is None else number.lower_bound(bounds.min),
+                      None if bounds.max is None else number.upper_bound(bounds.max)))
+    return tuple(found)
+
+
+def _tag_ids(values: list) -> list[int]:
+    """The values that can name a tag; anything else names no tag."""
+    ids = []
+    for value in values:
+        if isinstance(value, str):
+            value = value.strip()
+            if not (value.isascii() and value.isdigit()):
+                continue
+            value = int(value)
+        if 1 <= value <= MAX_ID:
+            ids.append(value)
+    return ids
+
+
+def _named_tags(ids, names, tags: dict[int, str]) -> tuple[list[frozenset[int]], bool]:
+    """The project's tags of a filter's lists by id and by name, as sets (one per list), and
+    whether every one exists."""
+    by_name = {name: tag_id for tag_id, name in tags.items()}
+    sets, every = [], True
+    if ids:
+        named_ids = [_tag_ids([ref]) for ref in ids]  # [] for a value that names no tag
+        every &= all(found and found[0] in tags for found in named_ids)
+        sets.append(frozenset(found[0] for found in named_ids if found and found[0] in tags))
+    if names:
+        wanted = {fold_tag_name(name) for name in names}
+        every &= wanted <= set(by_name)
+        sets.append(frozenset(by_name[name] for name in wanted if name in by_name))
+    return sets, every
 
 
 class QueryListBody(Paged, QueryFilterBody):
