@@ -7,8 +7,6 @@ inside the page and, for htmx requests, alone.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from flask import (
     Blueprint,
     current_app,
@@ -27,7 +25,6 @@ from dashboard import (
     edits,
     facets,
     filter_fields,
-    names,
     number_columns,
     saved_views,
     wording,
@@ -51,7 +48,6 @@ from jobs.export import export_sort
 from queryapi import (
     NUMBER_NAMES,
     Project,
-    QueryFilters,
     RateLimited,
     Tag,
     TransportError,
@@ -126,45 +122,10 @@ def title_for(view: QueryView, project: Project) -> str:
 # --- values of the address the project does not know ---------------------------------------
 
 
-@lru_cache(maxsize=1)
-def _country_codes() -> frozenset[str]:
-    return frozenset(code for code, _label in names.all_countries())
-
-
-def _unused(project_id: str, filters: QueryFilters) -> bool:
-    """No query of the project has these codes (the API takes any code, so the data may hold
-    codes no standard has: one look, only for such codes)."""
-    return apiclient.client().list_queries(project_id, filters, page=1,
-                                           limit=1).page.total_records == 0
-
-
 def known_values(project: Project, view: QueryView) -> tuple[QueryView, list[Ignored]]:
-    """The view without codes that are neither standard nor used in the project, and without
-    names of no tag of the project (the cached tag list, read again once if a name is not in
-    it)."""
-    filters = view.filters
-    languages_seen, countries_seen = apiclient.seen_codes(project.id)
-    languages = tuple(code for code in filters.languages if code not in languages_seen
-                      and names.language_name(code) == code)
-    countries = tuple(code for code in filters.countries if code not in countries_seen
-                      and code not in _country_codes())
-    if languages and not _unused(project.id, QueryFilters(languages=languages)):
-        languages = ()
-    if countries and not _unused(project.id, QueryFilters(countries=countries)):
-        countries = ()
-    named = (*filters.tag_names, *filters.exclude_tag_names)
-    missing: tuple[str, ...] = ()
-    if named:
-        def unknown(tags: list[Tag]) -> tuple[str, ...]:
-            known = {fold_tag_name(tag.name) for tag in tags}
-            return tuple(name for name in named if fold_tag_name(name) not in known)
-
-        missing = unknown(apiclient.tags(project.id))
-        if missing:
-            missing = unknown(apiclient.tags(project.id, refresh=True))
-    return view.dropping(languages, countries,
-                         tuple(n for n in missing if n in filters.tag_names),
-                         tuple(n for n in missing if n in filters.exclude_tag_names))
+    """The view without the values the project cannot match (each field's), named."""
+    filters, ignored = filter_fields.known(project.id, view.filters)
+    return view.narrowed(filters), ignored
 
 
 def rule_names(project_id: str, results) -> dict[int, str] | None:

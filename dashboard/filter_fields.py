@@ -23,6 +23,7 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from queryapi import NUMBER_NAMES, Capabilities, Facets, Query, QueryFilters, Tag
 from weblib.tag_names import fold_tag_name
@@ -174,6 +175,12 @@ class FilterField:
         """Its part of a rule's 'Text contains “günstig” · German (de)', or ''."""
         return ""
 
+    def known(self, project_id: str, filters: QueryFilters) -> tuple[QueryFilters,
+                                                                    list[Ignored]]:
+        """The filter without its values the project cannot match (a code no standard has and
+        no query uses, a name of no tag), and those values, named."""
+        return filters, []
+
     def saw(self, project_id: str, rows: list[Query]) -> None:
         """Keep what a page of the project's queries shows that its picker offers."""
 
@@ -231,6 +238,17 @@ class Pattern(FilterField):
         return f"Text matches “{filters.pattern}”" if filters.pattern else ""
 
 
+def _used(project_id: str, filters: QueryFilters) -> bool:
+    """Some query of the project matches (one look)."""
+    return apiclient.client().list_queries(project_id, filters, page=1,
+                                           limit=1).page.total_records > 0
+
+
+@lru_cache(maxsize=1)
+def _country_codes() -> frozenset[str]:
+    return frozenset(code for code, _label in names.all_countries())
+
+
 class Codes(FilterField):
     """Language or country codes, any of them (a code picker)."""
 
@@ -249,6 +267,21 @@ class Codes(FilterField):
     def all_codes(self) -> tuple[tuple[str, str], ...]:
         """(code, label) of every standard code, in the picker's order."""
         raise NotImplementedError
+
+    def standard(self, code: str) -> bool:
+        raise NotImplementedError
+
+    def known(self, project_id, filters):
+        # The API takes any code, so the data may hold codes no standard has: one look, only
+        # for such codes.
+        seen = apiclient.seen_codes(project_id)[self.seen_at]
+        codes = getattr(filters, self.attribute)
+        odd = tuple(code for code in codes if code not in seen and not self.standard(code))
+        if not odd or _used(project_id, QueryFilters(**{self.attribute: odd})):
+            return filters, []
+        return (replace(filters, **{self.attribute: tuple(c for c in codes if c not in odd)}),
+                [Ignored(f"{self.noun} {quoted(code)}", f"no such {self.noun} code")
+                 for code in odd])
 
     def saw(self, project_id, rows):
         apiclient.seen_codes(project_id)[self.seen_at].update(
@@ -304,6 +337,9 @@ class Languages(Codes):
     def all_codes(self):
         return names.all_languages()
 
+    def standard(self, code):
+        return names.language_name(code) != code
+
 
 class Countries(Codes):
     address, body, picker = ("country",), ("countries",), "filters/countries.html"
@@ -315,6 +351,22 @@ class Countries(Codes):
 
     def all_codes(self):
         return names.all_countries()
+
+    def standard(self, code):
+        return code in _country_codes()
+
+
+def without_tags(filters: QueryFilters, tags: tuple[str, ...] = (),
+                 not_tags: tuple[str, ...] = ()) -> tuple[QueryFilters, list[Ignored]]:
+    """The filter without these names of no tag of the project (chosen, excluded), and those
+    names, named."""
+    ignored = [Ignored(f"tag {quoted(name)}", "no such tag in this project")
+               for name in (*tags, *not_tags)]
+    if not ignored:
+        return filters, []
+    return replace(filters, tag_names=tuple(n for n in filters.tag_names if n not in tags),
+                   exclude_tag_names=tuple(n for n in filters.exclude_tag_names
+                                           if n not in not_tags)), ignored
 
 
 class Tags(FilterField):
@@ -382,6 +434,23 @@ class Tags(FilterField):
             if tag is not None:
                 found[name] = found.get(tag.name, 0)
         return {"tag": _numbers(found.items())}
+
+    def known(self, project_id, filters):
+        # The names of tags it excludes too (NotTags): one look at the cached tags, and once
+        # more afresh where a name is not among them.
+        named = (*filters.tag_names, *filters.exclude_tag_names)
+        if not named:
+            return filters, []
+
+        def unknown(tags: list[Tag]) -> tuple[str, ...]:
+            known = {fold_tag_name(tag.name) for tag in tags}
+            return tuple(name for name in named if fold_tag_name(name) not in known)
+
+        missing = unknown(apiclient.tags(project_id))
+        if missing:
+            missing = unknown(apiclient.tags(project_id, refresh=True))
+        return without_tags(filters, tuple(n for n in missing if n in filters.tag_names),
+                            tuple(n for n in missing if n in filters.exclude_tag_names))
 
     def picker_context(self, page):
         # The API's tag logic draws the Untagged and Exclude controls (NotTags, Untagged).
@@ -671,6 +740,15 @@ def offered(filters: QueryFilters,
 def picker_templates() -> list[str]:
     """The template partials of the pickers, in order."""
     return [field.picker for field in FIELDS if field.picker]
+
+
+def known(project_id: str, filters: QueryFilters) -> tuple[QueryFilters, list[Ignored]]:
+    """The filter without the values the project cannot match, and those values, named."""
+    ignored: list[Ignored] = []
+    for field in FIELDS:
+        filters, unknown = field.known(project_id, filters)
+        ignored += unknown
+    return filters, ignored
 
 
 def saw(project_id: str, rows: list[Query]) -> None:

@@ -8,9 +8,9 @@ for the URL htmx pushes, and for comparing views.
 
 What is dropped is not dropped silently: `QueryView.parse` also returns an `Ignored` for each
 value it could not use (a page size that is not offered, a sort that is no column, a page that
-is no number, a code that is no code), `QueryView.dropping` takes away the values the page
-found unknown (a language or tag the project does not have), and `ignored_sentence` names them
-all in one sentence for the page.
+is no number, a code that is no code), `QueryView.narrowed` takes away the values the page
+found unknown (a language or tag the project does not have: filter_fields.known), and
+`ignored_sentence` names them all in one sentence for the page.
 """
 
 from __future__ import annotations
@@ -187,25 +187,15 @@ class QueryView:
         return filter_fields.chips(self.filters, tags_by_name,
                                    lambda kept: self.filtered(kept).query_string())
 
-    def dropping(self, languages=(), countries=(), tags=(),
-                 not_tags=()) -> tuple[QueryView, list[Ignored]]:
-        """The view without filter values found unknown (codes no language or country has and
-        the project never uses, names of no tag of the project), and those values, named."""
-        ignored = [Ignored(f"language {quoted(code)}", "no such language code")
-                   for code in languages]
-        ignored += [Ignored(f"country {quoted(code)}", "no such country code")
-                    for code in countries]
-        ignored += [Ignored(f"tag {quoted(name)}", "no such tag in this project")
-                    for name in (*tags, *not_tags)]
-        if not ignored:
-            return self, []
-        filters = self.filters
-        kept = dataclasses.replace(
-            filters, languages=tuple(c for c in filters.languages if c not in languages),
-            countries=tuple(c for c in filters.countries if c not in countries),
-            tag_names=tuple(n for n in filters.tag_names if n not in tags),
-            exclude_tag_names=tuple(n for n in filters.exclude_tag_names if n not in not_tags))
-        return self._replaced(filters=kept), ignored
+    def dropping(self, tags=(), not_tags=()) -> tuple[QueryView, list[Ignored]]:
+        """The view without names of no tag of the project (chosen, excluded), and those
+        names, named."""
+        filters, ignored = filter_fields.without_tags(self.filters, tags, not_tags)
+        return self.narrowed(filters), ignored
+
+    def narrowed(self, filters: QueryFilters) -> QueryView:
+        """The view without filter values it could not use, on the same page."""
+        return self if filters == self.filters else self._replaced(filters=filters)
 
     def cleared(self) -> QueryView:
         """No filters; the sort, page size and columns stay (they are how one likes to
