@@ -1,8 +1,9 @@
 """What each process holds of a project: its bitmaps of all queries, of each language,
-country and tag, and the words of its texts, brought up to date on every read from the pieces
-written since (their stamps). A read then intersects bitmaps in memory; the pieces of words
-and short strings are read for a term when it is asked for, and the result kept while the
-project's texts stay as they are.
+country, tag and number, and the words of its texts, brought up to date on every read from
+the pieces written since (their stamps): a new piece takes the place of its chunk's keys in
+the whole bitmap, so the pieces themselves are not kept. A read then intersects bitmaps in
+memory; the pieces of words and short strings are read for a term when it is asked for, and
+the result kept while the project's texts stay as they are.
 
 Kept per process, keyed by the project's epoch (which moves when pieces are dropped) and
 stamp (which moves with every write of the engine): processes never disagree about what is
@@ -23,6 +24,7 @@ from sqlalchemy.engine import Connection
 
 from ..store.models import Project
 from .kinds import ALL, HELD_KINDS, TAG, WORD
+from .pieces import CHUNK_SHIFT
 from .tables import pieces
 
 EMPTY = FrozenBitMap()
@@ -90,9 +92,11 @@ class Vocabulary:
 class Project_:
     epoch: int
     stamp: int = -1
-    parts: dict[tuple[int, str], dict[int, BitMap]] = field(
-        default_factory=lambda: defaultdict(dict))
     whole: dict[tuple[int, str], BitMap] = field(default_factory=dict)
+    # The stamp at which each kind's bitmaps last changed (what is made from them is kept
+    # while they stay as they are), and what was made: name → (the stamps it was made at, it).
+    changed: dict[int, int] = field(default_factory=dict)
+    made: dict[str, tuple[tuple[int, ...], object]] = field(default_factory=dict)
     vocabulary: Vocabulary = field(default_factory=lambda: Vocabulary())
     untagged: tuple[int, FrozenBitMap] = (-1, FrozenBitMap())
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -112,6 +116,16 @@ class Project_:
             found = self.bitmap(ALL, "") - tagged
             self.untagged = (self.stamp, found)
         return found
+
+    def kept(self, name: str, of_kinds: tuple[int, ...], make):
+        """What `make()` makes from the bitmaps of `of_kinds`, made again only once one of
+        them changed. Made by whichever read asks first; reads meanwhile may make it too (the
+        same thing: the last one is kept)."""
+        version = tuple(self.changed.get(kind, -1) for kind in of_kinds)
+        found = self.made.get(name)
+        if found is None or found[0] != version:
+            found = self.made[name] = (version, make())
+        return found[1]
 
 
 class Held:
@@ -138,13 +152,12 @@ class Held:
             select(pieces.c.kind, pieces.c.value, pieces.c.chunk, pieces.c["keys"]).where(
                 pieces.c.project_id == project_id, pieces.c.stamp > held.stamp,
                 pieces.c.stamp <= at.stamp, pieces.c.kind.in_(HELD_KINDS)))
-        changed = set()
+        changed: dict[tuple[int, str], dict[int, BitMap]] = defaultdict(dict)
         for kind, value, chunk, keys in rows:
-            held.parts[kind, value][chunk] = BitMap.deserialize(keys)
-            changed.add((kind, value))
-        for key in changed:
-            # Frozen: what every read shares can never be changed in place by one of them.
-            held.whole[key] = FrozenBitMap.union(FrozenBitMap(), *held.parts[key].values())
+            changed[kind, value][chunk] = BitMap.deserialize(keys)
+        for key, chunks in changed.items():
+            held.whole[key] = _replaced(held.whole.get(key), chunks)
+            held.changed[key[0]] = at.stamp
         words = connection.execute(
             select(pieces.c.value).where(
                 pieces.c.project_id == project_id, pieces.c.stamp > held.stamp,
@@ -168,6 +181,17 @@ class Held:
     def remember(self, key: tuple, value) -> None:
         with self._lock:
             self._terms[key] = value
+
+
+def _replaced(whole: FrozenBitMap | None, chunks: dict[int, BitMap]) -> FrozenBitMap:
+    """`whole` with each chunk's keys those of its new piece. Frozen: what every read shares
+    can never be changed in place by one of them."""
+    if whole is None:
+        return FrozenBitMap.union(EMPTY, *chunks.values())
+    kept = BitMap(whole)
+    for chunk in chunks:
+        kept.remove_range(chunk << CHUNK_SHIFT, (chunk + 1) << CHUNK_SHIFT)
+    return FrozenBitMap.union(FrozenBitMap(kept), *chunks.values())
 
 
 def all_keys(held: Project_) -> BitMap:
