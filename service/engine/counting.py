@@ -13,7 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..patterns import literals, matcher, required_literals, within_words
-from . import folding, kinds, number_index, pieces
+from . import folding, kinds, number_index, number_sums, pieces
 from .held import EMPTY, Header, Held, Project_, all_keys
 from .keys import keys_condition
 from .numbers import NAMES
@@ -210,19 +210,18 @@ class Counter:
             """What the field's counts apply: the matches, unless the field filters them."""
             return self.combined(parts, field) if field in parts else matched
 
+        summed = self.facet_sums(wanted, sums, matched, base) if sums else None
+
         def counted(kind: int, field: str) -> list[dict]:
             within = base(field)
             values = [(value, within.intersection_cardinality(self.held.bitmap(kind, value)))
                       for value in self.held.values(kind)]
             values.sort(key=lambda item: (-item[1], item[0]))
-            return [{"value": value, "count": count, **summed(within, kind, value)}
+            if summed is None:
+                return [{"value": value, "count": count} for value, count in values]
+            return [{"value": value, "count": count, "sums": summed[kind].get(value) or
+                     number_index.sums(self.held, sums, within & self.held.bitmap(kind, value))}
                     for value, count in values]
-
-        def summed(within: BitMap, kind: int, value: str) -> dict:
-            if not sums:
-                return {}
-            return {"sums": number_index.sums(self.held, sums,
-                                              within & self.held.bitmap(kind, value))}
 
         tag_base = base("tags")
         tags = self.tag_counts(wanted, tag_base)
@@ -237,15 +236,40 @@ class Counter:
             "metricCounts": {name: numbers_base.intersection_cardinality(
                 number_index.known(self.held, name)) for name in NAMES},
         }
-        if sums:
-            answer["sums"] = number_index.sums(self.held, sums, matched)
-            answer["untaggedSums"] = number_index.sums(self.held, sums,
-                                                       tag_base & self.held.no_tag())
-            bases = self.tag_bases(wanted, tag_base)
+        if summed is not None:
+            answer["sums"], answer["untaggedSums"] = summed["sums"], summed["untaggedSums"]
+            bases = None
             for item in answer["tags"]:
-                item["sums"] = number_index.sums(self.held, sums, self.tag_counted(
-                    wanted, bases, item["id"]))
+                item["sums"] = summed[kinds.TAG].get(item["id"])
+                if item["sums"] is None:
+                    bases = bases or self.tag_bases(wanted, tag_base)
+                    item["sums"] = number_index.sums(self.held, sums, self.tag_counted(
+                        wanted, bases, item["id"]))
         return answer
+
+    def facet_sums(self, wanted: Filter, sums: tuple[str, ...], matched: BitMap,
+                   base: Callable[[str], BitMap]) -> dict:
+        """The numbers asked over what each facet counts: the matches ("sums"), the untagged
+        ("untaggedSums"), each language and country by value and each tag by id (their
+        kinds). Kept for the filter until the project's next write (the view's pages ask the
+        same), a copy each time."""
+        key = (self.project_id, self.at.epoch, self.at.stamp, self.at.texts_stamp, "sums",
+               wanted, sums, tuple(self.project_tags))
+        return dict(self.store.term(key, lambda: self._facet_sums(wanted, sums, matched, base)))
+
+    def _facet_sums(self, wanted: Filter, sums: tuple[str, ...], matched: BitMap,
+                    base: Callable[[str], BitMap]) -> dict:
+        summer = number_sums.summing(self.held, sums)
+        tag_base = base("tags")
+        bases = self.tag_bases(wanted, tag_base)
+        by_tag = summer.by(kinds.TAG, bases[0])
+        tagged = {}
+        for tag_id in self.project_tags:
+            found = by_tag.get(str(tag_id)) if tag_id not in wanted.excluded else None
+            tagged[tag_id] = found or summer.of(self.tag_counted(wanted, bases, tag_id))
+        return {"sums": summer.of(matched), "untaggedSums": summer.untagged(tag_base),
+                kinds.LANGUAGE: summer.by(kinds.LANGUAGE, base("languages")),
+                kinds.COUNTRY: summer.by(kinds.COUNTRY, base("countries")), kinds.TAG: tagged}
 
     def tag_counts(self, wanted: Filter, others: BitMap) -> list[tuple[int, int]]:
         """(tag, count) of each tag of the project: how many queries the view would show

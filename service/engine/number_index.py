@@ -1,10 +1,12 @@
 """The numbers' bitmaps read: each number is a bit-sliced index (kinds.NUMBER: the queries that
 know it, and one bitmap per bit of its stored value), so that a range is about one bitmap
 operation per bit, the value at any place of a sorted order a walk down its bits, and a sum
-one intersection count per bit (the facets' sums)."""
+one intersection count per bit (the facets' sums where no dense arrays are kept:
+service/engine/number_sums.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pyroaring import BitMap
@@ -97,29 +99,48 @@ def total(held: Project_, name: str, within: BitMap) -> int:
                for bit, bitmap in enumerate(slices(held, name)) if bitmap)
 
 
-def weighted(held: Project_, name: str, weight: str, within: BitMap) -> tuple[int, int]:
-    """(Σ value × weight, Σ weight) over the queries within that know both, exact: the
-    products are kept as a number of their own (kinds.number_slices)."""
-    product = f"{name}*{weight}"
-    both = within & known(held, product)
-    return total(held, product, both), total(held, weight, both)
+@dataclass(frozen=True)
+class Summed:
+    """How a number asked is summed: the numbers whose values are added up (`summands`),
+    over the queries that know every number of `known_by` (none: all), and the answer made of
+    those totals (`of`)."""
+
+    summands: tuple[str, ...]
+    known_by: tuple[str, ...]
+    of: Callable[[list[int]], int | float | None]
+
+
+def summed(name: str) -> Summed:
+    """A count's sum; the average of a number weighted by another (both known: the products
+    are kept as a number of their own, kinds.number_slices); CTR as clicks ÷ impressions of
+    the sums (both known); None where nothing is there to average."""
+    number = BY_NAME[name]
+    if number.ratio:
+        part, whole = number.ratio
+        return Summed((part, whole), (part, whole),
+                      lambda totals: totals[0] / totals[1] if totals[1] else None)
+    if number.weight:
+        product, scale = f"{name}*{number.weight}", number.scale
+        return Summed((product, number.weight), (product,),
+                      lambda totals: totals[0] / totals[1] / scale if totals[1] else None)
+    return Summed((name,), (), lambda totals: totals[0])
+
+
+def known_by_all(held: Project_, names: tuple[str, ...]) -> BitMap | None:
+    """The queries that know every number named (None: no condition)."""
+    if not names:
+        return None
+    return BitMap.intersection(*(known(held, name) for name in names)) if len(names) > 1 \
+        else known(held, names[0])
 
 
 def sums(held: Project_, names: tuple[str, ...], within: BitMap) -> dict:
-    """Each number asked over the queries within, as the facets give it: a count's sum; the
-    average of a number weighted by another (both known); CTR as clicks ÷ impressions of the
-    sums (both known); None where nothing is there to average."""
+    """Each number asked over the queries within, as the facets give it (summed), a bit
+    slice at a time."""
     found: dict[str, int | float | None] = {}
     for name in names:
-        number = BY_NAME[name]
-        if number.ratio:
-            part, whole = number.ratio
-            both = within & known(held, part) & known(held, whole)
-            divisor = total(held, whole, both)
-            found[name] = total(held, part, both) / divisor if divisor else None
-        elif number.weight:
-            products, weights = weighted(held, name, number.weight, within)
-            found[name] = products / weights / number.scale if weights else None
-        else:
-            found[name] = total(held, name, within)
+        how = summed(name)
+        condition = known_by_all(held, how.known_by)
+        among = within if condition is None else within & condition
+        found[name] = how.of([total(held, summand, among) for summand in how.summands])
     return found
