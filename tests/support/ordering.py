@@ -70,10 +70,12 @@ class Durations:
 
 
 def write_committed() -> None:
-    """tests/file_seconds.json from this checkout's records in .pytest_cache, whole seconds."""
+    """tests/file_seconds.json from this checkout's records in .pytest_cache, whole seconds;
+    files that are gone (a record keeps every file it ever saw) are left out."""
     folder = ROOT / ".pytest_cache" / "v" / KEY
     records = {f"{KEY}/{path.name}": {name: round(seconds) for name, seconds
-                                     in sorted(json.loads(path.read_text()).items())}
+                                     in sorted(json.loads(path.read_text()).items())
+                                     if (ROOT / name).exists()}
                for path in sorted(folder.iterdir())}
     COMMITTED.write_text(json.dumps(records, indent=1) + "\n", encoding="utf-8")
 
