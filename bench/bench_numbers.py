@@ -26,9 +26,9 @@ are p50 and p95 of sequential requests after a warm-up, and the server's CPU per
    the rows exploded by tag, loaded beforehand and timed in this process (needs pandas: run
    with `uv run --with pandas`). The per-tag sums are checked equal across the three.
 4. Memory: the numbers' bitmaps (kind 6) a process holds for the project, read here as the
-   service reads them (service/engine/held.py): their whole bitmaps (`Project_.whole`) and the
-   stored pieces they are the union of (`Project_.parts`, held as well), in bytes as held
-   (pyroaring's container statistics) and serialized, per million queries.
+   service reads them (service/engine/held.py), in bytes as held (pyroaring's container
+   statistics) and serialized, and the dense arrays the facets' sums of the three numbers
+   make (service/engine/number_sums.py), per million queries.
 """
 
 from __future__ import annotations
@@ -58,6 +58,7 @@ from bench.bench_service import (  # noqa: E402
     start_service,
 )
 from bench.loadkit import HTTPFailure, KeptAlive, free_port, percentile  # noqa: E402
+from service.engine import number_sums  # noqa: E402
 from service.engine.held import Held, header  # noqa: E402
 from service.engine.kinds import NUMBER  # noqa: E402
 from service.engine.numbers import BY_NAME, NAMES  # noqa: E402
@@ -340,8 +341,9 @@ def held_bytes(bitmap) -> int:
 
 
 def memory(url: str, project_id: str, total: int) -> None:
-    """Part 4: the numbers' bitmaps a process holds for the project, read as the service
-    reads them."""
+    """Part 4: what a process holds of the numbers for the project, read as the service reads
+    them: the numbers' bitmaps, and the dense arrays the facets' sums of SUMS make (their
+    values, and each query's group)."""
     engine = create_engine(url)
     started = time.perf_counter()
     with engine.connect() as connection:
@@ -352,27 +354,33 @@ def memory(url: str, project_id: str, total: int) -> None:
     for (kind, value), bitmap in held.whole.items():
         if kind != NUMBER:
             continue
-        entry = by_number.setdefault(value.split(":")[0], [0, 0, 0, 0])
+        entry = by_number.setdefault(value.split(":")[0], [0, 0, 0])
         entry[0] += held_bytes(bitmap)
         entry[1] += len(bitmap.serialize())
-        entry[2] += sum(held_bytes(part) for part in held.parts[kind, value].values())
-        entry[3] += 1
-    every = [sum(entry[i] for entry in by_number.values()) for i in range(4)]
+        entry[2] += 1
+    every = [sum(entry[i] for entry in by_number.values()) for i in range(3)]
     other = sum(held_bytes(bitmap) for (kind, _value), bitmap in held.whole.items()
                 if kind != NUMBER)
+    started = time.perf_counter()
+    summer = number_sums.summing(held, tuple(SUMS))
+    made = time.perf_counter() - started
+    arrays = sum(array.array.nbytes for array in getattr(summer, "arrays", {}).values())
+    groups = summer.groups.codes.nbytes if hasattr(summer, "groups") else 0
     mib, per_million = 2**20, 1_000_000 / total
     print(f"\nthe numbers' bitmaps held per process ({total:,} queries, read in {took:.1f} s; "
           "MiB, and MiB per million queries)")
-    print("| number (bitmaps) | whole, as held | serialized | pieces, also held |")
-    print("|---|---:|---:|---:|")
-    for name, (whole, serialized, parts, count) in sorted(by_number.items()):
-        print(f"| {name} ({count}) | {whole / mib:.1f} | {serialized / mib:.1f} | "
-              f"{parts / mib:.1f} |")
-    whole, serialized, parts, count = every
-    print(f"| all ({count}) | {whole / mib:.1f} | {serialized / mib:.1f} | {parts / mib:.1f} |")
-    print(f"per million queries: whole {whole / mib * per_million:.1f} MiB, with the pieces "
-          f"{(whole + parts) / mib * per_million:.1f} MiB (target ≤ {MEMORY_TARGET_MIB:g}); "
-          f"estimate at 10M, proportional: {(whole + parts) / mib * per_million * 10:,.0f} MiB"
+    print("| number (bitmaps) | as held | serialized |")
+    print("|---|---:|---:|")
+    for name, (whole, serialized, count) in sorted(by_number.items()):
+        print(f"| {name} ({count}) | {whole / mib:.1f} | {serialized / mib:.1f} |")
+    whole, serialized, count = every
+    print(f"| all ({count}) | {whole / mib:.1f} | {serialized / mib:.1f} |")
+    held_total = whole + arrays + groups
+    print(f"dense arrays of {', '.join(SUMS)} ({type(summer).__name__}, made in {made:.1f} s): "
+          f"values {arrays / mib:.1f} MiB, groups {groups / mib:.1f} MiB")
+    print(f"per million queries: bitmaps {whole / mib * per_million:.1f} MiB, with the arrays "
+          f"{held_total / mib * per_million:.1f} MiB (target ≤ {MEMORY_TARGET_MIB:g}); "
+          f"estimate at 10M, proportional: {held_total / mib * per_million * 10:,.0f} MiB"
           f"; the other held kinds' whole bitmaps: {other / mib:.1f} MiB")
 
 
