@@ -364,7 +364,8 @@ def memory(url: str, project_id: str, total: int) -> None:
     started = time.perf_counter()
     summer = number_sums.summing(held, tuple(SUMS))
     made = time.perf_counter() - started
-    arrays = sum(array.array.nbytes for array in getattr(summer, "arrays", {}).values())
+    arrays = sum({id(factor): factor.array.nbytes for summand in getattr(
+        summer, "arrays", {}).values() for factor in summand.factors}.values())
     groups = summer.groups.codes.nbytes if hasattr(summer, "groups") else 0
     mib, per_million = 2**20, 1_000_000 / total
     print(f"\nthe numbers' bitmaps held per process ({total:,} queries, read in {took:.1f} s; "

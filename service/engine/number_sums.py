@@ -1,17 +1,17 @@
 """The facets' sums over dense arrays. Each number summed is one array of its stored values by
 key (0 where unknown), made from its bit slices once and kept while the numbers stay as they
-are; each key has one group code naming its language, country and set of tags together, kept
-while those stay as they are. A filtered set's sums are then one pass over its keys: gather
-their groups and values, add the values up by group (`np.bincount`), and read each language's,
-country's and tag's sums off the groups'. A set larger than half the project is summed as the
-project (kept) less the rest.
+are (a weighted number's products are multiplied as gathered, not held); each key has one group
+code naming its language, country and set of tags together, kept while those stay as they are.
+A filtered set's sums are then one pass over its keys: gather their groups and values, add the
+values up by group (`np.bincount`), and read each language's, country's and tag's sums off the
+groups'. A set larger than half the project is summed as the project (kept) less the rest.
 
 Exact: float64 adds whole numbers exactly while every sum stays below 2^53, so values are
 added in pieces of at most 53 - log2(queries) bits (one piece for any count or value in
 millionths a tool writes; products take two) and the pieces' sums joined as Python integers.
 
 A project whose keys are spread far wider than their count (arrays by key would be mostly
-empty), or a number past 64 bits, is summed a bit slice at a time (number_index.sums).
+empty), or a product past 64 bits, is summed a bit slice at a time (number_index.sums).
 """
 
 from __future__ import annotations
@@ -63,8 +63,7 @@ def positions(keys: BitMap, at: Layout) -> np.ndarray:
 class Values:
     at: Layout
     array: np.ndarray  # each key's stored value, 0 where unknown
-    width: int  # bits added at once
-    pieces: int
+    bits: int  # of the largest value
 
 
 def values(held: Project_, at: Layout, name: str) -> Values | None:
@@ -81,8 +80,36 @@ def _values(held: Project_, at: Layout, name: str) -> Values | None:
     for bit, keys in enumerate(slices):
         if keys:
             array[positions(keys, at)] |= dtype.type(1 << bit)
+    return Values(at, array, len(slices))
+
+
+@dataclass(frozen=True)
+class Summand:
+    """What is added up for a summand: a number's values, or a product of two (a weighted
+    number's, "position*impressions": multiplied as gathered, so no array of products is
+    held; 0 where either is unknown, as the product is), in pieces of `width` bits."""
+
+    factors: tuple[Values, ...]
+    width: int
+    pieces: int
+
+    def gathered(self, at: np.ndarray) -> np.ndarray:
+        first = np.take(self.factors[0].array, at)
+        if len(self.factors) == 1:
+            return first
+        return first.astype(np.uint64) * np.take(self.factors[1].array, at)
+
+
+def summand(held: Project_, at: Layout, name: str) -> Summand | None:
+    """`name`: a number, or a product ("position*impressions"); None past 64 bits."""
+    factors = tuple(values(held, at, factor) for factor in name.split("*"))
+    if any(factor is None for factor in factors):
+        return None
+    bits = sum(factor.bits for factor in factors)
+    if bits > 64:
+        return None
     width = EXACT_BITS - at.count.bit_length()
-    return Values(at, array, width, max(1, -(-len(slices) // width)))
+    return Summand(factors, width, max(1, -(-bits // width)))
 
 
 @dataclass(frozen=True)
@@ -154,7 +181,7 @@ class DenseSums:
     summed by group once."""
 
     def __init__(self, held: Project_, names: tuple[str, ...], grouped: Groups,
-                 arrays: dict[str, Values]) -> None:
+                 arrays: dict[str, Summand]) -> None:
         self.held, self.groups, self.arrays = held, grouped, arrays
         self.how = {name: number_index.summed(name) for name in names}
         self.conditions = {how.known_by: number_index.known_by_all(held, how.known_by)
@@ -224,12 +251,14 @@ class DenseSums:
             rest = universe - among
             if 2 * len(among) > len(universe) and len(rest) + len(among) == len(universe):
                 # Most of the project: the project's sums (kept) less the rest's.
-                whole = self.held.kept(f"sums:{known_by}:{summands}", GROUP_KINDS + (NUMBER,),
-                                       lambda keys=universe, summands=summands:
-                                       self._summed(keys, summands))
                 less = self._summed(rest, summands)
-                sums = {summand: [a - b for a, b in zip(whole[summand], less[summand],
-                                                        strict=True)] for summand in summands}
+                sums = {}
+                for summand in summands:
+                    whole = self.held.kept(
+                        f"sums:{summand}:{known_by}", GROUP_KINDS + (NUMBER,),
+                        lambda keys=universe, summand=summand:
+                        self._summed(keys, [summand])[summand])
+                    sums[summand] = [a - b for a, b in zip(whole, less[summand], strict=True)]
             else:
                 sums = self._summed(among, summands)
             found.update({(summand, known_by): sums[summand] for summand in summands})
@@ -244,7 +273,7 @@ class DenseSums:
         found = {}
         for summand in summands:
             array = self.arrays[summand]
-            gathered = np.take(array.array, at)
+            gathered = array.gathered(at)
             if array.pieces == 1:
                 found[summand] = [np.bincount(codes, weights=gathered,
                                               minlength=grouped.count)]
@@ -279,10 +308,11 @@ def summing(held: Project_, names: tuple[str, ...]) -> DenseSums | SlicedSums:
     at = layout(held)
     if at is None:
         return SlicedSums(held, names)
-    summands = {summand for name in names for summand in number_index.summed(name).summands}
-    arrays = {summand: values(held, at, summand) for summand in summands}
+    summands = {part for name in names for part in number_index.summed(name).summands}
+    arrays = {name: summand(held, at, name) for name in summands}
     grouped = groups(held, at)
-    if any(array is None or array.at != at for array in arrays.values()) or grouped.at != at:
+    if grouped.at != at or any(array is None or any(
+            factor.at != at for factor in array.factors) for array in arrays.values()):
         return SlicedSums(held, names)
     return DenseSums(held, names, grouped, arrays)
 
