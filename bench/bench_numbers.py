@@ -361,11 +361,14 @@ def memory(url: str, project_id: str, total: int) -> None:
     every = [sum(entry[i] for entry in by_number.values()) for i in range(3)]
     other = sum(held_bytes(bitmap) for (kind, _value), bitmap in held.whole.items()
                 if kind != NUMBER)
+    def array_bytes(summer) -> int:
+        return sum({id(factor): factor.array.nbytes for summand in getattr(
+            summer, "arrays", {}).values() for factor in summand.factors}.values())
+
     started = time.perf_counter()
     summer = number_sums.summing(held, tuple(SUMS))
     made = time.perf_counter() - started
-    arrays = sum({id(factor): factor.array.nbytes for summand in getattr(
-        summer, "arrays", {}).values() for factor in summand.factors}.values())
+    arrays, every_number = array_bytes(summer), array_bytes(number_sums.summing(held, NAMES))
     groups = summer.groups.codes.nbytes if hasattr(summer, "groups") else 0
     mib, per_million = 2**20, 1_000_000 / total
     print(f"\nthe numbers' bitmaps held per process ({total:,} queries, read in {took:.1f} s; "
@@ -383,6 +386,8 @@ def memory(url: str, project_id: str, total: int) -> None:
           f"{held_total / mib * per_million:.1f} MiB (target ≤ {MEMORY_TARGET_MIB:g}); "
           f"estimate at 10M, proportional: {held_total / mib * per_million * 10:,.0f} MiB"
           f"; the other held kinds' whole bitmaps: {other / mib:.1f} MiB")
+    print(f"with every number summed: arrays {every_number / mib:.1f} MiB, in all "
+          f"{(whole + every_number + groups) / mib * per_million:.1f} MiB per million queries")
 
 
 def main() -> None:
