@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from ..store.db import begin_write
 from ..store.models import Tag
-from . import kinds, number_index
+from . import id_keys, kinds, number_index
 from .counting import Counter, Filter, FilterOf
 from .held import Held, header
 from .keys import keys_condition
@@ -42,6 +42,8 @@ DEFER_FROM_OFFSET = 2000
 # one row read by its key) to the end of the page.
 COLLECT_ALWAYS = 2000
 WALK_COST = 0.25
+# A key's place in the id order looked up and chosen among (id_keys), against one row read.
+PLACE_COST = 0.01
 WALK_BATCH = 4096
 FIRST_BATCH = 64
 STREAMED = {"stream_results": True, "max_row_buffer": WALK_BATCH}
@@ -299,17 +301,37 @@ class _Page:
                               self.ordering[1:])
 
     def _in_order(self, keys: BitMap, skip: int, take: int, ordering: tuple):
-        """`take` of the keys after the first `skip` of them in an order: read by their keys,
-        or, for many keys in id order, by walking the id index."""
+        """`take` of the keys after the first `skip` of them in an order: read by their keys;
+        for many keys in id order, found by walking the id index, or, when that would pass
+        many more rows than the keys are, narrowed in memory to the few the places can hold
+        (id_keys: each query's place in the id order, coarsely) and those read."""
         if take <= 0 or skip >= len(keys):
             return []
+        take = min(take, len(keys) - skip)
         walk_rows = (skip + take) * self.size / len(keys) * WALK_COST
         if len(ordering) > 1 or len(keys) <= COLLECT_ALWAYS or len(keys) <= walk_rows:
             return self._by_keys(keys, skip, take, ordering)
+        direction = _id_direction(ordering[0])
+        if direction is not None and len(keys) * PLACE_COST < walk_rows:
+            narrowed = id_keys.among(self.counting.store, self.session.connection(),
+                                     self.project_id, self.counting.at,
+                                     self.counting.everything, keys, skip, take,
+                                     descending=direction == "DESC")
+            if narrowed is not None:
+                return self._by_keys(narrowed.candidates, skip - narrowed.before, take,
+                                     ordering)
         statement = select(Query.pk).where(Query.project_id == self.project_id).order_by(
             *ordering)
         found = self._walked(statement, keys, skip + take)[skip:]
         return self._by_keys(BitMap(found), 0, take, ordering)
+
+
+def _id_direction(clause) -> str | None:
+    """ASC or DESC when the clause orders by id alone, else None."""
+    for direction, by_id in (("ASC", Query.id.asc()), ("DESC", Query.id.desc())):
+        if clause.compare(by_id):
+            return direction
+    return None
 
 
 def _batches(result, expected: float):

@@ -1,0 +1,275 @@
+"""Each query's place in its project's id order, coarsely, by pk, held per process beside the
+bitmaps: the ties of a sorted page, put in id order, are then narrowed in memory to the few
+queries the page's places can hold (`among`), and only those are read and ordered by the
+database, where walking the id index passed every other query of the project first.
+
+A query's key is its bucket: the project's ids read once in order and cut into buckets of 64,
+numbered in that order; a bucket begins at its first id. A query added later takes the bucket
+its id falls in, or, past the last id, a new bucket after every other; keys thus never order
+two ids against their order, and a set of equal keys is ordered by the database. A bucket
+grown to eight times its size has the project's ids read again.
+
+Exact without stamps: a query's id never changes, and a project's pks are never given to
+another of its queries within an epoch (queries leave a project only by writes around the
+engine, and the project's bitmaps, built again after those, move its epoch). So the keys are
+read once per epoch and extended by the queries the project gained since, whatever order
+their writes committed in (what is loaded is a bitmap of pks, not a highest pk). Ids compare
+as the database compares them: bytes on SQLite, and on PostgreSQL `uuid`s, whose text (hex
+digits in lower case) orders as their bytes; an id that is not ASCII (written by hand on
+SQLite) leaves the project's keys unused for the epoch.
+
+Held in pages of 1,024 pks, only the pages a project's pks fall in: about 4.6 bytes a query.
+"""
+
+from __future__ import annotations
+
+import array
+import threading
+import weakref
+from contextlib import closing
+from dataclasses import dataclass, field
+
+import numpy as np
+from cachetools import LRUCache
+from pyroaring import BitMap
+from sqlalchemy.engine import Connection
+
+from .held import PROJECTS, Header, Held
+
+BUCKET = 64
+OVERFULL = 8 * BUCKET
+PAGE_BITS = 10
+PAGE = 1 << PAGE_BITS
+ID_BYTES = 36
+READ_AT_ONCE = 65_536
+ORDERED = ("SELECT pk, id FROM queries WHERE project_id = {} ORDER BY id")
+FROM_PK = ("SELECT pk, id FROM queries WHERE project_id = {} AND pk >= {}")
+
+
+@dataclass
+class ProjectKeys:
+    """One project's keys as of one epoch."""
+
+    epoch: int
+    loaded: BitMap = field(default_factory=BitMap)
+    usable: bool = True  # every id read compares in memory as the database compares it
+    page_of: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # -1: none
+    pages: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint32))
+    used: int = 0  # pages in use
+    starts: np.ndarray = field(default_factory=lambda: np.zeros(0, f"S{ID_BYTES}"))
+    sizes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint32))
+    last: bytes = b""  # the largest id read
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def nbytes(self) -> int:
+        return (self.pages.nbytes + self.page_of.nbytes + self.starts.nbytes
+                + self.sizes.nbytes + len(self.loaded.serialize()))
+
+    def make_room(self, pks: np.ndarray) -> None:
+        """A page for each pk that has none yet."""
+        numbers = np.unique(pks >> PAGE_BITS)
+        if len(numbers) and numbers[-1] >= len(self.page_of):
+            grown = np.full(int(numbers[-1]) + 1, -1, np.int32)
+            grown[:len(self.page_of)] = self.page_of
+            self.page_of = grown
+        new = numbers[self.page_of[numbers] < 0]
+        if not len(new):
+            return
+        needed = (self.used + len(new)) * PAGE
+        if needed > len(self.pages):
+            # An eighth to spare when pages are added to (a few new queries at a time).
+            spare = (needed // 8) // PAGE * PAGE if self.used else 0
+            grown = np.zeros(needed + spare, np.uint32)
+            grown[:self.used * PAGE] = self.pages[:self.used * PAGE]
+            self.pages = grown
+        self.page_of[new] = np.arange(self.used, self.used + len(new), dtype=np.int32)
+        self.used += len(new)
+
+    def place(self, pks: np.ndarray) -> np.ndarray:
+        """Where each pk's key is (every pk has its page)."""
+        slots = np.take(self.page_of, pks >> PAGE_BITS).view(np.uint32)
+        slots <<= PAGE_BITS
+        slots |= pks & (PAGE - 1)
+        return slots
+
+    def keys_of(self, pks: np.ndarray) -> np.ndarray:
+        return np.take(self.pages, self.place(pks))
+
+    def put(self, pks: np.ndarray, keys: np.ndarray) -> None:
+        self.make_room(pks)
+        self.pages[self.place(pks)] = keys
+        self.loaded.update(_as_array(pks))
+
+    def read_all(self, connection: Connection, project_id: str, everything: BitMap) -> None:
+        """Every query of the project read in id order and cut into buckets."""
+        self.make_room(np.frombuffer(everything.to_array(), np.uint32))
+        starts: list[bytes] = []
+        done = 0
+        with closing(_rows(connection, ORDERED, project_id)) as parts:
+            for part in parts:
+                ids = _comparable([row[1] for row in part[(-done) % BUCKET::BUCKET]])
+                last = _comparable([part[-1][1]])
+                if ids is None or last is None:
+                    self.usable = False
+                    return
+                starts += ids
+                places = np.arange(done, done + len(part), dtype=np.int64)
+                self.put(_pks(part), (places // BUCKET).astype(np.uint32))
+                done += len(part)
+                self.last = last[0]
+        self.loaded.run_optimize()
+        self.starts = np.array([b""] + starts[1:], f"S{ID_BYTES}")
+        self.sizes = np.full(len(starts), BUCKET, np.uint32)
+        if len(starts):
+            self.sizes[-1] = done - (len(starts) - 1) * BUCKET
+
+    def read_new(self, connection: Connection, project_id: str, wanted: BitMap) -> None:
+        """The queries not loaded yet (from the lowest wanted pk on) put in their buckets:
+        those past the last id in new buckets of their own, in their order."""
+        with closing(_rows(connection, FROM_PK, project_id, wanted.min())) as parts:
+            for part in parts:
+                part = [row for row in part if row[0] not in self.loaded]
+                ids = _comparable([row[1] for row in part])
+                if ids is None:
+                    self.usable = False
+                    return
+                if not part:
+                    continue
+                pks, ids = _pks(part), np.array(ids, f"S{ID_BYTES}")
+                keys = np.zeros(len(part), np.uint32)
+                past = ids > np.bytes_(self.last)
+                inside = np.searchsorted(self.starts, ids[~past], side="right") - 1
+                keys[~past] = inside
+                self.sizes += np.bincount(inside, minlength=len(self.sizes)).astype(np.uint32)
+                if past.any():
+                    order = np.argsort(ids[past], kind="stable")
+                    first = len(self.starts)
+                    keys[np.flatnonzero(past)[order]] = first + np.arange(len(order)) // BUCKET
+                    self.starts = np.concatenate([self.starts, ids[past][order][::BUCKET]])
+                    self.sizes = np.concatenate([self.sizes, np.bincount(
+                        np.arange(len(order)) // BUCKET).astype(np.uint32)])
+                    self.last = bytes(ids[past][order][-1])
+                self.put(pks, keys)
+        self.loaded.run_optimize()
+
+
+class IdKeys:
+    """Every project's keys a process holds (the projects most recently asked)."""
+
+    def __init__(self) -> None:
+        self._projects: LRUCache = LRUCache(maxsize=PROJECTS)
+        self._lock = threading.Lock()
+
+    def project(self, project_id: str, at: Header, fresh: bool = False) -> ProjectKeys | None:
+        """The project's keys as of `at`'s epoch (begun again if `fresh`); None when a later
+        epoch is already held (a read that began before the bitmaps were built again)."""
+        with self._lock:
+            held = self._projects.get(project_id)
+            if held is None or held.epoch < at.epoch or (fresh and held.epoch == at.epoch):
+                held = self._projects[project_id] = ProjectKeys(epoch=at.epoch)
+            return held if held.epoch == at.epoch else None
+
+
+# One per Held (per service app): what a project's pks name is that database's.
+_by_store: weakref.WeakKeyDictionary[Held, IdKeys] = weakref.WeakKeyDictionary()
+_by_store_lock = threading.Lock()
+
+
+def of(store: Held) -> IdKeys:
+    with _by_store_lock:
+        found = _by_store.get(store)
+        if found is None:
+            found = _by_store[store] = IdKeys()
+        return found
+
+
+@dataclass(frozen=True)
+class Narrowed:
+    """The keys among which places `skip` … `skip + take` of a set in id order lie, and how
+    many of the set come before all of them."""
+
+    candidates: BitMap
+    before: int
+
+
+def loaded(store: Held, connection: Connection, project_id: str, at: Header,
+           everything: BitMap) -> ProjectKeys | None:
+    """The project's keys with every query of `everything` in them, or None."""
+    keys = of(store).project(project_id, at)
+    for _attempt in range(2):
+        if keys is None:
+            return None
+        with keys.lock:
+            if not keys.usable:
+                return None
+            missing = everything - keys.loaded
+            if missing and not keys.loaded:
+                keys.read_all(connection, project_id, everything)
+            elif missing:
+                keys.read_new(connection, project_id, missing)
+            if len(keys.sizes) and keys.sizes.max() <= OVERFULL:
+                return keys if keys.usable else None
+        keys = of(store).project(project_id, at, fresh=True)
+    return None
+
+
+def among(store: Held, connection: Connection, project_id: str, at: Header,
+          everything: BitMap, keys: BitMap, skip: int, take: int,
+          descending: bool = False) -> Narrowed | None:
+    """Places `skip` … `skip + take` of `keys` (of the project's queries `everything`) in id
+    order, narrowed by their buckets: the candidates are every key from the bucket of the
+    first of those places to the last's; None when the keys cannot say."""
+    if take <= 0 or skip + take > len(keys):
+        return None
+    project = loaded(store, connection, project_id, at, everything)
+    if project is None:
+        return None
+    with project.lock:
+        if not keys <= project.loaded:
+            return None  # rows gone since the bitmaps were read: the database answers
+        pks = np.frombuffer(keys.to_array(), np.uint32)
+        found = project.keys_of(pks)
+    if descending:
+        found = ~found
+    low, high = np.partition(found, [skip, skip + take - 1])[[skip, skip + take - 1]]
+    inside = (found >= low) & (found <= high)
+    return Narrowed(BitMap(_as_array(pks[inside])), int(np.count_nonzero(found < low)))
+
+
+def _rows(connection: Connection, statement: str, *values):
+    """The rows of one of the statements above, in parts, read by the driver itself (a
+    million rows: SQLAlchemy's rows cost twice the driver's tuples) — on PostgreSQL by a
+    cursor of the server's, in the caller's transaction."""
+    driver = connection.connection.driver_connection
+    if connection.dialect.name == "postgresql":
+        cursor = driver.cursor(name="tagdesk_id_keys")
+        cursor.execute(statement.format(*["%s"] * len(values)), values)
+    else:
+        cursor = driver.cursor()
+        cursor.execute(statement.format(*["?"] * len(values)), values)
+    try:
+        while part := cursor.fetchmany(READ_AT_ONCE):
+            yield part
+    finally:
+        cursor.close()
+
+
+def _comparable(ids: list) -> list[bytes] | None:
+    """The ids as bytes that compare as the database compares them, or None."""
+    found = []
+    for value in ids:
+        text = str(value)
+        if not text.isascii() or "\0" in text or len(text) > ID_BYTES:
+            return None
+        found.append(text.encode("ascii"))
+    return found
+
+
+def _pks(rows: list) -> np.ndarray:
+    return np.fromiter((row[0] for row in rows), np.uint32, len(rows))
+
+
+def _as_array(pks: np.ndarray) -> array.array:
+    """As a BitMap takes many keys fastest."""
+    return array.array("I", pks.astype(np.uint32).tobytes())
