@@ -51,9 +51,22 @@
     }, { once: true });
   });
 
-  // Untagged, Exclude, Any/All (the API's extension, when offered). Untagged clears the
-  // included tags and an included tag clears Untagged; a tag is included or excluded, not
-  // both. Capture phase: before htmx reads the form in its own "change" listener.
+  // A box with data-clears="selector" unticks, when ticked, the boxes of its picker that the
+  // selector finds: the picker's template declares which choices cannot hold together. On the
+  // box itself: before the picker counts its choices and htmx reads the form, both in their
+  // own "change" listeners further up.
+  Tagdesk.component("[data-clears]", function (box) {
+    box.addEventListener("change", function () {
+      if (!box.checked) return;
+      var scope = box.closest("[data-picker]") || box.form || document;
+      scope.querySelectorAll(box.getAttribute("data-clears")).forEach(function (other) {
+        if (other !== box) other.checked = false;
+      });
+    });
+  });
+
+  // How the included tags combine (Any/All, the API's extension, when offered): shown with two
+  // or more included.
   Tagdesk.component("[data-tag-picker]", function (picker) {
     function showMatch() {
       var match = picker.querySelector("[data-tag-match]");
@@ -62,21 +75,6 @@
 
     showMatch();
     picker.addEventListener("tagdesk:synced", showMatch);
-    picker.addEventListener("change", function (event) {
-      var box = event.target;
-      if (box.type !== "checkbox" || !box.checked) return;
-      if (box.matches("[data-untagged]")) {
-        picker.querySelectorAll("[data-include]:checked").forEach(function (other) {
-          other.checked = false;
-        });
-      } else if (box.matches("[data-include], [data-exclude]")) {
-        var untagged = picker.querySelector("[data-untagged]");
-        if (untagged && box.matches("[data-include]")) untagged.checked = false;
-        var row = box.closest(".option-row");
-        var twin = row && row.querySelector(box.matches("[data-include]") ? "[data-exclude]" : "[data-include]");
-        if (twin) twin.checked = false;
-      }
-      showMatch();
-    }, true);
+    picker.addEventListener("change", showMatch);
   });
 })();

@@ -103,7 +103,9 @@ def test_damaged_values_are_named_and_the_rest_is_shown(signed_in, shop):
 
 def test_the_tag_picker_offers_untagged_exclude_and_how_tags_combine(signed_in, shop):
     html = page(signed_in, shop, "tag=sale&tag=brand&tagmatch=all&nottag=local")
-    assert re.search(r'<input type="checkbox" name="untagged" value="1" data-untagged>', html)
+    # Unticked; ticking it unticks the included tags (static/view-form.js reads data-clears).
+    untagged = '<input type="checkbox" name="untagged" value="1" data-clears="[data-include]">'
+    assert untagged in html
     for name in ("sale", "brand", "local", "question"):
         assert f'aria-label="Exclude {name}"' in html
     assert re.search(r'name="nottag" value="local" checked aria-label="Exclude local"', html)

@@ -132,7 +132,7 @@ def test_untagged_exclude_and_all_of(page, live_dashboard, org, width):
     # Its accessible name, while open; its state by its input (a closed picker's controls
     # are out of the accessibility tree).
     expect(picker.get_by_role("checkbox", name=re.compile(r"^Untagged\b"))).to_have_count(1)
-    untagged = picker.locator("input[data-untagged]")
+    untagged = picker.locator("input[name=untagged]")
     for _ in range(4):
         page.keyboard.press("Tab")
         if untagged.evaluate("e => e === document.activeElement"):
@@ -280,7 +280,7 @@ def test_progress_and_show_untagged(page, live_dashboard, org, width):
     expect(page).not_to_have_url(re.compile(r"lang="))
     expect(page.get_by_role("link", name="Remove filter Untagged", exact=True)).to_be_visible()
     assert shown_rows(page) == expected_rows(lambda tags: not tags)
-    expect(page.locator("details[data-tag-picker] input[data-untagged]")).to_be_checked()
+    expect(page.locator("details[data-tag-picker] input[name=untagged]")).to_be_checked()
     expect(progress).to_contain_text(sentences[PROJECT])
     if width == 390:
         assert_no_sideways_scroll(page)
@@ -381,7 +381,7 @@ def test_saved_views_save_open_rename_delete_undo(page, live_dashboard, org, wid
     expect(page.get_by_role("link", name="Remove filter Untagged", exact=True)).to_be_visible()
     assert params(page.url) == params(saved_address)
     assert shown_rows(page) == {t for t, lang, _c, tags in ROWS if lang == "de" and not tags}
-    expect(page.locator("details[data-tag-picker] input[data-untagged]")).to_be_checked()
+    expect(page.locator("details[data-tag-picker] input[name=untagged]")).to_be_checked()
 
     # Rename.
     show_filters(page)
