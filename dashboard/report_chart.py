@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .chips import valid_color
-from .report_table import TAG, Report, ReportRow
+from .report_table import TAG, Report
 
 WIDTH = 400
 ROW_HEIGHT = 40
@@ -41,6 +41,7 @@ class Chart:
     width: int
     height: int
     bar_height: int
+    tags_shown: int  # of the report's tags: the first MAX_BARS at most
     tags_left_out: int  # of the report's tags, beyond MAX_BARS
 
 
@@ -49,11 +50,9 @@ def _short(name: str) -> str:
 
 
 def chart(report: Report, share_text: Callable[[float | None], str]) -> Chart:
-    """The bars of the report's tags, biggest first (the first MAX_BARS), then Untagged
-    (when the view has untagged queries). `share_text` writes a share as the page does."""
-    rows: list[ReportRow] = list(report.tags[:MAX_BARS])
-    if report.untagged.queries:
-        rows.append(report.untagged)
+    """A bar for each row the report charts (its first MAX_BARS tags, biggest first, and the
+    rows beside them). `share_text` writes a share as the page does."""
+    rows = report.charted(MAX_BARS)
     shares = [report.share(row) or 0.0 for row in rows]
     largest = max(shares, default=0.0)
     bars = []
@@ -65,4 +64,4 @@ def chart(report: Report, share_text: Callable[[float | None], str]) -> Chart:
                         round(max(length, MIN_BAR) if share > 0 else 0.0, 2),
                         valid_color(row.tag.color) if row.kind == TAG and row.tag else None))
     return Chart(tuple(bars), WIDTH, max(len(bars), 1) * ROW_HEIGHT, BAR_HEIGHT,
-                 max(len(report.tags) - MAX_BARS, 0))
+                 min(len(report.tags), MAX_BARS), max(len(report.tags) - MAX_BARS, 0))

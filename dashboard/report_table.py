@@ -63,6 +63,12 @@ class Report:
     def rows(self) -> tuple[ReportRow, ...]:
         return (*self.tags, self.untagged, self.total)
 
+    def charted(self, most_tags: int) -> tuple[ReportRow, ...]:
+        """The rows a chart draws: the first `most_tags` tags, then the untagged queries when
+        the view has some (the total is the whole that the shares are of, not a bar)."""
+        tags = self.tags[:most_tags]
+        return (*tags, self.untagged) if self.untagged.queries else tags
+
     def share(self, row: ReportRow) -> float | None:
         """The row's part of the view's total (0 to 1), or None when the total is 0 or
         unknown."""

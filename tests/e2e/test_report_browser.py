@@ -64,6 +64,10 @@ def test_the_report_of_a_view_by_keyboard_with_its_chart_and_file(page, live_das
         ["brand", "2", "1,000"], ["sale", "2", "400"], ["Untagged", "1", "200"],
         ["All queries in this view", "4", "1,500"]]
     assert table_rows(page)[0][-1] == "66.7%"
+    # The rows that are no tag (Untagged, the whole view) stand out from the tags'.
+    weights = page.locator("table.report-table tbody th").evaluate_all(
+        "cells => cells.map(cell => getComputedStyle(cell).fontWeight)")
+    assert weights == ["400", "400", "600", "600"]
 
     # Keyboard only: from the heading, Tab reaches the choice, then Show.
     page.locator("h1").evaluate("e => { e.tabIndex = -1; e.focus(); }")
