@@ -627,7 +627,8 @@ _FILL_WEIGHTS = {
 }
 _FILL_TABLE = tuple(_TAG[name] for name, weight in _FILL_WEIGHTS.items()
                     for _ in range(int(weight * 10)))
-_UNTAGGED_SHARE = 0.35
+# The share of queries that staff have not tagged yet.
+_NO_TAG_SHARE = 0.35
 # How reliably staff add a tag that a word suggests: always-obvious ones (a brand, a question,
 # a return) nearly always, judgement calls (is this "high intent"?) less often.
 _FOLLOW_DEFAULT = 0.5
@@ -688,7 +689,7 @@ def assign_tags(index: int, query: str, language: str, country: str,
     pass what they have.
     """
     r = rng.random
-    if r() < _UNTAGGED_SHARE:
+    if r() < _NO_TAG_SHARE:
         return []
     keywords = _KEYWORDS.get(language, _FALLBACK_KEYWORDS)
     tags: list[int] = []
