@@ -7,6 +7,8 @@ tests/support/dashboard.py.
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 import app as app_module
@@ -17,10 +19,13 @@ from tests.support.servers import LiveServer
 
 
 @pytest.fixture
-def dashboard_config(service_config, tmp_path) -> dict:
+def dashboard_config(service_config, tmp_path, jobs_template) -> dict:
+    instance = tmp_path / "instance"
+    instance.mkdir()
+    shutil.copy(jobs_template, instance / "dashboard.sqlite3")  # its jobs, migrated
     return {
         "TESTING": True,
-        "INSTANCE_PATH": str(tmp_path / "instance"),
+        "INSTANCE_PATH": str(instance),
         "SECRET_KEY": "dashboard-test-secret",
         "SERVICE_CONFIG": service_config,
         "DEMO_QUERIES": 60,
