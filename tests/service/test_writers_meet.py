@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import shutil
 import threading
 from dataclasses import dataclass, field
 
@@ -304,9 +305,10 @@ def initial_tags(index: int) -> list[str]:
 
 
 @pytest.fixture
-def setting(service_app, world, tmp_path, monkeypatch) -> Setting:
+def setting(service_app, world, tmp_path, monkeypatch, jobs_template) -> Setting:
     monkeypatch.setattr(rule_links, "PART", PART)
     server = LiveServer(service_app).start()
+    shutil.copy(jobs_template, tmp_path / "jobs.sqlite3")  # the jobs' tables, migrated
 
     def made(session):
         tags = {name: admin.create_tag(session, world.project_id, name, "#1f77b4")
