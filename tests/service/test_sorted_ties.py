@@ -1,9 +1,9 @@
 """Pages sorted by a number whose places lie among thousands of ties, put in id order: deep
 pages are found from each query's place in the id order held in memory
-(service/engine/id_keys.py), never by walking the id index, and are exactly the brute-force pages on each database — in
-both directions of the number and of the id, with a filter, deep, and after new queries
-(random ids; hundreds of ids between two neighbours), ids changed and queries deleted by hand
-(around the engine)."""
+(service/engine/id_keys.py), never by walking the id index, and are exactly the brute-force
+pages on each database — in both directions of the number and of the id, with a filter, and
+after new queries (random ids; hundreds of ids between two neighbours), ids changed and
+queries deleted by hand (around the engine)."""
 
 from __future__ import annotations
 
