@@ -39,6 +39,8 @@ task after it — the counts painted. Per change, rows:
 - to request   click -> request sent (the change event, htmx gathering the form);
 - network      request sent -> answer in hand (loopback HTTP and the dashboard's work);
   server       of which inside the dashboard (its Server-Timing `total`);
+  api          of which waiting on the service (its Server-Timing `api`): the rest of
+               server is the dashboard's own work;
 - swap         parsing the answer and putting it in the page (htmx:beforeSwap -> afterSwap);
 - settle       htmx's settle step (afterSwap -> afterSettle, its settle delay included);
 - paint        afterSettle -> the next frame painted (style, layout, paint).
@@ -440,17 +442,22 @@ def report(results: dict[str, list[dict]], calls: dict[str, dict[str, float] | N
         f" — {os.cpu_count()} cores\n")
 
     print("rows: click -> new rows painted")
-    header = "".join(f"{name:>15}" for name, _, _ in PHASES) + f"{'server':>15}"
+    header = "".join(f"{name:>15}" for name, _, _ in PHASES) + f"{'server':>15}{'api':>15}"
     print(f"{'change (p50 p95, ms)':<22}{'n':>3}{header}")
+
+    def server_cells(samples: list[dict]) -> list[str]:
+        return [p50_p95([s.get("server", {}).get(name, 0.0) for s in samples])
+                for name in ("total", "api")]
+
     for kind, samples in results.items():
         cells = []
         for _name, start, end in PHASES:
             cells.append(p50_p95([s[end] - s[start] for s in samples]))
-        cells.append(p50_p95([s.get("server", {}).get("total", 0.0) for s in samples]))
+        cells += server_cells(samples)
         print(f"{kind:<22}{len(samples):>3}" + "".join(f"{cell:>15}" for cell in cells))
     every = [s for samples in results.values() for s in samples]
     cells = [p50_p95([s[end] - s[start] for s in every]) for _, start, end in PHASES]
-    cells.append(p50_p95([s.get("server", {}).get("total", 0.0) for s in every]))
+    cells += server_cells(every)
     print(f"{'all changes':<22}{len(every):>3}" + "".join(f"{cell:>15}" for cell in cells))
     answer_kb = [s.get("size", 0) / 1024 for s in every]
     print(f"  answers' size: median {statistics.median(answer_kb):.1f} KB")
