@@ -24,10 +24,6 @@ def postgres_database_of_its_own(prefix: str) -> Iterator[str]:
     admin_engine = create_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
     with admin_engine.connect() as connection:
         connection.execute(text(f'CREATE DATABASE "{name}"'))
-        # A commit returns without waiting for its WAL to reach the disk: the same locks, the
-        # same visibility to every other connection, only a crash of the server could lose
-        # it, which no test makes. The suite's thousands of commits each waited for a flush.
-        connection.execute(text(f'ALTER DATABASE "{name}" SET synchronous_commit = off'))
     try:
         yield POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + "/" + name
     finally:
