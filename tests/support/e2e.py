@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from playwright.sync_api import expect
+
 from queryapi import Client
 from tests.support.dashboard import EmbeddedService
 from tests.support.world import UNLIMITED
@@ -106,9 +108,14 @@ def show_filters(page) -> None:
     """On a phone the queries page folds its filters and saved views behind the "Filters"
     button: open them (elsewhere, and where they are open, nothing to do)."""
     toggle = page.locator("[data-filters-toggle]")
-    if toggle.count() and toggle.is_visible() \
-            and toggle.get_attribute("aria-expanded") != "true":
+    if not toggle.count() or page.viewport_size["width"] > 640:
+        return
+    # The filters fold as soon as components.js runs; the button shows a moment later, when
+    # filters-toggle.js binds it (htmx's first load): wait for it rather than find it hidden.
+    expect(toggle).to_be_visible()
+    if toggle.get_attribute("aria-expanded") != "true":
         toggle.click()
+    expect(toggle).to_have_attribute("aria-expanded", "true")
 
 
 def assert_no_sideways_scroll(page) -> None:
