@@ -157,7 +157,10 @@ class Held:
             changed[kind, value][chunk] = BitMap.deserialize(keys)
         for key, chunks in changed.items():
             held.whole[key] = _replaced(held.whole.get(key), chunks)
-            held.changed[key[0]] = at.stamp
+        # Only once every bitmap of a kind is replaced: what a read makes meanwhile (kept)
+        # must not be kept as of this stamp.
+        for kind in {kind for kind, _value in changed}:
+            held.changed[kind] = at.stamp
         words = connection.execute(
             select(pieces.c.value).where(
                 pieces.c.project_id == project_id, pieces.c.stamp > held.stamp,

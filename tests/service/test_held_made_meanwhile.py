@@ -1,0 +1,57 @@
+"""What a read makes from a project's held bitmaps (the facets' sums' groups and arrays,
+Project_.kept) while another read brings those bitmaps up to date is not kept as current:
+a read that ran meanwhile saw some of the new bitmaps and not others."""
+
+from __future__ import annotations
+
+import random
+
+from service.engine import kinds, number_sums
+from service.engine.held import header
+from service.org import admin
+from tests.service.test_facet_sums_families import Families, new_rows
+from tests.service.test_numbers_exact import assert_sums
+
+SUMS = ["clicks", "volume"]
+
+
+def assert_tag_sums_exact(api, world) -> None:
+    answer = api.call("POST", "/api/queries/facets", json={"sums": SUMS})
+    assert answer.status_code == 200, answer.text
+    rows = Families(world)
+    for item in answer.json()["tags"]:
+        these = rows.tag_set({}, item["id"])
+        assert item["count"] == len(these), item["id"]
+        assert_sums(item["sums"], rows.sums(these, SUMS), item["id"])
+
+
+def test_sums_made_while_the_tags_were_brought_up_to_date_are_made_again(
+        api, world, service_app):
+    tag_ids = list(world.tags.values())
+    rng = random.Random(5)
+    world.run(lambda s: admin.insert_queries(s, world.project_id, new_rows(rng, 200, tag_ids)))
+    assert_tag_sums_exact(api, world)  # the groups made, as of this write
+
+    store = service_app.extensions["tagdesk_engine_held"]
+    project = world.run(lambda s: store.project(
+        s.connection(), world.project_id, header(s.connection(), world.project_id)))
+    meanwhile = []
+
+    class Watched(dict):
+        """The held bitmaps; a read makes the groups as the second tag's bitmap is replaced
+        (the first one's already is)."""
+
+        def __setitem__(self, key, value):
+            if key[0] == kinds.TAG and any(kind == kinds.TAG for kind, _value in meanwhile):
+                number_sums.groups(project, number_sums.layout(project))
+            meanwhile.append(key)
+            super().__setitem__(key, value)
+
+    project.whole = Watched(project.whole)
+    untagged = [q for q in api.queries(limit=100).json()["results"] if not q["tags"]]
+    answer = api.set_tags([{"query": q["query"], "language": q["language"],
+                            "country": q["country"], "tagIds": [tag_id]}
+                           for q, tag_id in zip(untagged, tag_ids[:2], strict=False)])
+    assert answer.status_code == 200, answer.text
+    assert_tag_sums_exact(api, world)
+    assert sum(kind == kinds.TAG for kind, _value in meanwhile) == 2, meanwhile
