@@ -17,7 +17,15 @@ from urllib.parse import urlencode
 from flask import Blueprint, Response, render_template, request, url_for
 from flask_login import login_required
 
-from dashboard import apiclient, errors, facets, number_columns, report_format, wording
+from dashboard import (
+    apiclient,
+    errors,
+    facets,
+    filter_fields,
+    number_columns,
+    report_format,
+    wording,
+)
 from dashboard.current_project import load_project
 from dashboard.filter_fields import Ignored, quoted
 from dashboard.report_chart import chart
@@ -39,7 +47,6 @@ from dashboard.viewstate import QueryView, ignored_sentence
 from queryapi import Project, QueryFilters
 from weblib.spreadsheet_cells import csv_line, guard_cell
 from weblib.tag_lists import join_tag_names
-from weblib.tag_names import fold_tag_name
 
 bp = Blueprint("report", __name__)
 
@@ -74,16 +81,8 @@ def _view(project: Project) -> tuple[QueryView, list]:
     address it could not use."""
     view, ignored = QueryView.parse(request.args)
     view, unknown = view.offered(apiclient.capabilities().filter_fields)
-    ignored += unknown
-    named = (*view.filters.tag_names, *view.filters.exclude_tag_names)
-    if named:
-        known = {fold_tag_name(tag.name) for tag in apiclient.tags(project.id)}
-        missing = [name for name in named if fold_tag_name(name) not in known]
-        view, unknown = view.dropping(
-            tags=tuple(n for n in missing if n in view.filters.tag_names),
-            not_tags=tuple(n for n in missing if n in view.filters.exclude_tag_names))
-        ignored += unknown
-    return view.at_page(1), ignored
+    filters, not_known = filter_fields.known(project.id, view.filters)
+    return view.narrowed(filters).at_page(1), ignored + unknown + not_known
 
 
 def _report(project: Project, view: QueryView) -> Report:

@@ -187,12 +187,6 @@ class QueryView:
         return filter_fields.chips(self.filters, tags_by_name,
                                    lambda kept: self.filtered(kept).query_string())
 
-    def dropping(self, tags=(), not_tags=()) -> tuple[QueryView, list[Ignored]]:
-        """The view without names of no tag of the project (chosen, excluded), and those
-        names, named."""
-        filters, ignored = filter_fields.without_tags(self.filters, tags, not_tags)
-        return self.narrowed(filters), ignored
-
     def narrowed(self, filters: QueryFilters) -> QueryView:
         """The view without filter values it could not use, on the same page."""
         return self if filters == self.filters else self._replaced(filters=filters)

@@ -277,6 +277,17 @@ def test_a_view_reports_its_own_queries(signed_in, shop):
     assert table["Untagged"][:2] == [f"{1 + FILLER}", "200"]
 
 
+def test_a_tag_made_since_the_tags_were_read_is_reported_not_dropped(signed_in, shop):
+    report(signed_in, shop)  # the project's tags, read and kept by the dashboard
+    shop.run(lambda s: shop.tags.update(new=admin.create_tag(s, shop.project_id, "new",
+                                                             "#17becf")))
+    add_numbered_queries(shop, [("new running shoes", "en", "US", ["new"], {"clicks": 7})])
+
+    html, rows = report(signed_in, shop, "tag=new")
+    assert "no such tag" not in html
+    assert by_tag(rows)["All queries in this view"][:2] == ["1", "7"]
+
+
 def test_any_of_several_tags_reports_those_tags_and_says_so(signed_in, shop):
     html, rows = report(signed_in, shop, "tag=brand&tag=question")
     assert [row[0] for row in rows[1:]] == ["brand", "question", "Untagged",
