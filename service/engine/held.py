@@ -109,12 +109,13 @@ class Project_:
 
     def no_tag(self) -> FrozenBitMap:
         """The queries that carry no tag ("untagged"), worked out once per stamp."""
-        stamp, found = self.untagged
-        if stamp != self.stamp:
+        stamp = self.stamp  # before the bitmaps are read: a read may bring them up meanwhile
+        worked_out, found = self.untagged
+        if worked_out != stamp:
             tagged = FrozenBitMap.union(EMPTY, *(keys for (kind, _value), keys
                                                  in self.whole.items() if kind == TAG))
             found = self.bitmap(ALL, "") - tagged
-            self.untagged = (self.stamp, found)
+            self.untagged = (stamp, found)
         return found
 
     def kept(self, name: str, of_kinds: tuple[int, ...], make):

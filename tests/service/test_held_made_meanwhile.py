@@ -1,6 +1,6 @@
 """What a read makes from a project's held bitmaps (the facets' sums' groups and arrays,
-Project_.kept) while another read brings those bitmaps up to date is not kept as current:
-a read that ran meanwhile saw some of the new bitmaps and not others."""
+Project_.kept; the queries with no tag, Project_.no_tag) while another read brings those
+bitmaps up to date is not kept as current: it saw some of the new bitmaps and not others."""
 
 from __future__ import annotations
 
@@ -55,3 +55,39 @@ def test_sums_made_while_the_tags_were_brought_up_to_date_are_made_again(
     assert answer.status_code == 200, answer.text
     assert_tag_sums_exact(api, world)
     assert sum(kind == kinds.TAG for kind, _value in meanwhile) == 2, meanwhile
+
+
+def test_untagged_worked_out_while_the_bitmaps_were_brought_up_to_date_is_worked_out_again(
+        api, world, service_app):
+    world.run(lambda s: admin.insert_queries(s, world.project_id, [
+        (f"plain query {number}", "en", "US", [], None, {}) for number in range(50)]))
+    assert api.queries(untagged=True, limit=1).json()["page"]["totalRecords"] == 50
+
+    store = service_app.extensions["tagdesk_engine_held"]
+
+    def project(session):
+        connection = session.connection()
+        return store.project(connection, world.project_id, header(connection, world.project_id))
+
+    def tagged_query(text: str) -> None:
+        world.run(lambda s: admin.insert_queries(s, world.project_id, [
+            (text, "en", "US", [world.tags["brand"]], None, {})]))
+
+    tagged_query("tagged one")
+    held = world.run(project)  # brought up to date; its untagged queries not worked out yet
+    tagged_query("tagged two")  # a write the process has not read yet
+
+    class Watched(dict):
+        """The held bitmaps; as a read works out the untagged queries from them, another read
+        brings them up to date (after the first read took them as they were)."""
+
+        def items(self):
+            before = list(super().items())
+            world.run(project)
+            return iter(before)
+
+    held.whole = Watched(held.whole)
+    held.no_tag()
+    held.whole = dict(held.whole)
+    answer = api.queries(untagged=True, limit=1).json()
+    assert answer["page"]["totalRecords"] == 50
