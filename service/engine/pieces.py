@@ -16,7 +16,8 @@ from .kinds import LANGUAGE
 from .tables import pieces
 
 CHUNK_SHIFT = 18
-# Pieces named in one statement (SQLite allows 32,766 parameters).
+# Values named, or pieces written (seven parameters each), in one statement (SQLite allows
+# 32,766 parameters).
 NAMED_AT_ONCE = 3000
 
 Piece = tuple[int, str, int]  # kind, value, chunk
@@ -85,7 +86,7 @@ def _named(project_id: str, kind: int, chunk: int):
         pieces.c.value.in_(bindparam("values", expanding=True)))
 
 
-def _by_bitmap_part(touched: list[Piece]) -> dict[tuple[int, int], list[str]]:
+def _values_by_kind_and_chunk(touched: list[Piece]) -> dict[tuple[int, int], list[str]]:
     """The pieces' values by kind and chunk, in the pieces' order."""
     found: dict[tuple[int, int], list[str]] = defaultdict(list)
     for kind, value, chunk in touched:
@@ -103,7 +104,7 @@ def write(connection: Connection, project_id: str, changes: Changes, stamp: int)
         return
     postgres = connection.dialect.name == "postgresql"
     current: dict[Piece, BitMap] = {}
-    for (kind, chunk), values in _by_bitmap_part(touched).items():
+    for (kind, chunk), values in _values_by_kind_and_chunk(touched).items():
         statement = _named(project_id, kind, chunk)
         if postgres:
             statement = statement.with_for_update()
