@@ -15,8 +15,9 @@ engine, and the project's bitmaps, built again after those, move its epoch). So 
 read once per epoch and extended by the queries the project gained since, whatever order
 their writes committed in (what is loaded is a bitmap of pks, not a highest pk). Ids compare
 as the database compares them: bytes on SQLite, and on PostgreSQL `uuid`s, whose text (hex
-digits in lower case) orders as their bytes; an id that is not ASCII (written by hand on
-SQLite) leaves the project's keys unused for the epoch.
+digits in lower case) orders as their bytes. Only the ids compared in memory are checked (a
+bucket's first, the largest, a new query's): one of them that is not ASCII (written by hand
+on SQLite) leaves the project's keys unused for the epoch; others are placed by the database.
 
 Held in pages of 1,024 pks, only the pages a project's pks fall in: about 4.6 bytes a query.
 """
