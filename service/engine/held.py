@@ -120,8 +120,9 @@ class Project_:
 
     def kept(self, name: str, of_kinds: tuple[int, ...], make):
         """What `make()` makes from the bitmaps of `of_kinds`, made again only once one of
-        them changed. Made by whichever read asks first; reads meanwhile may make it too (the
-        same thing: the last one is kept)."""
+        them changed. Kept with the stamps read before making it: what a read made while
+        another brought the bitmaps up to date is made again by the next read (a kind is
+        marked changed once all its bitmaps are replaced)."""
         version = tuple(self.changed.get(kind, -1) for kind in of_kinds)
         found = self.made.get(name)
         if found is None or found[0] != version:
