@@ -118,12 +118,17 @@ class Project_:
             self.untagged = (stamp, found)
         return found
 
-    def kept(self, name: str, of_kinds: tuple[int, ...], make):
+    def version(self, of_kinds: tuple[int, ...]) -> tuple[int, ...]:
+        """The stamps at which the bitmaps of `of_kinds` last changed."""
+        return tuple(self.changed.get(kind, -1) for kind in of_kinds)
+
+    def kept(self, name: str, of_kinds: tuple[int, ...], make, version=None):
         """What `make()` makes from the bitmaps of `of_kinds`, made again only once one of
-        them changed. Kept with the stamps read before making it: what a read made while
-        another brought the bitmaps up to date is made again by the next read (a kind is
-        marked changed once all its bitmaps are replaced)."""
-        version = tuple(self.changed.get(kind, -1) for kind in of_kinds)
+        them changed. Kept with the stamps read before making it (or `version`, those of
+        what `make` is made from): what a read made while another brought the bitmaps up to
+        date is made again by the next read (a kind is marked changed once all its bitmaps
+        are replaced)."""
+        version = self.version(of_kinds) if version is None else version
         found = self.made.get(name)
         if found is None or found[0] != version:
             found = self.made[name] = (version, make())

@@ -30,6 +30,7 @@ from .kinds import ALL, COUNTRY, LANGUAGE, NUMBER, TAG
 SPREAD = 4
 EXACT_BITS = 53
 GROUP_KINDS = (ALL, LANGUAGE, COUNTRY, TAG)
+SUMMED_KINDS = (*GROUP_KINDS, NUMBER)
 
 
 @dataclass(frozen=True)
@@ -50,10 +51,14 @@ def layout(held: Project_) -> Layout | None:
 
 
 def positions(keys: BitMap, at: Layout) -> np.ndarray:
-    """The keys as indexes into the arrays."""
+    """The keys as indexes into the arrays; keys past them (queries added since the layout was
+    made, while a read sums: new keys are larger) are left out."""
     if not keys:
         return np.empty(0, dtype=np.intp)
-    found = np.frombuffer(keys.to_array(), dtype=np.uint32).astype(np.intp)
+    found = np.frombuffer(keys.to_array(), dtype=np.uint32)
+    if keys.max() >= at.offset + at.span:
+        found = found[:np.searchsorted(found, at.offset + at.span)]
+    found = found.astype(np.intp)
     if at.offset:
         found -= at.offset
     return found
@@ -181,8 +186,10 @@ class DenseSums:
     summed by group once."""
 
     def __init__(self, held: Project_, names: tuple[str, ...], grouped: Groups,
-                 arrays: dict[str, Summand]) -> None:
-        self.held, self.groups, self.arrays = held, grouped, arrays
+                 arrays: dict[str, Summand], version: tuple[int, ...]) -> None:
+        # `version`: the stamps of SUMMED_KINDS read before the groups and arrays were taken
+        # (what is kept from them is kept as of those).
+        self.held, self.groups, self.arrays, self.version = held, grouped, arrays, version
         self.how = {name: number_index.summed(name) for name in names}
         self.conditions = {how.known_by: number_index.known_by_all(held, how.known_by)
                            for how in self.how.values()}
@@ -255,9 +262,9 @@ class DenseSums:
                 sums = {}
                 for summand in summands:
                     whole = self.held.kept(
-                        f"sums:{summand}:{known_by}", GROUP_KINDS + (NUMBER,),
+                        f"sums:{summand}:{known_by}", SUMMED_KINDS,
                         lambda keys=universe, summand=summand:
-                        self._summed(keys, [summand])[summand])
+                        self._summed(keys, [summand])[summand], self.version)
                     sums[summand] = [a - b for a, b in zip(whole, less[summand], strict=True)]
             else:
                 sums = self._summed(among, summands)
@@ -305,6 +312,7 @@ class SlicedSums:
 def summing(held: Project_, names: tuple[str, ...]) -> DenseSums | SlicedSums:
     """What sums the numbers asked for one facets answer: dense arrays where they can be
     made, else the bit slices."""
+    version = held.version(SUMMED_KINDS)
     at = layout(held)
     if at is None:
         return SlicedSums(held, names)
@@ -314,5 +322,5 @@ def summing(held: Project_, names: tuple[str, ...]) -> DenseSums | SlicedSums:
     if grouped.at != at or any(array is None or any(
             factor.at != at for factor in array.factors) for array in arrays.values()):
         return SlicedSums(held, names)
-    return DenseSums(held, names, grouped, arrays)
+    return DenseSums(held, names, grouped, arrays, version)
 

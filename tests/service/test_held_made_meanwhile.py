@@ -1,6 +1,7 @@
 """What a read makes from a project's held bitmaps (the facets' sums' groups and arrays,
 Project_.kept; the queries with no tag, Project_.no_tag) while another read brings those
-bitmaps up to date is not kept as current: it saw some of the new bitmaps and not others."""
+bitmaps up to date is not kept as current: it saw some of the new bitmaps and not others.
+And a read that sums while queries are added answers, from the arrays it took."""
 
 from __future__ import annotations
 
@@ -91,3 +92,39 @@ def test_untagged_worked_out_while_the_bitmaps_were_brought_up_to_date_is_worked
     held.whole = dict(held.whole)
     answer = api.queries(untagged=True, limit=1).json()
     assert answer["page"]["totalRecords"] == 50
+
+
+def test_the_projects_sums_are_made_again_when_the_tags_change_while_a_read_sums(
+        api, world, service_app, monkeypatch):
+    tag_ids = list(world.tags.values())
+    rng = random.Random(8)
+    world.run(lambda s: admin.insert_queries(s, world.project_id, new_rows(rng, 200, tag_ids)))
+    assert_tag_sums_exact(api, world)
+
+    store = service_app.extensions["tagdesk_engine_held"]
+
+    def project(session):
+        connection = session.connection()
+        return store.project(connection, world.project_id, header(connection, world.project_id))
+
+    made = number_sums.groups
+    writes = [lambda s: admin.insert_queries(s, world.project_id, [
+        ("all tags at once", "en", "US", tag_ids, None, {"clicks": 11})])]
+
+    def groups_then_a_write(held, at):
+        """The groups a read sums by; then, before it sums the whole project, a write that
+        makes a new group, which another read brings into the held bitmaps."""
+        found = made(held, at)
+        if writes:
+            world.run(writes.pop())
+            world.run(project)
+        return found
+
+    monkeypatch.setattr(number_sums, "groups", groups_then_a_write)
+    world.run(lambda s: admin.insert_queries(s, world.project_id, [  # nothing kept is current
+        ("one more", "en", "US", tag_ids[:1], None, {"clicks": 3})]))
+    answer = api.call("POST", "/api/queries/facets", json={"sums": SUMS})
+    assert answer.status_code == 200, answer.text
+    assert not writes
+    monkeypatch.undo()
+    assert_tag_sums_exact(api, world)
