@@ -388,3 +388,17 @@ def test_invalidate_refreshes_the_lists_in_every_process(shop, dashboard_config,
                                  "/api/queries/facets": 1}  # the project's numbers
     finally:
         close_app(app)
+
+
+def test_a_project_without_queries_or_tags_draws_its_pickers_counts_and_report(signed_in,
+                                                                               world):
+    base = f"/projects/{world.other_project_id}"
+    html = html_of(signed_in.get(f"{base}/queries?lang=de&country=ZZ&tag=gone&volume_min=5"))
+    assert "tag “gone” (no such tag in this project)" in html
+    assert "country “ZZ” (no such country code)" in html
+    assert 'name="lang" value="de" checked' in html  # a standard code stays chosen
+    assert 'name="volume_min" value="5"' in html  # a range on a number no query has yet
+    counts = signed_in.get(f"{base}/queries/counts?lang=de")
+    assert counts.status_code == 200 and counts.get_json()["lang"] == {}
+    report = html_of(signed_in.get(f"{base}/report?tag=gone"))
+    assert "nothing to report" in report and "no such tag in this project" in report
