@@ -118,17 +118,15 @@ class Project_:
             self.untagged = (stamp, found)
         return found
 
-    def version(self, of_kinds: tuple[int, ...]) -> tuple[int, ...]:
-        """The stamps at which the bitmaps of `of_kinds` last changed."""
-        return tuple(self.changed.get(kind, -1) for kind in of_kinds)
-
-    def kept(self, name: str, of_kinds: tuple[int, ...], make, version=None):
+    def kept(self, name: str, of_kinds: tuple[int, ...], make,
+             as_of: dict[int, int] | None = None):
         """What `make()` makes from the bitmaps of `of_kinds`, made again only once one of
-        them changed. Kept with the stamps read before making it (or `version`, those of
-        what `make` is made from): what a read made while another brought the bitmaps up to
-        date is made again by the next read (a kind is marked changed once all its bitmaps
-        are replaced)."""
-        version = self.version(of_kinds) if version is None else version
+        them changed. Kept with the stamps read before making it (or those of `as_of`, a copy
+        of `changed` taken before what `make` uses was read): what a read made while another
+        brought the bitmaps up to date is made again by the next read (a kind is marked
+        changed once all its bitmaps are replaced)."""
+        changed = self.changed if as_of is None else as_of
+        version = tuple(changed.get(kind, -1) for kind in of_kinds)
         found = self.made.get(name)
         if found is None or found[0] != version:
             found = self.made[name] = (version, make())

@@ -71,8 +71,9 @@ class Values:
     bits: int  # of the largest value
 
 
-def values(held: Project_, at: Layout, name: str) -> Values | None:
-    return held.kept(f"values:{name}", (ALL, NUMBER), lambda: _values(held, at, name))
+def values(held: Project_, at: Layout, name: str, as_of: dict[int, int]) -> Values | None:
+    """`as_of`: Project_.kept's, the stamps as `at` was made."""
+    return held.kept(f"values:{name}", (ALL, NUMBER), lambda: _values(held, at, name), as_of)
 
 
 def _values(held: Project_, at: Layout, name: str) -> Values | None:
@@ -105,9 +106,9 @@ class Summand:
         return first.astype(np.uint64) * np.take(self.factors[1].array, at)
 
 
-def summand(held: Project_, at: Layout, name: str) -> Summand | None:
+def summand(held: Project_, at: Layout, name: str, as_of: dict[int, int]) -> Summand | None:
     """`name`: a number, or a product ("position*impressions"); None past 64 bits."""
-    factors = tuple(values(held, at, factor) for factor in name.split("*"))
+    factors = tuple(values(held, at, factor, as_of) for factor in name.split("*"))
     if any(factor is None for factor in factors):
         return None
     bits = sum(factor.bits for factor in factors)
@@ -134,8 +135,8 @@ class Groups:
     untagged: np.ndarray  # whether the group's queries carry no tag
 
 
-def groups(held: Project_, at: Layout) -> Groups:
-    return held.kept("groups", GROUP_KINDS, lambda: _groups(held, at))
+def groups(held: Project_, at: Layout, as_of: dict[int, int]) -> Groups:
+    return held.kept("groups", GROUP_KINDS, lambda: _groups(held, at), as_of)
 
 
 def _groups(held: Project_, at: Layout) -> Groups:
@@ -186,10 +187,10 @@ class DenseSums:
     summed by group once."""
 
     def __init__(self, held: Project_, names: tuple[str, ...], grouped: Groups,
-                 arrays: dict[str, Summand], version: tuple[int, ...]) -> None:
-        # `version`: the stamps of SUMMED_KINDS read before the groups and arrays were taken
-        # (what is kept from them is kept as of those).
-        self.held, self.groups, self.arrays, self.version = held, grouped, arrays, version
+                 arrays: dict[str, Summand], as_of: dict[int, int]) -> None:
+        # `as_of`: the stamps read before the groups and arrays were taken (what is kept from
+        # them is kept as of those).
+        self.held, self.groups, self.arrays, self.as_of = held, grouped, arrays, as_of
         self.how = {name: number_index.summed(name) for name in names}
         self.conditions = {how.known_by: number_index.known_by_all(held, how.known_by)
                            for how in self.how.values()}
@@ -264,7 +265,7 @@ class DenseSums:
                     whole = self.held.kept(
                         f"sums:{summand}:{known_by}", SUMMED_KINDS,
                         lambda keys=universe, summand=summand:
-                        self._summed(keys, [summand])[summand], self.version)
+                        self._summed(keys, [summand])[summand], self.as_of)
                     sums[summand] = [a - b for a, b in zip(whole, less[summand], strict=True)]
             else:
                 sums = self._summed(among, summands)
@@ -312,15 +313,15 @@ class SlicedSums:
 def summing(held: Project_, names: tuple[str, ...]) -> DenseSums | SlicedSums:
     """What sums the numbers asked for one facets answer: dense arrays where they can be
     made, else the bit slices."""
-    version = held.version(SUMMED_KINDS)
+    as_of = dict(held.changed)  # before anything is read from the bitmaps
     at = layout(held)
     if at is None:
         return SlicedSums(held, names)
     summands = {part for name in names for part in number_index.summed(name).summands}
-    arrays = {name: summand(held, at, name) for name in summands}
-    grouped = groups(held, at)
+    arrays = {name: summand(held, at, name, as_of) for name in summands}
+    grouped = groups(held, at, as_of)
     if grouped.at != at or any(array is None or any(
             factor.at != at for factor in array.factors) for array in arrays.values()):
         return SlicedSums(held, names)
-    return DenseSums(held, names, grouped, arrays, version)
+    return DenseSums(held, names, grouped, arrays, as_of)
 

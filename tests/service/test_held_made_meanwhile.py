@@ -44,7 +44,7 @@ def test_sums_made_while_the_tags_were_brought_up_to_date_are_made_again(
 
         def __setitem__(self, key, value):
             if key[0] == kinds.TAG and any(kind == kinds.TAG for kind, _value in meanwhile):
-                number_sums.groups(project, number_sums.layout(project))
+                number_sums.groups(project, number_sums.layout(project), dict(project.changed))
             meanwhile.append(key)
             super().__setitem__(key, value)
 
@@ -111,10 +111,10 @@ def test_the_projects_sums_are_made_again_when_the_tags_change_while_a_read_sums
     writes = [lambda s: admin.insert_queries(s, world.project_id, [
         ("all tags at once", "en", "US", tag_ids, None, {"clicks": 11})])]
 
-    def groups_then_a_write(held, at):
+    def groups_then_a_write(held, at, as_of):
         """The groups a read sums by; then, before it sums the whole project, a write that
         makes a new group, which another read brings into the held bitmaps."""
-        found = made(held, at)
+        found = made(held, at, as_of)
         if writes:
             world.run(writes.pop())
             world.run(project)
@@ -127,4 +127,36 @@ def test_the_projects_sums_are_made_again_when_the_tags_change_while_a_read_sums
     assert answer.status_code == 200, answer.text
     assert not writes
     monkeypatch.undo()
+    assert_tag_sums_exact(api, world)
+
+
+def test_arrays_made_for_the_queries_before_a_write_are_made_again_for_those_after(
+        api, world, service_app, monkeypatch):
+    tag_ids = list(world.tags.values())
+    world.run(lambda s: admin.insert_queries(s, world.project_id,
+                                             new_rows(random.Random(9), 100, tag_ids)))
+    store = service_app.extensions["tagdesk_engine_held"]
+
+    def project(session):
+        connection = session.connection()
+        return store.project(connection, world.project_id, header(connection, world.project_id))
+
+    held = world.run(project)
+    laid_out = number_sums.layout
+    writes = [lambda s: admin.insert_queries(s, world.project_id, [
+        ("added meanwhile", "en", "US", tag_ids[:1], None, {"clicks": 4, "volume": 9})])]
+
+    def layout_then_a_write(project_held):
+        """The queries a read lays its arrays out for; then a write adds one, and another read
+        brings it into the held bitmaps before the arrays are made."""
+        found = laid_out(project_held)
+        if writes:
+            world.run(writes.pop())
+            world.run(project)
+        return found
+
+    monkeypatch.setattr(number_sums, "layout", layout_then_a_write)
+    number_sums.summing(held, tuple(SUMS))
+    monkeypatch.undo()
+    assert isinstance(number_sums.summing(held, tuple(SUMS)), number_sums.DenseSums)
     assert_tag_sums_exact(api, world)
