@@ -26,6 +26,13 @@ def assert_tag_sums_exact(api, world) -> None:
         assert_sums(item["sums"], rows.sums(these, SUMS), item["id"])
 
 
+def held_now(service_app, world, session):
+    """The project's bitmaps the live service holds, brought up to date (as a read does)."""
+    connection = session.connection()
+    return service_app.extensions["tagdesk_engine_held"].project(
+        connection, world.project_id, header(connection, world.project_id))
+
+
 def test_sums_made_while_the_tags_were_brought_up_to_date_are_made_again(
         api, world, service_app):
     tag_ids = list(world.tags.values())
@@ -33,9 +40,7 @@ def test_sums_made_while_the_tags_were_brought_up_to_date_are_made_again(
     world.run(lambda s: admin.insert_queries(s, world.project_id, new_rows(rng, 200, tag_ids)))
     assert_tag_sums_exact(api, world)  # the groups made, as of this write
 
-    store = service_app.extensions["tagdesk_engine_held"]
-    project = world.run(lambda s: store.project(
-        s.connection(), world.project_id, header(s.connection(), world.project_id)))
+    project = world.run(lambda s: held_now(service_app, world, s))
     meanwhile = []
 
     class Watched(dict):
@@ -64,11 +69,8 @@ def test_untagged_worked_out_while_the_bitmaps_were_brought_up_to_date_is_worked
         (f"plain query {number}", "en", "US", [], None, {}) for number in range(50)]))
     assert api.queries(untagged=True, limit=1).json()["page"]["totalRecords"] == 50
 
-    store = service_app.extensions["tagdesk_engine_held"]
-
     def project(session):
-        connection = session.connection()
-        return store.project(connection, world.project_id, header(connection, world.project_id))
+        return held_now(service_app, world, session)
 
     def tagged_query(text: str) -> None:
         world.run(lambda s: admin.insert_queries(s, world.project_id, [
@@ -101,11 +103,8 @@ def test_the_projects_sums_are_made_again_when_the_tags_change_while_a_read_sums
     world.run(lambda s: admin.insert_queries(s, world.project_id, new_rows(rng, 200, tag_ids)))
     assert_tag_sums_exact(api, world)
 
-    store = service_app.extensions["tagdesk_engine_held"]
-
     def project(session):
-        connection = session.connection()
-        return store.project(connection, world.project_id, header(connection, world.project_id))
+        return held_now(service_app, world, session)
 
     made = number_sums.groups
     writes = [lambda s: admin.insert_queries(s, world.project_id, [
@@ -135,11 +134,8 @@ def test_arrays_made_for_the_queries_before_a_write_are_made_again_for_those_aft
     tag_ids = list(world.tags.values())
     world.run(lambda s: admin.insert_queries(s, world.project_id,
                                              new_rows(random.Random(9), 100, tag_ids)))
-    store = service_app.extensions["tagdesk_engine_held"]
-
     def project(session):
-        connection = session.connection()
-        return store.project(connection, world.project_id, header(connection, world.project_id))
+        return held_now(service_app, world, session)
 
     held = world.run(project)
     laid_out = number_sums.layout
