@@ -41,3 +41,9 @@ def test_a_switch_turns_on_its_own_suite_and_no_other():
     assert " passed" in output and "failed" not in output, output
     assert "Redis tests are off" not in output
     assert "PostgreSQL tests are off (set TAGDESK_TEST_POSTGRES=1" in output
+
+
+def test_every_browser_test_carries_the_browser_marker():
+    """A file of tests/e2e without the marker would drive Chromium in the README's run."""
+    output = run_pytest("--collect-only", "-m", "not browser", "tests/e2e")
+    assert "no tests collected" in output and "deselected" in output, output

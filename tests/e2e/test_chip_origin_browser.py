@@ -16,6 +16,8 @@ from tests.browser import axe_serious
 from tests.e2e.test_bulk_browser import open_project, sign_in
 from tests.support.e2e import assert_no_sideways_scroll, make_org
 
+pytestmark = pytest.mark.browser
+
 WIDTHS = [1280, 390]
 FILE = ("query,language,country,tags\n"
         "importierte schuhe,de,DE,brand\nimportierte stiefel,de,DE,brand\n")
