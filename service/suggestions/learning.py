@@ -1,0 +1,205 @@
+"""Learning a project's suggestions model from the queries its people tagged.
+
+Each tag with enough queries is learned one-vs-rest: the queries carrying it are positive,
+every other tagged query negative, and a query whose suggestion of it was rejected is a
+negative with more weight. Part of the tagged queries is held back (chosen by a hash of
+their id, so the same ones each time) to measure how often suggestions are right and to
+choose the default confidence; then the model is learned again from all of them."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+from sklearn.linear_model import SGDClassifier
+from sklearn.utils import murmurhash3_32
+
+from .features import FeatureShape, hashed_features
+from .measuring import Choice, lowest_confidence_right, platt
+from .model import Model
+
+
+@dataclass(frozen=True)
+class TaggedQuery:
+    """A query as learning sees it; one with no tags counts only for its rejections."""
+
+    query_id: int
+    text: str
+    language: str | None
+    tag_ids: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Settings:
+    min_queries: int = 10  # a tag needs this many queries before it is suggested
+    hold_back: float = 0.2  # share of tagged queries held back to measure, when many
+    cross_validate_below: int = 20_000  # fewer tagged: each held back once, in folds rounds
+    folds: int = 5
+    target_right: float = 0.97  # the default confidence is the lowest reaching this
+    lowest_default: float = 0.5  # never below: a suggestion more likely wrong than right
+    seed: int = 49
+    shape: FeatureShape = FeatureShape()
+    alpha: float = 3e-4  # SGD's L2 regularization (chosen on the bench's dev set)
+    epochs: int = 12
+    rejected_weight: float = 3.0
+
+
+def learn(
+    queries: Iterable[TaggedQuery],
+    rejected: Sequence[tuple[int, int]] = (),
+    settings: Settings = Settings(),
+) -> Model:
+    """A model from tagged queries and rejected (query id, tag id) suggestions."""
+    # In order of id: the same queries in any order learn the same model.
+    by_id = {query.query_id: query for query in sorted(queries, key=lambda q: q.query_id)}
+    counts = Counter(tag for query in by_id.values() for tag in set(query.tag_ids))
+    tag_ids = np.array(sorted(t for t, n in counts.items() if n >= settings.min_queries),
+                       dtype=np.int64)
+    too_few = {t: n for t, n in sorted(counts.items()) if n < settings.min_queries}
+    tagged = [query for query in by_id.values() if query.tag_ids]
+    refused = _refusals(rejected, by_id, set(tag_ids.tolist()))
+    if len(tag_ids) == 0:
+        return _untrained(settings, len(tagged), too_few)
+    refused_only = sorted({q for q, _ in refused} - {query.query_id for query in tagged})
+    rows = tagged + [by_id[q] for q in refused_only]
+    row_of = {query.query_id: row for row, query in enumerate(rows)}
+    found = hashed_features([query.text for query in rows], settings.shape)
+    truth = _truth(tagged, len(rows), tag_ids)
+    refusals = [(row_of[q], int(np.searchsorted(tag_ids, t))) for q, t in refused]
+    folds = np.array([_fold(q.query_id, len(tagged), settings) for q in tagged] +
+                     [-1] * len(refused_only))
+    scores, is_right, asked = [], [], []
+    for fold in range(max(folds.max() + 1, 0)):
+        held = folds == fold
+        if not held.any() or held[: len(tagged)].all():
+            continue
+        measured = _fit(found, truth, ~held, len(tagged), refusals, tag_ids, settings)
+        scores.append(measured.scores(measured.weigh(found[held])))
+        is_right.append(truth[held].toarray().astype(bool))
+        # A rejected suggestion is never made again: it is not counted either way.
+        asked.append(np.ones_like(is_right[-1]))
+        held_rank = np.cumsum(held) - 1
+        for row, tag in refusals:
+            if held[row]:
+                asked[-1][held_rank[row], tag] = False
+    final = _fit(found, truth, np.ones(len(rows), dtype=bool), len(tagged), refusals,
+                 tag_ids, settings)
+    if scores:
+        calibration, choice = _measure(final, np.concatenate(scores),
+                                       np.concatenate(is_right), np.concatenate(asked), settings)
+        held_count = sum(len(part) for part in scores)
+    else:
+        calibration, choice, held_count = (1.0, 0.0), Choice(float("inf"), 0.0, 0), 0
+    return dataclasses.replace(
+        final,
+        calibration=calibration,
+        tag_query_counts=np.array([counts[t] for t in tag_ids.tolist()], dtype=np.int64),
+        learned_from=len(tagged),
+        held_back=held_count,
+        held_back_right=choice.right,
+        default_confidence=choice.confidence,
+        too_few=too_few,
+    )
+
+
+def _refusals(rejected, by_id, known_tags) -> list[tuple[int, int]]:
+    """Rejected pairs that teach something: a known query, a learned tag it does not carry."""
+    pairs = set()
+    for query_id, tag_id in rejected:
+        query = by_id.get(query_id)
+        if query is not None and tag_id in known_tags and tag_id not in query.tag_ids:
+            pairs.add((query_id, tag_id))
+    return sorted(pairs)
+
+
+def _truth(tagged: list[TaggedQuery], rows: int, tag_ids: np.ndarray) -> sparse.csr_matrix:
+    row_index, tag_index = [], []
+    for row, query in enumerate(tagged):
+        for tag in set(query.tag_ids):
+            place = int(np.searchsorted(tag_ids, tag))
+            if place < len(tag_ids) and tag_ids[place] == tag:
+                row_index.append(row)
+                tag_index.append(place)
+    return sparse.csr_matrix(
+        (np.ones(len(row_index), dtype=np.int8), (row_index, tag_index)),
+        shape=(rows, len(tag_ids)),
+    )
+
+
+def _fold(query_id: int, tagged: int, settings: Settings) -> int:
+    """Which round holds the query back: few tagged, each in one of several rounds (more
+    held back to measure on); many, one round holds back a share, -1 for the others."""
+    place = murmurhash3_32(str(query_id), seed=settings.seed, positive=True) % 10_000
+    if tagged < settings.cross_validate_below:
+        return place % settings.folds
+    return 0 if place < settings.hold_back * 10_000 else -1
+
+
+def _measure(model, scores, is_right, asked, settings) -> tuple[tuple[float, float], Choice]:
+    """The calibration of scores into confidences, and the default confidence."""
+    calibration = platt(scores[asked], is_right[asked], settings.seed)
+    confidence = dataclasses.replace(model, calibration=calibration).confidence(scores)[asked]
+    right = is_right[asked]
+    floor = confidence >= settings.lowest_default
+    return calibration, lowest_confidence_right(confidence[floor], right[floor],
+                                                settings.target_right)
+
+
+def _fit(found, truth, learning_rows, tagged_count, refusals, tag_ids, settings) -> Model:
+    """Columns, idf and one classifier per tag from the rows marked learning_rows."""
+    chosen = found[learning_rows]
+    document_frequency = np.bincount(chosen.indices, minlength=found.shape[1])
+    columns = np.nonzero(document_frequency)[0].astype(np.int64)
+    documents = chosen.shape[0]
+    idf = (np.log((1 + documents) / (1 + document_frequency[columns])) + 1).astype(np.float32)
+    frame = Model(
+        shape=settings.shape, columns=columns, idf=idf,
+        unseen_idf=float(np.log(1 + documents) + 1),
+        weights=np.zeros((len(columns), len(tag_ids)), dtype=np.float32),
+        bias=np.zeros(len(tag_ids), dtype=np.float32), calibration=(1.0, 0.0),
+        tag_ids=tag_ids, tag_query_counts=np.zeros(len(tag_ids), dtype=np.int64),
+        learned_from=0, held_back=0, held_back_right=0.0, default_confidence=float("inf"),
+    )
+    vectors = frame.weigh(found)
+    base = np.nonzero(learning_rows[:tagged_count])[0]
+    refused_rows: dict[int, list[int]] = {}
+    for row, tag in refusals:
+        if learning_rows[row]:
+            refused_rows.setdefault(tag, []).append(row)
+    weights, bias = frame.weights, frame.bias
+    labels = truth.tocsc()
+    for tag in range(len(tag_ids)):
+        extra = np.array(sorted(set(refused_rows.get(tag, [])) - set(base.tolist())),
+                         dtype=np.int64)
+        rows = np.concatenate((base, extra))
+        y = labels[:, tag].toarray().ravel()[rows]
+        if y.min() == y.max():
+            bias[tag] = -10.0 if y.max() == 0 else 10.0
+            continue
+        sample_weight = np.ones(len(rows))
+        refused_here = set(refused_rows.get(tag, []))
+        sample_weight[[i for i, row in enumerate(rows.tolist()) if row in refused_here]] = (
+            settings.rejected_weight
+        )
+        classifier = SGDClassifier(
+            loss="log_loss", alpha=settings.alpha, max_iter=settings.epochs, tol=None,
+            random_state=settings.seed,
+        ).fit(vectors[rows], y, sample_weight=sample_weight)
+        weights[:, tag] = classifier.coef_[0]
+        bias[tag] = classifier.intercept_[0]
+    return frame
+
+
+def _untrained(settings: Settings, tagged: int, too_few: dict[int, int]) -> Model:
+    nothing = np.zeros(0, dtype=np.int64)
+    return Model(
+        shape=settings.shape, columns=nothing, idf=np.zeros(0, dtype=np.float32),
+        unseen_idf=1.0, weights=np.zeros((0, 0), dtype=np.float32),
+        bias=np.zeros(0, dtype=np.float32), calibration=(1.0, 0.0), tag_ids=nothing,
+        tag_query_counts=nothing, learned_from=tagged, held_back=0, held_back_right=0.0,
+        default_confidence=float("inf"), too_few=too_few,
+    )
