@@ -1,15 +1,16 @@
 """Short multilingual texts as hashed sparse features: the character n-grams of each word
 (with its edges, as scikit-learn's char_wb) and the words and two-word phrases.
 
-Character n-grams are worked out once per distinct word, then spread to every text holding
-that word by one sparse product: the same features as running char_wb on each text, several
-times faster on a million short queries whose words repeat."""
+A batch of texts is kept as which distinct words each text holds: character n-grams are
+worked out once per distinct word, and scoring multiplies them with the model per word, not
+per text; a million short queries share far fewer distinct words."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 from scipy import sparse
@@ -19,6 +20,8 @@ from sklearn.utils import murmurhash3_32
 WORD = re.compile(r"\w+")
 # An odd 32-bit constant (the golden ratio's): mixes a word pair's hashes into one.
 PAIR_MIX = np.uint64(0x9E3779B1)
+# Joins texts into one string to lower-case and split them at once; \w never matches it.
+SEPARATOR = "\x00"
 
 
 @dataclass(frozen=True)
@@ -27,7 +30,7 @@ class FeatureShape:
 
     char_bits: int = 19
     word_bits: int = 18
-    char_min: int = 2
+    char_min: int = 3
     char_max: int = 5
 
     @property
@@ -36,31 +39,46 @@ class FeatureShape:
         return (1 << self.char_bits) + 2 * (1 << self.word_bits)
 
 
-def hashed_features(texts: Sequence[str], shape: FeatureShape) -> sparse.csr_matrix:
-    """One row per text, 1.0 where the text has the feature."""
-    vocabulary: dict[str, int] = {}
-    token_words: list[int] = []
-    row_lengths = np.zeros(len(texts), dtype=np.int64)
-    for row, text in enumerate(texts):
-        words = WORD.findall(text.lower())
-        row_lengths[row] = len(words)
-        token_words.extend([vocabulary.setdefault(word, len(vocabulary)) for word in words])
-    distinct = list(vocabulary)
-    tokens = np.asarray(token_words, dtype=np.int64)
-    token_rows = np.repeat(np.arange(len(texts), dtype=np.int64), row_lengths)
-    indptr = np.concatenate(([0], np.cumsum(row_lengths)))
+@dataclass(frozen=True, eq=False)
+class Texts:
+    """A batch of texts: each text's distinct-word counts (holds, texts x words), each
+    distinct word's character n-grams (grams, words x width) and each text's word and
+    word-pair columns (words_and_pairs, texts x width), all as counts."""
+
+    holds: sparse.csr_matrix
+    grams: sparse.csr_matrix
+    words_and_pairs: sparse.csr_matrix
+
+    def __len__(self) -> int:
+        return self.holds.shape[0]
+
+    def rows(self, chosen: np.ndarray) -> Texts:
+        return Texts(self.holds[chosen], self.grams, self.words_and_pairs[chosen])
+
+    def hashed(self) -> sparse.csr_matrix:
+        """Texts x width, the count of each feature in each text."""
+        return (self.holds @ self.grams + self.words_and_pairs).tocsr()
+
+
+def texts_of(texts: Sequence[str], shape: FeatureShape) -> Texts:
+    joined = SEPARATOR.join(texts)
+    if joined.count(SEPARATOR) != max(len(texts) - 1, 0):
+        joined = SEPARATOR.join(text.replace(SEPARATOR, " ") for text in texts)
+    split = [WORD.findall(text) for text in joined.lower().split(SEPARATOR)] if texts else []
+    lengths = np.fromiter(map(len, split), dtype=np.int64, count=len(split))
+    flat = list(chain.from_iterable(split))
+    place = {word: i for i, word in enumerate(dict.fromkeys(flat))}
+    distinct = list(place)
+    tokens = np.fromiter(map(place.__getitem__, flat), dtype=np.int64, count=len(flat))
+    token_rows = np.repeat(np.arange(len(split), dtype=np.int64), lengths)
     holds = sparse.csr_matrix(
-        (np.ones(len(tokens), dtype=np.float32), tokens, indptr),
-        shape=(len(texts), len(distinct)),
+        (np.ones(len(tokens), dtype=np.float32), tokens,
+         np.concatenate(([0], np.cumsum(lengths)))),
+        shape=(len(split), len(distinct)),
     )
-    chars = _char_grams(distinct, shape)
-    in_text = (holds @ chars).tocsr()
-    in_text.data[:] = 1.0
-    words = _word_columns(distinct, tokens, token_rows, len(texts), shape)
-    matrix = sparse.hstack([in_text, words], format="csr", dtype=np.float32)
-    matrix.sum_duplicates()
-    matrix.data[:] = 1.0
-    return matrix
+    holds.sum_duplicates()
+    words = _word_columns(distinct, tokens, token_rows, len(split), shape)
+    return Texts(holds, _char_grams(distinct, shape), words)
 
 
 def _char_grams(distinct: list[str], shape: FeatureShape) -> sparse.csr_matrix:
@@ -74,7 +92,9 @@ def _char_grams(distinct: list[str], shape: FeatureShape) -> sparse.csr_matrix:
         lowercase=False,
         dtype=np.float32,
     )
-    return hasher.transform(distinct).tocsr()
+    grams = hasher.transform(distinct).tocsr()
+    grams.resize((len(distinct), shape.width))
+    return grams
 
 
 def _word_columns(
@@ -91,12 +111,14 @@ def _word_columns(
     )
     mask = np.uint64((1 << shape.word_bits) - 1)
     token_hash = word_hash[tokens] if len(tokens) else np.zeros(0, dtype=np.uint64)
-    single = (token_hash & mask).astype(np.int64)
+    single = (token_hash & mask).astype(np.int64) + (1 << shape.char_bits)
     follows = token_rows[1:] == token_rows[:-1]
     pairs = ((token_hash[:-1] * PAIR_MIX + token_hash[1:]) & mask).astype(np.int64)[follows]
-    columns = np.concatenate((single, pairs + (1 << shape.word_bits)))
+    columns = np.concatenate((single, pairs + (1 << shape.char_bits) + (1 << shape.word_bits)))
     row_of = np.concatenate((token_rows, token_rows[:-1][follows]))
-    return sparse.csr_matrix(
+    matrix = sparse.csr_matrix(
         (np.ones(len(columns), dtype=np.float32), (row_of, columns)),
-        shape=(rows, 2 << shape.word_bits),
+        shape=(rows, shape.width),
     )
+    matrix.sum_duplicates()
+    return matrix

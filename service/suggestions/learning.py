@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,7 +19,7 @@ from scipy import sparse
 from sklearn.linear_model import SGDClassifier
 from sklearn.utils import murmurhash3_32
 
-from .features import FeatureShape, hashed_features
+from .features import FeatureShape, texts_of
 from .measuring import Choice, lowest_confidence_right, platt
 from .model import Model
 
@@ -44,8 +45,11 @@ class Settings:
     seed: int = 49
     shape: FeatureShape = FeatureShape()
     alpha: float = 3e-4  # SGD's L2 regularization (chosen on the bench's dev set)
-    epochs: int = 12
+    epochs: int = 6
     rejected_weight: float = 3.0
+    negatives_per_positive: int = 4  # a tag learns from at most this many others a query
+    min_negatives: int = 5_000
+    threads: int = 2
 
 
 def learn(
@@ -67,7 +71,7 @@ def learn(
     refused_only = sorted({q for q, _ in refused} - {query.query_id for query in tagged})
     rows = tagged + [by_id[q] for q in refused_only]
     row_of = {query.query_id: row for row, query in enumerate(rows)}
-    found = hashed_features([query.text for query in rows], settings.shape)
+    found = texts_of([query.text for query in rows], settings.shape)
     truth = _truth(tagged, len(rows), tag_ids)
     refusals = [(row_of[q], int(np.searchsorted(tag_ids, t))) for q, t in refused]
     folds = np.array([_fold(q.query_id, len(tagged), settings) for q in tagged] +
@@ -78,7 +82,7 @@ def learn(
         if not held.any() or held[: len(tagged)].all():
             continue
         measured = _fit(found, truth, ~held, len(tagged), refusals, tag_ids, settings)
-        scores.append(measured.scores(measured.weigh(found[held])))
+        scores.append(measured.scores(found.rows(held)))
         is_right.append(truth[held].toarray().astype(bool))
         # A rejected suggestion is never made again: it is not counted either way.
         asked.append(np.ones_like(is_right[-1]))
@@ -86,8 +90,11 @@ def learn(
         for row, tag in refusals:
             if held[row]:
                 asked[-1][held_rank[row], tag] = False
-    final = _fit(found, truth, np.ones(len(rows), dtype=bool), len(tagged), refusals,
-                 tag_ids, settings)
+    if scores and len(tagged) >= settings.cross_validate_below:
+        final = measured  # learned from most of many: learning again would double the time
+    else:
+        final = _fit(found, truth, np.ones(len(rows), dtype=bool), len(tagged), refusals,
+                     tag_ids, settings)
     if scores:
         calibration, choice = _measure(final, np.concatenate(scores),
                                        np.concatenate(is_right), np.concatenate(asked), settings)
@@ -151,8 +158,8 @@ def _measure(model, scores, is_right, asked, settings) -> tuple[tuple[float, flo
 
 def _fit(found, truth, learning_rows, tagged_count, refusals, tag_ids, settings) -> Model:
     """Columns, idf and one classifier per tag from the rows marked learning_rows."""
-    chosen = found[learning_rows]
-    document_frequency = np.bincount(chosen.indices, minlength=found.shape[1])
+    chosen = found.rows(learning_rows).hashed()
+    document_frequency = np.bincount(chosen.indices, minlength=chosen.shape[1])
     columns = np.nonzero(document_frequency)[0].astype(np.int64)
     documents = chosen.shape[0]
     idf = (np.log((1 + documents) / (1 + document_frequency[columns])) + 1).astype(np.float32)
@@ -170,27 +177,40 @@ def _fit(found, truth, learning_rows, tagged_count, refusals, tag_ids, settings)
     for row, tag in refusals:
         if learning_rows[row]:
             refused_rows.setdefault(tag, []).append(row)
-    weights, bias = frame.weights, frame.bias
     labels = truth.tocsc()
-    for tag in range(len(tag_ids)):
-        extra = np.array(sorted(set(refused_rows.get(tag, [])) - set(base.tolist())),
-                         dtype=np.int64)
-        rows = np.concatenate((base, extra))
-        y = labels[:, tag].toarray().ravel()[rows]
-        if y.min() == y.max():
-            bias[tag] = -10.0 if y.max() == 0 else 10.0
-            continue
-        sample_weight = np.ones(len(rows))
-        refused_here = set(refused_rows.get(tag, []))
-        sample_weight[[i for i, row in enumerate(rows.tolist()) if row in refused_here]] = (
-            settings.rejected_weight
-        )
+    # float64 once: SGD would convert a float32 matrix again for every tag.
+    vectors = vectors.astype(np.float64)
+
+    def learn_tag(tag: int) -> None:
+        positive = labels[:, tag].toarray().ravel().astype(bool)
+        refused_here = np.array(sorted(refused_rows.get(tag, [])), dtype=np.int64)
+        plain = base[~positive[base] & ~np.isin(base, refused_here)]
+        positives = base[positive[base]]
+        # Many negatives teach little more than a few times the positives, at a cost.
+        cap = max(settings.negatives_per_positive * len(positives), settings.min_negatives)
+        rate = 1.0
+        if len(plain) > cap:
+            rng = np.random.default_rng([settings.seed, tag])
+            rate = cap / len(plain)
+            plain = np.sort(rng.choice(plain, cap, replace=False))
+        rows = np.concatenate((positives, plain, refused_here))
+        if len(positives) == 0 or len(rows) == len(positives):
+            frame.bias[tag] = -10.0 if len(positives) == 0 else 10.0
+            return
+        y = positive[rows]
+        weight = np.ones(len(rows))
+        weight[len(positives) + len(plain):] = settings.rejected_weight
         classifier = SGDClassifier(
             loss="log_loss", alpha=settings.alpha, max_iter=settings.epochs, tol=None,
             random_state=settings.seed,
-        ).fit(vectors[rows], y, sample_weight=sample_weight)
-        weights[:, tag] = classifier.coef_[0]
-        bias[tag] = classifier.intercept_[0]
+        ).fit(vectors[rows], y, sample_weight=weight)
+        frame.weights[:, tag] = classifier.coef_[0]
+        # Back to the odds among all negatives, not the sample of them.
+        frame.bias[tag] = classifier.intercept_[0] + np.log(rate)
+
+    # SGD runs without the GIL: threads learn tags side by side.
+    with ThreadPoolExecutor(max_workers=settings.threads) as pool:
+        list(pool.map(learn_tag, range(len(tag_ids))))
     return frame
 
 

@@ -5,13 +5,16 @@ code from the file."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from typing import BinaryIO
 
 import numpy as np
 from scipy import sparse
+from scipy.special import expit
 
-from .features import FeatureShape, hashed_features
+from .features import FeatureShape, Texts, texts_of
 
 FORMAT = 1
 
@@ -40,36 +43,58 @@ class Model:
     def ready(self) -> bool:
         return len(self.tag_ids) > 0
 
-    def vectors(self, texts: list[str]) -> sparse.csr_matrix:
-        """Rows of texts over the model's columns, idf-weighted, unit length."""
-        return self.weigh(hashed_features(texts, self.shape))
+    def vectors(self, texts: Sequence[str]) -> sparse.csr_matrix:
+        """Rows of texts over the model's columns (see weigh)."""
+        return self.weigh(texts_of(texts, self.shape))
 
-    def weigh(self, found: sparse.csr_matrix) -> sparse.csr_matrix:
-        """Hashed features (of hashed_features) over the model's columns, idf-weighted, unit
-        length; features never seen when learning count in the length only."""
-        rows = np.repeat(np.arange(found.shape[0]), np.diff(found.indptr))
-        place = np.searchsorted(self.columns, found.indices)
-        place[place == len(self.columns)] = 0
-        seen = (
-            self.columns[place] == found.indices
-            if len(self.columns)
-            else np.zeros(len(place), dtype=bool)
-        )
-        weight = np.where(seen, self.idf[place] if len(self.idf) else 0.0, self.unseen_idf)
-        norms = np.sqrt(np.bincount(rows, weight * weight, minlength=found.shape[0]))
-        norms[norms == 0] = 1.0
-        data = (weight / norms[rows])[seen].astype(np.float32)
-        return sparse.csr_matrix(
-            (data, (rows[seen], place[seen])), shape=(found.shape[0], len(self.columns))
-        )
+    def weigh(self, batch: Texts) -> sparse.csr_matrix:
+        """Texts over the model's columns: each feature's count times its idf, divided by
+        the text's length (the root of its features' idf squared, features never seen
+        when learning counted there only)."""
+        grams, gram_squares = self._known(batch.grams)
+        words, word_squares = self._known(batch.words_and_pairs)
+        matrix = (batch.holds @ grams + words).tocsr()
+        lengths = np.sqrt(batch.holds @ gram_squares + word_squares)
+        lengths[lengths == 0] = 1.0
+        return sparse.csr_matrix(sparse.diags((1.0 / lengths).astype(np.float32)) @ matrix)
 
-    def scores(self, vectors: sparse.csr_matrix) -> np.ndarray:
-        """Raw scores, rows x tags."""
-        return np.asarray(vectors @ self.weights) + self.bias
+    def scores(self, batch: Texts) -> np.ndarray:
+        """Raw scores, texts x tags: the same as weigh(batch) @ weights + bias, multiplied
+        once per distinct word rather than once per text."""
+        grams, gram_squares = self._known(batch.grams)
+        words, word_squares = self._known(batch.words_and_pairs)
+        per_word = np.asarray(grams @ self.weights)
+        raw = batch.holds @ per_word + np.asarray(words @ self.weights)
+        lengths = np.sqrt(batch.holds @ gram_squares + word_squares)
+        lengths[lengths == 0] = 1.0
+        return raw / lengths[:, None] + self.bias
+
+    def _known(self, counts: sparse.csr_matrix) -> tuple[sparse.csr_matrix, np.ndarray]:
+        """counts over the model's columns, times idf; and each row's sum of count x idf²
+        over all its features."""
+        rows = np.repeat(np.arange(counts.shape[0]), np.diff(counts.indptr))
+        place = self._place_of_column[counts.indices]
+        seen = place >= 0
+        idf = np.append(self.idf, np.float32(self.unseen_idf))
+        weight = idf[place]  # not seen (-1): the last, unseen_idf
+        squares = np.bincount(rows, counts.data * weight * weight, minlength=counts.shape[0])
+        indptr = np.concatenate(([0], np.cumsum(np.bincount(rows[seen],
+                                                            minlength=counts.shape[0]))))
+        known = sparse.csr_matrix(((counts.data * weight)[seen].astype(np.float32), place[seen],
+                                   indptr), shape=(counts.shape[0], len(self.columns)))
+        return known, squares.astype(np.float32)
+
+    @cached_property
+    def _place_of_column(self) -> np.ndarray:
+        """For each hashed column, its place among the model's columns, or -1."""
+        place = np.full(self.shape.width, -1, dtype=np.int32)
+        place[self.columns] = np.arange(len(self.columns), dtype=np.int32)
+        return place
 
     def confidence(self, scores: np.ndarray) -> np.ndarray:
         a, b = self.calibration
-        return (1.0 / (1.0 + np.exp(-(a * scores + b)))).astype(np.float32)
+        # scipy's expit: no overflow far from zero.
+        return expit(a * scores + b).astype(np.float32)
 
     def save(self, file: BinaryIO) -> None:
         too_few = np.array(sorted(self.too_few.items()), dtype=np.int64).reshape(-1, 2)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .features import texts_of
 from .model import Model
 
 BATCH = 50_000
@@ -89,7 +90,7 @@ _NO_KEYS = np.zeros(0, dtype=np.int64)
 
 
 def _batch(model, ids, texts, threshold, excluded):
-    confidence = model.confidence(model.scores(model.vectors(list(texts))))
+    confidence = model.confidence(model.scores(texts_of(texts, model.shape)))
     rows, tags = np.nonzero(confidence >= threshold)
     values = confidence[rows, tags]
     if len(excluded):
