@@ -12,8 +12,9 @@ grown to eight times its size has the project's ids read again.
 Exact without stamps: a query's id never changes, and a project's pks are never given to
 another of its queries within an epoch (queries leave a project only by writes around the
 engine, and the project's bitmaps, built again after those, move its epoch). So the keys are
-read once per epoch and extended by the queries the project gained since, whatever order
-their writes committed in (what is loaded is a bitmap of pks, not a highest pk). Ids compare
+read once per epoch, in a thread of their own (pages meanwhile are found as without them),
+and extended by the queries the project gained since, whatever order their writes committed
+in (what is loaded is a bitmap of pks, not a highest pk). Ids compare
 as the database compares them: bytes on SQLite, and on PostgreSQL `uuid`s, whose text (hex
 digits in lower case) orders as their bytes. Only the ids compared in memory are checked (a
 bucket's first, the largest, a new query's): one of them that is not ASCII (written by hand
@@ -25,6 +26,7 @@ Held in pages of 1,024 pks, only the pages a project's pks fall in: about 4.6 by
 from __future__ import annotations
 
 import array
+import logging
 import threading
 import weakref
 from contextlib import closing
@@ -33,9 +35,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from cachetools import LRUCache
 from pyroaring import BitMap
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Engine
 
 from .held import PROJECTS, Header, Held
+
+logger = logging.getLogger(__name__)
 
 BUCKET = 64
 OVERFULL = 8 * BUCKET
@@ -47,11 +51,15 @@ ORDERED = ("SELECT pk, id FROM queries WHERE project_id = {} ORDER BY id")
 FROM_PK = ("SELECT pk, id FROM queries WHERE project_id = {} AND pk >= {}")
 
 
+NEW, LOADING, READY = "new", "loading", "ready"
+
+
 @dataclass
 class ProjectKeys:
     """One project's keys as of one epoch."""
 
     epoch: int
+    state: str = NEW  # NEW, its ids being read (LOADING), or READY
     loaded: BitMap = field(default_factory=BitMap)
     usable: bool = True  # every id read compares in memory as the database compares it
     page_of: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # -1: none
@@ -196,23 +204,45 @@ class Narrowed:
 
 def loaded(store: Held, connection: Connection, project_id: str, at: Header,
            everything: BitMap) -> ProjectKeys | None:
-    """The project's keys with every query of `everything` in them, or None."""
+    """The project's keys with every query of `everything` in them, or None — also while
+    the project's ids are being read (in a thread of their own: at ten million queries the
+    read takes a minute, which no request should wait for, nor hold the keys' lock for)."""
     keys = of(store).project(project_id, at)
     for _attempt in range(2):
         if keys is None:
             return None
         with keys.lock:
-            if not keys.usable:
+            if not keys.usable or keys.state == LOADING:
+                return None
+            if keys.state == NEW:
+                keys.state = LOADING
+                _read_all_meanwhile(keys, connection.engine, project_id, BitMap(everything))
                 return None
             missing = everything - keys.loaded
-            if missing and not keys.loaded:
-                keys.read_all(connection, project_id, everything)
-            elif missing:
+            if missing:
                 keys.read_new(connection, project_id, missing)
             if len(keys.sizes) and keys.sizes.max() <= OVERFULL:
                 return keys if keys.usable else None
         keys = of(store).project(project_id, at, fresh=True)
     return None
+
+
+def _read_all_meanwhile(keys: ProjectKeys, engine: Engine, project_id: str,
+                        everything: BitMap) -> None:
+    """Read the project's ids into `keys` on a connection and thread of their own; until
+    they are in, `keys` is not used (state LOADING), so nothing else touches it."""
+    def read() -> None:
+        try:
+            with engine.connect() as connection:
+                keys.read_all(connection, project_id, everything)
+        except Exception:  # the project's keys go unused this epoch; pages stay exact
+            logger.warning("Reading project %s's ids failed.", project_id, exc_info=True)
+            keys.usable = False
+        finally:
+            with keys.lock:
+                keys.state = READY
+
+    threading.Thread(target=read, name="tagdesk-id-keys", daemon=True).start()
 
 
 def among(store: Held, connection: Connection, project_id: str, at: Header,
