@@ -60,6 +60,9 @@ DEMO_QUERIES = 5000
 # too, because the dashboard sends each as a sentence aimed at the notice area.
 HTMX_CONFIG = json.dumps({
     "historyCacheSize": 0,
+    # htmx says which answers change the address; static/address.js makes the one history
+    # call, after the new content is painted.
+    "historyEnabled": False,
     # No CSS transition waits for htmx's settle step: new content is settled at once.
     "defaultSettleDelay": 0,
     "refreshOnHistoryMiss": True,

@@ -29,11 +29,13 @@ counts request is cut short by the next change.
 
 A script added to every document (not part of the product) marks each step in the page's
 Performance timeline: the person's click (its event time), htmx's request start, the answer's
-swap, htmx's settle, then one animation frame and a task after it — the new rows painted. Then
+swap, htmx's settle, then one animation frame and a task after it — the new rows painted. Meanwhile
 static/counts.js sends its one counts request (htmx:afterSettle on #results) and paints its
-answer (paint), which ends by setting the form's `data-counted` to the address counted: a
-MutationObserver sees that attribute name the change's address, then one animation frame and a
-task after it — the counts painted. Per change, rows:
+answer a task after the rows' frame (paint), which ends by setting the form's `data-counted` to
+the address counted: a MutationObserver sees that attribute name the change's address, then one
+animation frame and a task after it — the counts painted. The address itself is pushed into
+history after the rows are painted (static/address.js): the change's address is the one the
+page says it shows (Tagdesk.viewSearch). Per change, rows:
 
 - total        click (or the end of the typing pause) -> rows painted;
 - to request   click -> request sent (the change event, htmx gathering the form);
@@ -162,13 +164,14 @@ INSTRUMENT = """
       performance.mark("bench:afterSwap");
     }
   });
-  // counts.js (listening on #results itself) sends the counts request a task after the rows'
-  // paint is marked below; the settle is marked with the address they will be painted for.
+  // counts.js (listening on #results itself) has sent the counts request, to be painted after
+  // the rows' paint marked below; the settle is marked with the address they will be painted
+  // for (the view's, pushed into history after that paint; location.search before address.js).
   document.addEventListener("htmx:afterSettle", () => {
     const p = bench.pending;
     if (!p || p.afterSwap === undefined || p.settled !== undefined) return;
     p.settled = now();
-    p.search = location.search;
+    p.search = window.Tagdesk && Tagdesk.viewSearch ? Tagdesk.viewSearch() : location.search;
     performance.mark("bench:settled");
     requestAnimationFrame(() => {
       p.frame = now();

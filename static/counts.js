@@ -1,8 +1,9 @@
 /* Tagdesk: the counts beside every choice of the view form (form[data-counts-url]) and the
-   project's progress. One request per view, sent once its rows are painted: the rows never
-   wait for it. Asked again after an edit (tagdesk:bulkDone), the answer read afresh then and
-   after a job's end (tagdesk:resultsStale). One small JSON answer fills the ~450 places in
-   one pass (docs/decisions.md). */
+   project's progress. One request per view, sent as its rows settle, so that the server
+   counts while the browser paints the rows; its answer is painted only after the rows' frame,
+   so that the rows never wait for it. Asked again after an edit (tagdesk:bulkDone), the
+   answer read afresh then and after a job's end (tagdesk:resultsStale). One small JSON answer
+   fills the ~450 places in one pass (docs/decisions.md). */
 (function () {
   "use strict";
 
@@ -12,7 +13,7 @@
   // Each place shows the count of its option's input (by the input's name and value), or the
   // one it names (data-count-name, data-count-value); the answer has each field's counts by
   // name and value (dashboard/filter_fields.py, `counts`), a missing one is 0.
-  function paint(form, counts) {
+  function paint(form, counts, search) {
     form.querySelectorAll("[data-count]").forEach(function (place) {
       var input = place.parentNode.querySelector("input");
       var name = place.getAttribute("data-count-name") || (input && input.name);
@@ -23,12 +24,20 @@
       place.textContent = text;
       if (input) place.parentNode.classList.toggle("option--zero", text === "0");
     });
-    form.setAttribute("data-counted", window.location.search);
+    form.setAttribute("data-counted", search);
     var progress = document.querySelector("[data-progress]");
     if (progress && counts.progress) progress.innerHTML = counts.progress.html;
   }
 
-  function load() {
+  // A task after the next frame: painted then, the counts do not hold up that frame.
+  function afterTheFrame() {
+    return new Promise(function (resolve) {
+      Tagdesk.afterNextPaint(function () { setTimeout(resolve, 0); });
+    });
+  }
+
+  // `wait`: a promise to settle before the answer is painted.
+  function load(wait) {
     var form = document.querySelector("form[data-view-form][data-counts-url]");
     if (!form || !window.fetch) return;
     if (request) request.abort();
@@ -36,21 +45,24 @@
     var headers = { "Accept": "application/json" };
     if (fresh) headers["X-Tagdesk-Refresh"] = "1";
     fresh = false;
-    fetch(form.getAttribute("data-counts-url") + window.location.search,
-          { headers: headers, credentials: "same-origin", signal: mine.signal })
-      .then(function (response) { return response.status === 200 ? response.json() : null; })
-      .then(function (counts) {
-        if (request === mine) request = null;
-        if (counts) paint(form, counts);
+    var search = Tagdesk.viewSearch();
+    var answer = fetch(form.getAttribute("data-counts-url") + search,
+                       { headers: headers, credentials: "same-origin", signal: mine.signal })
+      .then(function (response) { return response.status === 200 ? response.json() : null; });
+    Promise.all([answer, wait])
+      .then(function (both) {
+        if (request !== mine) return;  // a newer view's counts are on their way
+        request = null;
+        if (both[0]) paint(form, both[0], search);
       })
       .catch(function () { /* no counts this time: the page works without them */ });
   }
 
-  Tagdesk.component("form[data-view-form][data-counts-url]", load);
+  Tagdesk.component("form[data-view-form][data-counts-url]", function () { load(null); });
 
-  // New rows: their counts once they are painted (painted while the browser lays out the
-  // rows, they would delay them), a task after the frame's other work. The rows of the
-  // page's first load come with the form.
+  // New rows: their counts asked for at once, painted a task after the rows' frame (painted
+  // while the browser lays out the rows, they would delay them). The rows of the page's
+  // first load come with the form.
   var first = true;
   Tagdesk.component("#results", function (results) {
     if (first) {
@@ -59,14 +71,14 @@
     }
     results.addEventListener("htmx:afterSettle", function (event) {
       if (event.target === results) {
-        Tagdesk.afterNextPaint(function () { setTimeout(load, 0); });
+        load(afterTheFrame());
       }
     }, { once: true });
   });
 
   document.addEventListener("tagdesk:bulkDone", function () {
     fresh = true;
-    load();
+    load(null);
   });
   document.addEventListener("tagdesk:resultsStale", function () { fresh = true; });
 })();

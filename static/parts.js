@@ -47,11 +47,11 @@
     section.addEventListener("submit", function (event) {
       if (!event.target.matches("[data-save-view]")) return;
       event.target.querySelectorAll("[data-current-view]").forEach(function (input) {
-        input.value = window.location.search;
+        input.value = Tagdesk.viewSearch();
       });
     }, true);
     section.addEventListener("htmx:configRequest", function (event) {
-      if (event.detail.elt === section) event.detail.parameters.view = window.location.search;
+      if (event.detail.elt === section) event.detail.parameters.view = Tagdesk.viewSearch();
     });
   });
 })();

@@ -20,7 +20,7 @@
   });
 
   function syncWithUrl(form) {
-    var params = new URLSearchParams(window.location.search);
+    var params = new URLSearchParams(Tagdesk.viewSearch());
     Array.prototype.forEach.call(form.elements, function (element) {
       if (!element.name || element.name === "csrf_token") return;
       var values = params.getAll(element.name).map(function (v) { return v.toLowerCase(); });

@@ -99,6 +99,7 @@ def test_htmx_config_forbids_eval_and_restores_history_from_the_server(client):
     assert '"allowEval":false' in config
     assert '"historyCacheSize":0' in config
     assert '"refreshOnHistoryMiss":true' in config
+    assert '"historyEnabled":false' in config  # static/address.js pushes the address
 
 
 def test_static_files_are_versioned_and_kept(client):

@@ -204,6 +204,40 @@ def test_back_through_filter_changes_shows_each_views_own_ticks(page, live_dashb
     expect(page.locator('#filters input[name="lang"][value="de"]')).to_be_checked()
 
 
+def test_a_change_of_view_is_one_history_entry_pushed_once_its_rows_are_shown(
+        page, live_dashboard):
+    """htmx makes no history call of its own: static/address.js pushes one entry per change,
+    once the new rows are on the page (htmx pushed before swapping them in, after a
+    replaceState of the entry it left). Only the page's first entry is marked for htmx
+    (replaceState), so that Back to it loads it again."""
+    open_shop(page, live_dashboard)
+    page.evaluate("""() => {
+      window.__history = [];
+      for (const name of ["pushState", "replaceState"]) {
+        const original = history[name].bind(history);
+        history[name] = (...args) => {
+          const languages = [...document.querySelectorAll("td.col-language")]
+            .map((cell) => cell.textContent.trim());
+          window.__history.push([name, String(args[2] ?? ""), [...new Set(languages)].sort()]);
+          return original(...args);
+        };
+      }
+    }""")
+    open_picker(page, "Language")
+    page.get_by_role("checkbox", name="German (de)").check()
+    page.wait_for_url(lambda url: params(url).get("lang") == ["de"])
+    page.get_by_role("checkbox", name="English (en)").check()
+    page.wait_for_url(lambda url: sorted(params(url).get("lang", [])) == ["de", "en"])
+
+    calls = page.evaluate("window.__history")
+    assert [name for name, _, _ in calls] == ["replaceState", "pushState", "pushState"]
+    (_, first, _), (_, german, shown_german), (_, both, shown_both) = calls
+    assert first == ""
+    assert params(german).get("lang") == ["de"] and shown_german == ["German (de)"]
+    assert sorted(params(both).get("lang", [])) == ["de", "en"]
+    assert set(shown_both) <= {"English (en)", "German (de)"}
+
+
 def test_keyboard_focus_keeps_its_place_across_new_results(page, live_dashboard):
     """Next, a sort link or a filter's remove link pressed with the keyboard leaves with the
     old results; the focus comes back to the same control in the new ones, or to the results'
