@@ -10,18 +10,18 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import chain
 
 import numpy as np
 from scipy import sparse
 from sklearn.feature_extraction.text import HashingVectorizer
 from sklearn.utils import murmurhash3_32
 
-WORD = re.compile(r"\w+")
+WORD_OR_SEPARATOR = re.compile(r"\w+|\x1f")
 # An odd 32-bit constant (the golden ratio's): mixes a word pair's hashes into one.
 PAIR_MIX = np.uint64(0x9E3779B1)
-# Joins texts into one string to lower-case and split them at once; \w never matches it.
-SEPARATOR = "\x00"
+# Joins texts into one string to find their words at once; \w never matches it (nor is it
+# NUL, which numpy drops from the end of strings).
+SEPARATOR = "\x1f"
 
 
 @dataclass(frozen=True)
@@ -64,20 +64,24 @@ def texts_of(texts: Sequence[str], shape: FeatureShape) -> Texts:
     joined = SEPARATOR.join(texts)
     if joined.count(SEPARATOR) != max(len(texts) - 1, 0):
         joined = SEPARATOR.join(text.replace(SEPARATOR, " ") for text in texts)
-    split = [WORD.findall(text) for text in joined.lower().split(SEPARATOR)] if texts else []
-    lengths = np.fromiter(map(len, split), dtype=np.int64, count=len(split))
-    flat = list(chain.from_iterable(split))
+    # One pass of the pattern over all texts, separators kept to tell where each ends:
+    # several times faster than a pass per text.
+    found = np.array(WORD_OR_SEPARATOR.findall(joined.lower()) if texts else [], dtype=object)
+    is_separator = found == SEPARATOR
+    ends = np.append(np.flatnonzero(is_separator), len(found)) if texts else np.zeros(0, int)
+    lengths = np.diff(np.concatenate(([-1], ends))) - 1
+    flat = found[~is_separator].tolist()
     place = {word: i for i, word in enumerate(dict.fromkeys(flat))}
     distinct = list(place)
     tokens = np.fromiter(map(place.__getitem__, flat), dtype=np.int64, count=len(flat))
-    token_rows = np.repeat(np.arange(len(split), dtype=np.int64), lengths)
+    token_rows = np.repeat(np.arange(len(texts), dtype=np.int64), lengths)
     holds = sparse.csr_matrix(
         (np.ones(len(tokens), dtype=np.float32), tokens,
          np.concatenate(([0], np.cumsum(lengths)))),
-        shape=(len(split), len(distinct)),
+        shape=(len(texts), len(distinct)),
     )
     holds.sum_duplicates()
-    words = _word_columns(distinct, tokens, token_rows, len(split), shape)
+    words = _word_columns(distinct, tokens, token_rows, len(texts), shape)
     return Texts(holds, _char_grams(distinct, shape), words)
 
 

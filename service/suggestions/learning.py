@@ -124,15 +124,12 @@ def _refusals(rejected, by_id, known_tags) -> list[tuple[int, int]]:
 
 
 def _truth(tagged: list[TaggedQuery], rows: int, tag_ids: np.ndarray) -> sparse.csr_matrix:
-    row_index, tag_index = [], []
-    for row, query in enumerate(tagged):
-        for tag in set(query.tag_ids):
-            place = int(np.searchsorted(tag_ids, tag))
-            if place < len(tag_ids) and tag_ids[place] == tag:
-                row_index.append(row)
-                tag_index.append(place)
+    pairs = [(row, tag) for row, query in enumerate(tagged) for tag in set(query.tag_ids)]
+    row_index, tags = np.array(pairs, dtype=np.int64).reshape(-1, 2).T
+    place = np.minimum(np.searchsorted(tag_ids, tags), len(tag_ids) - 1)
+    learned = tag_ids[place] == tags
     return sparse.csr_matrix(
-        (np.ones(len(row_index), dtype=np.int8), (row_index, tag_index)),
+        (np.ones(int(learned.sum()), dtype=np.int8), (row_index[learned], place[learned])),
         shape=(rows, len(tag_ids)),
     )
 

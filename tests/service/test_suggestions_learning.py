@@ -250,3 +250,15 @@ def test_learning_is_told_its_settings():
     rows = themed_queries(400, seed=9)
     strict = learn(tagged(rows), settings=Settings(min_queries=1000))
     assert not strict.ready and sum(strict.too_few.values()) == 400
+
+
+def test_texts_are_split_into_their_own_words_whatever_they_hold():
+    from service.suggestions.features import FeatureShape, texts_of
+
+    batch = texts_of(["", "Hello, world", "x\x1fy", "!!!", "hello HELLO"], FeatureShape())
+    holds = batch.holds.toarray()
+    assert holds.shape[0] == 5
+    assert holds[0].sum() == 0 and holds[3].sum() == 0
+    assert holds[1].sum() == 2 and holds[2].sum() == 2
+    assert holds[4].max() == 2  # one distinct word, twice
+    assert texts_of([], FeatureShape()).holds.shape[0] == 0
