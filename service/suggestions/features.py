@@ -86,6 +86,8 @@ def texts_of(texts: Sequence[str], shape: FeatureShape) -> Texts:
 
 
 def _char_grams(distinct: list[str], shape: FeatureShape) -> sparse.csr_matrix:
+    if not distinct:  # the hasher cannot read an empty batch
+        return sparse.csr_matrix((0, shape.width), dtype=np.float32)
     hasher = HashingVectorizer(
         analyzer="char_wb",
         ngram_range=(shape.char_min, shape.char_max),
