@@ -55,9 +55,14 @@ class Texts:
     def rows(self, chosen: np.ndarray) -> Texts:
         return Texts(self.holds[chosen], self.grams, self.words_and_pairs[chosen])
 
-    def hashed(self) -> sparse.csr_matrix:
-        """Texts x width, the count of each feature in each text."""
-        return (self.holds @ self.grams + self.words_and_pairs).tocsr()
+    def document_frequency(self) -> np.ndarray:
+        """For each of the width's columns, how many texts have it."""
+        # Character n-grams and words take columns apart: counted apart, never added up.
+        grams = (self.holds @ self.grams).tocsr()
+        grams.sum_duplicates()
+        words = self.words_and_pairs
+        return np.bincount(np.concatenate((grams.indices, words.indices)),
+                           minlength=self.grams.shape[1])
 
 
 def texts_of(texts: Sequence[str], shape: FeatureShape) -> Texts:

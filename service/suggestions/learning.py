@@ -155,10 +155,9 @@ def _measure(model, scores, is_right, asked, settings) -> tuple[tuple[float, flo
 
 def _fit(found, truth, learning_rows, tagged_count, refusals, tag_ids, settings) -> Model:
     """Columns, idf and one classifier per tag from the rows marked learning_rows."""
-    chosen = found.rows(learning_rows).hashed()
-    document_frequency = np.bincount(chosen.indices, minlength=chosen.shape[1])
+    document_frequency = found.rows(learning_rows).document_frequency()
     columns = np.nonzero(document_frequency)[0].astype(np.int64)
-    documents = chosen.shape[0]
+    documents = int(learning_rows.sum())
     idf = (np.log((1 + documents) / (1 + document_frequency[columns])) + 1).astype(np.float32)
     frame = Model(
         shape=settings.shape, columns=columns, idf=idf,
