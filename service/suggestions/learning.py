@@ -57,7 +57,8 @@ def learn(
     rejected: Sequence[tuple[int, int]] = (),
     settings: Settings = Settings(),
 ) -> Model:
-    """A model from tagged queries and rejected (query id, tag id) suggestions."""
+    """A model from tagged queries and rejected (query id, tag id) suggestions; a rejected
+    query teaches only when it is among queries (with its tags, perhaps none)."""
     # In order of id: the same queries in any order learn the same model.
     by_id = {query.query_id: query for query in sorted(queries, key=lambda q: q.query_id)}
     counts = Counter(tag for query in by_id.values() for tag in set(query.tag_ids))
