@@ -22,7 +22,6 @@ from service import create_app as create_service_app
 from service import schema
 from service.org import accounts, admin
 from tests.support.api import Api
-from tests.support.compiled_sql import shared_compiled_sql
 from tests.support.databases import database_for, postgres_database_of_its_own
 from tests.support.ordering import (
     Durations,
@@ -129,14 +128,6 @@ def url_builders():
     """Every app of the process compiles each URL rule's builders once
     (tests/support/url_rules.py): three quarters of the CPU of making an app."""
     with shared_url_builders():
-        yield
-
-
-@pytest.fixture(scope="session", autouse=True)
-def compiled_sql():
-    """Every engine of the process finds the statements others compiled
-    (tests/support/compiled_sql.py): each test's engines compiled them all again."""
-    with shared_compiled_sql():
         yield
 
 
