@@ -32,7 +32,6 @@ from tests.support.ordering import (
 from tests.support.servers import LiveServer
 from tests.support.switches import wanted
 from tests.support.templates import CompiledTemplates
-from tests.support.url_rules import shared_url_builders
 from tests.support.world import TAG_COLORS, UNLIMITED, World
 
 # The one place that decides which optional suites run. A test that needs PostgreSQL, Redis,
@@ -120,14 +119,6 @@ def compiled_templates():
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(flask.Flask, "jinja_options",
                       {**flask.Flask.jinja_options, "bytecode_cache": CompiledTemplates()})
-        yield
-
-
-@pytest.fixture(scope="session", autouse=True)
-def url_builders():
-    """Every app of the process compiles each URL rule's builders once
-    (tests/support/url_rules.py): three quarters of the CPU of making an app."""
-    with shared_url_builders():
         yield
 
 
