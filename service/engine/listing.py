@@ -4,6 +4,7 @@ page's order and keeping the keys among the matches."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 
 from pyroaring import BitMap
@@ -184,15 +185,23 @@ class _Page:
             select(*COLUMNS).where(keys_condition(self.session, Query.pk, list(keys)))
             .order_by(*(ordering or self.ordering)).limit(limit).offset(offset)).all()
 
-    def _walked(self, statement, members: BitMap, reach: int) -> list[int]:
-        """The first `reach` keys of `statement` (keys in the page's order) among members."""
+    def _walked(self, statement, members: BitMap, reach: int, most: float | None = None,
+                give_up: Callable[[], bool] = bool) -> list[int] | None:
+        """The first `reach` keys of `statement` (keys in the page's order) among members;
+        None if, more than `most` rows passed without them, `give_up()` says so."""
         found: list[int] = []
+        passed = 0
         result = self.session.connection().execute(statement, execution_options=STREAMED)
         try:
             for part in _batches(result, reach * self.size / max(1, len(members))):
                 found.extend(pk for (pk,) in part if pk in members)
                 if len(found) >= reach:
                     return found[:reach]
+                passed += len(part)
+                if most is not None and passed > most:
+                    if give_up():
+                        return None
+                    most = None
         finally:
             result.close()
         return found
@@ -315,21 +324,39 @@ class _Page:
         walk = (skip + take) * self.size / len(keys) * WALK_COST
         narrow = len(keys) * PLACE_COST + take
         direction = _id_direction(ordering[0]) if len(ordering) == 1 else None
-        if direction is not None and len(keys) >= NARROW_FROM and narrow < min(
-                walk, len(keys)):
-            narrowed = id_keys.among(self.counting.store, self.session.connection(),
-                                     self.project_id, self.counting.at,
-                                     self.counting.everything, keys, skip, take,
-                                     descending=direction == "DESC")
-            if narrowed is not None:
-                return self._by_keys(narrowed.candidates, skip - narrowed.before, take,
-                                     ordering)
+        narrowable = direction is not None and len(keys) >= NARROW_FROM
+        if narrowable and narrow < min(walk, len(keys)):
+            rows = self._narrowed(keys, skip, take, ordering, direction)
+            if rows is not None:
+                return rows
         if len(ordering) > 1 or read_all <= walk:
             return self._by_keys(keys, skip, take, ordering)
         statement = select(Query.pk).where(Query.project_id == self.project_id).order_by(
             *ordering)
-        found = self._walked(statement, keys, skip + take)[skip:]
-        return self._by_keys(BitMap(found), 0, take, ordering)
+        # The keys may lie further along the order than their share says (ids made in time
+        # order: queries imported together lie together): past what narrowing costs, the
+        # walk gives up for it, if the project's id order is in memory.
+        found = self._walked(statement, keys, skip + take,
+                             most=max(walk, narrow) / WALK_COST if narrowable else None,
+                             give_up=self._id_order_held)
+        if found is not None:
+            return self._by_keys(BitMap(found[skip:]), 0, take, ordering)
+        rows = self._narrowed(keys, skip, take, ordering, direction)
+        return rows if rows is not None else self._by_keys(keys, skip, take, ordering)
+
+    def _id_order_held(self) -> bool:
+        return id_keys.loaded(self.counting.store, self.session.connection(), self.project_id,
+                              self.counting.at, self.counting.everything) is not None
+
+    def _narrowed(self, keys: BitMap, skip: int, take: int, ordering, direction: str):
+        """The rows at places `skip` … `skip + take` of the keys in id order, read among the
+        few candidates the project's id order held in memory gives; None when it cannot."""
+        narrowed = id_keys.among(self.counting.store, self.session.connection(),
+                                 self.project_id, self.counting.at, self.counting.everything,
+                                 keys, skip, take, descending=direction == "DESC")
+        if narrowed is None:
+            return None
+        return self._by_keys(narrowed.candidates, skip - narrowed.before, take, ordering)
 
 
 def _id_direction(clause) -> str | None:

@@ -14,7 +14,7 @@ import time
 import pytest
 from sqlalchemy import text
 
-from service.engine import id_keys, inserting
+from service.engine import id_keys, inserting, listing
 from service.imports import imports
 from service.org import admin
 
@@ -183,3 +183,37 @@ def test_pages_are_exact_while_the_ids_are_being_read(api, many_ties, statements
     ids_read(api, statements)
     assert deep_page(api, statements) == wanted[place:place + LIMIT]
     assert not walked(statements)
+
+
+def test_ties_lying_at_the_end_of_the_id_order_are_found_without_walking_it_all(
+        api, world, statements, monkeypatch):
+    """Ties whose ids all come after every other query's (imported together, later, with
+    ids made in time order): the walk of the id index from the first id passes thousands of
+    other queries; past what narrowing costs, it gives up for the id order held in memory
+    (once read). Pages stay exact."""
+    others, ties = 3000, 3000
+    ids = iter(f"{number:08x}-0000-4000-8000-000000000000" for number in range(others + ties))
+    monkeypatch.setattr(inserting, "new_uuid", lambda: next(ids))
+    world.run(lambda s: admin.insert_queries(s, world.project_id, [
+        (f"query {number}", "en", "US", [], None, {"clicks": 1 + number % 40})
+        for number in range(others)]))
+    world.run(lambda s: admin.insert_queries(s, world.project_id, [
+        (f"tie {number}", "en", "US", [], None, {"clicks": 0})
+        for number in range(ties)]))
+    narrowed = []
+    real = listing._Page._narrowed
+    monkeypatch.setattr(listing._Page, "_narrowed",
+                        lambda page, *args: narrowed.append(args[1]) or real(page, *args))
+    wanted = brute_force(stored(world), None, False, False)
+    deadline = time.monotonic() + 60
+    for page in (1, 2, 1, 2):
+        body = {"sort": [{"field": "clicks", "direction": "ASC"}], "page": page, "limit": LIMIT}
+        while True:
+            answer = api.queries(**body)
+            assert answer.status_code == 200, answer.text
+            got = [item["id"] for item in answer.json()["results"]]
+            assert got == wanted[(page - 1) * LIMIT:page * LIMIT]
+            if narrowed or time.monotonic() > deadline:
+                break  # the id order was read (in its thread) and the walk gave up for it
+            time.sleep(0.02)
+    assert narrowed, "the walk never gave up for the id order held in memory"
