@@ -48,6 +48,7 @@ WALK_COST = 0.25
 # costs ~20-90 us on PostgreSQL when not cached, 1,900 rows 30-180 ms).
 PLACE_COST = 0.01
 NARROW_FROM = 256
+WALK_GIVES_UP = 4
 WALK_BATCH = 4096
 FIRST_BATCH = 64
 STREAMED = {"stream_results": True, "max_row_buffer": WALK_BATCH}
@@ -334,10 +335,11 @@ class _Page:
         statement = select(Query.pk).where(Query.project_id == self.project_id).order_by(
             *ordering)
         # The keys may lie further along the order than their share says (ids made in time
-        # order: queries imported together lie together): past what narrowing costs, the
-        # walk gives up for it, if the project's id order is in memory.
+        # order: queries imported together lie together): past four times the rows their
+        # share says, the walk gives up for narrowing, if the project's id order is held
+        # (at 10M, 687,817 ties: 28,000 rows walked cost 68 ms, narrowing them 15 ms).
         found = self._walked(statement, keys, skip + take,
-                             most=max(walk, narrow) / WALK_COST if narrowable else None,
+                             most=WALK_GIVES_UP * walk / WALK_COST if narrowable else None,
                              give_up=self._id_order_held)
         if found is not None:
             return self._by_keys(BitMap(found[skip:]), 0, take, ordering)
