@@ -169,10 +169,7 @@ class Counter:
                 tags = tags - self.tagged(wanted.excluded)
             found["tags"] = tags
         if wanted.ranges:
-            found["numbers"] = BitMap.intersection(*(
-                number_index.in_range(self.held, name, lowest, highest)
-                for name, lowest, highest in wanted.ranges)) if len(wanted.ranges) > 1 else \
-                number_index.in_range(self.held, *wanted.ranges[0])
+            found["numbers"] = self.in_ranges(wanted.ranges)
         if wanted.pattern:
             if not found:
                 candidates = self.everything
@@ -182,6 +179,16 @@ class Counter:
                 candidates = self.combined(found)
             found["pattern"] = self.pattern(wanted.pattern, candidates)
         return found
+
+    def in_ranges(self, ranges: tuple) -> BitMap:
+        """The queries within every range, kept until the project's next write: a view's
+        pages, sorts and counts ask the same ranges, each a walk of the numbers' bits
+        (at 10M queries, ~35 ms a range)."""
+        def walked() -> FrozenBitMap:
+            each = [number_index.in_range(self.held, *bounds) for bounds in ranges]
+            return FrozenBitMap(BitMap.intersection(*each) if len(each) > 1 else each[0])
+        key = (self.project_id, self.at.epoch, self.at.stamp, "ranges", ranges)
+        return self.store.term(key, walked)
 
     def combined(self, parts: dict[str, BitMap], leave_out: str | None = None) -> BitMap:
         narrowing = sorted((keys for name, keys in parts.items() if name != leave_out), key=len)

@@ -390,3 +390,30 @@ def test_a_saved_view_keeps_the_numbers_it_shows(api, world):
     assert plain.json()["columns"] is None
     refused = api.post("/api/views/create", {"name": "bad", "filters": {}, "columns": ["likes"]})
     assert refused.status_code == 400, refused.text
+
+
+def test_a_range_kept_for_a_view_follows_each_write(api, world):
+    """A range's matches are kept until the project's next write: the same range asked after
+    numbers change, a query is added or numbers are written around the engine answers as of
+    that write."""
+    world.run(lambda s: admin.insert_queries(s, world.project_id, [
+        ("shoes", "en", "US", [], None, {"volume": 50}),
+        ("boots", "en", "US", [], None, {"volume": 500})]))
+    ranged = {"metricRanges": {"volume": {"min": 100, "max": 1000}}}
+
+    def matched() -> list[str]:
+        for _asked in range(2):  # the second answer is the kept one
+            answer = api.queries(**ranged)
+            assert answer.status_code == 200, answer.text
+        return sorted(item["query"] for item in answer.json()["results"])
+
+    assert matched() == ["boots"]
+    world.run(lambda s: admin.insert_queries(s, world.project_id, [
+        ("shoes", "en", "US", [], None, {"volume": 200})]))  # numbers updated
+    assert matched() == ["boots", "shoes"]
+    world.run(lambda s: admin.insert_queries(s, world.project_id, [
+        ("sandals", "en", "US", [], None, {"volume": 1000})]))
+    assert matched() == ["boots", "sandals", "shoes"]
+    world.run(lambda s: s.execute(text(  # around the engine: the bitmaps are built again
+        "UPDATE queries SET volume = 5 WHERE query = 'boots'")))
+    assert matched() == ["sandals", "shoes"]
