@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from app import create_app
 from tests.support.dashboard import close_app
@@ -24,6 +25,11 @@ from tests.support.e2e import (
 from tests.support.reference_proxy import WithoutExtensions
 from tests.support.servers import LiveServer
 from tests.support.world import UNLIMITED
+
+# Assertions wait as long as actions do (the contexts' default timeout below): on a busy
+# two-core machine a page behind the live dashboard and its embedded service, built while
+# other test workers run, has taken over 5 s to come.
+expect.set_options(timeout=10_000)
 
 
 @pytest.fixture(scope="session")
