@@ -49,6 +49,15 @@ def params(url: str) -> dict[str, list[str]]:
     return parse_qs(urlsplit(url).query)
 
 
+def tick_german_then_english(page) -> None:
+    """Two changes of the view: German ticked, then English beside it."""
+    open_picker(page, "Language")
+    page.get_by_role("checkbox", name="German (de)").check()
+    page.wait_for_url(lambda url: params(url).get("lang") == ["de"])
+    page.get_by_role("checkbox", name="English (en)").check()
+    page.wait_for_url(lambda url: sorted(params(url).get("lang", [])) == ["de", "en"])
+
+
 def shop_id(dashboard) -> str:
     with dashboard.api() as api:
         return next(p.id for p in api.all_projects() if p.name == SHOP)
@@ -178,11 +187,7 @@ def test_back_through_filter_changes_shows_each_views_own_ticks(page, live_dashb
       window.__validations = 0;
       document.addEventListener("htmx:validation:validate", () => window.__validations++);
     }""")
-    open_picker(page, "Language")
-    page.get_by_role("checkbox", name="German (de)").check()
-    page.wait_for_url(lambda url: params(url).get("lang") == ["de"])
-    page.get_by_role("checkbox", name="English (en)").check()
-    page.wait_for_url(lambda url: sorted(params(url).get("lang", [])) == ["de", "en"])
+    tick_german_then_english(page)
     assert page.evaluate("window.__validations") == 0
 
     # Each step through history loads its page again from the server (htmx keeps no history
@@ -223,11 +228,7 @@ def test_a_change_of_view_is_one_history_entry_pushed_once_its_rows_are_shown(
         };
       }
     }""")
-    open_picker(page, "Language")
-    page.get_by_role("checkbox", name="German (de)").check()
-    page.wait_for_url(lambda url: params(url).get("lang") == ["de"])
-    page.get_by_role("checkbox", name="English (en)").check()
-    page.wait_for_url(lambda url: sorted(params(url).get("lang", [])) == ["de", "en"])
+    tick_german_then_english(page)
 
     calls = page.evaluate("window.__history")
     assert [name for name, _, _ in calls] == ["replaceState", "pushState", "pushState"]
