@@ -24,7 +24,7 @@
     if (waiting) return;
     // A hidden page paints no frame (and runs no animation frame) until it is shown again.
     if (document.visibilityState === "hidden") push();
-    else Tagdesk.afterNextPaint(function () { setTimeout(push, 0); });
+    else Tagdesk.afterNextPaint(push);
   });
 
   // The query string of the view on screen, its address pushed or about to be.

@@ -32,7 +32,7 @@
   // A task after the next frame: painted then, the counts do not hold up that frame.
   function afterTheFrame() {
     return new Promise(function (resolve) {
-      Tagdesk.afterNextPaint(function () { setTimeout(resolve, 0); });
+      Tagdesk.afterNextPaint(resolve);
     });
   }
 
