@@ -58,6 +58,7 @@ from . import (
     tag_changes,
     tag_creation,
     tag_edits,
+    words,
 )
 from .openapi import openapi_document
 from .protocol import json_response
@@ -143,6 +144,10 @@ def list_queries():
 # How many queries the filter matches, and how many it would match with each language,
 # country or tag chosen instead (docs/api.md).
 extension("/queries/facets", FacetsBody, query_filters.facets, held=True)
+
+
+# The words and two-word phrases most of a filter's queries contain, with their counts.
+extension("/queries/words", words.WordsBody, words.words, held=True, name="common_words")
 
 
 # When each of some queries, named by id, was last changed: what a page polls to learn

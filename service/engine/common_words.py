@@ -1,0 +1,128 @@
+"""The words and two-word phrases most of a view's queries share (queries/words).
+
+Candidates come from an evenly spread sample of the view's queries (SAMPLED of them, all of a
+smaller view): each text folded (engine/folding.py), cut at its spaces, each word stripped of
+the punctuation around it; words of one character, words without a letter or digit and the
+stop words of the view's languages (stop_words/<language>.txt) are left out. A phrase is two
+such words side by side in a text, one space between them. The candidates met most in the
+sample are then counted exactly over the whole view: a word's or phrase's count is the number
+of the view's queries whose text contains it, as the text filter finds it (engine/counting.py,
+Counter.text), so that a filter by it shows that many queries. Those bitmaps are kept per
+process while the project's texts stay as they are.
+"""
+
+from __future__ import annotations
+
+from collections import Counter as Tally
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from pyroaring import BitMap
+from sqlalchemy import select
+
+from . import folding, kinds
+from .counting import Counter, Filter
+from .keys import keys_condition
+from .tables import Query
+
+# The view's queries whose texts give the candidates.
+SAMPLED = 2000
+# Candidates counted exactly, beyond the number asked for: more find the true first ones
+# more often, each costs an intersection (and, the first time, the term's bitmap).
+EXTRA_WORDS = 20
+EXTRA_PHRASES = 5
+# A phrase met fewer times than this in a sample of SAMPLED is not counted (unless the view
+# is the sample).
+PHRASE_SEEN = 2
+_STOP_WORDS = resources.files(__package__) / "stop_words"
+
+
+@dataclass(frozen=True)
+class Common:
+    text: str
+    count: int
+
+
+@cache
+def stop_words(language: str) -> frozenset[str]:
+    """The stop words of a language code ("de", "pt-BR": "pt"), folded; none when the
+    repository keeps no list for it."""
+    name = language.split("-")[0].lower()
+    if not name.isalpha():
+        return frozenset()
+    found = _STOP_WORDS / f"{name}.txt"
+    if not found.is_file():
+        return frozenset()
+    return frozenset(folding.fold(line.strip()) for line in found.read_text("utf-8").splitlines()
+                     if line.strip())
+
+
+def _bare(word: str) -> str:
+    """The word without the punctuation around it ("(shoes," → "shoes")."""
+    start, end = 0, len(word)
+    while start < end and not word[start].isalnum():
+        start += 1
+    while end > start and not word[end - 1].isalnum():
+        end -= 1
+    return word[start:end]
+
+
+def _kept(word: str, stopped: frozenset[str]) -> bool:
+    return len(word) > 1 and word not in stopped
+
+
+def sample(keys: BitMap) -> list[int]:
+    """At most SAMPLED of the keys, evenly spread over them (all of them when fewer)."""
+    size = len(keys)
+    if size <= SAMPLED:
+        return list(keys)
+    return [keys[index * size // SAMPLED] for index in range(SAMPLED)]
+
+
+def view_languages(counter: Counter, matched: BitMap) -> list[str]:
+    return [value for value in counter.held.values(kinds.LANGUAGE)
+            if matched.intersection_cardinality(counter.held.bitmap(kinds.LANGUAGE, value))]
+
+
+def candidates(texts: list[str], stopped: frozenset[str]) -> tuple[Tally, Tally]:
+    """(words, phrases): how many of the texts hold each."""
+    words: Tally = Tally()
+    phrases: Tally = Tally()
+    for text in texts:
+        folded = folding.fold(text)
+        bare = [_bare(word) for word in folding.words(folded)]
+        words.update({word for word in bare if _kept(word, stopped)})
+        # As the text holds them: "shoes, bags" has no phrase "shoes bags".
+        phrases.update({phrase for first, second in zip(bare, bare[1:], strict=False)
+                        if _kept(first, stopped) and _kept(second, stopped)
+                        and (phrase := f"{first} {second}") in folded})
+    return words, phrases
+
+
+def common_words(counter: Counter, wanted: Filter, limit: int
+                 ) -> tuple[int, list[Common], list[Common]]:
+    """(the view's size, words, phrases): the `limit` words and phrases that most of the
+    view's queries contain, most first (then by text), with exact counts."""
+    matched = counter.matches(wanted)
+    keys = sample(matched)
+    if not keys:
+        return 0, [], []
+    rows = counter.session.execute(select(Query.query).where(
+        keys_condition(counter.session, Query.pk, keys))).scalars().all()
+    stopped = frozenset().union(*(stop_words(language)
+                                  for language in view_languages(counter, matched)))
+    words, phrases = candidates(rows, stopped)
+    everything = len(keys) == len(matched)
+    word_list = [word for word, _seen in words.most_common(limit + EXTRA_WORDS)]
+    phrase_list = [phrase for phrase, seen in phrases.most_common(limit + EXTRA_PHRASES)
+                   if everything or seen >= PHRASE_SEEN]
+    return (len(matched), _counted(counter, matched, word_list, limit),
+            _counted(counter, matched, phrase_list, limit))
+
+
+def _counted(counter: Counter, matched: BitMap, texts: list[str], limit: int) -> list[Common]:
+    counted = [Common(text, matched.intersection_cardinality(counter.text(text)))
+               for text in texts]
+    counted.sort(key=lambda item: (-item.count, item.text))
+    return [item for item in counted[:limit] if item.count]
