@@ -29,6 +29,7 @@ from .keys import mask
 from .records import (
     NUMBER_NAMES,
     Capabilities,
+    CommonWords,
     Facets,
     FrozenMapping,
     ImportRecord,
@@ -60,6 +61,7 @@ __all__ = [
     "Capabilities",
     "Client",
     "ClientStats",
+    "CommonWords",
     "Conflict",
     "Facets",
     "FrozenMapping",

@@ -43,6 +43,7 @@ from .errors import ApiError, InvalidRequest, RateLimited, TransportError, Unava
 from .keys import ApiKey
 from .records import (
     Capabilities,
+    CommonWords,
     Facets,
     ImportRecord,
     Project,
@@ -62,6 +63,7 @@ from .records import (
     TagPage,
     TagUnmerge,
     read_capabilities,
+    read_common_words,
     read_facets,
     read_imports,
     read_project_page,
@@ -105,6 +107,7 @@ UPDATE_TAG = "/api/tags/update"
 MERGE_TAG = "/api/tags/merge"
 UNMERGE_TAG = "/api/tags/unmerge"
 FACETS = "/api/queries/facets"
+WORDS = "/api/queries/words"
 QUERY_VERSIONS = "/api/queries/versions"
 IMPORTS = "/api/imports/list"
 VIEWS = "/api/views/list"
@@ -134,6 +137,7 @@ EXTENSIONS = {
     "tag_edits": ("PATCH", EDIT_TAGS),
     "query_versions": ("POST", QUERY_VERSIONS),
     "imports": ("POST", IMPORTS),
+    "common_words": ("POST", WORDS),
 }
 # The request schema whose extension fields are Capabilities.filter_fields.
 FILTER_SCHEMA = "QueryListRequest"
@@ -365,6 +369,15 @@ class Client:
         if sums:
             body["sums"] = _names(sums, "sums")
         return self._post(FACETS, _project(project_id), body, read_facets)
+
+    def common_words(self, project_id: str, filters: QueryFilters | None = None,
+                     limit: int = 20) -> CommonWords:
+        """The `limit` words and the `limit` two-word phrases most of the filter's queries
+        contain, each with its exact count (POST /api/queries/words, an extension:
+        `capabilities().common_words`)."""
+        body = filters.to_body() if filters else {}
+        body["limit"] = limit
+        return self._post(WORDS, _project(project_id), body, read_common_words)
 
     def query_versions(self, project_id: str, ids: Iterable[str]) -> dict[str, datetime]:
         """When each query of `ids` (at most 1000) last changed, by id; one the project no

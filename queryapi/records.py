@@ -424,6 +424,7 @@ class Capabilities:
     tag_edits: bool = False  # PATCH /api/queries/many/tags-edit (tags added and removed)
     query_versions: bool = False  # POST /api/queries/versions (updatedAt of queries by id)
     imports: bool = False  # POST /api/imports/list (a project's imports, newest first)
+    common_words: bool = False  # POST /api/queries/words (the words a view's queries share)
     # The fields of queries/list's filter marked as extensions (tagMatch, untagged, …).
     filter_fields: frozenset[str] = frozenset()
     # The numbers a query may carry that this deployment lists, sorts, filters and sums
@@ -996,3 +997,21 @@ def read_rule_unapplied(payload: Any, what: str, counted: str = "removed") -> Ru
             more=more,
             operation=None if operation is None else _text(operation, "operation"))
     return _read(what, parse)
+
+
+@dataclass(frozen=True)
+class CommonWords:
+    """The words and two-word phrases most of a filter's queries contain (POST
+    /api/queries/words, an extension: `Capabilities.common_words`), most first: (text,
+    count), the count exact (the queries a text filter of it finds among the filter's)."""
+
+    total_records: int
+    words: tuple[tuple[str, int], ...]
+    phrases: tuple[tuple[str, int], ...]
+
+
+def read_common_words(payload: Any, what: str) -> CommonWords:
+    return _read(what, lambda: CommonWords(
+        total_records=_count(_get(payload, "totalRecords", ""), "totalRecords"),
+        words=_counted(_get(payload, "words", ""), "words", "text", _text),
+        phrases=_counted(_get(payload, "phrases", ""), "phrases", "text", _text)))

@@ -62,7 +62,8 @@ def test_the_service_offers_every_extension(client):
                                                  saved_views=True, rules=True, rule_apply=True,
                                                  tag_editing=True, tag_merging=True,
                                                  tag_edits=True, query_versions=True,
-                                                 imports=True, filter_fields=EXTENSION_FIELDS,
+                                                 imports=True, common_words=True,
+                                                 filter_fields=EXTENSION_FIELDS,
                                                  numbers=NUMBER_NAMES)
 
 
