@@ -7,8 +7,11 @@ inside the page and, for htmx requests, alone.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from flask import (
     Blueprint,
+    abort,
     current_app,
     flash,
     jsonify,
@@ -56,6 +59,8 @@ from queryapi import (
 from weblib.tag_names import fold_tag_name
 
 bp = Blueprint("queries", __name__)
+# The words and phrases the Common words panel lists of each.
+COMMON_WORDS = 20
 
 COLUMNS = (("query", "Query", True), ("language", "Language", True),
            ("country", "Country", True), ("tags", "Tags", False), ("updated", "Updated", True))
@@ -295,3 +300,35 @@ def _progress_link(project, view: QueryView) -> str:
 def _biggest_link(project, view: QueryView, number: str) -> str:
     return url_for("queries.index", project_id=project.id) \
         + facets.biggest_view(view, number).query_string()
+
+
+@bp.app_context_processor
+def common_words_offered() -> dict:
+    """Whether the results offer the Common words panel (asked only where they are shown)."""
+    return {"offers_common_words": lambda: apiclient.capabilities().common_words}
+
+
+@bp.get("/projects/<project_id>/queries/words")
+@login_required
+def words(project_id: str):
+    """The view's common words, each a link to the view searching for it: the panel's body
+    (htmx, when the panel is opened), or a page of its own. 404 where the API has none."""
+    project = load_project(project_id)
+    if not apiclient.capabilities().common_words:
+        abort(404)
+    view, _ignored = offered_view(QueryView.from_args(request.args))
+    view, _unknown = known_values(project, view)
+    found = apiclient.client().common_words(project.id, view.filters, limit=COMMON_WORDS)
+    here = url_for("queries.index", project_id=project.id)
+
+    def linked(items):
+        return [{"text": text, "count": count,
+                 "href": here + view.filtered(replace(view.filters, text=text)).query_string()}
+                for text, count in items]
+
+    context = {"project": project, "section": "queries", "view": view, "found": found,
+               "words": linked(found.words), "phrases": linked(found.phrases),
+               "back": here + view.query_string()}
+    if wants_partial():
+        return render_template("queries/_words.html", **context)
+    return render_template("queries/words.html", **context)
