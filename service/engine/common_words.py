@@ -2,9 +2,9 @@
 
 Candidates come from an evenly spread sample of the view's queries (SAMPLED of them, all of a
 smaller view): each text folded (engine/folding.py), cut at its spaces, each word stripped of
-the punctuation around it; words of one character, words without a letter or digit and the
-stop words of the view's languages (stop_words/<language>.txt) are left out. A phrase is two
-such words side by side in a text, one space between them. The candidates met most in the
+the punctuation around it; words of one or two characters and the stop words of the view's
+languages (stop_words/<language>.txt) are left out. A phrase is two such words side by side
+in a text, one space between them. The candidates met most in the
 sample are then counted exactly over the whole view: a word's or phrase's count is the number
 of the view's queries whose text contains it, as the text filter finds it (engine/counting.py,
 Counter.text), so that a filter by it shows that many queries. Those bitmaps are kept per
@@ -13,6 +13,7 @@ process while the project's texts stay as they are.
 
 from __future__ import annotations
 
+import string
 from collections import Counter as Tally
 from dataclasses import dataclass
 from functools import cache
@@ -28,6 +29,11 @@ from .tables import Query
 
 # The view's queries whose texts give the candidates.
 SAMPLED = 2000
+# Words shorter than this are left out: as a text filter, "xl" is in every "axle".
+SHORTEST = 3
+# What is stripped from either end of a word: ASCII's punctuation and symbols, and the
+# quotes, dashes and marks of other scripts.
+PUNCTUATION = string.punctuation + "–—‘’‚“”„«»‹›¿¡…·•°€£¥§¶"
 # Candidates counted exactly, beyond the number asked for: more find the true first ones
 # more often, each costs an intersection (and, the first time, the term's bitmap).
 EXTRA_WORDS = 20
@@ -58,26 +64,9 @@ def stop_words(language: str) -> frozenset[str]:
                      if line.strip())
 
 
-def _bare(word: str) -> str:
-    """The word without the punctuation around it ("(shoes," → "shoes")."""
-    start, end = 0, len(word)
-    while start < end and not word[start].isalnum():
-        start += 1
-    while end > start and not word[end - 1].isalnum():
-        end -= 1
-    return word[start:end]
-
-
-def _kept(word: str, stopped: frozenset[str]) -> bool:
-    return len(word) > 1 and word not in stopped
-
-
-def sample(keys: BitMap) -> list[int]:
+def sample(keys: BitMap) -> BitMap:
     """At most SAMPLED of the keys, evenly spread over them (all of them when fewer)."""
-    size = len(keys)
-    if size <= SAMPLED:
-        return list(keys)
-    return [keys[index * size // SAMPLED] for index in range(SAMPLED)]
+    return keys[::-(-len(keys) // SAMPLED)] if len(keys) > SAMPLED else keys
 
 
 def view_languages(counter: Counter, matched: BitMap) -> list[str]:
@@ -87,17 +76,19 @@ def view_languages(counter: Counter, matched: BitMap) -> list[str]:
 
 def candidates(texts: list[str], stopped: frozenset[str]) -> tuple[Tally, Tally]:
     """(words, phrases): how many of the texts hold each."""
-    words: Tally = Tally()
-    phrases: Tally = Tally()
-    for text in texts:
-        folded = folding.fold(text)
-        bare = [_bare(word) for word in folding.words(folded)]
-        words.update({word for word in bare if _kept(word, stopped)})
+    words: list[str] = []
+    phrases: list[str] = []
+    # Folded at once (NUL is in no text: weblib.text_rules).
+    for folded in folding.fold("\0".join(texts)).split("\0"):
+        bare = [word.strip(PUNCTUATION) for word in folded.split(" ")]
+        kept = [word if len(word) >= SHORTEST and word not in stopped else "" for word in bare]
+        words += set(kept)
         # As the text holds them: "shoes, bags" has no phrase "shoes bags".
-        phrases.update({phrase for first, second in zip(bare, bare[1:], strict=False)
-                        if _kept(first, stopped) and _kept(second, stopped)
-                        and (phrase := f"{first} {second}") in folded})
-    return words, phrases
+        phrases += {phrase for first, second in zip(kept, kept[1:], strict=False)
+                    if first and second and (phrase := f"{first} {second}") in folded}
+    counted = Tally(words)
+    del counted[""]
+    return counted, Tally(phrases)
 
 
 def common_words(counter: Counter, wanted: Filter, limit: int
@@ -109,7 +100,7 @@ def common_words(counter: Counter, wanted: Filter, limit: int
     if not keys:
         return 0, [], []
     rows = counter.session.execute(select(Query.query).where(
-        keys_condition(counter.session, Query.pk, keys))).scalars().all()
+        keys_condition(counter.session, Query.pk, list(keys)))).scalars().all()
     stopped = frozenset().union(*(stop_words(language)
                                   for language in view_languages(counter, matched)))
     words, phrases = candidates(rows, stopped)

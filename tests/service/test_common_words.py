@@ -19,12 +19,13 @@ COUNTRIES = {"en": "US", "de": "DE", "fr": "FR"}
 
 
 def generated(count: int, seed: int = 7) -> list[tuple]:
-    """Queries of two to five words, stop words among them, some punctuation, random tags."""
+    """Queries of one to five words, stop words and short words among them, some punctuation,
+    random tags."""
     chance = random.Random(seed)
     rows, seen = [], set()
     while len(rows) < count:
         language = chance.choice(list(STOPPED))
-        words = [chance.choice(ADJECTIVES + STOPPED[language] + ["a", "2024", "–"])
+        words = [chance.choice(ADJECTIVES + STOPPED[language] + ["a", "xl", "2024", "–"])
                  for _ in range(chance.randint(0, 3))] + [chance.choice(NOUNS)]
         if chance.random() < 0.1:
             words[-1] += ","
@@ -55,7 +56,7 @@ def words_of(api, body) -> dict:
 
 def kept_tokens(text: str, stopped: set[str]) -> list[str]:
     bare = [word.strip("–,") for word in fold(text).split(" ") if word]
-    return [word if len(word) > 1 and word not in stopped else "" for word in bare]
+    return [word if len(word) > 2 and word not in stopped else "" for word in bare]
 
 
 def check_exact(answer: dict, texts: list[str], body: dict, limit: int, whole: bool) -> None:
