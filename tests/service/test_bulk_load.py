@@ -10,6 +10,7 @@ tag name rather than by keys."""
 from __future__ import annotations
 
 import random
+import shutil
 import sqlite3
 import uuid
 from collections import Counter
@@ -21,7 +22,7 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import IntegrityError
 
-from service import create_app, schema
+from service import create_app
 from service.api import query_filters
 from service.bodies.validation import QueryListBody
 from service.demo import demo
@@ -424,12 +425,18 @@ def test_a_load_gives_its_connection_the_usual_sqlite_settings_back(two_projects
     assert settings(seen["connection"]) == usual
 
 
-def _seeded(tmp_path, name: str) -> tuple[set, dict]:
+def migrated(sqlite_template, path) -> str:
+    """The URL of a new SQLite file at `path`, migrated: a copy of the run's migrated template
+    (tests/conftest.py), as every test's database is; migrating each took ~1 s of CPU."""
+    shutil.copy(sqlite_template, path)
+    return f"sqlite:///{path}"
+
+
+def _seeded(tmp_path, sqlite_template, name: str) -> tuple[set, dict]:
     """seed-demo of 300 queries into a new SQLite file: (each query's key and tag names, the
     sizes of the bitmaps of one project), its bitmaps checked against its rows."""
-    app = create_app({"DATABASE_URL": f"sqlite:///{tmp_path / name}"})
+    app = create_app({"DATABASE_URL": migrated(sqlite_template, tmp_path / name)})
     engine = app.extensions["tagdesk_engine"]
-    schema.upgrade(engine)
     demo.seed(app, 300)
     with session_scope(app) as session:
         queries = {tuple(row) for row in session.execute(text(
@@ -446,11 +453,12 @@ def _seeded(tmp_path, name: str) -> tuple[set, dict]:
     return queries, bitmaps
 
 
-def test_the_demo_commits_sqlite_loads_in_chunks_with_the_same_result(tmp_path, monkeypatch):
+def test_the_demo_commits_sqlite_loads_in_chunks_with_the_same_result(tmp_path, sqlite_template,
+                                                                      monkeypatch):
     """SQLite: seed-demo commits a project a range of the key's order at a time (one
     transaction of ten million made a write-ahead log no page look-up could cross quickly);
     the rows, tags and bitmaps are those of one transaction."""
-    whole = _seeded(tmp_path, "whole.sqlite3")
+    whole = _seeded(tmp_path, sqlite_template, "whole.sqlite3")
     monkeypatch.setitem(demo.RANGE_ROWS, "sqlite", 70)  # 300 queries: five transactions
     ranges = []
     insert = bulk_load._SqliteLoad.insert
@@ -465,7 +473,7 @@ def test_the_demo_commits_sqlite_loads_in_chunks_with_the_same_result(tmp_path, 
         return insert(self, first, last)
 
     monkeypatch.setattr(bulk_load._SqliteLoad, "insert", insert_range)
-    chunked = _seeded(tmp_path, "chunked.sqlite3")
+    chunked = _seeded(tmp_path, sqlite_template, "chunked.sqlite3")
     # The two small projects' 30 queries each take one range.
     assert ranges == [(1, 70, 0), (71, 140, 70), (141, 210, 140), (211, 280, 210),
                       (281, 300, 280), (1, 30, 0), (1, 30, 0)]
@@ -484,12 +492,12 @@ def _demo_rows(session) -> set[tuple]:
 
 @pytest.mark.parametrize("database_url", ["sqlite", pytest.param("postgres",
                          marks=pytest.mark.postgres)], indirect=True)
-def test_the_demo_adds_its_rows_in_ranges_as_imports_do(database_url, tmp_path, monkeypatch):
+def test_the_demo_adds_its_rows_in_ranges_as_imports_do(database_url, tmp_path, sqlite_template,
+                                                         monkeypatch):
     """seed-demo adds a project a range of the key's order at a time, as imports do; on
     PostgreSQL two connections add ranges at once. The rows and tags are those of one range
     on one connection, and the count engine's bitmaps are those of the rows."""
-    whole = create_app({"DATABASE_URL": f"sqlite:///{tmp_path / 'whole.sqlite3'}"})
-    schema.upgrade(whole.extensions["tagdesk_engine"])
+    whole = create_app({"DATABASE_URL": migrated(sqlite_template, tmp_path / "whole.sqlite3")})
     demo.seed(whole, 300)
     with session_scope(whole) as session:
         expected = _demo_rows(session)
@@ -522,7 +530,8 @@ def _demo_times(session) -> list[datetime]:
                 "ORDER BY p.name, q.query, q.language, q.country")).scalars()]
 
 
-def test_a_large_demo_is_made_by_a_child_process_with_the_same_rows(tmp_path, monkeypatch):
+def test_a_large_demo_is_made_by_a_child_process_with_the_same_rows(tmp_path, sqlite_template,
+                                                                   monkeypatch):
     """From MADE_ASIDE_ROWS queries, a forked child makes the demo's texts and times while this
     process tags and stages them: the same queries, tags and times (to the time the seed ran)
     as made here."""
@@ -537,8 +546,7 @@ def test_a_large_demo_is_made_by_a_child_process_with_the_same_rows(tmp_path, mo
     for name, aside_from in (("here", 10 ** 9), ("aside", 300)):
         monkeypatch.setattr(demo, "MADE_ASIDE_ROWS", aside_from)
         children.clear()
-        app = create_app({"DATABASE_URL": f"sqlite:///{tmp_path / name}.sqlite3"})
-        schema.upgrade(app.extensions["tagdesk_engine"])
+        app = create_app({"DATABASE_URL": migrated(sqlite_template, tmp_path / f"{name}.sqlite3")})
         before = datetime.now()
         demo.seed(app, 300)
         with session_scope(app) as session:
@@ -556,7 +564,8 @@ def test_a_large_demo_is_made_by_a_child_process_with_the_same_rows(tmp_path, mo
                                                                    strict=True))
 
 
-def test_a_demo_whose_rows_cannot_be_made_says_so_and_adds_nothing(tmp_path, monkeypatch):
+def test_a_demo_whose_rows_cannot_be_made_says_so_and_adds_nothing(tmp_path, sqlite_template,
+                                                                   monkeypatch):
     monkeypatch.setattr(demo, "MADE_ASIDE_ROWS", 300)
 
     def broken(size, seed_value):
@@ -564,8 +573,7 @@ def test_a_demo_whose_rows_cannot_be_made_says_so_and_adds_nothing(tmp_path, mon
         raise ValueError("a generator that breaks")
 
     monkeypatch.setattr(demo, "_texts", broken)
-    app = create_app({"DATABASE_URL": f"sqlite:///{tmp_path / 'broken.sqlite3'}"})
-    schema.upgrade(app.extensions["tagdesk_engine"])
+    app = create_app({"DATABASE_URL": migrated(sqlite_template, tmp_path / "broken.sqlite3")})
     with pytest.raises(RuntimeError, match="The demo's queries could not be made"):
         demo.seed(app, 300)
     with session_scope(app) as session:
