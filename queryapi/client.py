@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from datetime import datetime
 from functools import partial
 from typing import Any, TypeVar
@@ -56,6 +57,8 @@ from .records import (
     RulePreview,
     RuleUnapplied,
     SavedView,
+    SuggestionsAccepted,
+    SuggestionStatus,
     Tag,
     TagAssignment,
     TagEdit,
@@ -70,6 +73,7 @@ from .records import (
     read_queries,
     read_query_page,
     read_query_versions,
+    read_rejected,
     read_rule,
     read_rule_applied,
     read_rule_preview,
@@ -77,6 +81,8 @@ from .records import (
     read_rules,
     read_saved_view,
     read_saved_views,
+    read_suggestion_status,
+    read_suggestions_accepted,
     read_tag,
     read_tag_merge,
     read_tag_page,
@@ -123,6 +129,10 @@ DELETE_RULE = "/api/rules/delete"
 APPLY_RULE = "/api/rules/apply"
 UNAPPLY_RULE = "/api/rules/unapply"
 RESTORE_RULE = "/api/rules/restore"
+SUGGESTION_STATUS = "/api/suggestions/status"
+REFRESH_SUGGESTIONS = "/api/suggestions/refresh"
+ACCEPT_SUGGESTIONS = "/api/suggestions/accept"
+REJECT_SUGGESTIONS = "/api/suggestions/reject"
 ACTOR_HEADER = "X-Tagdesk-Actor"
 # Each field of Capabilities: the operation that offers it, marked in the OpenAPI document.
 # tag_logic: facets came with the filter's tag fields (docs/api.md, more filter fields).
@@ -138,6 +148,7 @@ EXTENSIONS = {
     "query_versions": ("POST", QUERY_VERSIONS),
     "imports": ("POST", IMPORTS),
     "common_words": ("POST", WORDS),
+    "suggestions": ("POST", SUGGESTION_STATUS),
 }
 # The request schema whose extension fields are Capabilities.filter_fields.
 FILTER_SCHEMA = "QueryListRequest"
@@ -514,6 +525,52 @@ class Client:
         back); call again while `more`."""
         return self._post(RESTORE_RULE, _project(project_id), {"operation": operation},
                           partial(read_rule_unapplied, counted="restored"))
+
+    # -- extensions: suggested tags --------------------------------------------------------
+
+    def suggestion_status(self, project_id: str) -> SuggestionStatus:
+        """The project's suggested tags: ready, learning or too few tags, and what they were
+        learned from (`capabilities().suggestions`)."""
+        return self._post(SUGGESTION_STATUS, _project(project_id), {}, read_suggestion_status)
+
+    def refresh_suggestions(self, project_id: str) -> None:
+        """Learn the project's suggestions again, in the background (202)."""
+        self._transport.call("POST", REFRESH_SUGGESTIONS, project_id=_project(project_id),
+                             body={}, extra_headers=self._actor)
+
+    def accept_suggestions(self, project_id: str, tag_id: int, *,
+                           query_ids: Iterable[str] | None = None,
+                           filters: QueryFilters | None = None,
+                           min_confidence: float | None = None,
+                           cursor: int = 0) -> SuggestionsAccepted:
+        """The next part of the queries suggested the tag (by id, or those the filter
+        matches) gets it; call again with the answer's cursor until it is None. The answer's
+        `queries` are tags-edit items that take the tag away again (Undo)."""
+        if (query_ids is None) == (filters is None):
+            raise InvalidRequest("Give query_ids or filters, one of the two.")
+        if not isinstance(cursor, int) or isinstance(cursor, bool) or cursor < 0:
+            raise InvalidRequest("cursor is 0 or the cursor of the previous part.")
+        body: dict[str, Any] = {"tagId": _tag_id(tag_id), "cursor": cursor}
+        if query_ids is not None:
+            body["queryIds"] = _names(query_ids, "query_ids")
+        else:
+            body["filters"] = filters.to_body()
+        if min_confidence is not None:
+            body["minConfidence"] = min_confidence
+        done = self._post(ACCEPT_SUGGESTIONS, _project(project_id), body,
+                          read_suggestions_accepted)
+        return replace(done, queries=tuple(replace(item, remove=(tag_id,))
+                                           for item in done.queries))
+
+    def reject_suggestions(self, project_id: str, tag_id: int,
+                           query_ids: Iterable[str]) -> int:
+        """The tag is never suggested to these queries again (until it is merged or
+        deleted); how many were newly rejected."""
+        payload = self._transport.call(
+            "POST", REJECT_SUGGESTIONS, project_id=_project(project_id),
+            body={"tagId": _tag_id(tag_id), "queryIds": _names(query_ids, "query_ids")},
+            extra_headers=self._actor)
+        return read_rejected(payload, f"POST {REJECT_SUGGESTIONS}")
 
     # -- what the deployment offers --------------------------------------------------------
 

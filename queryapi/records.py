@@ -129,10 +129,11 @@ TAG_MATCHES = ("any", "all")
 BODY_NAMES = {"text": "query", "languages": "languages", "countries": "countries",
               "tag_ids": "tagIds", "tag_names": "tagNames", "tag_match": "tagMatch",
               "exclude_tag_ids": "excludeTagIds", "exclude_tag_names": "excludeTagNames",
-              "untagged": "untagged", "pattern": "pattern", "metric_ranges": "metricRanges"}
+              "untagged": "untagged", "pattern": "pattern", "metric_ranges": "metricRanges",
+              "suggested_tag_ids": "suggestedTagIds", "min_confidence": "minConfidence"}
 # The fields that say which tags a query carries (a tag written may move a query in or out).
 TAG_FIELDS = ("tag_ids", "tag_names", "tag_match", "exclude_tag_ids", "exclude_tag_names",
-              "untagged")
+              "untagged", "suggested_tag_ids")
 
 
 @dataclass(frozen=True)
@@ -157,6 +158,10 @@ class QueryFilters:
     untagged: bool = False
     pattern: str = ""
     metric_ranges: FrozenMapping = EMPTY
+    # Suggested one of these tags (an extension, `Capabilities.suggestions`), at or above
+    # min_confidence (0 to 1; None: the project's default confidence).
+    suggested_tag_ids: tuple[int, ...] = ()
+    min_confidence: float | None = None
 
     def __post_init__(self):
         for field in fields(self):
@@ -169,6 +174,11 @@ class QueryFilters:
         object.__setattr__(self, "metric_ranges", metric_ranges(self.metric_ranges))
         if self.tag_match not in TAG_MATCHES:
             raise InvalidRequest(f'tag_match is "any" or "all", not {self.tag_match!r}.')
+        if self.min_confidence is not None and (
+                isinstance(self.min_confidence, bool)
+                or not isinstance(self.min_confidence, int | float)
+                or not 0 <= self.min_confidence <= 1):
+            raise InvalidRequest("min_confidence is a number from 0 to 1.")
 
     def to_body(self) -> dict:
         body: dict[str, Any] = {}
@@ -233,6 +243,15 @@ class TagSource:
     added_by: str | None = None
     added_at: datetime | None = None
     imported_from: str | None = None
+    suggested: bool = False  # an accepted suggestion
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """A tag suggested to a query it lacks, with its confidence (0 to 1)."""
+
+    tag_id: int
+    confidence: float
 
 
 @dataclass(frozen=True)
@@ -267,6 +286,8 @@ class Query:
     # Its known numbers by name (an extension: asked with include=["metrics"]; empty when not
     # asked, or when none is known).
     metrics: FrozenMapping = EMPTY
+    # Its suggested tags, best first (an extension: asked with include=["suggestions"]).
+    suggestions: tuple[Suggestion, ...] = ()
 
     def source_of(self, tag_id: int) -> TagSource | None:
         return next((source for source in self.tag_sources if source.tag_id == tag_id), None)
@@ -338,6 +359,39 @@ class Facets:
     # How many queries have each number known, the view's ranges left out (always there
     # where the deployment offers numbers).
     metric_counts: FrozenMapping = EMPTY
+    # (tag id, count) of the queries suggested each tag, the suggestion filter left out (an
+    # extension, `Capabilities.suggestions`).
+    suggested: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class SuggestionStatus:
+    """A project's suggestions (`suggestion_status`): `state` "ready", "learning" or "too few
+    tags" (then `needed`: how many more queries a tag needs); the last learning's time, how
+    many tagged queries it learned from, the share of held-back suggestions right and the
+    default confidence (None where unknown); (tag id, queries suggested it) per tag."""
+
+    state: str
+    learned_at: datetime | None
+    learned_from: int | None
+    held_back_right: float | None
+    default_confidence: float | None
+    tags: tuple[tuple[int, int], ...]
+    needed: int | None = None
+
+
+@dataclass(frozen=True)
+class SuggestionsAccepted:
+    """One part of accept_suggestions: `tagged` of its `checked` queries got the tag (`queries`:
+    those, as tags-edit items name them, what an Undo removes it from); `remaining` follow;
+    `cursor` is where the next part starts (None: done)."""
+
+    tagged: int
+    checked: int
+    matching: int
+    remaining: int
+    cursor: int | None
+    queries: tuple[TagEdit, ...]
 
 
 @dataclass(frozen=True)
@@ -425,6 +479,7 @@ class Capabilities:
     query_versions: bool = False  # POST /api/queries/versions (updatedAt of queries by id)
     imports: bool = False  # POST /api/imports/list (a project's imports, newest first)
     common_words: bool = False  # POST /api/queries/words (the words a view's queries share)
+    suggestions: bool = False  # POST /api/suggestions/status (refresh, accept, reject)
     # The fields of queries/list's filter marked as extensions (tagMatch, untagged, …).
     filter_fields: frozenset[str] = frozenset()
     # The numbers a query may carry that this deployment lists, sorts, filters and sums
@@ -578,7 +633,59 @@ def parse_query(obj: Any, where: str) -> Query:
         updated_at=_timestamp(_get(obj, "updatedAt", where), _at(where, "updatedAt")),
         tag_sources=_tag_sources(obj.get("tagSources"), _at(where, "tagSources")),
         metrics=_figures(obj.get("metrics"), _at(where, "metrics")),
+        suggestions=_suggestions(obj.get("suggestions"), _at(where, "suggestions")),
     )
+
+
+def _suggestions(value: Any, where: str) -> tuple[Suggestion, ...]:
+    if value is None:
+        return ()
+    return tuple(Suggestion(_integer(_get(item, "tagId", f"{where}[{i}]"), f"{where}[{i}].tagId"),
+                            float(_number(_get(item, "confidence", f"{where}[{i}]"),
+                                          f"{where}[{i}].confidence")))
+                 for i, item in enumerate(_items(value, where)))
+
+
+def _optional(value: Any, read: Callable[[Any, str], Any], where: str) -> Any:
+    return None if value is None else read(value, where)
+
+
+def read_suggestion_status(payload: Any, what: str) -> SuggestionStatus:
+    def parse() -> SuggestionStatus:
+        tags = _items(_get(payload, "tags", ""), "tags")
+        return SuggestionStatus(
+            state=_text(_get(payload, "state", ""), "state"),
+            learned_at=_optional(payload.get("learnedAt"), _timestamp, "learnedAt"),
+            learned_from=_optional(payload.get("learnedFrom"), _count, "learnedFrom"),
+            held_back_right=_optional(payload.get("heldBackRight"), _number, "heldBackRight"),
+            default_confidence=_optional(payload.get("defaultConfidence"), _number,
+                                         "defaultConfidence"),
+            tags=tuple((_integer(_get(tag, "id", f"tags[{i}]"), f"tags[{i}].id"),
+                        _count(_get(tag, "suggested", f"tags[{i}]"), f"tags[{i}].suggested"))
+                       for i, tag in enumerate(tags)),
+            needed=_optional(payload.get("needed"), _count, "needed"))
+    return _read(what, parse)
+
+
+def read_rejected(payload: Any, what: str) -> int:
+    return _read(what, lambda: _count(_get(payload, "rejected", ""), "rejected"))
+
+
+def read_suggestions_accepted(payload: Any, what: str) -> SuggestionsAccepted:
+    def parse() -> SuggestionsAccepted:
+        cursor = _get(payload, "cursor", "")
+        queries = _items(_get(payload, "queries", ""), "queries")
+        return SuggestionsAccepted(
+            tagged=_count(_get(payload, "tagged", ""), "tagged"),
+            checked=_count(_get(payload, "checked", ""), "checked"),
+            matching=_count(_get(payload, "matching", ""), "matching"),
+            remaining=_count(_get(payload, "remaining", ""), "remaining"),
+            cursor=None if cursor is None else _count(cursor, "cursor"),
+            queries=tuple(TagEdit(_text(_get(item, "query", f"queries[{i}]"), "query"),
+                                  _text(_get(item, "language", f"queries[{i}]"), "language"),
+                                  _text(_get(item, "country", f"queries[{i}]"), "country"))
+                          for i, item in enumerate(queries)))
+    return _read(what, parse)
 
 
 def _number(value: Any, where: str) -> int | float:
@@ -619,7 +726,8 @@ def _tag_sources(value: Any, where: str) -> tuple[TagSource, ...]:
             added_by=None if by is None else _text(by, f"{at}.addedBy"),
             added_at=None if when is None else _timestamp(when, f"{at}.addedAt"),
             imported_from=None if imported is None
-            else _text(imported, f"{at}.importedFrom"))
+            else _text(imported, f"{at}.importedFrom"),
+            suggested=found.get("suggested") is True)
 
     return tuple(sorted((source(tag, found) for tag, found in value.items()),
                         key=lambda each: each.tag_id))
@@ -802,6 +910,7 @@ def parse_facets(obj: Any) -> Facets:
         tag_sums=_item_sums(tags, "tags", "id", _integer),
         currency=None if currency is None else _text(currency, "currency") or None,
         metric_counts=_metric_counts(obj.get("metricCounts"), "metricCounts"),
+        suggested=_counted(obj.get("suggested") or [], "suggested", "id", _integer),
     )
 
 
@@ -836,6 +945,8 @@ def parse_filters(obj: Any, where: str) -> QueryFilters:
             continue
         if isinstance(field.default, Mapping):
             found[field.name] = _ranges(value, f"{where}.{name}")
+        elif field.name == "min_confidence":
+            found[field.name] = _number(value, f"{where}.{name}")
         elif isinstance(field.default, bool):
             if not isinstance(value, bool):
                 raise Malformed(f"{where}.{name} is not true or false ({_show(value)})")

@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from flask import Blueprint, Response, g, jsonify
+from flask import Blueprint, Response, current_app, g, jsonify, request
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from .. import engine
-from ..access.auth import resolve_project
+from ..access.auth import project_id_header, resolve_project
 from ..bodies.records import (
     add_numbers,
     page_object,
@@ -46,6 +46,7 @@ from ..bodies.validation import (
     read_json,
 )
 from ..engine import entry_rules, tagging
+from ..learning.learner import of_app
 from ..store.db import get_session
 from ..store.models import Project
 from . import (
@@ -55,6 +56,7 @@ from . import (
     rules,
     saved_views,
     search,
+    suggestions,
     tag_changes,
     tag_creation,
     tag_edits,
@@ -134,6 +136,11 @@ def list_queries():
         add_numbers(rows, records)
     # An extension: which rule added a link on entry, only where one did (docs/api.md).
     sources = entry_rules.sources(session.connection(), [row.pk for row in rows])
+    if "suggestions" in body.include:  # an extension: each query's suggested tags
+        suggested = suggestions.suggestions_of(session, project_id, [row.pk for row in rows],
+                                               body.minConfidence)
+        for row, record in zip(rows, records, strict=True):
+            record["suggestions"] = suggested.get(row.pk, [])
     for row, record in zip(rows, records, strict=True):
         if row.pk in sources:
             record["tagSources"] = {str(tag_id): _source_record(source)
@@ -262,3 +269,28 @@ extension("/rules/restore", rules.RestoreRuleBody, rules.restore_rule)
 
 # A rule deleted (200, {"deleted": id}).
 extension("/rules/delete", rules.RuleIdBody, rules.delete_rule)
+
+
+# Suggested tags: their status, Refresh (202: learning starts in the background), accepting
+# (a part at a time) and rejecting (service/api/suggestions.py).
+extension("/suggestions/status", suggestions.StatusBody, suggestions.status, held=True,
+          name="suggestions_status")
+extension("/suggestions/refresh", suggestions.RefreshBody, suggestions.refresh, status=202,
+          name="suggestions_refresh")
+extension("/suggestions/accept", suggestions.AcceptBody, suggestions.accept, held=True,
+          name="suggestions_accept")
+extension("/suggestions/reject", suggestions.RejectBody, suggestions.reject,
+          name="suggestions_reject")
+
+# The writes of links after which suggestions may be learned again (the learner decides).
+LINK_WRITES = {"edit_tags_on_many", "set_tags_on_many", "apply_rule", "unapply_rule",
+               "restore_rule", "merge_tag", "unmerge_tag"}
+
+
+@bp.after_request
+def learn_when_due(response: Response) -> Response:
+    endpoint = (request.endpoint or "").rpartition(".")[2]
+    if endpoint in LINK_WRITES and request.method in ("POST", "PATCH") \
+            and response.status_code < 300:
+        of_app(current_app).after_write(project_id_header())
+    return response

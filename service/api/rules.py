@@ -104,6 +104,14 @@ class RestoreRuleBody(Strict):
     operation: Annotated[str, Field(pattern=OPERATION)]
 
 
+def _no_suggestions(body: QueryFilterBody) -> None:
+    """A rule acts on entry, before any suggestion is made: its condition names none."""
+    if body.suggestedTagIds is not None or body.minConfidence is not None:
+        raise BadRequest(["'condition': a rule cannot match by suggestions "
+                          "('suggestedTagIds', 'minConfidence'); they change with each "
+                          "learning."])
+
+
 def _condition_text(body: QueryFilterBody) -> str:
     """The condition as stored: its fields as sent, without those that filter nothing."""
     fields = {name: value for name, value in body.model_dump(exclude_defaults=True).items()
@@ -162,6 +170,7 @@ def list_rules(session: Session, project_id: str, store: Held) -> list[dict]:
 
 
 def preview(session: Session, project_id: str, body: RulePreviewBody, store: Held) -> dict:
+    _no_suggestions(body.condition)
     _check_tags(session, project_id, body.tagIds)
     matching, lacking, rows, tags = rule_counts.preview(session, project_id,
                                                         query_filters.filter_of(body.condition),
@@ -170,6 +179,7 @@ def preview(session: Session, project_id: str, body: RulePreviewBody, store: Hel
 
 
 def create_rule(session: Session, project_id: str, body: CreateRuleBody, store: Held) -> dict:
+    _no_suggestions(body.condition)
     condition = _condition_text(body.condition)
     query_filters.check(session, project_id, body.condition)  # queries/facets' 400s, first
     folded = fold_tag_name(body.name)
@@ -192,6 +202,7 @@ def create_rule(session: Session, project_id: str, body: CreateRuleBody, store: 
 def update_rule(session: Session, project_id: str, body: UpdateRuleBody, store: Held) -> dict:
     given = body.model_fields_set - {"id"}
     if body.condition is not None:
+        _no_suggestions(body.condition)
         query_filters.check(session, project_id, body.condition)  # a 400 before any change
     org_id = lock_project(session, project_id)
     rule = ITEMS.one(session, project_id, body.id)

@@ -128,6 +128,8 @@ Code = Annotated[StrictStr, Field(max_length=MAX_CODE), AfterValidator(_printabl
 TagRef = Annotated[Annotated[Int, Tag("int")] | Annotated[Text, Tag("str")],
                    Discriminator(_number_or_text)]
 TagName = Annotated[StrictStr, AfterValidator(_tag_name)]
+# A suggestion's confidence: a number from 0 to 1.
+Confidence = Annotated[StrictInt | StrictFloat, Field(ge=0, le=1)]
 TagColor = Annotated[StrictStr, AfterValidator(_tag_color)]
 ViewName = Annotated[StrictStr, AfterValidator(_view_name)]
 TagDescription = Annotated[StrictStr, AfterValidator(_tag_description)]
@@ -193,6 +195,10 @@ class QueryFilterBody(Strict):
     pattern: Pattern | None = None
     # Numbers within bounds, by name (service/engine/numbers.py).
     metricRanges: dict[NumberName, RangeBody] | None = None  # noqa: N815
+    # Suggested one of these tags (service/engine/suggested.py), at or above minConfidence
+    # (absent: the project's default confidence; also the threshold of include "suggestions").
+    suggestedTagIds: Annotated[list[Int], Field(max_length=MAX_ITEMS)] | None = None  # noqa: N815
+    minConfidence: Confidence | None = None  # noqa: N815
 
     def to_filter(self, tags: dict[int, str]) -> Filter:
         """The engine's Filter, field by field, its tags resolved to the project's tag ids
@@ -216,6 +222,9 @@ class QueryFilterBody(Strict):
             pattern=self.pattern or "",
             match_all=self.tagMatch == "all",
             ranges=_stored_ranges(self.metricRanges or {}),
+            suggested=None if self.suggestedTagIds is None else frozenset(
+                tag_id for tag_id in self.suggestedTagIds if tag_id in tags),
+            min_confidence=None if self.minConfidence is None else float(self.minConfidence),
         )
 
 
@@ -262,8 +271,9 @@ def _named_tags(ids, names, tags: dict[int, str]) -> tuple[list[frozenset[int]],
 
 
 class QueryListBody(Paged, QueryFilterBody):
-    # What each item carries beyond the reference's fields: "metrics", its numbers.
-    include: Annotated[list[Literal["metrics"]], Field(max_length=5)] = []
+    # What each item carries beyond the reference's fields: "metrics", its numbers;
+    # "suggestions", its suggested tags.
+    include: Annotated[list[Literal["metrics", "suggestions"]], Field(max_length=5)] = []
 
 
 class FacetsBody(QueryFilterBody):

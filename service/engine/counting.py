@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from ..patterns import literals, matcher, required_literals, within_words
 from . import folding, kinds, number_index, number_sums, pieces
+from . import suggested as kept_suggestions
 from .held import EMPTY, Header, Held, Project_, all_keys
 from .keys import keys_condition
 from .numbers import NAMES
@@ -41,11 +42,16 @@ class Filter:
     pattern: str = ""  # RE2, without regard to case (service/patterns.py)
     # Numbers within bounds (stored values, inclusive; None: open): (name, lowest, highest).
     ranges: tuple[tuple[str, int | None, int | None], ...] = ()
+    # Suggested one of these tags (None: no matter; empty: matches nothing), at or above
+    # min_confidence (None: the model's default confidence).
+    suggested: frozenset[int] | None = None
+    min_confidence: float | None = None
 
     @property
     def empty(self) -> bool:
         return not (self.text or self.languages or self.countries or self.required
-                    or self.excluded or self.untagged or self.pattern or self.ranges)
+                    or self.excluded or self.untagged or self.pattern or self.ranges
+                    or self.suggested is not None)
 
 
 # A filter as the caller names it, made a Filter once the project's tags (id → folded name)
@@ -150,6 +156,24 @@ class Counter:
     def tagged(self, tag_ids) -> BitMap:
         return BitMap.union(BitMap(), *(self.tag(tag_id) for tag_id in tag_ids))
 
+    def suggested(self, tag_id: int, min_confidence: float | None) -> BitMap:
+        """The queries suggested the tag: at the default confidence, the held bitmap; at
+        another, read from the kept suggestions and kept until the project's next write."""
+        if min_confidence is None:
+            return self.held.bitmap(kinds.SUGGESTED, str(tag_id))
+        key = (self.project_id, self.at.epoch, self.at.stamp, "suggested", tag_id,
+               min_confidence)
+        return self.store.term(key, lambda: FrozenBitMap(kept_suggestions.keys_at(
+            self.session.connection(), self.project_id, tag_id, min_confidence)))
+
+    def suggested_tags(self, min_confidence: float | None) -> list[int]:
+        """The tags suggested to at least one query."""
+        held = {int(value) for value in self.held.values(kinds.SUGGESTED)}
+        if min_confidence is None:
+            return sorted(held)
+        return [tag_id for tag_id in self.project_tags
+                if tag_id in held or self.suggested(tag_id, min_confidence)]
+
     def parts(self, wanted: Filter, every_facet: bool = False) -> dict[str, BitMap]:
         """The filter's parts that narrow it, each the queries it lets through. The pattern's
         part is exact among the queries the other parts let through (or, for `every_facet`,
@@ -170,6 +194,10 @@ class Counter:
             found["tags"] = tags
         if wanted.ranges:
             found["numbers"] = self.in_ranges(wanted.ranges)
+        if wanted.suggested is not None:
+            found["suggested"] = BitMap.union(BitMap(), *(
+                self.suggested(tag_id, wanted.min_confidence)
+                for tag_id in wanted.suggested)) & self.everything
         if wanted.pattern:
             if not found:
                 candidates = self.everything
@@ -243,6 +271,12 @@ class Counter:
             "metricCounts": {name: numbers_base.intersection_cardinality(
                 number_index.known(self.held, name)) for name in NAMES},
         }
+        suggested_base = base("suggested")
+        counts = [(tag_id, suggested_base.intersection_cardinality(
+            self.suggested(tag_id, wanted.min_confidence)))
+            for tag_id in self.suggested_tags(wanted.min_confidence)]
+        counts.sort(key=lambda item: (-item[1], item[0]))
+        answer["suggested"] = [{"id": tag_id, "count": count} for tag_id, count in counts]
         if summed is not None:
             answer["sums"], answer["untaggedSums"] = summed["sums"], summed["untaggedSums"]
             bases = None

@@ -221,19 +221,19 @@ def _link(connection: Connection, tag_id: int, rule_id: int, keys: BitMap) -> No
 def sources(connection: Connection, query_pks: list[int]) -> dict[int, dict[int, dict]]:
     """For queries/list's records: query pk → {tag id: where the link came from}, for the
     links whose source is known: the rule that added it (`ruleId`), who the caller said added
-    it (`addedBy`), the file of the import whose tags column named it (`importedFrom`), and
-    when (`addedAt`, a datetime)."""
+    it (`addedBy`), the file of the import whose tags column named it (`importedFrom`),
+    whether it is a suggestion accepted (`suggested`), and when (`addedAt`, a datetime)."""
     found: dict[int, dict[int, dict]] = {}
     if query_pks:
         links = query_tags.c
         rows = connection.execute(
             select(links.query_pk, links.tag_id, links.rule_id, links.added_by,
-                   links.imported_from, links.added_at).where(
+                   links.imported_from, links.added_at, links.suggested).where(
                 keys_condition(_Bound(connection), links.query_pk, query_pks),
                 or_(links.rule_id.is_not(None), links.added_at.is_not(None))))
-        for query_pk, tag_id, rule_id, added_by, imported_from, added_at in rows:
+        for query_pk, tag_id, rule_id, added_by, imported_from, added_at, suggested in rows:
             source = {"ruleId": rule_id, "addedBy": added_by, "importedFrom": imported_from,
-                      "addedAt": added_at}
+                      "addedAt": added_at, "suggested": True if suggested else None}
             found.setdefault(query_pk, {})[tag_id] = {
                 name: value for name, value in source.items() if value is not None}
     return found

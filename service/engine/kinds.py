@@ -161,6 +161,10 @@ LANGUAGE = declare(3, "language", held=True, of_rows=one_each("language"))
 COUNTRY = declare(4, "country", held=True, of_rows=one_each("country"))
 TAG = declare(5, "tag", held=True, of_rows=None)  # its value: the tag's id
 NUMBER = declare(6, "number", held=True, of_rows=number_slices)
+# The queries suggested a tag (its id) at the model's default confidence, without carrying
+# it (service/engine/suggested.py): written by the suggestions' job, emptied of a query's
+# key by whatever links it to the tag (service/engine/suggestion_links.py).
+SUGGESTED = declare(7, "suggested", held=True, of_rows=None)
 
 # The kinds every read of a project may need whole, held in each process; the others (words,
 # short strings) are read per term.

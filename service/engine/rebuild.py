@@ -13,7 +13,7 @@ from sqlalchemy.engine import Connection
 from ..store.models import Project, Tag
 from . import kinds, pieces
 from .rows import COLUMNS, query_rows
-from .tables import Query, query_tags
+from .tables import Query, query_suggestions, query_tags, suggestion_models
 from .writer import links_changes, mark, rows_changes_in_parts
 
 READ_AT_ONCE = 50_000
@@ -49,6 +49,16 @@ def rebuild(connection: Connection, project_id: str) -> None:
     while batch := list(islice(links, READ_AT_ONCE)):
         for tag, keys in links_changes(batch).items():
             changes.add(kinds.TAG, tag, keys)
+    # The suggestions at the model's default confidence (engine/suggested.py).
+    suggested = connection.execute(
+        select(query_suggestions.c.query_pk, query_suggestions.c.tag_id)
+        .join(suggestion_models, suggestion_models.c.project_id == query_suggestions.c.project_id)
+        .where(query_suggestions.c.project_id == project_id,
+               query_suggestions.c.confidence >= suggestion_models.c.default_confidence),
+        execution_options={"stream_results": True, "max_row_buffer": READ_AT_ONCE})
+    while batch := list(islice(suggested, READ_AT_ONCE)):
+        for tag, keys in links_changes(batch).items():
+            changes.add(kinds.SUGGESTED, tag, keys)
     pieces.write(connection, project_id, changes, stamp)
     # Each link carries its query's time (a tag's page in time order walks them): a time
     # changed by hand is copied again.

@@ -11,6 +11,7 @@ from sqlalchemy import (
     Boolean,
     Column,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -42,6 +43,8 @@ query_tags = Table(
     Column("added_by", String(100), nullable=True),
     # The file whose tags column named the tag, when an import made the link (migration 0036).
     Column("imported_from", String(255), nullable=True),
+    # True when the link is a suggestion someone accepted (suggestions/accept, migration 0039).
+    Column("suggested", Boolean, nullable=True),
     Index("ix_query_tags_tag_time", "tag_id", "updated_at", "query_pk"),
     # The links rules added, by rule (rules/unapply); the others are not in it.
     Index("ix_query_tags_rule", "rule_id", "query_pk",
@@ -156,4 +159,50 @@ tag_merge_links = Table(
     Column("linked_at", DateTime, nullable=True),
     Column("linked_by", String(100), nullable=True),
     Column("linked_from", String(255), nullable=True),  # migration 0036
+)
+
+
+# Suggested tags (migration 0039, service/engine/suggested.py). Per project, the last model
+# learned (service/suggestions/model.py's bytes) and what the status says of it; the links
+# written since it was learned (`links_changed`, by the Writer) and the job learning now
+# (`learning_owner`, `learning_since`).
+suggestion_models = Table(
+    "suggestion_models",
+    Base.metadata,
+    Column("project_id", ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True),
+    Column("model", LargeBinary, nullable=True),
+    Column("learned_at", DateTime, nullable=True),
+    Column("learned_from", Integer, nullable=False, server_default="0"),
+    Column("held_back_right", Float, nullable=True),
+    Column("default_confidence", Float, nullable=True),  # NULL: none reached the target
+    Column("links_at_learning", Integer, nullable=False, server_default="0"),
+    Column("links_changed", Integer, nullable=False, server_default="0"),
+    Column("scored_through", Integer, nullable=False, server_default="0"),  # the last pk scored
+    Column("learning_owner", String(200), nullable=True),
+    Column("learning_since", DateTime, nullable=True),
+    Column("asked_at", DateTime, nullable=True),  # the last Refresh, or the last job started
+)
+
+# Each query's suggested tags at or above suggested.KEPT_FROM, with their confidence; the
+# bitmaps of kind `suggested` hold those at or above the model's default confidence.
+query_suggestions = Table(
+    "query_suggestions",
+    Base.metadata,
+    Column("query_pk", ForeignKey("queries.pk", ondelete="CASCADE"), primary_key=True),
+    Column("tag_id", ForeignKey("tags.id", ondelete="CASCADE"), primary_key=True),
+    Column("project_id", ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+    Column("confidence", Float, nullable=False),
+    Index("ix_query_suggestions_tag", "project_id", "tag_id", "confidence"),
+)
+
+# Suggestions people rejected: never suggested again, until the tag is merged or deleted.
+suggestion_rejections = Table(
+    "suggestion_rejections",
+    Base.metadata,
+    Column("query_pk", ForeignKey("queries.pk", ondelete="CASCADE"), primary_key=True),
+    Column("tag_id", ForeignKey("tags.id", ondelete="CASCADE"), primary_key=True),
+    Column("project_id", ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+    Column("rejected_at", DateTime, nullable=False),
+    Column("rejected_by", String(100), nullable=True),
+    Index("ix_suggestion_rejections_project", "project_id", "tag_id"),
 )

@@ -19,7 +19,7 @@ from sqlalchemy import select, update
 from sqlalchemy.engine import Connection
 
 from ..store.models import Project
-from . import kinds, pieces
+from . import kinds, pieces, suggestion_links
 from .rows import QueryRow
 
 
@@ -120,8 +120,9 @@ class Writer:
     def dropped_tag(self, tag_id: int) -> None:
         """The tag is gone: its pieces go, and every process reads the project again."""
         self.dropped_tags.append(str(tag_id))
-        self.changes.added.pop((kinds.TAG, str(tag_id)), None)
-        self.changes.removed.pop((kinds.TAG, str(tag_id)), None)
+        for kind in (kinds.TAG, kinds.SUGGESTED):
+            self.changes.added.pop((kind, str(tag_id)), None)
+            self.changes.removed.pop((kind, str(tag_id)), None)
 
     def finish(self) -> None:
         """Write the bitmaps' changes, last before the transaction commits. The project's row
@@ -134,9 +135,12 @@ class Writer:
             statement = statement.with_for_update(key_share=True)  # FOR NO KEY UPDATE
         stamp = self.connection.execute(statement).scalar_one() + 1
         table = pieces.pieces
+        # A link made takes its suggestion away (one place, whoever wrote it).
+        suggestion_links.links_written(self.connection, self.project_id, self.changes)
         if self.dropped_tags:
             self.connection.execute(table.delete().where(
-                table.c.project_id == self.project_id, table.c.kind == kinds.TAG,
+                table.c.project_id == self.project_id,
+                table.c.kind.in_((kinds.TAG, kinds.SUGGESTED)),
                 table.c.value.in_(self.dropped_tags)))
         pieces.write(self.connection, self.project_id, self.changes, stamp)
         values = {"engine_stamp": stamp}

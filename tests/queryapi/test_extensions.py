@@ -63,6 +63,7 @@ def test_the_service_offers_every_extension(client):
                                                  tag_editing=True, tag_merging=True,
                                                  tag_edits=True, query_versions=True,
                                                  imports=True, common_words=True,
+                                                 suggestions=True,
                                                  filter_fields=EXTENSION_FIELDS,
                                                  numbers=NUMBER_NAMES)
 

@@ -12,7 +12,8 @@ from sqlalchemy import text
 
 # The numbers a query may carry, as the migration that made their columns names them.
 NUMBER_NAMES = ("clicks", "impressions", "ctr", "position", "volume", "cpc", "difficulty")
-KINDS = {"all": 0, "word": 1, "short": 2, "language": 3, "country": 4, "tag": 5, "number": 6}
+KINDS = {"all": 0, "word": 1, "short": 2, "language": 3, "country": 4, "tag": 5, "number": 6,
+         "suggested": 7}
 
 
 def simple_fold(value: str) -> str:
@@ -64,6 +65,11 @@ def expected_bitmaps(session) -> dict[tuple[str, int, str], BitMap]:
             "SELECT l.query_pk, l.tag_id, t.project_id FROM query_tags l "
             "JOIN tags t ON t.id = l.tag_id")):
         found[str(project), KINDS["tag"], str(tag_id)].add(pk)
+    for pk, tag_id, project in session.execute(text(
+            "SELECT s.query_pk, s.tag_id, s.project_id FROM query_suggestions s "
+            "JOIN suggestion_models m ON m.project_id = s.project_id "
+            "WHERE s.confidence >= m.default_confidence")):
+        found[str(project), KINDS["suggested"], str(tag_id)].add(pk)
     return dict(found)
 
 

@@ -368,7 +368,7 @@ def test_facets_of_another_projects_tags_and_of_a_project_scoped_key(api, world)
                      headers={"x-project-id": world.other_project_id})
     assert other.json() == {"totalRecords": 0, "untagged": 0, "languages": [],
                             "countries": [], "tags": [],
-                            "metricCounts": dict.fromkeys(NAMES, 0)}
+                            "metricCounts": dict.fromkeys(NAMES, 0), "suggested": []}
 
 
 def test_tag_logic_in_words(api, world):

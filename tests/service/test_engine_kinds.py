@@ -32,7 +32,8 @@ def test_each_kind_keeps_the_number_its_pieces_are_stored_under():
 
 
 def test_processes_hold_all_queries_codes_and_tags_and_read_texts_per_term():
-    assert kinds.HELD_KINDS == (kinds.ALL, kinds.LANGUAGE, kinds.COUNTRY, kinds.TAG, kinds.NUMBER)
+    assert kinds.HELD_KINDS == (kinds.ALL, kinds.LANGUAGE, kinds.COUNTRY, kinds.TAG, kinds.NUMBER,
+                                 kinds.SUGGESTED)
 
 
 def test_rows_give_every_kind_made_from_rows_and_no_tag():

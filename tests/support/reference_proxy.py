@@ -14,7 +14,8 @@ NOT_FOUND = {"statusCode": 404, "message": "Not found.", "error": "Not Found"}
 OPENAPI = "/api/openapi.json"
 # The fields of queries/list's filter the service marks as extensions.
 EXTENSION_FIELDS = frozenset({"tagMatch", "excludeTagIds", "excludeTagNames", "untagged",
-                              "pattern", "metricRanges", "include"})
+                              "pattern", "metricRanges", "include", "suggestedTagIds",
+                              "minConfidence"})
 
 
 def extension_paths(document: dict) -> set[str]:

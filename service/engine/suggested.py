@@ -1,0 +1,272 @@
+"""Suggested tags as the service keeps them, per project: the model last learned and its
+status (`suggestion_models`), each query's suggestions with their confidence
+(`query_suggestions`, those at or above KEPT_FROM) and, beside the engine's other bitmaps,
+the queries suggested each tag at the model's default confidence (kind `suggested`). The
+rejected pairs (`suggestion_rejections`) are never kept again, until the tag goes.
+
+What the learning job reads (`snapshot`, one read) and writes (`replace`, `add_scored`: one
+short transaction through a Writer, dropping pairs linked or rejected meanwhile), what a
+rejection writes (`reject`), and what the reads ask (`of_queries`, `keys_at`, `state`)."""
+
+from __future__ import annotations
+
+import io
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+from pyroaring import BitMap
+from sqlalchemy import and_, delete, exists, func, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection, Row
+
+from ..store.models import Project, Tag, utcnow
+from ..suggestions.learning import TaggedQuery
+from ..suggestions.model import Model
+from ..suggestions.scoring import Pairs, Suggestions
+from . import kinds, pieces
+from .keys import keys_condition
+from .suggestion_links import On, taken_away
+from .tables import (
+    Query,
+    query_suggestions,
+    query_tags,
+    suggestion_models,
+    suggestion_rejections,
+)
+from .writer import Writer
+
+# Suggestions under this confidence are not kept (a suggestion more likely wrong than right).
+KEPT_FROM = 0.5
+WRITTEN_AT_ONCE = 5000
+
+
+@dataclass(frozen=True, eq=False)
+class Snapshot:
+    """A project as learning reads it, in one read."""
+
+    learned_from: list[TaggedQuery]  # tagged queries, and those with a rejection
+    keys: np.ndarray  # every query's key, for scoring
+    texts: list[str]
+    links: Pairs
+    rejected: Pairs
+    changed: int  # suggestion_models.links_changed when read
+
+
+def default_of(model: Model) -> float | None:
+    """The model's default confidence, or None when none was right often enough (inf, nan)."""
+    value = model.default_confidence
+    return value if model.ready and math.isfinite(value) else None
+
+
+def ensure(connection: Connection, project_id: str) -> None:
+    """The project's row of suggestion_models, made if missing (and the project there)."""
+    dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
+    connection.execute(dialect.insert(suggestion_models).from_select(
+        ["project_id"], select(Project.id).where(Project.id == project_id))
+        .on_conflict_do_nothing())
+
+
+def learnable(connection: Connection, project_id: str, min_queries: int) -> bool:
+    """Whether some tag of the project has min_queries queries."""
+    return connection.execute(
+        select(query_tags.c.tag_id).join(Tag, Tag.id == query_tags.c.tag_id)
+        .where(Tag.project_id == project_id).group_by(query_tags.c.tag_id)
+        .having(func.count() >= min_queries).limit(1)).first() is not None
+
+
+def claim(connection: Connection, project_id: str, owner: str, now: datetime) -> None:
+    """The learning job of `owner` (a process) is at work on the project."""
+    connection.execute(update(suggestion_models).where(
+        suggestion_models.c.project_id == project_id).values(
+        learning_owner=owner, learning_since=now, asked_at=now))
+
+
+def let_go(connection: Connection, project_id: str, owner: str) -> None:
+    """The job of `owner` ended (a job that took the claim over since keeps it)."""
+    models = suggestion_models.c
+    connection.execute(update(suggestion_models).where(
+        models.project_id == project_id, models.learning_owner == owner).values(
+        learning_owner=None, learning_since=None))
+
+
+def state(connection: Connection, project_id: str) -> Row | None:
+    return connection.execute(select(suggestion_models).where(
+        suggestion_models.c.project_id == project_id)).one_or_none()
+
+
+def load(row: Row | None) -> Model | None:
+    return None if row is None or row.model is None else Model.load(io.BytesIO(row.model))
+
+
+def snapshot(connection: Connection, project_id: str) -> Snapshot:
+    changed = connection.execute(select(suggestion_models.c.links_changed).where(
+        suggestion_models.c.project_id == project_id)).scalar() or 0
+    rows = connection.execute(select(Query.pk, Query.query, Query.language).where(
+        Query.project_id == project_id).order_by(Query.pk)).all()
+    links = connection.execute(select(query_tags.c.query_pk, query_tags.c.tag_id).join(
+        Tag, Tag.id == query_tags.c.tag_id).where(Tag.project_id == project_id)).all()
+    rejected = connection.execute(
+        select(suggestion_rejections.c.query_pk, suggestion_rejections.c.tag_id).where(
+            suggestion_rejections.c.project_id == project_id)).all()
+    tags_of: dict[int, list[int]] = defaultdict(list)
+    for pk, tag_id in links:
+        tags_of[pk].append(tag_id)
+    refused = {pk for pk, _tag in rejected}
+    learned_from = [TaggedQuery(pk, text, language, tuple(tags_of.get(pk, ())))
+                    for pk, text, language in rows if pk in tags_of or pk in refused]
+    return Snapshot(learned_from, np.array([row[0] for row in rows], dtype=np.int64),
+                    [row[1] for row in rows], Pairs.of(links), Pairs.of(rejected), changed)
+
+
+def _inserted(connection: Connection, project_id: str, scored: Suggestions) -> None:
+    """The scored pairs as rows, then those linked or rejected meanwhile taken out again."""
+    rows = [{"query_pk": pk, "tag_id": tag, "project_id": project_id, "confidence": value}
+            for pk, tag, value in zip(scored.query_ids.tolist(), scored.tag_ids.tolist(),
+                                      scored.confidence.tolist(), strict=True)]
+    for start in range(0, len(rows), WRITTEN_AT_ONCE):
+        connection.execute(insert(query_suggestions), rows[start:start + WRITTEN_AT_ONCE])
+    table = query_suggestions.c
+    for other in (query_tags.c, suggestion_rejections.c):
+        connection.execute(delete(query_suggestions).where(
+            table.project_id == project_id,
+            exists().where(and_(other.query_pk == table.query_pk, other.tag_id == table.tag_id))))
+
+
+def _at_default(connection: Connection, project_id: str, default: float | None,
+                above: int = 0) -> dict[str, BitMap]:
+    if default is None:
+        return {}
+    table = query_suggestions.c
+    found: dict[str, BitMap] = defaultdict(BitMap)
+    for pk, tag in connection.execute(select(table.query_pk, table.tag_id).where(
+            table.project_id == project_id, table.confidence >= default,
+            table.query_pk > above)):
+        found[str(tag)].add(pk)
+    return found
+
+
+def replace(connection: Connection, project_id: str, model: Model, scored: Suggestions,
+            snapshot_of: Snapshot, learned_at: datetime) -> None:
+    """A model learned and its suggestions in place of the last ones, in one transaction (the
+    caller's, begun for writing, committed by the caller)."""
+    writer = Writer(connection, project_id).begin()
+    connection.execute(delete(query_suggestions).where(
+        query_suggestions.c.project_id == project_id))
+    _inserted(connection, project_id, scored)
+    default = default_of(model)
+    now = _at_default(connection, project_id, default)
+    before_values = connection.execute(select(pieces.pieces.c.value).where(
+        pieces.pieces.c.project_id == project_id, pieces.pieces.c.kind == kinds.SUGGESTED,
+        pieces.pieces.c.size > 0).distinct()).scalars().all()
+    for value in set(before_values) | set(now):
+        was = pieces.read_union(connection, project_id, kinds.SUGGESTED, [value])
+        new = now.get(value, BitMap())
+        if new - was:
+            writer.changes.add(kinds.SUGGESTED, value, new - was)
+        if was - new:
+            writer.changes.remove(kinds.SUGGESTED, value, was - new)
+    saved = io.BytesIO()
+    model.save(saved)
+    connection.execute(update(suggestion_models).where(
+        suggestion_models.c.project_id == project_id).values(
+        model=saved.getvalue(), learned_at=learned_at, learned_from=model.learned_from,
+        held_back_right=model.held_back_right if default is not None else None,
+        default_confidence=default, links_at_learning=len(snapshot_of.links.query_ids),
+        links_changed=suggestion_models.c.links_changed - snapshot_of.changed,
+        scored_through=int(snapshot_of.keys.max()) if len(snapshot_of.keys) else 0))
+    writer.finish()
+
+
+def unscored(connection: Connection, project_id: str, through: int) -> Snapshot:
+    """The queries entered since the last scoring (keys above `through`), with their links
+    and the project's rejections of them."""
+    rows = connection.execute(select(Query.pk, Query.query).where(
+        Query.project_id == project_id, Query.pk > through).order_by(Query.pk)).all()
+    links = connection.execute(select(query_tags.c.query_pk, query_tags.c.tag_id).join(
+        Query, Query.pk == query_tags.c.query_pk).where(
+        Query.project_id == project_id, Query.pk > through)).all()
+    return Snapshot([], np.array([row[0] for row in rows], dtype=np.int64),
+                    [row[1] for row in rows], Pairs.of(links), Pairs.none(), 0)
+
+
+def add_scored(connection: Connection, project_id: str, model: Model, scored: Suggestions,
+               through: int, scored_through: int) -> None:
+    """The suggestions of queries entered since the last scoring (keys above `through`),
+    in one transaction (the caller's, begun for writing, committed by the caller)."""
+    writer = Writer(connection, project_id).begin()
+    connection.execute(delete(query_suggestions).where(
+        query_suggestions.c.project_id == project_id, query_suggestions.c.query_pk > through))
+    _inserted(connection, project_id, scored)
+    for value, keys in _at_default(connection, project_id, default_of(model), through).items():
+        writer.changes.add(kinds.SUGGESTED, value, keys)
+    connection.execute(update(suggestion_models).where(
+        suggestion_models.c.project_id == project_id,
+        suggestion_models.c.scored_through < scored_through).values(
+        scored_through=scored_through))
+    writer.finish()
+
+
+def reject(connection: Connection, project_id: str, tag_id: int, keys: list[int],
+           actor: str | None) -> int:
+    """The tag is never suggested to these queries again (until it is merged or deleted); in
+    the caller's write transaction. How many were not rejected before."""
+    known = BitMap(connection.execute(select(Query.pk).where(
+        Query.project_id == project_id, keys_condition(On(connection), Query.pk, keys)
+    )).scalars())
+    if not known:
+        return 0
+    table = suggestion_rejections.c
+    already = BitMap(connection.execute(select(table.query_pk).where(
+        table.tag_id == tag_id, keys_condition(On(connection), table.query_pk, list(known))
+    )).scalars())
+    new = known - already
+    now = utcnow()
+    writer = Writer(connection, project_id).begin()
+    if new:
+        connection.execute(insert(suggestion_rejections), [
+            {"query_pk": pk, "tag_id": tag_id, "project_id": project_id, "rejected_at": now,
+             "rejected_by": actor} for pk in new])
+        taken_away(connection, project_id, tag_id, new, writer.changes)
+    writer.finish()
+    return len(new)
+
+
+def of_queries(connection: Connection, project_id: str, keys: list[int],
+               min_confidence: float | None) -> dict[int, list[tuple[int, float]]]:
+    """Each query's suggestions at or above min_confidence (None: the default), best first."""
+    default = connection.execute(select(suggestion_models.c.default_confidence).where(
+        suggestion_models.c.project_id == project_id)).scalar()
+    if default is None or not keys:
+        return {}
+    table = query_suggestions.c
+    rows = connection.execute(select(table.query_pk, table.tag_id, table.confidence).where(
+        table.project_id == project_id,
+        table.confidence >= (default if min_confidence is None else min_confidence),
+        keys_condition(On(connection), table.query_pk, keys)).order_by(
+        table.query_pk, table.confidence.desc(), table.tag_id))
+    found: dict[int, list[tuple[int, float]]] = defaultdict(list)
+    for pk, tag, confidence in rows:
+        found[pk].append((tag, confidence))
+    return found
+
+
+def keys_at(connection: Connection, project_id: str, tag_id: int,
+            min_confidence: float) -> BitMap:
+    """The queries suggested the tag at or above a confidence (none when the model has no
+    default confidence)."""
+    table, models = query_suggestions.c, suggestion_models.c
+    return BitMap(connection.execute(select(table.query_pk).join(
+        suggestion_models, models.project_id == table.project_id).where(
+        table.project_id == project_id, table.tag_id == tag_id,
+        models.default_confidence.is_not(None),
+        table.confidence >= min_confidence)).scalars())
+
+
+def tagged_counts(connection: Connection, project_id: str) -> dict[int, int]:
+    """How many queries carry each tag of the project."""
+    return dict(connection.execute(
+        select(query_tags.c.tag_id, func.count()).join(Tag, Tag.id == query_tags.c.tag_id)
+        .where(Tag.project_id == project_id).group_by(query_tags.c.tag_id)).all())
