@@ -40,7 +40,7 @@ from flask import (
 )
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField, FileRequired
-from sqlalchemy import select
+from sqlalchemy import event, select
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from ..engine import pieces
@@ -50,6 +50,7 @@ from ..engine.numbers import NUMBERS
 from ..imports import import_jobs, import_sources, imports, language_detection
 from ..imports.import_jobs import Chosen, ImportJob
 from ..imports.import_sources import Choice
+from ..learning import learner
 from ..org import audit
 from ..store.db import begin_write, get_session
 from ..store.models import Project, new_uuid
@@ -91,7 +92,8 @@ def runner() -> import_jobs.Runner:
             found = app.extensions.get("tagdesk_imports")
             if found is None:
                 found = app.extensions["tagdesk_imports"] = import_jobs.Runner(
-                    app.extensions["tagdesk_sessionmaker"], _folder(), record_end,
+                    app.extensions["tagdesk_sessionmaker"], _folder(),
+                    functools.partial(ended, learner.of_app(app)),
                     int(app.config.get("IMPORT_WORKERS") or 2),
                     int(app.config.get("IMPORT_BATCH_ROWS") or imports.BATCH_ROWS),
                     _stale_seconds())
@@ -107,6 +109,16 @@ def record_end(db, job: ImportJob, project_name: str) -> None:
     else:
         audit.record_change(db, job.org_id, "import.failed", project_name,
                             f"{job.file_name}: {job.message}", job.user_id)
+
+
+def ended(learning: learner.Learner, db, job: ImportJob, project_name: str) -> None:
+    """record_end, and once the import has committed, its queries scored against the
+    project's suggestions model (service/learning/learner.py)."""
+    record_end(db, job, project_name)
+    if job.state == import_jobs.FINISHED and job.added:
+        project_id = job.project_id
+        event.listen(db, "after_commit",
+                     lambda _session: learning.after_import(project_id), once=True)
 
 
 def _stale_seconds() -> float:
