@@ -37,7 +37,9 @@ PUNCTUATION = string.punctuation + "–—‘’‚“”„«»‹›¿¡…·�
 # Candidates counted exactly, beyond the number asked for: more find the true first ones
 # more often, each costs an intersection (and, the first time, the term's bitmap).
 EXTRA_WORDS = 20
-EXTRA_PHRASES = 5
+EXTRA_PHRASES = 10
+# The share of a view's size by which it may have changed and keep its candidates.
+RESAMPLED_PAST = 0.02
 # A phrase met fewer times than this in a sample of SAMPLED is not counted (unless the view
 # is the sample).
 PHRASE_SEEN = 2
@@ -92,28 +94,56 @@ def candidates(texts: list[str], stopped: frozenset[str]) -> tuple[Tally, Tally]
 
 
 def common_words(counter: Counter, wanted: Filter, limit: int
-                 ) -> tuple[int, list[Common], list[Common]]:
+                 ) -> tuple[int, tuple[Common, ...], tuple[Common, ...]]:
     """(the view's size, words, phrases): the `limit` words and phrases that most of the
-    view's queries contain, most first (then by text), with exact counts."""
+    view's queries contain, most first (then by text), with exact counts. Kept until the
+    project's next write (a panel opened again asks the same)."""
+    at = counter.at
+    key = (counter.project_id, at.epoch, at.stamp, at.texts_stamp, "words", wanted, limit,
+           SAMPLED)
+    return counter.store.term(key, lambda: _common_words(counter, wanted, limit))
+
+
+def _common_words(counter: Counter, wanted: Filter, limit: int
+                  ) -> tuple[int, tuple[Common, ...], tuple[Common, ...]]:
     matched = counter.matches(wanted)
+    if not matched:
+        return 0, (), ()
+    word_list, phrase_list = _candidates_of(counter, wanted, matched, limit)
+    return (len(matched), _counted(counter, matched, word_list, limit),
+            _counted(counter, matched, phrase_list, limit))
+
+
+def _candidates_of(counter: Counter, wanted: Filter, matched: BitMap, limit: int
+                   ) -> tuple[list[str], list[str]]:
+    """The words and phrases to count: those met most in the sample. For a view larger than
+    the sample, kept while the project's texts stay as they are and the view's size within
+    RESAMPLED_PAST of what it was (after a few queries were tagged, the view's candidates are
+    the same; their counts are made anew)."""
+    at = counter.at
+    key = (counter.project_id, at.epoch, at.texts_stamp, "word candidates", wanted, limit,
+           SAMPLED)
+    size = len(matched)
+    kept = counter.store.remembered(key)
+    if kept is not None and size > SAMPLED and abs(kept[0] - size) <= size * RESAMPLED_PAST:
+        return kept[1], kept[2]
     keys = sample(matched)
-    if not keys:
-        return 0, [], []
     rows = counter.session.execute(select(Query.query).where(
         keys_condition(counter.session, Query.pk, list(keys)))).scalars().all()
     stopped = frozenset().union(*(stop_words(language)
                                   for language in view_languages(counter, matched)))
     words, phrases = candidates(rows, stopped)
-    everything = len(keys) == len(matched)
+    everything = len(keys) == size
     word_list = [word for word, _seen in words.most_common(limit + EXTRA_WORDS)]
     phrase_list = [phrase for phrase, seen in phrases.most_common(limit + EXTRA_PHRASES)
                    if everything or seen >= PHRASE_SEEN]
-    return (len(matched), _counted(counter, matched, word_list, limit),
-            _counted(counter, matched, phrase_list, limit))
+    counter.store.remember(key, (size, word_list, phrase_list))
+    return word_list, phrase_list
 
 
-def _counted(counter: Counter, matched: BitMap, texts: list[str], limit: int) -> list[Common]:
+def _counted(counter: Counter, matched: BitMap, texts: list[str], limit: int
+             ) -> tuple[Common, ...]:
     counted = [Common(text, matched.intersection_cardinality(counter.text(text)))
                for text in texts]
     counted.sort(key=lambda item: (-item.count, item.text))
-    return [item for item in counted[:limit] if item.count]
+    return tuple(item for item in counted[:limit] if item.count)

@@ -180,3 +180,27 @@ def test_another_organizations_project_is_not_found(api, world, rows):
 def test_is_in_the_openapi_document_as_an_extension(api):
     document = api.call("GET", "/api/openapi.json").json()
     assert document["paths"][WORDS]["post"]["x-tagdesk-extension"] is True
+
+
+def test_a_write_is_seen_by_the_next_call(api, world):
+    world.add_queries([("alpine boots", "en", "US", []), ("alpine tent", "en", "US", [])])
+    before = words_of(api, {"untagged": True})
+    assert {"text": "alpine", "count": 2} in before["words"]
+    tagged = api.set_tags([{"query": "alpine tent", "language": "en", "country": "US",
+                            "tagIds": [world.tags["brand"]]}])
+    assert tagged.status_code == 200, tagged.text
+    after = words_of(api, {"untagged": True})
+    assert {"text": "alpine", "count": 1} in after["words"]
+    assert "tent" not in {item["text"] for item in after["words"]}
+
+
+def test_after_a_write_a_large_views_counts_are_exact_again(api, world, rows, monkeypatch):
+    monkeypatch.setattr(common_words, "SAMPLED", 50)
+    body = {"untagged": True}
+    words_of(api, {**body, "limit": 10})
+    for text, language, country, _tags in rows[:3]:
+        tagged = api.set_tags([{"query": text, "language": language, "country": country,
+                                "tagIds": [world.tags["sale"]]}])
+        assert tagged.status_code == 200, tagged.text
+        check_exact(words_of(api, {**body, "limit": 10}), view_texts(api, body), body, 10,
+                    whole=False)
