@@ -25,14 +25,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from flask import has_request_context, request
+
 from queryapi import NUMBER_NAMES, Capabilities, Facets, Query, QueryFilters, Tag
 from weblib.tag_names import fold_tag_name
 from weblib.text_rules import blank_forbidden
 
-from . import apiclient, names, pickers
+from . import apiclient, names, pickers, suggestions
 from .chips import chip_style
 from .figures import LABELS, bound_text, count_text
 from .names import joined
+from .rows import chip_html
 
 MAX_TEXT = 500
 MAX_TAG_NAME = 200
@@ -679,10 +682,88 @@ class Numbers(FilterField):
         return replace(filters, metric_ranges={})
 
 
+def _page_tags() -> list[Tag]:
+    """The tags of the project whose page this request is for (none outside one)."""
+    project_id = (request.view_args or {}).get("project_id") if has_request_context() else None
+    return apiclient.tags(project_id) if project_id else []
+
+
+class Suggested(FilterField):
+    """Queries suggested one of these tags (an extension): `suggested=price` in the address,
+    by name; the API names them by id, at the project's default confidence."""
+
+    address, body = ("suggested",), ("suggested_tag_ids", "min_confidence")
+    extension = ("suggestedTagIds",)
+    unoffered = Ignored("suggested tags", "this service suggests no tags")
+
+    @staticmethod
+    def _named(args) -> tuple[str, ...]:
+        return tag_names(args.getlist("suggested"))
+
+    def read(self, args) -> dict:
+        named = self._named(args)
+        if not named:
+            return {}
+        ids = {fold_tag_name(tag.name): tag.id for tag in _page_tags()}
+        return {"suggested_tag_ids": tuple(dict.fromkeys(
+            ids[fold_tag_name(name)] for name in named if fold_tag_name(name) in ids))}
+
+    def ignored(self, args):
+        named = self._named(args)
+        known = {fold_tag_name(tag.name) for tag in _page_tags()} if named else set()
+        return [Ignored(f"suggested tag {quoted(name)}", "no such tag in this project")
+                for name in named if fold_tag_name(name) not in known]
+
+    @staticmethod
+    def names(filters: QueryFilters) -> list[str]:
+        by_id = {tag.id: tag.name for tag in _page_tags()} if filters.suggested_tag_ids else {}
+        return [by_id[tag_id] for tag_id in filters.suggested_tag_ids if tag_id in by_id]
+
+    def params(self, filters):
+        return [("suggested", name) for name in self.names(filters)]
+
+    def chips(self, filters, tags_by_name, link):
+        named = self.names(filters)
+        if not named:
+            return []
+        return [FilterChip("Suggested", joined(named, "or"),
+                           link(replace(filters, suggested_tag_ids=(), min_confidence=None)),
+                           _chip_tags(tuple(named), tags_by_name), "or")]
+
+    def phrase(self, filters):
+        named = self.names(filters)
+        return "suggested " + joined([f"‘{n}’" for n in named], "or") if named else ""
+
+    def summary(self, filters):
+        named = self.names(filters)
+        return "Suggested " + joined(named, "or") if named else ""
+
+    def counts(self, facets, filters, tags):
+        by_id = {tag.id: tag.name for tag in tags}
+        return {"suggested": _numbers((by_id[tag_id], count)
+                                      for tag_id, count in facets.suggested if tag_id in by_id)}
+
+    def picker_context(self, page):
+        if not page.capabilities.suggestions:
+            return {"suggested_options": []}
+        counts = suggestions.suggested_counts(suggestions.status(page.project_id))
+        chosen = set(page.filters.suggested_tag_ids)
+        return {"suggested_options": [
+            {"name": tag.name, "checked": tag.id in chosen,
+             "chip": chip_html(tag.name, tag.color)}
+            for tag in page.tags if tag.id in chosen or counts.get(tag.id)]}
+
+    def beyond_reference(self, filters):
+        return bool(filters.suggested_tag_ids)
+
+    def as_reference(self, filters):
+        return replace(filters, suggested_tag_ids=(), min_confidence=None)
+
+
 # Every filter of a queries view, in the address's order (a rule's summary says them in this
 # order too).
 FIELDS: tuple[FilterField, ...] = (Text(), Pattern(), Languages(), Countries(), Tags(),
-                                   NotTags(), Untagged(), Numbers())
+                                   NotTags(), Untagged(), Suggested(), Numbers())
 
 
 # --- the whole filter, field by field ------------------------------------------------------

@@ -331,10 +331,11 @@ def test_lists_are_read_again_when_the_cache_expires(signed_in, shop, api_calls,
     api_calls.reset()
     get(signed_in, shop)
     signed_in.get("/projects")
-    # The project's facets say which numbers it has (its columns), kept as the tags are.
+    # The project's facets say which numbers it has (its columns), kept as the tags are; so
+    # is its suggestions' status (the Tags picker's Suggested group).
     assert api_calls.paths == {"/api/queries/list": 1, "/api/tags/list": 1,
                                "/api/views/list": 1, "/api/projects/list": 2,
-                               "/api/queries/facets": 1}
+                               "/api/queries/facets": 1, "/api/suggestions/status": 1}
 
 
 def test_a_tag_created_since_is_picked_up(signed_in, shop, api_calls):
@@ -385,7 +386,8 @@ def test_invalidate_refreshes_the_lists_in_every_process(shop, dashboard_config,
         client.get("/projects")
         assert counter.paths == {"/api/queries/list": 1, "/api/tags/list": 1,
                                  "/api/views/list": 1, "/api/projects/list": 1,
-                                 "/api/queries/facets": 1}  # the project's numbers
+                                 "/api/queries/facets": 1,  # the project's numbers
+                                 "/api/suggestions/status": 1}
     finally:
         close_app(app)
 
