@@ -29,7 +29,7 @@ CHECKS = [*RESPONSE_CHECKS, checks.negative_data_rejection]
 schema = schemathesis.openapi.from_path(OPENAPI_DOCUMENT)
 # Reading the document's operations is cheap; generating their cases is not.
 OPERATIONS = {result.ok().label: result.ok() for result in schema.get_all_operations()}
-# Fuzzing: 10 random cases an operation on each database (SQLite had 25, ~12 s of CPU more
+# Fuzzing: 10 random cases an operation on each database (SQLite had 25, ~6 s of CPU more
 # a run), positive and negative, every check run on each. They add random combinations to
 # what the explicit cases already reach: the document's examples, and the coverage cases,
 # which give every operation its boundary values and each violation of each field.
