@@ -52,7 +52,7 @@ class Snapshot:
     texts: list[str]
     links: Pairs
     rejected: Pairs
-    changed: int  # suggestion_models.links_changed when read
+    written: int  # projects.links_written when read
 
 
 def default_of(model: Model) -> float | None:
@@ -93,8 +93,12 @@ def let_go(connection: Connection, project_id: str, owner: str) -> None:
 
 
 def state(connection: Connection, project_id: str) -> Row | None:
-    return connection.execute(select(suggestion_models).where(
-        suggestion_models.c.project_id == project_id)).one_or_none()
+    """The project's row of suggestion_models, with `links_changed`: the links written since
+    its model's snapshot."""
+    return connection.execute(select(
+        suggestion_models, (Project.links_written - suggestion_models.c.written_then).label(
+            "links_changed")).join(Project, Project.id == suggestion_models.c.project_id)
+        .where(suggestion_models.c.project_id == project_id)).one_or_none()
 
 
 def load(row: Row | None) -> Model | None:
@@ -102,8 +106,8 @@ def load(row: Row | None) -> Model | None:
 
 
 def snapshot(connection: Connection, project_id: str) -> Snapshot:
-    changed = connection.execute(select(suggestion_models.c.links_changed).where(
-        suggestion_models.c.project_id == project_id)).scalar() or 0
+    written = connection.execute(select(Project.links_written).where(
+        Project.id == project_id)).scalar() or 0
     rows = connection.execute(select(Query.pk, Query.query, Query.language).where(
         Query.project_id == project_id).order_by(Query.pk)).all()
     links = connection.execute(select(query_tags.c.query_pk, query_tags.c.tag_id).join(
@@ -118,7 +122,7 @@ def snapshot(connection: Connection, project_id: str) -> Snapshot:
     learned_from = [TaggedQuery(pk, text, language, tuple(tags_of.get(pk, ())))
                     for pk, text, language in rows if pk in tags_of or pk in refused]
     return Snapshot(learned_from, np.array([row[0] for row in rows], dtype=np.int64),
-                    [row[1] for row in rows], Pairs.of(links), Pairs.of(rejected), changed)
+                    [row[1] for row in rows], Pairs.of(links), Pairs.of(rejected), written)
 
 
 def _inserted(connection: Connection, project_id: str, scored: Suggestions) -> None:
@@ -148,10 +152,20 @@ def _at_default(connection: Connection, project_id: str, default: float | None,
     return found
 
 
+def project_first(connection: Connection, project_id: str) -> None:
+    """The project's row, held to the commit before any suggestion's row is (every write of
+    links takes it before it takes their suggestions away: no two wait for each other)."""
+    statement = select(Project.engine_stamp).where(Project.id == project_id)
+    if connection.dialect.name == "postgresql":
+        statement = statement.with_for_update(key_share=True)  # FOR NO KEY UPDATE
+    connection.execute(statement)
+
+
 def replace(connection: Connection, project_id: str, model: Model, scored: Suggestions,
             snapshot_of: Snapshot, learned_at: datetime) -> None:
     """A model learned and its suggestions in place of the last ones, in one transaction (the
     caller's, begun for writing, committed by the caller)."""
+    project_first(connection, project_id)
     writer = Writer(connection, project_id).begin()
     connection.execute(delete(query_suggestions).where(
         query_suggestions.c.project_id == project_id))
@@ -168,6 +182,7 @@ def replace(connection: Connection, project_id: str, model: Model, scored: Sugge
             writer.changes.add(kinds.SUGGESTED, value, new - was)
         if was - new:
             writer.changes.remove(kinds.SUGGESTED, value, was - new)
+    writer.finish()  # the project's row first, then the model's (as every write)
     saved = io.BytesIO()
     model.save(saved)
     connection.execute(update(suggestion_models).where(
@@ -175,9 +190,8 @@ def replace(connection: Connection, project_id: str, model: Model, scored: Sugge
         model=saved.getvalue(), learned_at=learned_at, learned_from=model.learned_from,
         held_back_right=model.held_back_right if default is not None else None,
         default_confidence=default, links_at_learning=len(snapshot_of.links.query_ids),
-        links_changed=suggestion_models.c.links_changed - snapshot_of.changed,
+        written_then=snapshot_of.written,
         scored_through=int(snapshot_of.keys.max()) if len(snapshot_of.keys) else 0))
-    writer.finish()
 
 
 def unscored(connection: Connection, project_id: str, through: int) -> Snapshot:
@@ -196,17 +210,18 @@ def add_scored(connection: Connection, project_id: str, model: Model, scored: Su
                through: int, scored_through: int) -> None:
     """The suggestions of queries entered since the last scoring (keys above `through`),
     in one transaction (the caller's, begun for writing, committed by the caller)."""
+    project_first(connection, project_id)
     writer = Writer(connection, project_id).begin()
     connection.execute(delete(query_suggestions).where(
         query_suggestions.c.project_id == project_id, query_suggestions.c.query_pk > through))
     _inserted(connection, project_id, scored)
     for value, keys in _at_default(connection, project_id, default_of(model), through).items():
         writer.changes.add(kinds.SUGGESTED, value, keys)
+    writer.finish()
     connection.execute(update(suggestion_models).where(
         suggestion_models.c.project_id == project_id,
         suggestion_models.c.scored_through < scored_through).values(
         scored_through=scored_through))
-    writer.finish()
 
 
 def reject(connection: Connection, project_id: str, tag_id: int, keys: list[int],
@@ -224,6 +239,7 @@ def reject(connection: Connection, project_id: str, tag_id: int, keys: list[int]
     )).scalars())
     new = known - already
     now = utcnow()
+    project_first(connection, project_id)
     writer = Writer(connection, project_id).begin()
     if new:
         connection.execute(insert(suggestion_rejections), [

@@ -2,18 +2,23 @@
 the Writer (service/engine/writer.py), whose `finish` calls `links_written` here, so a link
 made by any writer (set-tags, tags-edit, a rule, a merge, an import, an accepted suggestion)
 takes its suggestion away in the same transaction, from the rows and from the bitmaps of kind
-`suggested`. It also counts the links written since the model was learned: what tells the
+`suggested`. It also counts the links written (`projects.links_written`): what tells the
 suggestions' job to learn again."""
 
 from __future__ import annotations
 
 from pyroaring import BitMap
-from sqlalchemy import delete, update
+from sqlalchemy import bindparam, delete, select
 from sqlalchemy.engine import Connection
 
 from . import kinds, pieces
 from .keys import keys_condition
-from .tables import query_suggestions, suggestion_models
+from .tables import query_suggestions
+
+# Whether the project has a suggestion of the tag (most writes meet none: nothing to delete).
+SUGGESTED_ANY = select(query_suggestions.c.query_pk).where(
+    query_suggestions.c.project_id == bindparam("project_id"),
+    query_suggestions.c.tag_id == bindparam("tag_id")).limit(1)
 
 
 class On:
@@ -26,21 +31,17 @@ class On:
         return self._connection
 
 
-def links_written(connection: Connection, project_id: str, changes: pieces.Changes) -> None:
-    """In the Writer's transaction, before its pieces are written."""
+def links_written(connection: Connection, project_id: str, changes: pieces.Changes) -> int:
+    """In the Writer's transaction, with the project's row held, before its pieces are
+    written: how many links it made or took away."""
     made = {value: keys for (kind, value), keys in changes.added.items()
             if kind == kinds.TAG and keys}
-    written = sum(map(len, made.values())) + sum(
-        len(keys) for (kind, _value), keys in changes.removed.items() if kind == kinds.TAG)
-    if not written:
-        return
-    learned = connection.execute(
-        update(suggestion_models).where(suggestion_models.c.project_id == project_id)
-        .values(links_changed=suggestion_models.c.links_changed + written)).rowcount
-    if not learned:  # never learned: no suggestion to take away
-        return
     for tag, keys in made.items():
-        taken_away(connection, project_id, int(tag), keys, changes)
+        if connection.execute(SUGGESTED_ANY, {"project_id": project_id,
+                                              "tag_id": int(tag)}).first() is not None:
+            taken_away(connection, project_id, int(tag), keys, changes)
+    return sum(map(len, made.values())) + sum(
+        len(keys) for (kind, _value), keys in changes.removed.items() if kind == kinds.TAG)
 
 
 def taken_away(connection: Connection, project_id: str, tag_id: int, keys: BitMap,

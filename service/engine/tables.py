@@ -163,9 +163,8 @@ tag_merge_links = Table(
 
 
 # Suggested tags (migration 0039, service/engine/suggested.py). Per project, the last model
-# learned (service/suggestions/model.py's bytes) and what the status says of it; the links
-# written since it was learned (`links_changed`, by the Writer) and the job learning now
-# (`learning_owner`, `learning_since`).
+# learned (service/suggestions/model.py's bytes) and what the status says of it, and the job
+# learning now (`learning_owner`, `learning_since`).
 suggestion_models = Table(
     "suggestion_models",
     Base.metadata,
@@ -176,7 +175,8 @@ suggestion_models = Table(
     Column("held_back_right", Float, nullable=True),
     Column("default_confidence", Float, nullable=True),  # NULL: none reached the target
     Column("links_at_learning", Integer, nullable=False, server_default="0"),
-    Column("links_changed", Integer, nullable=False, server_default="0"),
+    # projects.links_written when the model's snapshot was read.
+    Column("written_then", Integer, nullable=False, server_default="0"),
     Column("scored_through", Integer, nullable=False, server_default="0"),  # the last pk scored
     Column("learning_owner", String(200), nullable=True),
     Column("learning_since", DateTime, nullable=True),

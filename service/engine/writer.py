@@ -135,8 +135,10 @@ class Writer:
             statement = statement.with_for_update(key_share=True)  # FOR NO KEY UPDATE
         stamp = self.connection.execute(statement).scalar_one() + 1
         table = pieces.pieces
-        # A link made takes its suggestion away (one place, whoever wrote it).
-        suggestion_links.links_written(self.connection, self.project_id, self.changes)
+        # A link made takes its suggestion away (one place, whoever wrote it); after the
+        # project's row, as every write takes the two.
+        written = suggestion_links.links_written(self.connection, self.project_id,
+                                                 self.changes)
         if self.dropped_tags:
             self.connection.execute(table.delete().where(
                 table.c.project_id == self.project_id,
@@ -144,6 +146,8 @@ class Writer:
                 table.c.value.in_(self.dropped_tags)))
         pieces.write(self.connection, self.project_id, self.changes, stamp)
         values = {"engine_stamp": stamp}
+        if written:
+            values["links_written"] = Project.links_written + written
         if self.texts_changed:
             values["texts_stamp"] = stamp
         if self.dropped_tags:

@@ -110,6 +110,9 @@ class Project(Base):
     engine_stamp: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     texts_stamp: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     engine_epoch: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # Links the engine's writes made or took away, ever (migration 0039): what tells the
+    # suggestions' job that enough changed since it learned (service/learning/learner.py).
+    links_written: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class Tag(Base):

@@ -17,17 +17,24 @@ import itertools
 import shutil
 import threading
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
+import numpy as np
 import pytest
+from sqlalchemy import text
 
 from jobs.deltas import Change, Delta, undo_filters
 from jobs.store import Store
 from jobs.work import run_job
 from queryapi import Client, QueryFilters
-from service.engine import rule_links
+from service.engine import accepting, rule_links, suggested
 from service.imports import imports
+from service.learning.learner import of_app
 from service.org import admin
-from service.store.db import session_scope
+from service.store.db import begin_write, session_scope
+from service.suggestions.features import FeatureShape
+from service.suggestions.model import Model
+from service.suggestions.scoring import Pairs, Suggestions
 from tests.support.api import Api
 from tests.support.imports import HEADER
 from tests.support.servers import LiveServer
@@ -286,11 +293,61 @@ class Merge(Writer):
                 or s.tags["into"] in s.initial[query]}
 
 
+def suggest_everywhere(s: Setting, tag_id: int) -> None:
+    """Every query there is suggested the tag at 0.9 (a model's default confidence 0.6), as
+    the suggestions' job writes them (service/engine/suggested.py)."""
+    model = Model(shape=FeatureShape(), columns=np.zeros(0, dtype=np.int64),
+                  idf=np.zeros(0, dtype=np.float32), unseen_idf=1.0,
+                  weights=np.zeros((0, 1), dtype=np.float32),
+                  bias=np.zeros(1, dtype=np.float32), calibration=(1.0, 0.0),
+                  tag_ids=np.array([tag_id], dtype=np.int64),
+                  tag_query_counts=np.zeros(1, dtype=np.int64), learned_from=0, held_back=0,
+                  held_back_right=1.0, default_confidence=0.6)
+    of_app(s.app).wait(60)  # a learning the writers' preparations started, ended first
+    with session_scope(s.app) as session:
+        keys = np.array(sorted(session.execute(text(
+            "SELECT pk FROM queries WHERE project_id = :p"), {"p": s.project_id}).scalars()),
+            dtype=np.int64)
+        begin_write(session)
+        suggested.ensure(session.connection(), s.project_id)
+        read = suggested.Snapshot([], keys, [], Pairs.none(), Pairs.none(), 0)
+        scored = Suggestions(keys, np.full(len(keys), tag_id, dtype=np.int64),
+                             np.full(len(keys), 0.9, dtype=np.float32))
+        now = datetime.now(UTC).replace(tzinfo=None)
+        suggested.replace(session.connection(), s.project_id, model, scored, read, now)
+        # As if its job had just run: none learns again during the test (the interval).
+        suggested.claim(session.connection(), s.project_id, "test", now)
+        suggested.let_go(session.connection(), s.project_id, "test")
+
+
+class Accept(Writer):
+    """Suggestions of "accept" accepted by the view of every query suggested it, a part at a
+    time (suggestions/accept)."""
+
+    tag = "accept"
+
+    def prepare(self, s):
+        suggest_everywhere(s, s.tags["accept"])
+
+    def run(self, s):
+        s.parts("/api/suggestions/accept", {"tagId": s.tags["accept"], "cursor": 0,
+                                            "filters": {"suggestedTagIds": [s.tags["accept"]]}},
+                applied)
+
+    def must_have(self, s, final):
+        # A suggestion never stands beside its tag, whoever wrote the link.
+        both = s.api.post("/api/queries/list", {"suggestedTagIds": [s.tags["accept"]],
+                                                "tagIds": [s.tags["accept"]], "limit": 1})
+        assert both.json()["page"]["totalRecords"] == 0
+        return set(s.texts)
+
+
 WRITERS = {writer.__name__: writer for writer in (
-    BulkAdd, BulkRemove, Undo, RuleApply, RuleUnapply, RuleRestore, Import, Renumber, Merge)}
+    BulkAdd, BulkRemove, Undo, RuleApply, RuleUnapply, RuleRestore, Import, Renumber, Merge,
+    Accept)}
 PAIRS = list(itertools.combinations(WRITERS, 2))
 TAGS = ("add", "remove", "undo", "apply", "unapply", "restore", "import", "renumbered",
-        "merged", "into", "kept")
+        "merged", "into", "kept", "accept")
 
 
 def initial_tags(index: int) -> list[str]:
@@ -307,6 +364,7 @@ def initial_tags(index: int) -> list[str]:
 @pytest.fixture
 def setting(service_app, world, tmp_path, monkeypatch, jobs_template) -> Setting:
     monkeypatch.setattr(rule_links, "PART", PART)
+    monkeypatch.setattr(accepting, "PART", PART)
     server = LiveServer(service_app).start()
     shutil.copy(jobs_template, tmp_path / "jobs.sqlite3")  # the jobs' tables, migrated
 

@@ -1,7 +1,8 @@
 """Suggested tags: per project the last model learned and its status (`suggestion_models`),
 each query's suggested tags with their confidence (`query_suggestions`), the suggestions
 people rejected (`suggestion_rejections`), and whether a link is an accepted suggestion
-(`query_tags.suggested`, nullable without a default: no table is rewritten).
+(`query_tags.suggested`, nullable without a default), and how many links the engine's writes
+made or took away (`projects.links_written`, a constant default: no table is rewritten).
 """
 
 import sqlalchemy as sa
@@ -15,6 +16,8 @@ down_revision = "0038"
 
 def upgrade() -> None:
     op.add_column("query_tags", sa.Column("suggested", sa.Boolean))
+    op.add_column("projects", sa.Column("links_written", sa.Integer, nullable=False,
+                                        server_default="0"))
     op.create_table(
         "suggestion_models",
         sa.Column("project_id", project_ref().type,
@@ -25,7 +28,7 @@ def upgrade() -> None:
         sa.Column("held_back_right", sa.Float),
         sa.Column("default_confidence", sa.Float),
         sa.Column("links_at_learning", sa.Integer, nullable=False, server_default="0"),
-        sa.Column("links_changed", sa.Integer, nullable=False, server_default="0"),
+        sa.Column("written_then", sa.Integer, nullable=False, server_default="0"),
         sa.Column("scored_through", sa.Integer, nullable=False, server_default="0"),
         sa.Column("learning_owner", sa.String(200)),
         sa.Column("learning_since", sa.DateTime),
@@ -56,4 +59,5 @@ def downgrade() -> None:
     op.drop_table("suggestion_rejections")
     op.drop_table("query_suggestions")
     op.drop_table("suggestion_models")
+    op.drop_column("projects", "links_written")
     op.drop_column("query_tags", "suggested")
