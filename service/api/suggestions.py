@@ -82,9 +82,10 @@ def _confidence(value: float | None) -> float | None:
 
 def status(session: Session, project_id: str, _body: StatusBody, store: Held) -> dict:
     learner = of_app(current_app)
-    connection = session.connection()
-    row = suggested.state(connection, project_id)
-    counts = suggested.tagged_counts(connection, project_id)
+    row = suggested.state(session.connection(), project_id)
+    tags = project_tags(session, project_id)
+    counting = counter(session, project_id, store, tags)
+    counts = {tag_id: len(counting.tag(tag_id)) for tag_id in tags}  # the held bitmaps
     minimum = learner.settings.min_queries
     best = max(counts.values(), default=0)
     answer = {"learnedAt": timestamp(row.learned_at) if row and row.learned_at else None,
@@ -100,8 +101,6 @@ def status(session: Session, project_id: str, _body: StatusBody, store: Held) ->
         learner.refresh(project_id)  # never learned: it starts now (or is already at work)
     else:
         state = READY
-    tags = project_tags(session, project_id)
-    counting = counter(session, project_id, store, tags)
     answer["tags"] = [{"id": tag_id, "suggested": len(counting.suggested(tag_id, None))}
                       for tag_id in sorted(tags) if counts.get(tag_id, 0) >= minimum]
     return {"state": state, **answer}

@@ -95,14 +95,18 @@ def let_go(connection: Connection, project_id: str, owner: str) -> None:
 def state(connection: Connection, project_id: str) -> Row | None:
     """The project's row of suggestion_models, with `links_changed`: the links written since
     its model's snapshot."""
+    columns = [column for column in suggestion_models.c if column.name != "model"]
     return connection.execute(select(
-        suggestion_models, (Project.links_written - suggestion_models.c.written_then).label(
+        *columns, (Project.links_written - suggestion_models.c.written_then).label(
             "links_changed")).join(Project, Project.id == suggestion_models.c.project_id)
         .where(suggestion_models.c.project_id == project_id)).one_or_none()
 
 
-def load(row: Row | None) -> Model | None:
-    return None if row is None or row.model is None else Model.load(io.BytesIO(row.model))
+def load(connection: Connection, project_id: str) -> Model | None:
+    """The project's model, if one was learned (its bytes are read only here)."""
+    saved = connection.execute(select(suggestion_models.c.model).where(
+        suggestion_models.c.project_id == project_id)).scalar()
+    return None if saved is None else Model.load(io.BytesIO(saved))
 
 
 def snapshot(connection: Connection, project_id: str) -> Snapshot:
@@ -279,10 +283,3 @@ def keys_at(connection: Connection, project_id: str, tag_id: int,
         table.project_id == project_id, table.tag_id == tag_id,
         models.default_confidence.is_not(None),
         table.confidence >= min_confidence)).scalars())
-
-
-def tagged_counts(connection: Connection, project_id: str) -> dict[int, int]:
-    """How many queries carry each tag of the project."""
-    return dict(connection.execute(
-        select(query_tags.c.tag_id, func.count()).join(Tag, Tag.id == query_tags.c.tag_id)
-        .where(Tag.project_id == project_id).group_by(query_tags.c.tag_id)).all())

@@ -154,7 +154,7 @@ class Learner:
         try:
             with session.begin():
                 row = suggested.state(session.connection(), project_id)
-                model = suggested.load(row)
+                model = suggested.load(session.connection(), project_id)
                 if model is None:
                     return 0
                 read = suggested.unscored(session.connection(), project_id,
