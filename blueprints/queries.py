@@ -30,11 +30,12 @@ from dashboard import (
     filter_fields,
     number_columns,
     saved_views,
+    suggestions,
     wording,
 )
 from dashboard.current_project import load_project, remember_project
 from dashboard.figures import LABELS
-from dashboard.htmx import hx_redirect, wants_partial
+from dashboard.htmx import htmx_response, hx_redirect, wants_partial
 from dashboard.number_columns import ProjectNumbers
 from dashboard.rows import rows_for
 from dashboard.viewstate import (
@@ -206,10 +207,11 @@ def index(project_id: str):
     numbers = number_columns.project_numbers(project.id)
     view = number_columns.canonical(view, numbers)
     shown_numbers = number_columns.shown_columns(view, numbers)
+    include = (("metrics",) if shown_numbers else ()) + (
+        ("suggestions",) if suggestions.offered() else ())
     result = apiclient.client().list_queries(project.id, filters=view.filters,
                                              sort=view.api_sort(), page=view.page,
-                                             limit=view.size,
-                                             include=("metrics",) if shown_numbers else ())
+                                             limit=view.size, include=include)
     tags = apiclient.tags_covering(project.id, {t for q in result.results for t in q.tags})
     tags_by_id = {tag.id: tag for tag in tags}
     tags_by_name = {fold_tag_name(tag.name): tag for tag in tags}
@@ -264,6 +266,7 @@ def index(project_id: str):
             "pickers": filter_fields.picker_templates(),
             "tag_logic": capabilities.tag_logic,  # the progress and the counts (facets)
             **saved_views_context(project, view, tags),
+            "suggestion_status": _status_line(project.id),
             "page_sizes": PAGE_SIZES,
             "default_size": DEFAULT_PAGE_SIZE,
             "default_sort": DEFAULT_SORT,
@@ -332,3 +335,75 @@ def words(project_id: str):
     if wants_partial():
         return render_template("queries/_words.html", **context)
     return render_template("queries/words.html", **context)
+
+
+# --- suggested tags ------------------------------------------------------------------------
+
+
+def _status_line(project_id: str, refresh: bool = False) -> str:
+    """The suggestions' status in a sentence, or '' where the API suggests no tags."""
+    found = suggestions.status(project_id, refresh=refresh)
+    return suggestions.status_sentence(found) if found is not None else ""
+
+
+def _suggestion_project(project_id: str) -> Project:
+    project = load_project(project_id)
+    if not suggestions.offered():
+        abort(404)
+    return project
+
+
+def _said(sentence: str):
+    """A sentence in the notice area; the results drawn again (the row's chips changed)."""
+    html = render_template("queries/_suggestion_done.html", sentence=sentence)
+    return htmx_response(html, trigger={"tagdesk:resultsStale": True})
+
+
+def _tag_ids(value: str) -> list[int]:
+    return [int(part) for part in value.split(",") if part.strip().isdigit()][:50]
+
+
+@bp.post("/projects/<project_id>/queries/suggestions/accept")
+@login_required
+def accept_suggestion(project_id: str):
+    """One query's suggested tag (or several, comma-separated: Accept all) accepted."""
+    project = _suggestion_project(project_id)
+    query_id = (request.form.get("query_id") or "").strip()
+    tag_ids = _tag_ids(request.form.get("tag_id") or "")
+    if not query_id or not tag_ids:
+        abort(400)
+    client = apiclient.client()
+    names = {tag.id: tag.name for tag in apiclient.tags(project.id)}
+    accepted = [tag_id for tag_id in tag_ids if client.accept_suggestions(
+        project.id, tag_id, query_ids=[query_id]).tagged]
+    apiclient.invalidate(project.id)
+    if not accepted:
+        return _said("Nothing to accept: that suggestion is gone (the query has the tag, or "
+                     "it was rejected).")
+    return _said(f"Accepted {wording.quoted([names.get(t, f'tag {t}') for t in accepted])}.")
+
+
+@bp.post("/projects/<project_id>/queries/suggestions/reject")
+@login_required
+def reject_suggestion(project_id: str):
+    """One query's suggested tag rejected: never suggested to it again."""
+    project = _suggestion_project(project_id)
+    query_id = (request.form.get("query_id") or "").strip()
+    tag_ids = _tag_ids(request.form.get("tag_id") or "")
+    if not query_id or len(tag_ids) != 1:
+        abort(400)
+    apiclient.client().reject_suggestions(project.id, tag_ids[0], [query_id])
+    apiclient.invalidate(project.id)
+    name = next((tag.name for tag in apiclient.tags(project.id) if tag.id == tag_ids[0]),
+                f"tag {tag_ids[0]}")
+    return _said(f"Rejected ‘{name}’: it will not be suggested for that query again.")
+
+
+@bp.post("/projects/<project_id>/queries/suggestions/refresh")
+@login_required
+def refresh_suggestions(project_id: str):
+    """Learn the suggestions again now; the status line as it is then."""
+    project = _suggestion_project(project_id)
+    apiclient.client().refresh_suggestions(project.id)
+    return render_template("queries/_suggestion_status.html", project=project,
+                           suggestion_status=_status_line(project.id, refresh=True))

@@ -80,6 +80,18 @@ class Row(NamedTuple):
     had: str = ""
     # (name, label, text) of each number column (text '' where the query does not know it).
     numbers: tuple[tuple[str, str, str], ...] = ()
+    # Its suggested tags, best first (where the API suggests tags).
+    suggested: tuple[SuggestedTag, ...] = ()
+
+
+class SuggestedTag(NamedTuple):
+    """A tag suggested to a row: its id and name, its colour (#rrggbb, or '' for none), its
+    confidence in words."""
+
+    tag_id: int
+    name: str
+    color: str
+    words: str
 
 
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -119,7 +131,11 @@ def relative_time(moment: datetime, now: datetime) -> str:
 def tag_origin(source: TagSource, rule_names: dict[int, str]) -> str:
     """Who or which rule added a tag, and when, as far as the service knows: 'Added by the
     rule “price words” on 4 Mar 2026, 05:06:07 UTC', 'Added by the import of Queries.csv on
-    …', 'Added by “Ann” (the caller's label) on …', 'Added on …'."""
+    …', 'Added by “Ann” (the caller's label) on …', 'Added on …'; an accepted suggestion:
+    'Suggested, accepted by Ana on …'."""
+    when = f" on {exact_time(source.added_at)}" if source.added_at else ""
+    if source.suggested:
+        return f"Suggested, accepted{f' by {source.added_by}' if source.added_by else ''}{when}"
     if source.imported_from is not None:
         who = f" by the import of {source.imported_from}"
     elif source.rule_id is not None:
@@ -129,7 +145,6 @@ def tag_origin(source: TagSource, rule_names: dict[int, str]) -> str:
         # Whatever the API caller sent as X-Tagdesk-Actor: said to be a label, not a person
         # the service knows.
         who = f" by “{source.added_by}” (the caller's label)" if source.added_by else ""
-    when = f" on {exact_time(source.added_at)}" if source.added_at else ""
     return f"Added{who}{when}" if who or when else ""
 
 
@@ -152,6 +167,20 @@ def sourced_chip_html(name: str, color: object, origin: str, machine: str = "",
     return SOURCED_CHIP.format(classes=classes, name=name, origin=origin,
                                title=chip_title(description, origin),
                                style=STYLE.format(style.style) if style.background else NOTHING)
+
+
+def suggested_tags(query: Query, tags_by_id: dict[int, Tag]) -> tuple[SuggestedTag, ...]:
+    found = []
+    for suggestion in query.suggestions:
+        tag = tags_by_id.get(suggestion.tag_id)
+        if tag is None or suggestion.tag_id in query.tags:
+            continue
+        percent = round(suggestion.confidence * 100)
+        strength = ("very likely" if suggestion.confidence >= 0.9
+                    else "likely" if suggestion.confidence >= 0.7 else "possible")
+        found.append(SuggestedTag(tag.id, tag.name, valid_color(tag.color) or "",
+                                  f"Suggested: {strength}, {percent} % confident"))
+    return tuple(found)
 
 
 def rows_for(results: tuple[Query, ...], tags_by_id: dict[int, Tag],
@@ -198,5 +227,6 @@ def rows_for(results: tuple[Query, ...], tags_by_id: dict[int, Tag],
             numbers=tuple((name, LABELS[name],
                            number_text(name, query.metrics.get(name), currency))
                           for name in columns),
+            suggested=suggested_tags(query, tags_by_id) if query.suggestions else (),
         ))
     return rows

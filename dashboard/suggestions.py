@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from flask import g
+
 from queryapi import SuggestionStatus
 
 from . import apiclient
@@ -22,9 +24,12 @@ def status(project_id: str, refresh: bool = False) -> SuggestionStatus | None:
     """The project's suggestion status, or None where the API has no suggestions."""
     if not offered():
         return None
-    return apiclient.cached_read(STATUS, project_id,
-                                 lambda: apiclient.client().suggestion_status(project_id),
-                                 refresh=refresh)
+    read = g.setdefault("tagdesk_suggestion_status", {})  # once a request, whatever the cache
+    if refresh or project_id not in read:
+        read[project_id] = apiclient.cached_read(
+            STATUS, project_id, lambda: apiclient.client().suggestion_status(project_id),
+            refresh=refresh)
+    return read[project_id]
 
 
 def suggested_counts(found: SuggestionStatus | None) -> dict[int, int]:
@@ -52,11 +57,3 @@ def status_sentence(found: SuggestionStatus, now: datetime | None = None) -> str
     if found.state == "learning":
         parts.append("learning again now")
     return " · ".join(parts)
-
-
-def confidence_words(confidence: float) -> str:
-    """A suggestion's confidence as the chip says it on hover and focus."""
-    percent = round(confidence * 100)
-    strength = ("very likely" if confidence >= 0.9 else "likely" if confidence >= 0.7
-                else "possible")
-    return f"Suggested: {strength} ({percent} % confident)"

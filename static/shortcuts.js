@@ -1,7 +1,8 @@
 /* Tagdesk: keyboard shortcuts. "/" jumps to the search box on any page that has one. On the
    queries page, as in a mail client: j/k move a row cursor (the row's checkbox takes the
    focus, so it is read out, and the row is outlined), x ticks the row, l opens Add tags,
-   z undoes the edit whose Undo is shown, Escape clears the selection, ? lists them all.
+   z undoes the edit whose Undo is shown, a / Shift+A / r accept the row's first suggested
+   tag, all of them, or reject the first, Escape clears the selection, ? lists them all.
    Not while typing in a field, with Ctrl, Alt or Cmd held, or while a dialog is open. */
 (function () {
   "use strict";
@@ -94,6 +95,15 @@
         "#notices [data-edit-notice] button[data-send-shown]:not([disabled])");
       if (undo) undo.click();
       else say("Nothing to undo here: the Activity page lists every edit with its Undo.");
+    } else if (key === "a" || key === "A" || key === "r") {
+      // The row's suggested tags (where the API suggests them): the first's Accept or
+      // Reject, or Accept all (Shift+A), pressed as a click would.
+      var suggested = cursorId ? document.getElementById(cursorId) : null;
+      if (!suggested || !suggested.querySelector("[data-suggestion-accept]")) return false;
+      var button = suggested.querySelector(key === "r" ? "[data-suggestion-reject]"
+        : key === "A" ? "[data-suggestion-accept-all]" : "[data-suggestion-accept]");
+      if (!button && key === "A") button = suggested.querySelector("[data-suggestion-accept]");
+      button.click();
     } else if (key === "?") {
       var dialog = shortcutsDialog();
       if (dialog && !dialog.open) dialog.showModal();

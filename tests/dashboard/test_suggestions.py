@@ -70,3 +70,70 @@ def test_without_the_extension_there_is_no_suggested_group(external, shop):
     AuthActions(client, shop).sign_in()
     page = page_of(client, shop, "?suggested=brand")
     assert 'name="suggested"' not in page
+    assert "suggested tags (this service suggests no tags)" in page
+    plain = page_of(client, shop)
+    assert "Refresh suggestions" not in plain and "data-suggestion-accept" not in plain
+    assert client.post(f"/projects/{shop.project_id}/queries/suggestions/refresh",
+                       headers=csrf(client, shop)).status_code == 404
+
+
+def csrf(client, shop) -> dict:
+    page = page_of(client, shop)
+    token = re.search(r'name="csrf-token" content="([^"]+)"', page).group(1)
+    return {"X-CSRFToken": token, "HX-Request": "true"}
+
+
+def first_suggestion(page: str) -> tuple[str, str, str]:
+    """(query id, tag id, query) of the first row's first suggestion."""
+    row = re.search(r'hx-vals=\'\{"query_id": "([^"]+)"\}\'>\s*<li class="suggestion" '
+                    r'hx-vals=\'\{"tag_id": (\d+)\}\'', page)
+    assert row, "no suggested tag on the page"
+    query = re.search(r'aria-label="Accept \w+ for ([^"]+)"', page[row.end():]).group(1)
+    return row.group(1), row.group(2), query
+
+
+def test_rows_show_their_suggestions_with_accept_and_reject_and_the_status(signed_in,
+                                                                           learned):
+    page = page_of(signed_in, learned, "?untagged=1&q=shoes")
+    assert re.search(r'aria-label="Accept brand for \w[^"]* shoes[^"]*"', page)
+    assert re.search(r'aria-label="Reject brand for \w[^"]* shoes[^"]*"', page)
+    assert re.search(r'class="suggestion__words" id="[^"]+">Suggested: '
+                     r'(very likely|likely|possible), \d+ % confident</span>', page)
+    assert re.search(r"Suggestions learned from [\d,]+ tagged queries (just now|\d+ \w+ ago)",
+                     page)
+    assert "Refresh suggestions</button>" in page
+    assert "<kbd>Shift</kbd><kbd>A</kbd>" in page
+
+
+def test_accept_tags_the_query_and_its_chip_says_it_was_a_suggestion(auth, learned):
+    auth.sign_in(display_name="Ana")
+    signed_in = auth.client
+    page = page_of(signed_in, learned, "?untagged=1&q=shoes")
+    query_id, tag_id, query = first_suggestion(page)
+    answer = signed_in.post(f"/projects/{learned.project_id}/queries/suggestions/accept",
+                            data={"query_id": query_id, "tag_id": tag_id},
+                            headers=csrf(signed_in, learned))
+    assert answer.status_code == 200, answer.get_data(as_text=True)
+    assert "Accepted ‘brand’." in answer.get_data(as_text=True)
+    assert "tagdesk:resultsStale" in answer.headers["HX-Trigger"]
+    shown = page_of(signed_in, learned, f"?q={query}&tag=brand")
+    assert re.search(r'title="Suggested, accepted by Ana on \d+ \w+ \d{4}, [\d:]+ UTC"', shown)
+
+
+def test_reject_takes_the_suggestion_away_for_good(signed_in, learned):
+    page = page_of(signed_in, learned, "?untagged=1&q=shoes")
+    query_id, tag_id, query = first_suggestion(page)
+    answer = signed_in.post(f"/projects/{learned.project_id}/queries/suggestions/reject",
+                            data={"query_id": query_id, "tag_id": tag_id},
+                            headers=csrf(signed_in, learned))
+    assert answer.status_code == 200, answer.get_data(as_text=True)
+    assert "will not be suggested for that query again" in answer.get_data(as_text=True)
+    again = page_of(signed_in, learned, f"?q={query}")
+    assert f'aria-label="Accept brand for {query}"' not in again
+
+
+def test_refresh_answers_the_status_line(signed_in, learned):
+    answer = signed_in.post(f"/projects/{learned.project_id}/queries/suggestions/refresh",
+                            headers=csrf(signed_in, learned))
+    assert answer.status_code == 200
+    assert 'id="suggestions-status"' in answer.get_data(as_text=True)
