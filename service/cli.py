@@ -20,6 +20,7 @@ from sqlalchemy import select
 from . import schema
 from .engine import pieces
 from .imports import import_sources, imports, language_detection
+from .learning import learner
 from .org import accounts, admin, audit
 from .store.db import session_scope
 from .store.models import Organization, Project
@@ -245,6 +246,8 @@ def import_queries(project_id, file, query_column, language_column, language, co
             not keep_numbers, numbers, cells.currency if cells else None))
     if not dry_run:
         schema.analyze(_engine())
+        if counts.added:  # scored against the project's suggestions model, if it has one
+            learner.of_app(current_app).score_new(project_id)
     prefix = "Checked, nothing changed: " if dry_run else ""
     said = imports.summary(counts)
     if dry_run:

@@ -111,3 +111,14 @@ def test_an_import_s_queries_are_scored_when_it_ends(api, world, service_app, fi
         "GROUP BY q.query")).all()))
     assert scored == {"mountain shoes": 1, "sports bag": 1}
     assert learned_at(api) == first  # scored, not learned again
+
+
+def test_the_command_line_s_import_is_scored_when_it_ends(api, world, flask_cli, tmp_path,
+                                                          first):
+    path = tmp_path / "new.csv"
+    path.write_text("query,language,country,tags\nmountain shoes,en,US,\n")
+    result = flask_cli("import-queries", world.project_id, str(path))
+    assert result.exit_code == 0, result.output
+    assert world.run(lambda s: s.execute(text(
+        "SELECT count(*) FROM query_suggestions s JOIN queries q ON q.pk = s.query_pk "
+        "WHERE q.query = 'mountain shoes'")).scalar()) == 1
