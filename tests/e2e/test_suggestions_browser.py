@@ -1,0 +1,120 @@
+"""Suggested tags in headless Chromium at 1280 and 390 px: a row's chips with Accept and
+Reject (by mouse or touch, and by the keys a and r), the confidence in words on focus, the
+Tags picker's Suggested group with its count, the status line; no serious accessibility
+violation, nothing scrolling sideways."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from service.learning.learner import of_app
+from tests.browser import axe_serious
+from tests.e2e.test_bulk_browser import open_project, sign_in
+from tests.e2e.test_work_queue_browser import open_tag_picker
+from tests.support.e2e import assert_no_sideways_scroll, make_org
+
+pytestmark = pytest.mark.browser
+
+SIZES = ["laptop", "phone"]
+SHOES = ["running", "trail", "leather", "kids", "hiking", "walking", "tennis", "soccer",
+         "winter", "summer", "canvas", "suede", "slip on", "lace up"]
+BAGS = ["travel", "laptop", "tote", "school", "gym", "beach", "weekend", "shopping",
+        "diaper", "camera", "duffel", "messenger", "sports", "evening"]
+ROWS = [row for n, word in enumerate(SHOES) for row in (
+    (f"{word} shoes", "en", "US", ["brand"] if n < 12 else []),
+    (f"{word} shoes offer", "en", "GB", []))] + [row for n, word in enumerate(BAGS) for row in (
+        (f"{word} bag", "en", "US", ["sale"] if n < 12 else []),
+        (f"{word} bags deal", "en", "GB", []))]
+
+
+@pytest.fixture
+def org(live_dashboard):
+    """A project of its own for each test (accepting and rejecting change it)."""
+    made = make_org(live_dashboard, "Suggestions e2e", {"Shop": ROWS})
+    learner = of_app(live_dashboard.service_app)
+    assert learner.refresh(made.projects["Shop"])
+    learner.wait(120)
+    return made
+
+
+def a_page(request, size: str):
+    return request.getfixturevalue("page" if size == "laptop" else "phone")
+
+
+def accept_buttons(page):
+    return page.get_by_role("button", name=re.compile(r"^Accept brand for "))
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_accept_and_reject_by_pointer_and_the_suggested_group(request, live_dashboard, org,
+                                                              size):
+    page = a_page(request, size)
+    sign_in(page, live_dashboard.url, org.key, "Ana")
+    open_project(page, live_dashboard.url, org.projects["Shop"], "?q=shoes+offer")
+    expect(page.locator("#suggestions-status")).to_contain_text(
+        re.compile(r"Suggestions learned from [\d,]+ tagged queries"))
+    first = accept_buttons(page).first
+    expect(first).to_be_visible()
+    query = first.get_attribute("aria-label").removeprefix("Accept brand for ")
+    first.focus()
+    words = page.locator(".suggestion:focus-within .suggestion__words")
+    expect(words).to_be_visible()
+    expect(words).to_have_text(re.compile(r"Suggested: (very likely|likely|possible), \d+ %"))
+    assert_no_sideways_scroll(page)
+    assert axe_serious(page) == []
+
+    if size == "laptop":
+        first.click()
+    else:
+        first.tap()
+    expect(page.get_by_role("status").filter(has_text="Accepted ‘brand’.")).to_be_visible()
+    row = page.locator("tr[data-row]", has=page.get_by_role("checkbox", name=f"Select {query}"))
+    expect(row.locator(".chips .chip", has_text="brand")).to_have_attribute(
+        "title", re.compile(r"^Suggested, accepted by Ana on "))
+    expect(page.get_by_role("button", name=f"Accept brand for {query}")).to_have_count(0)
+
+    reject = page.get_by_role("button", name=re.compile(r"^Reject brand for ")).first
+    rejected = reject.get_attribute("aria-label").removeprefix("Reject brand for ")
+    reject.click()
+    expect(page.get_by_role("status").filter(has_text="Rejected ‘brand’")).to_be_visible()
+    expect(page.get_by_role("button", name=f"Accept brand for {rejected}")).to_have_count(0)
+
+    picker = open_tag_picker(page)
+    option = picker.get_by_role("checkbox", name="Suggested brand")
+    expect(option).to_be_visible()
+    count = picker.locator("label:has(input[name=suggested][value=brand]) [data-count]")
+    expect(count).to_have_text(re.compile(r"^\d+$"))
+    option.check()
+    expect(page).to_have_url(re.compile(r"suggested=brand"))
+    expect(page.locator(".filter-chip", has_text="Suggested")).to_be_visible()
+    assert axe_serious(page) == []
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_keys_accept_and_reject_the_rows_first_suggestion(request, live_dashboard, org,
+                                                              size):
+    page = a_page(request, size)
+    sign_in(page, live_dashboard.url, org.key)
+    open_project(page, live_dashboard.url, org.projects["Shop"], "?suggested=brand&sort=query")
+    rows = page.locator("tr[data-row]")
+    expect(rows.first.locator("[data-suggestion-accept]").first).to_be_visible()
+    first_query = rows.first.locator("td.col-query").inner_text()
+    count = rows.count()
+    page.keyboard.press("j")
+    page.keyboard.press("a")
+    expect(page.get_by_role("status").filter(has_text="Accepted ‘brand’.")).to_be_visible()
+    # Accepted, the query is no longer suggested the tag: it leaves this view.
+    expect(page.get_by_role("checkbox", name=f"Select {first_query}")).to_have_count(0)
+    expect(rows).to_have_count(count - 1)
+    second_query = rows.first.locator("td.col-query").inner_text()
+    page.keyboard.press("j")
+    page.keyboard.press("r")
+    expect(page.get_by_role("status").filter(has_text="Rejected ‘brand’")).to_be_visible()
+    expect(page.get_by_role("checkbox", name=f"Select {second_query}")).to_have_count(0)
+    page.keyboard.press("?")
+    dialog = page.locator("[data-shortcuts-dialog]")
+    expect(dialog).to_contain_text("Accept that row's first suggested tag")
+    assert axe_serious(page) == []
