@@ -46,9 +46,10 @@ class RefreshBody(Strict):
 
 class AcceptBody(Strict):
     tagId: Int  # noqa: N815
-    queryIds: QueryIds | None = None  # noqa: N815
-    filters: QueryFilterBody | None = None
-    minConfidence: Confidence | None = None  # noqa: N815
+    # Absent: None. The defaults are never validated, so a `null` is a 400.
+    queryIds: QueryIds = None  # noqa: N815
+    filters: QueryFilterBody = None
+    minConfidence: Confidence = None  # noqa: N815
     cursor: Int = Field(0, ge=0)  # where the previous part stopped (a query key)
 
     @model_validator(mode="after")

@@ -46,6 +46,7 @@ def test_the_service_offers_creating_tags_and_the_document_is_read_once(client):
                                                  rule_apply=True, tag_editing=True,
                                                  tag_merging=True, tag_edits=True,
                                                  query_versions=True, imports=True,
+                                                 common_words=True, suggestions=True,
                                                  filter_fields=EXTENSION_FIELDS,
                                                  numbers=NUMBER_NAMES)
     assert client.capabilities().create_tag
