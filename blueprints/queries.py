@@ -250,6 +250,7 @@ def index(project_id: str):
         "page_title": title_for(view, project),
         "bulk": edits.page_context(project, view, page.total_records,
                                   with_jobs=not wants_partial()),
+        "accept_all": _accept_all(view, tags, page.total_records),
     }
     canonical = url_for("queries.index", project_id=project.id) + view.query_string()
     if wants_partial():
@@ -359,7 +360,16 @@ def _said(sentence: str):
     return htmx_response(html, trigger={"tagdesk:resultsStale": True})
 
 
-def _tag_ids(value: str) -> list[int]:
+def _accept_all(view: QueryView, tags: list[Tag], total: int) -> dict | None:
+    """Accept all: offered on a view filtered by one suggested tag, with queries."""
+    chosen = filter_fields.one_suggested(view.filters)
+    if chosen is None or not total or not suggestions.offered():
+        return None
+    tag = next((tag for tag in tags if tag.id == chosen), None)
+    return None if tag is None else {"tag_id": tag.id, "name": tag.name, "count": total}
+
+
+def _numbers_of(value: str) -> list[int]:
     return [int(part) for part in value.split(",") if part.strip().isdigit()][:50]
 
 
@@ -369,12 +379,12 @@ def accept_suggestion(project_id: str):
     """One query's suggested tag (or several, comma-separated: Accept all) accepted."""
     project = _suggestion_project(project_id)
     query_id = (request.form.get("query_id") or "").strip()
-    tag_ids = _tag_ids(request.form.get("tag_id") or "")
-    if not query_id or not tag_ids:
+    chosen = _numbers_of(request.form.get("tag_id") or "")
+    if not query_id or not chosen:
         abort(400)
     client = apiclient.client()
     names = {tag.id: tag.name for tag in apiclient.tags(project.id)}
-    accepted = [tag_id for tag_id in tag_ids if client.accept_suggestions(
+    accepted = [tag_id for tag_id in chosen if client.accept_suggestions(
         project.id, tag_id, query_ids=[query_id]).tagged]
     apiclient.invalidate(project.id)
     if not accepted:
@@ -389,13 +399,13 @@ def reject_suggestion(project_id: str):
     """One query's suggested tag rejected: never suggested to it again."""
     project = _suggestion_project(project_id)
     query_id = (request.form.get("query_id") or "").strip()
-    tag_ids = _tag_ids(request.form.get("tag_id") or "")
-    if not query_id or len(tag_ids) != 1:
+    chosen = _numbers_of(request.form.get("tag_id") or "")
+    if not query_id or len(chosen) != 1:
         abort(400)
-    apiclient.client().reject_suggestions(project.id, tag_ids[0], [query_id])
+    apiclient.client().reject_suggestions(project.id, chosen[0], [query_id])
     apiclient.invalidate(project.id)
-    name = next((tag.name for tag in apiclient.tags(project.id) if tag.id == tag_ids[0]),
-                f"tag {tag_ids[0]}")
+    name = next((tag.name for tag in apiclient.tags(project.id) if tag.id == chosen[0]),
+                f"tag {chosen[0]}")
     return _said(f"Rejected ‘{name}’: it will not be suggested for that query again.")
 
 
@@ -407,3 +417,21 @@ def refresh_suggestions(project_id: str):
     apiclient.client().refresh_suggestions(project.id)
     return render_template("queries/_suggestion_status.html", project=project,
                            suggestion_status=_status_line(project.id, refresh=True))
+
+
+@bp.post("/projects/<project_id>/queries/suggestions/accept-all")
+@login_required
+def accept_all_suggestions(project_id: str):
+    """Every query of the view (its parameters, sent as the page's view state) suggested the
+    tag gets it: a job with progress, Cancel and Undo."""
+    project = _suggestion_project(project_id)
+    view, _unknown = known_values(project, QueryView.from_args(request.form))
+    chosen = _numbers_of(request.form.get("tag_id") or "")
+    tag = next((tag for tag in apiclient.tags(project.id) if tag.id in chosen[:1]), None)
+    if tag is None or filter_fields.one_suggested(view.filters) != tag.id:
+        abort(400)
+    total = apiclient.client().list_queries(project.id, filters=view.filters,
+                                            limit=1).page.total_records
+    edit = edits.start_suggestions_job(project, tag, view.filters, total)
+    html = render_template("bulk/_job_started.html", panel=edits.job_panel(project, edit))
+    return htmx_response(html)

@@ -10,6 +10,7 @@ from flask import abort, current_app, render_template, session, url_for
 from flask_login import current_user
 from markupsafe import Markup
 
+from jobs import suggestion_jobs
 from jobs.deltas import Delta
 from jobs.edit import ACTIVE, Edit
 from jobs.store import Store, process_owner
@@ -64,6 +65,20 @@ def start_rule_job(project, scope: str, spec: dict, delta: Delta, tag_names: dic
         project_id=project.id, kind="edit", scope=scope, scope_filter=spec, scope_words=words,
         delta=delta.to_json(), tag_names=tag_names, state="queued", expected=count,
         total=count, owner=process_owner(), **who())
+    runner().submit(edit.id)
+    return store.get(edit.id)
+
+
+def start_suggestions_job(project, tag, filters: QueryFilters, count: int) -> Edit:
+    """Accept all: the view's queries suggested `tag` get it, a part at a time by the service
+    (jobs/suggestion_jobs.py)."""
+    store = jobs_store()
+    edit = store.create(
+        project_id=project.id, kind="edit", scope=suggestion_jobs.SCOPE,
+        scope_filter={"tagId": tag.id, "tagName": tag.name, "filters": filters.to_body()},
+        scope_words=f"suggested ‘{tag.name}’", delta=Delta(add=frozenset({tag.id})).to_json(),
+        tag_names={str(tag.id): tag.name}, state="queued", expected=count, total=count,
+        owner=process_owner(), **who())
     runner().submit(edit.id)
     return store.get(edit.id)
 

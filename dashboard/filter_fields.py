@@ -760,6 +760,12 @@ class Suggested(FilterField):
         return replace(filters, suggested_tag_ids=(), min_confidence=None)
 
 
+def one_suggested(filters: QueryFilters) -> int | None:
+    """The tag a view is filtered by as suggested, when it is exactly one (Accept all)."""
+    chosen = filters.suggested_tag_ids
+    return chosen[0] if len(chosen) == 1 else None
+
+
 # Every filter of a queries view, in the address's order (a rule's summary says them in this
 # order too).
 FIELDS: tuple[FilterField, ...] = (Text(), Pattern(), Languages(), Countries(), Tags(),

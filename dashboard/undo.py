@@ -17,6 +17,7 @@ from jobs.fresh import TooManyMoved, by_recency, find_rows
 from jobs.rewrite import held_for_write, rewrite, write
 from jobs.rule_jobs import RULE_SCOPES
 from jobs.store import new_id, process_owner
+from jobs.suggestion_jobs import SCOPE as SUGGESTIONS
 from jobs.work import job_filters
 from queryapi import Query, QueryFilters
 
@@ -67,7 +68,7 @@ def undo_edit(project, edit: Edit) -> Undone:
 def runs_in_request(edit: Edit) -> bool:
     """Whether the undo of `edit` is tried within the request (a rule's job is undone by the
     service, a part at a time)."""
-    return edit.changed <= INLINE_UNDO_LIMIT and edit.scope not in RULE_SCOPES
+    return edit.changed <= INLINE_UNDO_LIMIT and edit.scope not in (*RULE_SCOPES, SUGGESTIONS)
 
 
 def covering_filters(edit: Edit, changes: list[Change]) -> QueryFilters:
@@ -113,6 +114,10 @@ def start_undo_job(project, edit: Edit, undo_id: str) -> Edit:
         scope = edit.scope
         scope_filter = {name: value for name, value in (edit.scope_filter or {}).items()
                         if name in ("ruleId", "ruleName", "since", "operation")}
+    elif edit.scope == SUGGESTIONS:  # the tag taken away from what it tagged (suggestion_jobs)
+        scope = edit.scope
+        scope_filter = {name: value for name, value in (edit.scope_filter or {}).items()
+                        if name in ("tagId", "tagName")}
     elif edit.scope == "filter":
         scope = "filter"
         scope_filter = undo_filters(job_filters(edit),

@@ -92,6 +92,9 @@ def task_title(edit: Edit, original: Edit | None = None) -> str:
         return f"Export {count(number)} {edit.scope_words or 'in this project'} as CSV"
     if edit.kind == "undo":
         return "Undo: " + (task_title(original) if original is not None else "an edit")
+    if edit.scope == "suggestions":
+        name = (edit.scope_filter or {}).get("tagName", "")
+        return f"Accept all {number:,} suggestions of ‘{name}’"
     return _delta_sentence(_delta(edit), _target(edit, number), lambda ids: _names(edit, ids))
 
 
@@ -115,6 +118,10 @@ def _rule_did(edit: Edit) -> str:
 
 def what_it_did(edit: Edit) -> str:
     """'Added ‘brand’ to 37 queries (3 already had it)' — the exact counts."""
+    if edit.scope == "suggestions":
+        name = (edit.scope_filter or {}).get("tagName", "")
+        return (f"Accepted {edit.changed:,} suggestion{'' if edit.changed == 1 else 's'} of "
+                f"‘{name}’")
     if edit.scope in ("rule", "rule-removal"):
         return _rule_did(edit)
     delta = _delta(edit)

@@ -23,7 +23,7 @@ from queryapi import ApiError, AuthError, Client, Mode, QueryFilters
 from weblib.job_lifecycle import Heartbeat
 from weblib.processes import process_owner
 
-from . import rule_jobs
+from . import rule_jobs, suggestion_jobs
 from .deltas import Delta
 from .edit import Edit
 from .export import csv_pages, numbers_offered
@@ -118,6 +118,8 @@ def job_filters(edit: Edit) -> QueryFilters:
 
 
 def _edit(client: Client, store: Store, edit: Edit, app_config: dict) -> str:
+    if edit.scope == suggestion_jobs.SCOPE:
+        return suggestion_jobs.accept(client, store, edit)
     if edit.scope == "rule":
         return rule_jobs.apply(client, store, edit)
     if edit.scope == "rule-removal":
@@ -140,6 +142,8 @@ def _undo(client: Client, store: Store, edit: Edit, app_config: dict) -> str:
     """Walk a filter covering the original edit's changes; each query the edit changed gets
     the reverse of exactly that change, on the tags it has now. A rule's job is undone by
     the service (jobs/rule_jobs.py)."""
+    if edit.scope == suggestion_jobs.SCOPE:
+        return suggestion_jobs.take_back(client, store, edit)
     if edit.scope == "rule":
         return rule_jobs.take_back(client, store, edit)
     if edit.scope == "rule-removal":

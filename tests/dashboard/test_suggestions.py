@@ -137,3 +137,34 @@ def test_refresh_answers_the_status_line(signed_in, learned):
                             headers=csrf(signed_in, learned))
     assert answer.status_code == 200
     assert 'id="suggestions-status"' in answer.get_data(as_text=True)
+
+
+def test_accept_all_is_a_job_with_undo_and_activity_says_it(signed_in, learned, app):
+    from tests.dashboard.bulk_helpers import latest, wait_for
+
+    page = page_of(signed_in, learned, "?suggested=brand")
+    found = re.search(r"Accept all ([\d,]+) suggestions of “brand”", page)
+    assert found, "no Accept all"
+    total = int(found.group(1).replace(",", ""))
+    suggested = set(re.findall(r'aria-label="Select ([^"]+)"', page)) - {"all on this page"}
+    answer = signed_in.post(f"/projects/{learned.project_id}/queries/suggestions/accept-all",
+                            data={"suggested": "brand", "tag_id": str(learned.tags["brand"])},
+                            headers=csrf(signed_in, learned))
+    assert answer.status_code == 200, answer.get_data(as_text=True)
+    assert "Accept all" in answer.get_data(as_text=True)
+    edit = wait_for(app, latest(app, learned).id)
+    assert edit.state == "done" and edit.changed == total
+    # Nothing is suggested 'brand' any more: the view is empty, and offers no Accept all.
+    assert "suggestions of “brand”" not in page_of(signed_in, learned, "?suggested=brand")
+    tagged = page_of(signed_in, learned, "?tag=brand&q=shoes")
+    assert all(f'aria-label="Select {query}"' in tagged for query in suggested)
+    activity = signed_in.get(f"/projects/{learned.project_id}/activity").get_data(as_text=True)
+    assert f"Accepted {total:,} suggestions of ‘brand’" in activity
+
+    undone = signed_in.post(f"/projects/{learned.project_id}/edits/{edit.id}/undo",
+                            headers=csrf(signed_in, learned))
+    assert undone.status_code in (200, 202), undone.get_data(as_text=True)
+    undo = wait_for(app, latest(app, learned).id)
+    assert undo.kind == "undo" and undo.state == "done" and undo.changed == total
+    after = page_of(signed_in, learned, "?tag=brand&q=shoes")
+    assert not any(f'aria-label="Select {query}"' in after for query in suggested)
