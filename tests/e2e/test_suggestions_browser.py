@@ -10,6 +10,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from queryapi import QueryFilters
 from service.learning.learner import of_app
 from tests.browser import axe_serious
 from tests.e2e.test_bulk_browser import open_project, sign_in
@@ -118,3 +119,27 @@ def test_the_keys_accept_and_reject_the_rows_first_suggestion(request, live_dash
     dialog = page.locator("[data-shortcuts-dialog]")
     expect(dialog).to_contain_text("Accept that row's first suggested tag")
     assert axe_serious(page) == []
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_accept_all_is_a_job_with_undo(request, live_dashboard, org, size):
+    page = a_page(request, size)
+    sign_in(page, live_dashboard.url, org.key)
+    open_project(page, live_dashboard.url, org.projects["Shop"], "?suggested=brand")
+    button = page.get_by_role("button", name=re.compile(r"^Accept all [\d,]+ suggestions of "
+                                                        r"“brand”$"))
+    expect(button).to_be_visible()
+    total = int(re.search(r"[\d,]+", button.inner_text()).group().replace(",", ""))
+    assert_no_sideways_scroll(page)
+    assert axe_serious(page) == []
+    button.click()
+    job = page.locator("[data-job]").first
+    expect(job.locator("[data-job-summary]")).to_have_text(
+        f"Accepted {total:,} suggestions of ‘brand’.", timeout=30_000)
+    assert axe_serious(page) == []
+    job.get_by_role("button", name="Undo").click()
+    expect(page.locator("[data-job]").first.locator("[data-job-summary]")).to_contain_text(
+        f"Undone: ‘brand’ removed again from {total:,}", timeout=30_000)
+    with org.api() as api:
+        tagged = api.list_queries(org.projects["Shop"], QueryFilters(tag_names=("brand",)))
+    assert tagged.page.total_records == 12  # the twelve tagged by hand, as before
