@@ -20,7 +20,7 @@ from sqlalchemy import create_engine
 from jobs.store import Store
 from service import create_app as create_service_app
 from service import schema
-from service.org import accounts, admin
+from service.org import accounts
 from tests.support.api import Api
 from tests.support.databases import database_for, postgres_database_of_its_own
 from tests.support.ordering import (
@@ -32,7 +32,7 @@ from tests.support.ordering import (
 from tests.support.servers import LiveServer
 from tests.support.switches import wanted
 from tests.support.templates import CompiledTemplates
-from tests.support.world import TAG_COLORS, UNLIMITED, World
+from tests.support.world import UNLIMITED, World
 
 # The one place that decides which optional suites run. A test that needs PostgreSQL, Redis,
 # Chromium or nginx carries the marker; it runs only when its variable asks for it (CI sets all),
@@ -201,18 +201,7 @@ def live_service(service_app):
 
 @pytest.fixture
 def world(service_app) -> World:
-    w = World(service_app)
-
-    def make(session):
-        w.org_id = admin.create_org(session, "Acme")
-        w.key = admin.create_key(session, w.org_id, "tdk")
-        w.project_id = admin.create_project(session, w.org_id, "Shop search")
-        w.other_project_id = admin.create_project(session, w.org_id, "Help centre")
-        for name, color in TAG_COLORS.items():
-            w.tags[name] = admin.create_tag(session, w.project_id, name, color)
-
-    w.run(make)
-    return w
+    return World.made(service_app)
 
 
 @pytest.fixture

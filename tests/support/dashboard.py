@@ -7,7 +7,12 @@ the embedded service's requests, and the sample queries of the `shop` fixture
 from __future__ import annotations
 
 import re
+import shutil
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 
 from jobs.store import Store
 
@@ -103,3 +108,48 @@ def project_url(world, *, suffix: str = "queries", query: str = "") -> str:
 def row_queries(html: str) -> list[str]:
     """The query texts of the result rows, in order."""
     return re.findall(r'<td class="col-query">([^<]*)</td>', html)
+
+
+# --- one dashboard for a module of tests that only read ------------------------------------------
+
+
+@dataclass
+class Reading:
+    """A dashboard made once for a module: its `app`, the `world` of the `shop` fixture
+    (tests/dashboard/conftest.py) and a test `client` signed in with its key."""
+
+    app: object
+    world: object  # tests/support/world.py's World
+    client: object
+
+
+@contextmanager
+def dashboard_to_read(folder: Path, sqlite_template: Path, jobs_template: Path
+                      ) -> Iterator[Reading]:
+    """What the `app`, `shop` and `signed_in` fixtures give a test, made the same way once in
+    `folder`: for a module whose tests only read (one each took ~0.35 s of CPU to make)."""
+    import service
+    from app import create_app
+    from tests.support.world import UNLIMITED, World
+
+    database = folder / "service.sqlite3"
+    shutil.copy(sqlite_template, database)
+    service_config = {"TESTING": True, "DATABASE_URL": f"sqlite:///{database}",
+                      "REDIS_URL": None, "DEFAULT_LIMITS": UNLIMITED}
+    service_app = service.create_app(service_config)
+    world = World.made(service_app)
+    world.add_queries(SAMPLE)
+    world.add_queries([(f"filler query {i:03d}", "en", "US", []) for i in range(FILLER)])
+    instance = folder / "instance"
+    instance.mkdir()
+    shutil.copy(jobs_template, instance / "dashboard.sqlite3")
+    app = create_app({"TESTING": True, "INSTANCE_PATH": str(instance),
+                      "SECRET_KEY": "dashboard-test-secret", "SERVICE_CONFIG": service_config,
+                      "DEMO_QUERIES": 60})
+    try:
+        client = app.test_client()
+        AuthActions(client, world).sign_in()
+        yield Reading(app, world, client)
+    finally:
+        close_app(app)
+        service_app.extensions["tagdesk_engine"].dispose()

@@ -57,6 +57,23 @@ class World:
     tags: dict[str, int] = field(default_factory=dict)
     user_id: int | None = None  # the settings' administrator, once with_administrator made one
 
+    @classmethod
+    def made(cls, app) -> World:
+        """The world the `world` fixture of tests/conftest.py gives: Acme with a key, its
+        projects "Shop search" (with the tags of TAG_COLORS) and "Help centre"."""
+        world = cls(app)
+
+        def make(session):
+            world.org_id = admin.create_org(session, "Acme")
+            world.key = admin.create_key(session, world.org_id, "tdk")
+            world.project_id = admin.create_project(session, world.org_id, "Shop search")
+            world.other_project_id = admin.create_project(session, world.org_id, "Help centre")
+            for name, color in TAG_COLORS.items():
+                world.tags[name] = admin.create_tag(session, world.project_id, name, color)
+
+        world.run(make)
+        return world
+
     def run(self, operation):
         with session_scope(self.app) as session:
             return operation(session)
