@@ -1,6 +1,7 @@
 """The queries view's Export CSV: a plain download link for small views, whose CSV lists the
 queries in the order shown on screen; when the view's order cannot be kept (by "updated") the
-button says which order the file has."""
+button says which order the file has. The tests that only read share one dashboard made once
+for the module (`reading`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import re
 
 import pytest
 
-from tests.support.dashboard import TOTAL, project_url, row_queries
+from tests.support.dashboard import TOTAL, dashboard_to_read, project_url, row_queries
 
 EXPORT = re.compile(r'<a class="button button--quiet results__export" href="([^"]+)"'
                     r'( download)?[^>]*>(.*?)</a>', re.S)
@@ -25,6 +26,15 @@ def export_link(html: str) -> tuple[str, bool, str]:
     return htmllib.unescape(found.group(1)), bool(found.group(2)), " ".join(words.split())
 
 
+@pytest.fixture(scope="module")
+def reading(tmp_path_factory, sqlite_template, jobs_template):
+    """The `app`, `shop` and `signed_in` of tests/dashboard/conftest.py, made once for the
+    tests that only read (tests/support/dashboard.py)."""
+    with dashboard_to_read(tmp_path_factory.mktemp("reading"), sqlite_template,
+                           jobs_template) as made:
+        yield made
+
+
 def csv_queries(client, href: str) -> list[str]:
     response = client.get(href)
     assert response.status_code == 200
@@ -33,7 +43,8 @@ def csv_queries(client, href: str) -> list[str]:
 
 @pytest.mark.parametrize("sort", ["query", "-query", "language", "-language", "country",
                                   "-country"])
-def test_the_csv_has_the_order_on_screen(signed_in, shop, sort):
+def test_the_csv_has_the_order_on_screen(reading, sort):
+    signed_in, shop = reading.client, reading.world
     assert TOTAL <= 100
     html = signed_in.get(project_url(shop, query=f"sort={sort}&size=100")).get_data(as_text=True)
     href, plain, words = export_link(html)
@@ -43,7 +54,8 @@ def test_the_csv_has_the_order_on_screen(signed_in, shop, sort):
 
 
 @pytest.mark.parametrize(("sort", "query"), [("-updated", ""), ("updated", "sort=updated")])
-def test_a_view_by_updated_says_the_csv_is_by_query(signed_in, shop, sort, query):
+def test_a_view_by_updated_says_the_csv_is_by_query(reading, sort, query):
+    signed_in, shop = reading.client, reading.world
     html = signed_in.get(project_url(shop, query=query)).get_data(as_text=True)
     href, plain, words = export_link(html)
     assert words == "Export CSV sorted by Query, A to Z"
