@@ -18,7 +18,7 @@ from datetime import datetime
 
 import numpy as np
 from pyroaring import BitMap
-from sqlalchemy import and_, delete, exists, func, insert, select, update
+from sqlalchemy import and_, delete, exists, insert, select, tuple_, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Row
 
@@ -67,14 +67,6 @@ def ensure(connection: Connection, project_id: str) -> None:
     connection.execute(dialect.insert(suggestion_models).from_select(
         ["project_id"], select(Project.id).where(Project.id == project_id))
         .on_conflict_do_nothing())
-
-
-def learnable(connection: Connection, project_id: str, min_queries: int) -> bool:
-    """Whether some tag of the project has min_queries queries."""
-    return connection.execute(
-        select(query_tags.c.tag_id).join(Tag, Tag.id == query_tags.c.tag_id)
-        .where(Tag.project_id == project_id).group_by(query_tags.c.tag_id)
-        .having(func.count() >= min_queries).limit(1)).first() is not None
 
 
 def claim(connection: Connection, project_id: str, owner: str, now: datetime) -> None:
@@ -126,32 +118,53 @@ def snapshot(connection: Connection, project_id: str) -> Snapshot:
     learned_from = [TaggedQuery(pk, text, language, tuple(tags_of.get(pk, ())))
                     for pk, text, language in rows if pk in tags_of or pk in refused]
     return Snapshot(learned_from, np.array([row[0] for row in rows], dtype=np.int64),
-                    [row[1] for row in rows], Pairs.of(links), Pairs.of(rejected), written)
+                    [row[1] for row in rows], _pairs(links), _pairs(rejected), written)
 
 
-def _inserted(connection: Connection, project_id: str, scored: Suggestions) -> None:
-    """The scored pairs as rows, then those linked or rejected meanwhile taken out again."""
+def _pairs(rows) -> Pairs:
+    """(query key, tag) rows as Pairs, through plain integers (numpy asks a database row for
+    attributes it lacks, one exception each: ~50 s for a million links)."""
+    flat = np.fromiter((value for row in rows for value in row), dtype=np.int64,
+                       count=2 * len(rows)).reshape(-1, 2)
+    return Pairs(flat[:, 0].copy(), flat[:, 1].copy())
+
+
+def _inserted(connection: Connection, project_id: str, scored: Suggestions,
+              read: Snapshot) -> None:
+    """The scored pairs as rows, then those rejected meanwhile taken out again, and those
+    linked meanwhile when links were written since `read` (among its keys)."""
     rows = [{"query_pk": pk, "tag_id": tag, "project_id": project_id, "confidence": value}
             for pk, tag, value in zip(scored.query_ids.tolist(), scored.tag_ids.tolist(),
                                       scored.confidence.tolist(), strict=True)]
     for start in range(0, len(rows), WRITTEN_AT_ONCE):
         connection.execute(insert(query_suggestions), rows[start:start + WRITTEN_AT_ONCE])
-    table = query_suggestions.c
-    for other in (query_tags.c, suggestion_rejections.c):
+    table, rejected = query_suggestions.c, suggestion_rejections.c
+    # A project's rejections are few: each pair looked up by its key.
+    connection.execute(delete(query_suggestions).where(
+        tuple_(table.query_pk, table.tag_id).in_(
+            select(rejected.query_pk, rejected.tag_id).where(
+                rejected.project_id == project_id))))
+    written = connection.execute(select(Project.links_written).where(
+        Project.id == project_id)).scalar_one()
+    if written != read.written and len(scored):
+        links = query_tags.c
         connection.execute(delete(query_suggestions).where(
-            table.project_id == project_id,
-            exists().where(and_(other.query_pk == table.query_pk, other.tag_id == table.tag_id))))
+            keys_condition(On(connection), table.query_pk, np.unique(scored.query_ids).tolist()),
+            exists().where(and_(links.query_pk == table.query_pk, links.tag_id == table.tag_id))))
 
 
 def _at_default(connection: Connection, project_id: str, default: float | None,
-                above: int = 0) -> dict[str, BitMap]:
+                keys: list[int] | None = None) -> dict[str, BitMap]:
+    """The suggestions kept at the default confidence by tag: the project's, or those of
+    `keys`."""
     if default is None:
         return {}
     table = query_suggestions.c
+    where = [table.project_id == project_id] if keys is None else [
+        keys_condition(On(connection), table.query_pk, keys)]
     found: dict[str, BitMap] = defaultdict(BitMap)
     for pk, tag in connection.execute(select(table.query_pk, table.tag_id).where(
-            table.project_id == project_id, table.confidence >= default,
-            table.query_pk > above)):
+            *where, table.confidence >= default)):
         found[str(tag)].add(pk)
     return found
 
@@ -173,7 +186,7 @@ def replace(connection: Connection, project_id: str, model: Model, scored: Sugge
     writer = Writer(connection, project_id).begin()
     connection.execute(delete(query_suggestions).where(
         query_suggestions.c.project_id == project_id))
-    _inserted(connection, project_id, scored)
+    _inserted(connection, project_id, scored, snapshot_of)
     default = default_of(model)
     now = _at_default(connection, project_id, default)
     before_values = connection.execute(select(pieces.pieces.c.value).where(
@@ -201,26 +214,29 @@ def replace(connection: Connection, project_id: str, model: Model, scored: Sugge
 def unscored(connection: Connection, project_id: str, through: int) -> Snapshot:
     """The queries entered since the last scoring (keys above `through`), with their links
     and the project's rejections of them."""
+    written = connection.execute(select(Project.links_written).where(
+        Project.id == project_id)).scalar() or 0
     rows = connection.execute(select(Query.pk, Query.query).where(
         Query.project_id == project_id, Query.pk > through).order_by(Query.pk)).all()
-    links = connection.execute(select(query_tags.c.query_pk, query_tags.c.tag_id).join(
-        Query, Query.pk == query_tags.c.query_pk).where(
-        Query.project_id == project_id, Query.pk > through)).all()
-    return Snapshot([], np.array([row[0] for row in rows], dtype=np.int64),
-                    [row[1] for row in rows], Pairs.of(links), Pairs.none(), 0)
+    keys = [row[0] for row in rows]
+    links = connection.execute(select(query_tags.c.query_pk, query_tags.c.tag_id).where(
+        keys_condition(On(connection), query_tags.c.query_pk, keys))).all() if keys else []
+    return Snapshot([], np.array(keys, dtype=np.int64), [row[1] for row in rows],
+                    _pairs(links), Pairs.none(), written)
 
 
 def add_scored(connection: Connection, project_id: str, model: Model, scored: Suggestions,
-               through: int, scored_through: int) -> None:
-    """The suggestions of queries entered since the last scoring (keys above `through`),
-    in one transaction (the caller's, begun for writing, committed by the caller)."""
+               read: Snapshot, scored_through: int) -> None:
+    """The suggestions of the queries `read` (entered since the last scoring), in one
+    transaction (the caller's, begun for writing, committed by the caller)."""
     project_first(connection, project_id)
     writer = Writer(connection, project_id).begin()
+    keys = read.keys.tolist()
     connection.execute(delete(query_suggestions).where(
-        query_suggestions.c.project_id == project_id, query_suggestions.c.query_pk > through))
-    _inserted(connection, project_id, scored)
-    for value, keys in _at_default(connection, project_id, default_of(model), through).items():
-        writer.changes.add(kinds.SUGGESTED, value, keys)
+        keys_condition(On(connection), query_suggestions.c.query_pk, keys)))
+    _inserted(connection, project_id, scored, read)
+    for value, found in _at_default(connection, project_id, default_of(model), keys).items():
+        writer.changes.add(kinds.SUGGESTED, value, found)
     writer.finish()
     connection.execute(update(suggestion_models).where(
         suggestion_models.c.project_id == project_id,
@@ -262,8 +278,8 @@ def of_queries(connection: Connection, project_id: str, keys: list[int],
     if default is None or not keys:
         return {}
     table = query_suggestions.c
+    # By the keys alone (the table's key): the project's keys are the caller's.
     rows = connection.execute(select(table.query_pk, table.tag_id, table.confidence).where(
-        table.project_id == project_id,
         table.confidence >= (default if min_confidence is None else min_confidence),
         keys_condition(On(connection), table.query_pk, keys)).order_by(
         table.query_pk, table.confidence.desc(), table.tag_id))

@@ -3,9 +3,11 @@ read of its tagged queries and rejections (service.suggestions.learning), scores
 and writes the model and its suggestions in one short transaction
 (service/engine/suggested.py); a request only asks for it and never waits.
 
-- Asked after each write of links (`after_write`): it starts when the links written since the
-  last learning reach `min_share` of the links then, or `min_links` (at least one), and the
-  last start is `min_seconds` old; Refresh (`refresh`) starts it whatever changed.
+- Asked after each write of links (`after_write`) once the project has learned: it starts
+  when the links written since the last learning reach `min_share` of the links then, or
+  `min_links` (at least one), and the last start is `min_seconds` old. Refresh (`refresh`)
+  starts it whatever changed; so does the first look at a project's status (a project
+  nobody asked suggestions of never spends a machine's time on them).
 - One job per project at a time: `suggestion_models.learning_owner` names the process that
   claimed it; a claim whose process is gone, or older than `stale_seconds`, is taken over.
 - An import's queries are scored against the model when the import ends (`after_import`).
@@ -62,8 +64,8 @@ class Learner:
     # --- asking ------------------------------------------------------------------------------
 
     def after_write(self, project_id: str) -> bool:
-        """Start learning if the links changed enough since the last time; whether it
-        started."""
+        """Start learning if the project learned before and its links changed enough since;
+        whether it started."""
         return self._ask(project_id, forced=False)
 
     def refresh(self, project_id: str) -> bool:
@@ -79,8 +81,6 @@ class Learner:
         return not (stale or owner_is_dead(row.learning_owner))
 
     def _due(self, row) -> bool:
-        if row.learned_at is None and row.asked_at is None:
-            return True
         needed = max(1, min(self.thresholds.min_links,
                             math.ceil(self.thresholds.min_share * row.links_at_learning)))
         waited = row.asked_at is None or utcnow() - row.asked_at >= timedelta(
@@ -91,9 +91,8 @@ class Learner:
         session: Session = self.sessions()
         try:
             row = suggested.state(session.connection(), project_id)
-            if row is None and not forced and not suggested.learnable(
-                    session.connection(), project_id, self.settings.min_queries):
-                return False  # never learned, nothing to learn yet: nothing written
+            if not forced and (row is None or row.learned_at is None):
+                return False  # never learned: its status or Refresh asks first
             if row is not None and (self.learning(row) or not (forced or self._due(row))):
                 return False
             session.rollback()
@@ -166,8 +165,8 @@ class Learner:
                              min_confidence=min(suggested.KEPT_FROM, default)
                              if default is not None else math.inf)
             begin_write(session)
-            suggested.add_scored(session.connection(), project_id, model, scored,
-                                 row.scored_through, int(read.keys.max()))
+            suggested.add_scored(session.connection(), project_id, model, scored, read,
+                                 int(read.keys.max()))
             session.commit()
             return len(read.keys)
         finally:

@@ -319,3 +319,18 @@ def test_migration_0039_adds_the_suggestions_tables_and_takes_them_away(kind, tm
         assert not SUGGESTION_TABLES & set(inspect(engine).get_table_names())
         assert "suggested" not in {c["name"] for c in inspect(engine).get_columns("query_tags")}
         migrate(engine, "head")
+
+
+def test_without_a_default_confidence_the_status_says_null_and_nothing_is_suggested(
+        api, world, service_app):
+    """Tags that nothing in the texts tells apart: no confidence is right often enough."""
+    world.add_queries([(f"query number {n}", "en", "US", ["brand" if n % 2 else "sale"])
+                       for n in range(40)] + [(f"other {n}", "en", "US", []) for n in range(10)])
+    status = learned(api, service_app)
+    assert status["state"] == "ready"
+    assert status["defaultConfidence"] is None and status["heldBackRight"] is None
+    assert all(tag["suggested"] == 0 for tag in status["tags"])
+    for record in listed(api, include=["suggestions"], minConfidence=0).values():
+        assert record["suggestions"] == []
+    assert listed(api, suggestedTagIds=[world.tags["brand"]], minConfidence=0) == {}
+    assert api.post("/api/queries/facets", {"minConfidence": 0}).json()["suggested"] == []
