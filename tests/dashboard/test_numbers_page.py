@@ -1,7 +1,8 @@
 """The numbers of queries on the queries page, through the embedded service over HTTP: the
 project's numbers as columns (chosen by cols=, right-aligned, in the person's locale), a sort
 by each header, the Numbers picker's ranges (volume_min=…), Biggest first, progress by value,
-and none of it against a deployment without numbers."""
+and none of it against a deployment without numbers. The tests that only read pages and files
+share one dashboard made once for the module (`numbered_to_read`)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,14 @@ from app import create_app
 from queryapi import QueryFilters
 from tests.dashboard.bulk_helpers import api_of
 from tests.dashboard.test_url_values import ignored
-from tests.support.dashboard import TOTAL, AuthActions, close_app, project_url, row_queries
+from tests.support.dashboard import (
+    TOTAL,
+    AuthActions,
+    close_app,
+    dashboard_to_read,
+    project_url,
+    row_queries,
+)
 from tests.support.numbered import add_numbered_queries
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,12 +44,26 @@ CLICKS_TOTAL = 1200 + 300 + 45
 UNTAGGED_CLICKS = 1200 + 45  # blue and green boots have no tag
 
 
-@pytest.fixture
-def numbered(shop):
+def add_numbered(shop):
     add_numbered_queries(shop, NUMBERED)
     shop.run(lambda s: s.execute(text("UPDATE projects SET currency = 'EUR' WHERE id = :p"),
                                  {"p": shop.project_id}))
     return shop
+
+
+@pytest.fixture
+def numbered(shop):
+    return add_numbered(shop)
+
+
+@pytest.fixture(scope="module")
+def numbered_to_read(tmp_path_factory, sqlite_template, jobs_template):
+    """`signed_in` and `numbered` made once (tests/support/dashboard.py), for the tests that
+    only read pages and files (not the counts, which a session asks at a measured pace)."""
+    with dashboard_to_read(tmp_path_factory.mktemp("numbered"), sqlite_template,
+                           jobs_template) as made:
+        add_numbered(made.world)
+        yield made
 
 
 def page(client, world, query="", **headers):
@@ -75,7 +97,8 @@ def cells(html: str, query: str) -> dict[str, str]:
 
 
 def test_the_projects_numbers_are_columns_right_aligned_in_the_persons_locale(
-        signed_in, numbered):
+        numbered_to_read):
+    signed_in, numbered = numbered_to_read.client, numbered_to_read.world
     html = page(signed_in, numbered, "q=boots&sort=query")
     # The default: up to four the project has, volume, clicks, impressions, position first.
     assert headers(html) == ["Volume", "Clicks", "Impressions", "Position"]
@@ -108,7 +131,8 @@ def choices_of(html: str) -> dict[str, str]:
         r'class="columns-choice__link[^"]*" href="([^"]+)"[^>]*>([^<]+)</a>', html)}
 
 
-def test_the_columns_choice_is_kept_in_the_address(signed_in, numbered):
+def test_the_columns_choice_is_kept_in_the_address(numbered_to_read):
+    signed_in, numbered = numbered_to_read.client, numbered_to_read.world
     choices = choices_of(page(signed_in, numbered, "q=boots"))
     assert set(choices) == {"Hide Volume", "Hide Clicks", "Hide Impressions", "Hide Position",
                             "Show CTR", "Show CPC"}
@@ -133,7 +157,8 @@ def test_the_columns_choice_is_kept_in_the_address(signed_in, numbered):
 # --- sorting ---------------------------------------------------------------------------------
 
 
-def test_each_number_header_sorts_and_says_so(signed_in, numbered, app):
+def test_each_number_header_sorts_and_says_so(numbered_to_read):
+    signed_in, numbered = numbered_to_read.client, numbered_to_read.world
     html = page(signed_in, numbered, "q=boots")
     assert f'href="/projects/{numbered.project_id}/queries?q=boots&amp;sort=-clicks"' in html
     assert f'href="/projects/{numbered.project_id}/queries?q=boots&amp;sort=position"' in html
@@ -186,8 +211,9 @@ def chip_of(html: str) -> str:
     ("cols=volume,bogus", "column “bogus” (show clicks, impressions, ctr, position, volume, "
                           "cpc or difficulty)"),
 ])
-def test_bad_ranges_are_a_sentence_and_the_rest_of_the_view_stays(signed_in, numbered, query,
+def test_bad_ranges_are_a_sentence_and_the_rest_of_the_view_stays(numbered_to_read, query,
                                                                   named):
+    signed_in, numbered = numbered_to_read.client, numbered_to_read.world
     html = page(signed_in, numbered, query)
     assert ignored(html) == f"Ignored from the address: {named}."
     assert f"of {TOTAL + len(NUMBERED)} queries" in html
@@ -226,7 +252,8 @@ def test_without_volume_biggest_first_sorts_by_clicks_and_without_numbers_is_abs
 # --- export ----------------------------------------------------------------------------------
 
 
-def test_the_export_of_a_view_has_its_numbers(signed_in, numbered):
+def test_the_export_of_a_view_has_its_numbers(numbered_to_read):
+    signed_in, numbered = numbered_to_read.client, numbered_to_read.world
     response = signed_in.get(project_url(numbered, suffix="export.csv",
                                          query="q=boots&volume_min=500"))
     assert response.status_code == 200
