@@ -46,7 +46,7 @@ def page_of(client, shop, query="") -> str:
 
 def test_the_tags_picker_has_a_suggested_group_that_filters(signed_in, learned):
     page = page_of(signed_in, learned)
-    group = page[page.index('<legend class="picker__group-title">Suggested</legend>'):]
+    group = page[page.index('<legend class="picker__group-label">Suggested</legend>'):]
     group = group[:group.index("</fieldset>")]
     assert 'name="suggested" value="brand"' in group
     assert 'aria-label="Suggested brand"' in group

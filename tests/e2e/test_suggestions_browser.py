@@ -55,8 +55,6 @@ def test_accept_and_reject_by_pointer_and_the_suggested_group(request, live_dash
     page = a_page(request, size)
     sign_in(page, live_dashboard.url, org.key, "Ana")
     open_project(page, live_dashboard.url, org.projects["Shop"], "?q=shoes+offer")
-    expect(page.locator("#suggestions-status")).to_contain_text(
-        re.compile(r"Suggestions learned from [\d,]+ tagged queries"))
     first = accept_buttons(page).first
     expect(first).to_be_visible()
     query = first.get_attribute("aria-label").removeprefix("Accept brand for ")
@@ -84,6 +82,9 @@ def test_accept_and_reject_by_pointer_and_the_suggested_group(request, live_dash
     expect(page.get_by_role("button", name=f"Accept brand for {rejected}")).to_have_count(0)
 
     picker = open_tag_picker(page)
+    expect(picker.locator("#suggestions-status")).to_contain_text(
+        re.compile(r"Suggestions learned from [\d,]+ tagged queries"))
+    expect(picker.get_by_role("button", name="Refresh suggestions")).to_be_visible()
     option = picker.get_by_role("checkbox", name="Suggested brand")
     expect(option).to_be_visible()
     count = picker.locator("label:has(input[name=suggested][value=brand]) [data-count]")
