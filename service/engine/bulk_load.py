@@ -35,6 +35,7 @@ from contextlib import suppress
 from datetime import datetime
 from itertools import islice
 
+import numpy as np
 from sqlalchemy import select, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import OperationalError
@@ -52,6 +53,9 @@ from .writer import Writer, rows_changes_in_parts
 # query, language, country, tags, time and, optionally, numbers (stored values by name)
 NewQuery = tuple[str, str, str, list[int], datetime | None] | tuple[
     str, str, str, list[int], datetime | None, dict[str, int] | None]
+# A batch's numbers given apart from its rows: a row each, a column each of NAMES, stored
+# values (-1: unknown).
+Numbers = np.ndarray
 
 # The numbers' columns of the staged rows (types by database), of the queries and of the staged
 # rows as the statements below name them (q, r and o).
@@ -132,7 +136,8 @@ class Load:
     def open(self) -> None:
         raise NotImplementedError
 
-    def stage(self, batch: list[NewQuery]) -> None:
+    def stage(self, batch: list[NewQuery], numbers: Numbers | None = None) -> None:
+        """Stage the rows; their numbers are `numbers` where given (else each row's own)."""
         raise NotImplementedError
 
     def order(self) -> int:
@@ -221,6 +226,18 @@ class Load:
             self.staged += 1
             yield self.staged, row
 
+    def numbers_each(self, batch: list[NewQuery], numbers: Numbers | None) -> Iterator[tuple]:
+        """Each row's stored numbers in the order of NAMES (None: not named): the rows' own,
+        or `numbers`' (a tuple made as each is written: none held)."""
+        if numbers is None:
+            yield from map(self.numbers_of, batch)
+            return
+        known = numbers >= 0
+        self.carries_numbers |= bool(known.any())
+        values = numbers.astype(object)
+        values[~known] = None
+        yield from zip(*(values[:, place].tolist() for place in range(WIDTH)), strict=True)
+
     def numbers_of(self, row: NewQuery) -> tuple:
         """The row's stored numbers in the order of NAMES (None: not named)."""
         numbers = numbers_tuple(row[5]) if len(row) > 5 else None
@@ -268,13 +285,14 @@ class _SqliteLoad(Load):
         run("CREATE TEMP TABLE bulk_load_order (rn INTEGER PRIMARY KEY, seq INTEGER)")
         run(self.MERGED)
 
-    def stage(self, batch: list[NewQuery]) -> None:
+    def stage(self, batch: list[NewQuery], numbers: Numbers | None = None) -> None:
         start = self.staged
         now, stored = self.now, self.stored_time
         run = self.connection.exec_driver_sql
         run(f"INSERT INTO temp.bulk_load_rows VALUES (?, ?, ?, ?, ?{', ?' * WIDTH})", [
-            (seq, row[0], row[1], row[2], now if row[4] is None else stored(row[4]),
-             *self.numbers_of(row)) for seq, row in self.numbered(batch)])
+            (seq, row[0], row[1], row[2], now if row[4] is None else stored(row[4]), *values)
+            for (seq, row), values in zip(self.numbered(batch),
+                                          self.numbers_each(batch, numbers), strict=True)])
         links = [(seq, tag_id) for seq, row in enumerate(batch, start + 1) for tag_id in row[3]]
         if links:
             run("INSERT OR IGNORE INTO temp.bulk_load_tags VALUES (?, ?)", links)
@@ -406,14 +424,14 @@ class _PostgresLoad(Load):
         for statement in (*self.ADDED, self.MERGED):
             run(statement)
 
-    def stage(self, batch: list[NewQuery]) -> None:
+    def stage(self, batch: list[NewQuery], numbers: Numbers | None = None) -> None:
         start = self.staged
         now = utcnow()
         cursor = self.connection.connection.driver_connection.cursor()
         with cursor, cursor.copy("COPY bulk_load_rows FROM STDIN") as copy:
-            for seq, row in self.numbered(batch):
-                copy.write_row((seq, row[0], row[1], row[2], row[4] or now,
-                                *self.numbers_of(row)))
+            for (seq, row), values in zip(self.numbered(batch),
+                                          self.numbers_each(batch, numbers), strict=True):
+                copy.write_row((seq, row[0], row[1], row[2], row[4] or now, *values))
         links = [(seq, tag_id) for seq, row in enumerate(batch, start + 1)
                  for tag_id in set(row[3])]
         if links:

@@ -225,6 +225,8 @@ class ImportRejection(Base):
     language: Mapped[str] = mapped_column(Text)
     country: Mapped[str] = mapped_column(Text)
     tags: Mapped[str] = mapped_column(Text)
+    # Its number cells by number, a JSON object (imports.Rejected.numbers); None: none.
+    numbers: Mapped[str | None] = mapped_column(Text)
 
 
 # What the settings area does when a job ends, in the transaction that ends it (its activity
@@ -411,7 +413,8 @@ class JobSink(imports.Sink):
             session.execute(insert(ImportRejection), [
                 {"import_id": self.import_id, "line": row.line, "reason": row.reason,
                  "query": row.query, "language": row.language, "country": row.country,
-                 "tags": row.tags}
+                 "tags": row.tags,
+                 "numbers": json.dumps(dict(row.numbers)) if row.numbers else None}
                 for row in batch.rejected])
 
 

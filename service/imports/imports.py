@@ -36,6 +36,7 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+import json
 import re
 import threading
 from collections import Counter
@@ -44,8 +45,11 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from itertools import chain
+from operator import itemgetter
 from typing import BinaryIO
 
+import numpy as np
 from pydantic import TypeAdapter, ValidationError
 from sqlalchemy import column, select, table
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
@@ -149,10 +153,13 @@ class Rejected:
     language: str = ""
     country: str = ""
     tags: str = ""
+    # Its cells of the file's number columns, (number, cell) in the file's order.
+    numbers: tuple[tuple[str, str], ...] = ()
 
     @property
-    def fields(self) -> tuple[str, str, str, str]:
-        return self.query, self.language, self.country, self.tags
+    def fields(self) -> tuple[str, ...]:
+        return self.query, self.language, self.country, self.tags, *(
+            cell for _name, cell in self.numbers)
 
 
 @dataclass
@@ -164,6 +171,15 @@ class Batch:
     last_line: int = 0    # the last line of the file read so far
     bytes_read: int = 0   # how far into the file
     characters: int = 0   # of the rejected rows' fields
+    # The rows' numbers where the file has number columns (RowNumbers.read_cells: a row each,
+    # in the rows' order), staged with them (bulk_load.Load.stage).
+    numbers: np.ndarray | None = None
+
+    def numbers_each(self) -> list[tuple | None]:
+        """Each row's numbers (as RowNumbers.read_all gives them)."""
+        if self.numbers is None:
+            return [None] * len(self.rows)
+        return number_tuples(self.numbers)
 
 
 @dataclass(frozen=True)
@@ -493,6 +509,11 @@ class RowNumbers:
     def __init__(self, header: Header) -> None:
         self.columns = [number_values.Column(NUMBERS_BY_NAME[name], name=name)
                         for name, _index in header.numbers]
+        self.names = [name for name, _index in header.numbers]
+        # A row's number cells, in the order of `names`, as one tuple (read_cells).
+        indexes = [index for _name, index in header.numbers]
+        self.taken = itemgetter(*indexes) if len(indexes) > 1 else \
+            (lambda fields, at=(indexes or [0])[0]: (fields[at],))
         readers = [(name, index, column.stored)
                    for (name, index), column in zip(header.numbers, self.columns, strict=True)]
         self.derives_ctr = "clicks" in header.names and "impressions" in header.names
@@ -517,6 +538,60 @@ class RowNumbers:
                     (value := self.ctr[1](text, line)) is not None:
                 found["ctr"] = value
         return found or None
+
+    def read_all(self, rows: list[list[str]], lines: list[int]) -> list[tuple | None]:
+        """The numbers of many rows at once (`read` of each, in their order, the same cells
+        counted): each row's stored values in the order of NUMBER_NAMES (None: unknown), or
+        None when it has none."""
+        cells: list[str] = []
+        for fields in rows:
+            cells.extend(self.taken(fields))
+        return number_tuples(self.read_cells(cells, lines))
+
+    def read_cells(self, cells: list[str], lines: list[int]) -> np.ndarray:
+        """As read_all, of the rows' number cells (`taken`) one after the other in one list
+        (a list of texts, which Python's collector does not go over), as an array: a row
+        each, a column each of NUMBER_NAMES (-1: unknown). Each column is read whole
+        (Column.stored_all), the CTRs divided at once; no object is made a row."""
+        width = len(self.names)
+        count = len(cells) // width
+        table = np.full((count, len(NUMBER_NAMES)), -1, dtype=np.int64)
+        if not count:
+            return table
+        at = {name: place for place, name in enumerate(NUMBER_NAMES)}
+        for name, _index, _stored in self.cells:
+            place = self.names.index(name)
+            table[:, at[name]] = self.columns[place].stored_all(cells[place::width], lines)
+        if self.derives_ctr:
+            clicks, impressions = table[:, at["clicks"]], table[:, at["impressions"]]
+            derived = (impressions > 0) & (clicks >= 0) & (clicks <= impressions)
+            given, over = clicks[derived], impressions[derived]
+            if len(given) and int(given.max()) * _CTR.scale < 2 ** 53:
+                # Exact as floats, so divided as Python divides the integers.
+                ratio = given.astype(np.float64) * _CTR.scale / over.astype(np.float64)
+                table[derived, at["ctr"]] = np.rint(ratio).astype(np.int64)
+            elif len(given):
+                table[derived, at["ctr"]] = [round(c * _CTR.scale / i) for c, i in zip(
+                    given.tolist(), over.tolist(), strict=True)]
+            if self.ctr is not None:
+                rest = np.flatnonzero(~derived).tolist()
+                place = self.names.index("ctr")
+                table[rest, at["ctr"]] = self.columns[place].stored_all(
+                    [cells[row * width + place] for row in rest], [lines[row] for row in rest])
+        return table
+
+
+def number_tuples(table: np.ndarray) -> list[tuple | None]:
+    """Each row of RowNumbers.read_cells' array as a tuple of stored values (None: unknown),
+    or None when it has none."""
+    known = table >= 0
+    values = table.astype(object)
+    values[~known] = None
+    found: list[tuple | None] = list(zip(*(values[:, place].tolist()
+                                           for place in range(len(NUMBER_NAMES))), strict=True))
+    for place in np.flatnonzero(~known.any(axis=1)).tolist():
+        found[place] = None
+    return found
 
 
 _CTR = NUMBERS_BY_NAME["ctr"]
@@ -548,6 +623,12 @@ def read_batches(binary: BinaryIO, header: Header, tags: dict[str, int],
         if parse_header(first, header.delimiter) != header:
             raise NotCsv("The file changed while it was being imported.")
         batch = Batch()
+        # The number cells of a rejected line that could not be read (the file's columns kept).
+        no_numbers = tuple((name, "") for name, _index in header.numbers)
+        # The number cells and lines of the batch's rows, read at once (read_cells).
+        numbered: list[str] = []
+        numbered_lines: list[int] = []
+        width = header.width
         while True:
             line = lines.number + 1
             lines.row = 0
@@ -557,31 +638,47 @@ def read_batches(binary: BinaryIO, header: Header, tags: dict[str, int],
                 break
             except _TooLong:
                 batch.read += 1
-                batch.rejected.append(Rejected(line, TOO_LONG))
+                batch.rejected.append(Rejected(line, TOO_LONG, numbers=no_numbers))
             except csv.Error as error:
                 batch.read += 1
-                batch.rejected.append(Rejected(line, _unreadable(error)))
+                batch.rejected.append(Rejected(line, _unreadable(error), numbers=no_numbers))
             else:
                 if not any(value.strip() for value in fields):
                     # A blank line, or one of separators only: passed over, counted.
                     batch.blank += line > 1 + title_lines
                     continue
                 batch.read += 1
-                checked = check_row(fields, header, tags, line, readers)
+                checked = check_row(fields, header, tags, line)
                 if isinstance(checked, Rejected):
                     batch.rejected.append(checked)
                     batch.characters += sum(len(value) for value in checked.fields)
                 else:
                     batch.rows.append(checked)
+                    if readers is not None:
+                        if len(fields) < width:  # a short row: empty cells
+                            fields = fields + [""] * (width - len(fields))
+                        numbered.extend(readers.taken(fields))
+                        numbered_lines.append(line)
             if (len(batch.rows) + len(batch.rejected) >= batch_rows
                     or batch.characters >= BATCH_CHARACTERS):
                 batch.last_line, batch.bytes_read = lines.number, min(binary.tell(), size)
+                if readers is not None:
+                    batch.numbers = readers.read_cells(numbered, numbered_lines)
+                    numbered, numbered_lines = [], []
                 yield batch
                 batch = Batch()
         batch.last_line, batch.bytes_read = lines.number, size
+        if readers is not None:
+            batch.numbers = readers.read_cells(numbered, numbered_lines)
         yield batch
     finally:
         text.detach()
+
+
+def _by_name(numbers: tuple) -> dict[str, int]:
+    """A row's known numbers (as read_all gives them) by name."""
+    return {name: value for name, value in zip(NUMBER_NAMES, numbers, strict=True)
+            if value is not None}
 
 
 def _size(binary: BinaryIO) -> int:
@@ -611,7 +708,8 @@ def check_row(fields: list[str], header: Header, tags: dict[str, int],
         "" if index is None else unguard_cell(fields[index]) for index in header.positions)
 
     def rejected(*reasons: str) -> Rejected:
-        return Rejected(line, " ".join(reasons), query, language, country, tag_field)
+        return Rejected(line, " ".join(reasons), query, language, country, tag_field,
+                        tuple((name, fields[index]) for name, index in header.numbers))
 
     if width > header.width or width < header.required_width:
         separator = "comma" if header.delimiter == "," else "semicolon"
@@ -745,8 +843,9 @@ def check_only(session: Session, project_id: str, binary: BinaryIO,
         present = bulk_load.present_keys(session, project_id, keys)
         if update_numbers and header.numbers:
             # Each present query once (its first row's numbers), whatever batch it is in.
-            given = {row[:3]: row[5] for row in reversed(batch.rows)
-                     if row[5] and row[:3] in present and row[:3] not in numbered}
+            given = {row[:3]: _by_name(found) for row, found in reversed(list(zip(
+                batch.rows, batch.numbers_each(), strict=True)))
+                if found and row[:3] in present and row[:3] not in numbered}
             numbered.update(given)
             renumbered += numbers_changed(session, project_id, list(given.items()))
         # A read transaction a batch: a long check (a job of its own) never holds back the
@@ -836,7 +935,7 @@ def _read(held: Session, load: bulk_load.Load, binary: BinaryIO, header: Header,
                                          numbers)):
         begin_write(held)
         if batch.rows:
-            load.stage(batch.rows)
+            load.stage(batch.rows, batch.numbers)
         counts = counts.read(batch)
         sink.write(held, batch, counts)
         held.commit()
@@ -1001,16 +1100,31 @@ REJECTED_HEADER = ("line", "reason", *COLUMNS)
 
 def rejected_csv(rows: Iterable) -> Iterator[str]:
     """Rejected rows (Rejected, or the rows kept of an import job) as CSV text, a few hundred
-    lines a piece: line, reason and the row's
-    own fields, safe to open in a spreadsheet: guarded and quoted as the dashboard's export is
-    (weblib/spreadsheet_cells.py). UTF-8 with a byte order mark, which spreadsheet
-    programs need to read it as UTF-8 (and which an import accepts: fixed, it can be imported
-    again, its line and reason columns ignored and the guard's apostrophes taken off)."""
-    lines = ["\ufeff" + csv_line(REJECTED_HEADER)]
-    for count, row in enumerate(rows, start=1):
+    lines a piece: line, reason and the row's own fields, then its cells of the file's number
+    columns (named as the first row names them), safe to open in a spreadsheet: guarded and
+    quoted as the dashboard's export is (weblib/spreadsheet_cells.py). UTF-8 with a byte order
+    mark, which spreadsheet programs need to read it as UTF-8 (and which an import accepts:
+    fixed, it can be imported again, its numbers with it, its line and reason columns ignored
+    and the guard's apostrophes taken off)."""
+    rows = iter(rows)
+    first = next(rows, None)
+    names = list(_number_cells(first)) if first is not None else []
+    lines = ["\ufeff" + csv_line((*REJECTED_HEADER, *names))]
+    for count, row in enumerate(chain([first] if first is not None else [], rows), start=1):
+        cells = _number_cells(row)
         lines.append(csv_line((row.line, *(guard_cell(value) for value in (
-            row.reason, row.query, row.language, row.country, row.tags)))))
+            row.reason, row.query, row.language, row.country, row.tags,
+            *(cells.get(name, "") for name in names))))))
         if count % 500 == 0:
             yield "".join(lines)
             lines = []
     yield "".join(lines)
+
+
+def _number_cells(row) -> dict[str, str]:
+    """A rejected row's number cells by number: Rejected.numbers, or an import job's row's
+    (import_jobs.ImportRejection.numbers, JSON)."""
+    numbers = row.numbers
+    if isinstance(numbers, str):
+        return json.loads(numbers)
+    return dict(numbers or ())

@@ -20,8 +20,10 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from itertools import islice
+
+import numpy as np
 
 from ..engine.numbers import LARGEST, Number
 
@@ -74,6 +76,36 @@ class Column:
         """The cell's stored value (Number.stored), or None."""
         value = self.value(text, line)
         return None if value is None else round(value * self.scale)
+
+    def stored_all(self, texts: Sequence[str], lines: Sequence[int]) -> np.ndarray:
+        """`stored` of each cell (its line in `lines`), as one array (-1: unknown; an empty
+        cell is unknown and not counted): the column's cells read together. Where every
+        character of a cell is a digit, a point or (but in a CTR) a comma in threes, or a
+        CTR's final "%", the cells are joined and read by one float() each (`_plain_cells`);
+        any other cell, and one out of bounds, is read by `stored`, in the order of the
+        cells, so that what is counted and the lines kept are the same."""
+        count = len(texts)
+        found = np.full(count, -1, dtype=np.int64)
+        if not count:
+            return found
+        odd: list[int] = []
+        fast = self.decimal == "." and not self.percent
+        values = _plain_cells(texts, self.number.name == "ctr", odd) if fast else None
+        if values is None:  # read one by one
+            slow = range(count)
+        else:
+            unknown = values == _EMPTY
+            within = (values >= self.lowest) & (values <= self.highest) & ~unknown
+            found[within] = np.rint(values[within] * self.scale).astype(np.int64)
+            outside = np.flatnonzero(~within & ~unknown).tolist()
+            slow = sorted(outside + odd) if odd else outside
+        stored = self.stored
+        for at in slow:
+            if text := texts[at]:
+                value = stored(text, lines[at])
+                if value is not None:
+                    found[at] = value
+        return found
 
     def _point_stored(self):
         """`stored` of a column with decimal points, as one function of local names (each
@@ -281,3 +313,65 @@ def decided(number: Number, values: list[str], hint: str = ".", name: str = "") 
                     percent = True
                     break
     return Column(number, decimal, percent, name)
+
+
+# --- a column's cells read together (Column.stored_all) ---------------------------------------
+
+_EMPTY = -1.0  # an empty cell's value in `_plain_cells` (no plain cell is negative)
+# A cell of other characters than a plain one's (or the cells' separator within one).
+_NOT_PLAIN = re.compile(r"[^0-9.,\n]")
+_NOT_PLAIN_CTR = re.compile(r"[^0-9.%\n]|%(?!\n|\Z)|(?<![0-9.])%")
+# A comma that does not group thousands in threes after one to three digits before a point:
+# not followed by three digits then a comma, a point or the cell's end; after four digits;
+# after no digit; after a point (the cells joined by "\n", all of digits, points and commas).
+_BAD_COMMA = re.compile(r",(?![0-9]{3}(?:[,.\n]|\Z))|[0-9]{4},|(?<![0-9]),|\.[0-9]*,")
+
+
+def _plain_cells(texts: Sequence[str], ctr: bool, odd: list[int]) -> np.ndarray | None:
+    """The values of the plain cells of a column with decimal points (a CTR's "%" taken as
+    hundredths): `_EMPTY` for an empty cell; the places of the others (which this does not
+    read, their value left `_EMPTY`) added to `odd`. A plain cell is what `_point_stored`
+    (`_ratio`) reads by float() alone: digits with one point, in a column not a CTR digits
+    grouped by commas in threes (`_THOUSANDS_POINT`), which float() reads without them. None
+    when float() refuses a cell all the same ("1.2.3"): then every cell is read one by one."""
+    joined = "\n".join(texts)
+    pattern = _NOT_PLAIN_CTR if ctr else _NOT_PLAIN
+    if pattern.search(joined) is not None or joined.count("\n") != len(texts) - 1:
+        odd.extend(at for at, text in enumerate(texts)
+                   if "\n" in text or pattern.search(text) is not None)
+    cells = texts
+    if odd:
+        cells = list(texts)
+        for at in odd:
+            cells[at] = ""
+        joined = "\n".join(cells)
+    if not ctr and "," in joined:
+        if _BAD_COMMA.search(joined) is not None:
+            bad = [at for at, text in enumerate(cells) if "," in text and
+                   _BAD_COMMA.search(text) is not None]
+            odd.extend(bad)
+            odd.sort()
+            cells = list(cells)
+            for at in bad:
+                cells[at] = ""
+            joined = "\n".join(cells)
+        joined = joined.replace(",", "")
+    percents = joined.count("%") if ctr else 0
+    if percents:
+        joined = joined.replace("%", "")
+    parts = joined.split("\n")
+    empty = "" in parts
+    if empty:
+        parts = [part or "-1" for part in parts]
+    try:
+        values = np.array(list(map(float, parts)), dtype=np.float64)
+    except ValueError:
+        odd.clear()
+        return None
+    if percents:
+        filled = len(parts) - (parts.count("-1") if empty else 0)
+        if percents != filled:  # some with "%", some without: read one by one
+            odd.clear()
+            return None
+        values[values != _EMPTY] /= 100
+    return values
