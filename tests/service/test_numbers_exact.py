@@ -292,7 +292,7 @@ def test_numbers_are_refused_with_sentences(api, world):
         ({"metricRanges": {"volume": {"min": 5, "max": 1}}},
          "'metricRanges.volume': 'min' must not be greater than 'max'."),
         ({"metricRanges": {"volume": {"min": "5"}}}, None),
-        ({"include": ["suggestions"]}, None),
+        ({"include": ["likes"]}, None),
     ]
     for body, message in cases:
         answer = api.call("POST", "/api/queries/list", json=body)
