@@ -168,3 +168,18 @@ def test_accept_all_is_a_job_with_undo_and_activity_says_it(signed_in, learned, 
     assert undo.kind == "undo" and undo.state == "done" and undo.changed == total
     after = page_of(signed_in, learned, "?tag=brand&q=shoes")
     assert not any(f'aria-label="Select {query}"' in after for query in suggested)
+
+
+def test_the_status_line_says_what_stands_in_the_way():
+    from datetime import UTC, datetime, timedelta
+
+    from dashboard.suggestions import status_sentence
+    from queryapi import SuggestionStatus
+
+    few = SuggestionStatus("too few tags", None, None, None, None, (), needed=7)
+    assert status_sentence(few) == ("No suggestions yet: a tag needs 7 more tagged queries "
+                                    "before it is suggested.")
+    now = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
+    ready = SuggestionStatus("ready", now - timedelta(minutes=2), 4512, 0.962, 0.97, ((1, 3),))
+    assert status_sentence(ready, now) == ("Suggestions learned from 4,512 tagged queries "
+                                           "2 minutes ago · 96 % right on queries held back")
