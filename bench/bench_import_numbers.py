@@ -10,7 +10,7 @@ CTR,Position,Volume,CPC,KD" (values as Search Console and Semrush write them: "1
 go through the columns' reading (service/imports/import_sources.py). Each run imports each
 file with `import-queries --language en` into a fresh database, the two alternating; the
 median of each is compared. Also: the cells a second of one number column's reader
-(service/imports/number_values.py).
+(service/imports/number_values.py), one by one and a column at once.
 """
 
 from __future__ import annotations
@@ -71,7 +71,8 @@ def write_files(folder: Path, rows: int) -> tuple[Path, Path]:
 
 
 def reader_speed() -> list[str]:
-    """Cells a second of a column's reader, per kind of cell."""
+    """Cells a second of a column's reader, per kind of cell: one by one (`stored`, as the
+    Columns page's preview reads) and a column at once (`stored_all`, as an import reads)."""
     lines = []
     for name, cell in (("clicks", "1,234"), ("impressions", "48213"), ("ctr", "3.51%"),
                        ("position", "7.2"), ("volume", "1K – 10K")):
@@ -82,7 +83,12 @@ def reader_speed() -> list[str]:
         for text in cells:
             stored(text, 2)
         seconds = time.perf_counter() - started
-        lines.append(f"| {name} | `{cell}` | {len(cells) / seconds / 1e6:.2f} M |")
+        lines_of = [2] * len(cells)
+        started = time.perf_counter()
+        column.stored_all(cells, lines_of)
+        at_once = time.perf_counter() - started
+        lines.append(f"| {name} | `{cell}` | {len(cells) / seconds / 1e6:.2f} M | "
+                     f"{len(cells) / at_once / 1e6:.2f} M |")
     return lines
 
 
@@ -96,7 +102,8 @@ def main() -> None:
     args = parser.parse_args()
     args.folder.mkdir(parents=True, exist_ok=True)
     with_numbers, without = write_files(args.folder, args.rows)
-    print("| number | cell | cells/s |\n|---|---|---:|\n" + "\n".join(reader_speed()))
+    print("| number | cell | cells/s one by one | at once |\n|---|---|---:|---:|\n"
+          + "\n".join(reader_speed()))
     print(f"\n{args.rows:,} rows; load average before: {load_average()}", flush=True)
     databases = [] if args.no_sqlite else [("SQLite", lambda: sqlite_database(
         args.folder, "numbers.sqlite3"))]
