@@ -8,6 +8,8 @@
   "use strict";
 
   var cursorId = null;
+  var cursorIndex = -1; // the cursor row's place among the rows, kept for a redraw
+  var refreshing = false; // the rows being drawn again after an edit, the view unchanged
 
   function isTyping(element) {
     if (!element || !element.tagName) return false;
@@ -30,8 +32,24 @@
     document.querySelectorAll("tr.row--cursor").forEach(function (row) {
       if (row.id !== cursorId) row.classList.remove("row--cursor");
     });
+    var rows = Array.prototype.slice.call(document.querySelectorAll("tr[data-row]"));
     var row = cursorId ? document.getElementById(cursorId) : null;
-    if (row) row.classList.add("row--cursor");
+    if (!row && refreshing && cursorIndex >= 0 && rows.length) {
+      // The row left the view after an edit (its suggestion accepted, say): the row
+      // that took its place takes the cursor, as a mail client's next message does, so that
+      // a a a goes down the list. The focus follows only if the edit's button took it along.
+      row = rows[Math.min(cursorIndex, rows.length - 1)];
+      cursorId = row.id;
+      var box = row.querySelector("[data-row-select]");
+      if (box && (!document.activeElement || document.activeElement === document.body)) {
+        box.focus();
+      }
+    }
+    refreshing = false;
+    if (row) {
+      row.classList.add("row--cursor");
+      cursorIndex = rows.indexOf(row);
+    }
     return row;
   }
 
@@ -53,6 +71,9 @@
   Tagdesk.component("#results", function (results) {
     showCursor();
     results.addEventListener("htmx:load", showCursor);
+    results.addEventListener("htmx:beforeRequest", function (event) {
+      refreshing = event.target.matches("[data-refresh-results]");
+    });
     results.addEventListener("focusin", function (event) {
       var row = event.target.matches("[data-row-select]") && event.target.closest("tr[data-row]");
       if (!row) return;

@@ -111,8 +111,12 @@ def test_the_keys_accept_and_reject_the_rows_first_suggestion(request, live_dash
     # Accepted, the query is no longer suggested the tag: it leaves this view.
     expect(page.get_by_role("checkbox", name=f"Select {first_query}")).to_have_count(0)
     expect(rows).to_have_count(count - 1)
+    # The row that took its place has the cursor and the focus: r rejects its suggestion
+    # without a j first.
     second_query = rows.first.locator("td.col-query").inner_text()
-    page.keyboard.press("j")
+    expect(page.locator("tr.row--cursor td.col-query")).to_have_text(second_query)
+    expect(page.get_by_role("checkbox", name=f"Select {second_query}", exact=True)
+           ).to_be_focused()
     page.keyboard.press("r")
     expect(page.get_by_role("status").filter(has_text="Rejected ‘brand’")).to_be_visible()
     expect(page.get_by_role("checkbox", name=f"Select {second_query}")).to_have_count(0)
