@@ -172,12 +172,17 @@ def tag_the_view(page, url: str, truth: dict[str, str], with_suggestions: bool) 
                 break
             continue
         if with_suggestions:
-            right = [n for n in todo if first_suggestion(rows[n]) == truth[rows[n]["query"]]]
-            for query in [rows[n]["query"] for n in right]:
+            while True:  # a on each row whose first suggestion is right, nearest first
                 now = screen(page)
-                move_to(page, tally, now, [row["query"] for row in now].index(query))
+                at = next((n for n, row in enumerate(now) if row["cursor"]), 0)
+                right = [n for n, row in enumerate(now) if not row["tagged"]
+                         and first_suggestion(row) == truth.get(row["query"])]
+                if not right:
+                    break
+                index = min(right, key=lambda n: (abs(n - at), n))
+                move_to(page, tally, now, index)
                 tally.press(page, "a")
-                wait_tagged(page, [query])
+                wait_tagged(page, [now[index]["query"]])
                 tally.accepted += 1
             rows = screen(page)
             todo = [n for n, row in enumerate(rows)
