@@ -15,6 +15,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pyroaring import BitMap
@@ -23,9 +24,6 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Row
 
 from ..store.models import Project, Tag, utcnow
-from ..suggestions.learning import TaggedQuery
-from ..suggestions.model import Model
-from ..suggestions.scoring import Pairs, Suggestions
 from . import kinds, pieces
 from .keys import keys_condition
 from .suggestion_links import On, taken_away
@@ -37,6 +35,13 @@ from .tables import (
     suggestion_rejections,
 )
 from .writer import Writer
+
+if TYPE_CHECKING:
+    # Imported where used: scikit-learn and SciPy take ~2 s to import, paid by a process only
+    # when it reads or learns a model, not by every process that loads the engine.
+    from ..suggestions.learning import TaggedQuery
+    from ..suggestions.model import Model
+    from ..suggestions.scoring import Pairs, Suggestions
 
 # Suggestions under this confidence are not kept (a suggestion more likely wrong than right).
 KEPT_FROM = 0.5
@@ -96,12 +101,16 @@ def state(connection: Connection, project_id: str) -> Row | None:
 
 def load(connection: Connection, project_id: str) -> Model | None:
     """The project's model, if one was learned (its bytes are read only here)."""
+    from ..suggestions.model import Model
+
     saved = connection.execute(select(suggestion_models.c.model).where(
         suggestion_models.c.project_id == project_id)).scalar()
     return None if saved is None else Model.load(io.BytesIO(saved))
 
 
 def snapshot(connection: Connection, project_id: str) -> Snapshot:
+    from ..suggestions.learning import TaggedQuery
+
     written = connection.execute(select(Project.links_written).where(
         Project.id == project_id)).scalar() or 0
     rows = connection.execute(select(Query.pk, Query.query, Query.language).where(
@@ -124,6 +133,8 @@ def snapshot(connection: Connection, project_id: str) -> Snapshot:
 def _pairs(rows) -> Pairs:
     """(query key, tag) rows as Pairs, through plain integers (numpy asks a database row for
     attributes it lacks, one exception each: ~50 s for a million links)."""
+    from ..suggestions.scoring import Pairs
+
     flat = np.fromiter((value for row in rows for value in row), dtype=np.int64,
                        count=2 * len(rows)).reshape(-1, 2)
     return Pairs(flat[:, 0].copy(), flat[:, 1].copy())
@@ -222,7 +233,7 @@ def unscored(connection: Connection, project_id: str, through: int) -> Snapshot:
     links = connection.execute(select(query_tags.c.query_pk, query_tags.c.tag_id).where(
         keys_condition(On(connection), query_tags.c.query_pk, keys))).all() if keys else []
     return Snapshot([], np.array(keys, dtype=np.int64), [row[1] for row in rows],
-                    _pairs(links), Pairs.none(), written)
+                    _pairs(links), _pairs([]), written)
 
 
 def add_scored(connection: Connection, project_id: str, model: Model, scored: Suggestions,

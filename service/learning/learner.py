@@ -20,6 +20,7 @@ import math
 import threading
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -28,8 +29,9 @@ from weblib.processes import ThreadPool, owner_is_dead, process_owner
 from ..engine import suggested
 from ..store.db import begin_write
 from ..store.models import utcnow
-from ..suggestions.learning import Settings, learn
-from ..suggestions.scoring import suggest
+
+if TYPE_CHECKING:
+    from ..suggestions.learning import Settings
 
 log = logging.getLogger(__name__)
 
@@ -54,12 +56,21 @@ def thresholds_of(config: dict) -> Thresholds:
 
 class Learner:
     def __init__(self, sessions: sessionmaker, thresholds: Thresholds = Thresholds(),
-                 settings: Settings = Settings()) -> None:
+                 settings: Settings | None = None) -> None:
         self.sessions = sessions
         self.thresholds = thresholds
-        self.settings = settings
+        self._settings = settings
         self._threads = ThreadPool(1, "tagdesk-suggestions")
         self._lock = threading.Lock()
+
+    @property
+    def settings(self) -> Settings:
+        """How it learns: as given, else learning's own (made on first use: see run)."""
+        if self._settings is None:
+            from ..suggestions.learning import Settings
+
+            self._settings = Settings()
+        return self._settings
 
     # --- asking ------------------------------------------------------------------------------
 
@@ -121,6 +132,11 @@ class Learner:
 
     def run(self, project_id: str) -> None:
         """Learn and score the project (claimed by _ask), then let the claim go."""
+        # Imported here: scikit-learn and SciPy take ~2 s to import, paid only by a process
+        # that learns or scores, not by every process of the service.
+        from ..suggestions.learning import learn
+        from ..suggestions.scoring import suggest
+
         session: Session = self.sessions()
         try:
             with session.begin():  # one read: what is learned from is one moment's
@@ -149,6 +165,8 @@ class Learner:
 
     def score_new(self, project_id: str) -> int:
         """The queries entered since the last scoring, scored against the model; how many."""
+        from ..suggestions.scoring import suggest
+
         session: Session = self.sessions()
         try:
             with session.begin():

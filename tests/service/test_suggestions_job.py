@@ -13,6 +13,7 @@ from sqlalchemy import text
 
 from service.learning import learner
 from service.learning.learner import of_app
+from service.suggestions import learning
 from tests.service.test_imports import EMAIL, PASSWORD, Browser
 from tests.service.test_suggestions_api import REFRESH, STATUS, listed, rows
 from tests.support.api import Api
@@ -74,14 +75,14 @@ def test_requests_go_on_while_it_learns_and_what_changed_meanwhile_is_not_sugges
                  if brand in {s["tagId"] for s in r["suggestions"]}]
     assert len(suggested) >= 2
     reading, release = threading.Event(), threading.Event()
-    real = learner.learn
+    real = learning.learn  # the learner imports it when it runs
 
     def held(*args, **kwargs):
         reading.set()
         assert release.wait(60)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(learner, "learn", held)
+    monkeypatch.setattr(learning, "learn", held)
     assert api.post(REFRESH, {}).json()["started"] is True
     assert reading.wait(60)
     try:
