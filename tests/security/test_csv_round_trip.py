@@ -23,7 +23,7 @@ from service.engine.tables import Query, query_tags
 from service.org import admin
 from service.store.db import session_scope
 from service.store.models import Tag
-from tests.dashboard.test_queries import HOSTILE as HOSTILE_VIEW_PARAMETERS
+from tests.dashboard.test_queries_read import HOSTILE as HOSTILE_VIEW_PARAMETERS
 from tests.security import test_csv_injection, test_xss_browser
 from tests.security.test_signin import HOSTILE_NEXT
 from tests.service.test_bad_input import HOSTILE as HOSTILE_API_TEXTS
