@@ -12,7 +12,7 @@ from flask import current_app
 from pydantic import Field, model_validator
 from sqlalchemy.orm import Session
 
-from ..bodies.errors import BadRequest
+from ..bodies.errors import BadRequest, NotFound
 from ..bodies.records import timestamp
 from ..bodies.validation import (
     MAX_ITEMS,
@@ -65,15 +65,14 @@ class RejectBody(Strict):
 
 
 def _keys(session: Session, project_id: str, ids: list[str]) -> list[int]:
-    """The keys of the queries named; a 400 naming those the project has none of."""
+    """The keys of the queries named; not found (404) where the project has none of one, as
+    set-tags answers an item that matches no query (another organization's id included)."""
     found = accepting.keys_of(session, project_id, ids)
     unknown = [query_id for query_id in dict.fromkeys(ids) if query_id not in found]
     if unknown:
         session.rollback()
         named = ", ".join(unknown[:5]) + (" …" if len(unknown) > 5 else "")
-        raise BadRequest([f"'queryIds': {named} "
-                          f"{'is not a query' if len(unknown) == 1 else 'are not queries'} "
-                          "of this project."])
+        raise NotFound(f"No query {named} in this project.")
     return sorted(set(found.values()))
 
 

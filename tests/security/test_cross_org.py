@@ -41,7 +41,10 @@ BODIES = {"listQueries": {}, "listTags": {}, "setQueryTags": {"queries": []},
           "updateRule": {"id": 1}, "pauseRule": {"id": 1, "paused": True},
           "deleteRule": {"id": 1}, "applyRule": {"id": 1}, "unapplyRule": {"id": 1},
           "restoreRule": {"operation": "0" * 32}, "updateTag": {"id": 1},
-          "mergeTag": {"id": 1, "intoId": 2}, "unmergeTag": {"operation": "0" * 32}}
+          "mergeTag": {"id": 1, "intoId": 2}, "unmergeTag": {"operation": "0" * 32},
+          "queryWords": {}, "suggestionStatus": {}, "refreshSuggestions": {},
+          "acceptSuggestions": {"tagId": 1, "queryIds": ["0"]},
+          "rejectSuggestions": {"tagId": 1, "queryIds": ["0"]}}
 TIMING_PAIRS = 40
 # How far apart the medians of "another organization's" and "does not exist" may be. Both take
 # the same path through the code; the gap measured is well under a millisecond on an idle
@@ -122,6 +125,19 @@ def test_every_project_endpoint_answers_another_organizations_project_like_a_mis
             assert set(foreign.headers) == set(absent.headers)
     listed = api.projects().json()["results"]
     assert rival["project_id"] not in {project["id"] for project in listed}
+
+
+def test_another_organizations_queries_are_not_found_by_suggestions(world, rival, api):
+    """Accepting or rejecting a suggestion for its query answers as for a made-up id."""
+    theirs = rival["api"].queries().json()["results"][0]["id"]
+    tag_id = next(iter(world.tags.values()))
+    for path in ("/api/suggestions/accept", "/api/suggestions/reject"):
+        foreign = api.post(path, {"tagId": tag_id, "queryIds": [theirs]})
+        absent = api.post(path, {"tagId": tag_id, "queryIds": [str(uuid.uuid4())]})
+        assert foreign.status_code == absent.status_code == 404, (path, foreign.text)
+        assert foreign.json()["message"] == f"No query {theirs} in this project."
+    assert [row["tags"] for row in rival["api"].queries().json()["results"]] == [
+        [rival["tag_id"]]]
 
 
 def test_another_organizations_tags_and_queries_are_unknown_here(world, rival, api):

@@ -345,8 +345,8 @@ def test_options_lists_post_and_other_methods_are_405(api):
 
 def test_the_document_marks_creating_a_tag_as_an_extension_and_nothing_else(live_service):
     """Of the operations, creating a tag, the facets of a filter, the saved views
-    (tests/service/test_saved_views.py) and the rules (tests/service/test_rules.py) are the
-    extensions."""
+    (tests/service/test_saved_views.py), the rules (tests/service/test_rules.py), the common
+    words of a filter and the suggested tags are the extensions."""
     served = requests.get(live_service.url + "/api/openapi.json", timeout=10).json()
     assert served == yaml.safe_load(SPEC.read_text(encoding="utf-8"))
     marked = {(method, path) for path, methods in served["paths"].items()
@@ -354,7 +354,9 @@ def test_the_document_marks_creating_a_tag_as_an_extension_and_nothing_else(live
               if operation.get("x-tagdesk-extension") is True}
     assert marked == {("post", CREATE), ("post", "/api/queries/facets"),
                       ("patch", "/api/queries/many/tags-edit"), ("post", "/api/queries/versions"),
-                      ("post", "/api/imports/list"),
+                      ("post", "/api/imports/list"), ("post", "/api/queries/words"),
+                      *(("post", f"/api/suggestions/{verb}")
+                        for verb in ("status", "refresh", "accept", "reject")),
                       *(("post", f"/api/tags/{verb}") for verb in ("update", "merge", "unmerge")),
                       *(("post", f"/api/views/{verb}")
                         for verb in ("list", "create", "update", "delete")),

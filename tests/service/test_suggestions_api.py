@@ -279,11 +279,11 @@ def test_validation_answers_with_sentences(api, world, path, body, message):
     assert message in response.text
 
 
-def test_unknown_query_ids_are_named(api, world, ready):
+def test_unknown_query_ids_are_named_and_not_found(api, world, ready):
     brand = world.tags["brand"]
     response = api.post(REJECT, {"tagId": brand, "queryIds": ["nope"]})
-    assert response.status_code == 400
-    assert "'queryIds': nope is not a query of this project." in response.text
+    assert response.status_code == 404, response.text
+    assert "No query nope in this project." in response.text
 
 
 def test_other_organizations_and_other_projects_are_404(api, world, live_service):
