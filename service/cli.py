@@ -20,7 +20,7 @@ from sqlalchemy import select
 from . import schema
 from .engine import pieces
 from .imports import import_sources, imports, language_detection
-from .learning import learner
+from .learning import learner, queue
 from .org import accounts, admin, audit
 from .store.db import session_scope
 from .store.models import Organization, Project
@@ -370,8 +370,26 @@ def seed_demo(count):
     click.echo(key)
 
 
+@click.command("suggestions-worker")
+@click.option("--burst", is_flag=True, help="Stop once the queue is empty.")
+@click.option("--name", default=None, help="The worker's name in RQ (default: random).")
+@with_appcontext
+def suggestions_worker(burst: bool, name: str | None) -> None:
+    """Learn and score suggestions from the Redis queue (TAGDESK_SUGGESTIONS_QUEUE)."""
+    config = current_app.config
+    if not config.get("SUGGESTIONS_QUEUE"):
+        raise click.UsageError(
+            "The worker runs the suggestions' jobs queued in Redis: set "
+            "TAGDESK_SUGGESTIONS_QUEUE (as for the service). Without it the service runs "
+            "them itself.")
+    learning = learner.of_app(current_app)
+    click.echo(f"Tagdesk suggestions worker: queue {learning.queue.name!r}", err=True)
+    queue.work(learning.run_job, _engine(), config["SUGGESTIONS_QUEUE"], learning.queue.name,
+               burst=burst, name=name)
+
+
 def register(app: Flask) -> None:
     for command in (init_db, create_org, list_orgs, list_projects, create_key, revoke_key,
                     create_user, create_project, create_tag, import_queries, set_limits,
-                    seed_demo):
+                    seed_demo, suggestions_worker):
         app.cli.add_command(command)

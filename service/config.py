@@ -40,6 +40,11 @@ def load_config(instance_path: str, overrides: dict | None = None) -> dict:
         # The dashboard's address, for the settings area's "Dashboard" link (none if unset).
         # In embedded mode the dashboard sets it to "/", its own address.
         "DASHBOARD_URL": (os.environ.get("TAGDESK_DASHBOARD_URL") or "").strip() or None,
+        # A Redis URL: the suggestions' jobs go on its queue (named SUGGESTIONS_QUEUE_NAME,
+        # "tagdesk-suggestions" when unset) for `flask --app service suggestions-worker`;
+        # unset, threads of the service's processes run them (service/learning/queue.py).
+        "SUGGESTIONS_QUEUE": os.environ.get("TAGDESK_SUGGESTIONS_QUEUE") or None,
+        "SUGGESTIONS_QUEUE_NAME": os.environ.get("TAGDESK_SUGGESTIONS_QUEUE_NAME") or None,
     }
     if overrides:
         config.update(overrides)

@@ -6,7 +6,8 @@ rejected pairs (`suggestion_rejections`) are never kept again, until the tag goe
 
 What the learning job reads (`snapshot`, one read) and writes (`replace`, `add_scored`: one
 short transaction through a Writer, dropping pairs linked or rejected meanwhile), what a
-rejection writes (`reject`), and what the reads ask (`of_queries`, `keys_at`, `state`)."""
+rejection writes (`reject`), and what the reads ask (`of_queries`, `keys_at`, `state`). The
+jobs that learn and score (`suggestion_jobs`) move as every background job's (`jobs`)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import io
 import math
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -23,7 +24,9 @@ from sqlalchemy import and_, delete, exists, insert, select, tuple_, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Row
 
-from ..store.models import Project, Tag, utcnow
+from weblib.job_lifecycle import QUEUED, Clock, Lifecycle
+
+from ..store.models import Project, Tag, new_uuid, utcnow
 from . import kinds, pieces
 from .keys import keys_condition
 from .suggestion_links import On, taken_away
@@ -31,6 +34,7 @@ from .tables import (
     Query,
     query_suggestions,
     query_tags,
+    suggestion_jobs,
     suggestion_models,
     suggestion_rejections,
 )
@@ -46,6 +50,15 @@ if TYPE_CHECKING:
 # Suggestions under this confidence are not kept (a suggestion more likely wrong than right).
 KEPT_FROM = 0.5
 WRITTEN_AT_ONCE = 5000
+
+# The jobs' kinds: learning a project's model (and scoring every query), or scoring the
+# queries an import added. Queued, running and interrupted are every background job's.
+LEARN, SCORE = "learn", "score"
+LEARNED, SCORED, FAILED = "learned", "scored", "failed"
+# Their moves, their heartbeat and the rule for a dead job; their times are naive UTC.
+jobs = Lifecycle(suggestion_jobs, Clock(utcnow, timedelta.total_seconds),
+                 ended=(LEARNED, SCORED, FAILED))
+KEPT_DAYS = 7  # a project's ended jobs are kept this long
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,29 +87,84 @@ def ensure(connection: Connection, project_id: str) -> None:
         .on_conflict_do_nothing())
 
 
-def claim(connection: Connection, project_id: str, owner: str, now: datetime) -> None:
-    """The learning job of `owner` (a process) is at work on the project."""
-    connection.execute(update(suggestion_models).where(
-        suggestion_models.c.project_id == project_id).values(
-        learning_owner=owner, learning_since=now, asked_at=now))
+def hold(connection: Connection, project_id: str) -> None:
+    """The project's row of suggestion_models, held to the commit: one transaction at a time
+    decides whether a learning job starts (SQLite's write lock already does that)."""
+    if connection.dialect.name == "postgresql":
+        connection.execute(select(suggestion_models.c.project_id).where(
+            suggestion_models.c.project_id == project_id).with_for_update(key_share=True))
 
 
-def let_go(connection: Connection, project_id: str, owner: str) -> None:
-    """The job of `owner` ended (a job that took the claim over since keeps it)."""
-    models = suggestion_models.c
-    connection.execute(update(suggestion_models).where(
-        models.project_id == project_id, models.learning_owner == owner).values(
-        learning_owner=None, learning_since=None))
+# --- the jobs ----------------------------------------------------------------------------------
+
+
+def new_job(connection: Connection, project_id: str, kind: str, owner: str,
+            now: datetime) -> str:
+    """A queued job of `kind` (LEARN, SCORE) for `owner` (the process or the queue that will
+    run it); its id. A learning job is the project's last asking (`asked_at`). The project's
+    jobs ended more than KEPT_DAYS ago go."""
+    job_id = new_uuid()
+    connection.execute(insert(suggestion_jobs).values(
+        id=job_id, project_id=project_id, kind=kind, state=QUEUED, owner=owner, created_at=now))
+    if kind == LEARN:
+        connection.execute(update(suggestion_models).where(
+            suggestion_models.c.project_id == project_id).values(asked_at=now))
+    jobs_c = suggestion_jobs.c
+    connection.execute(delete(suggestion_jobs).where(
+        jobs_c.project_id == project_id, jobs_c.state.not_in(jobs.watched),
+        jobs_c.finished_at < now - timedelta(days=KEPT_DAYS)))
+    return job_id
+
+
+def job(connection: Connection, job_id: str) -> Row | None:
+    return connection.execute(select(suggestion_jobs).where(
+        suggestion_jobs.c.id == job_id)).one_or_none()
+
+
+def watched(connection: Connection, project_id: str) -> list[Row]:
+    """The project's jobs (as seen now) that a process should be working on, with their
+    kind."""
+    c = suggestion_jobs.c
+    return list(connection.execute(select(c.id, c.state, c.owner, c.heartbeat_at, c.created_at,
+                                          c.kind).where(c.project_id == project_id,
+                                                        c.state.in_(jobs.watched))).all())
+
+
+@dataclass(frozen=True)
+class Seen:
+    """A job as state() read it (weblib.job_lifecycle.Seen)."""
+
+    id: str
+    state: str
+    owner: str | None
+    heartbeat_at: datetime | None
+    created_at: datetime
+
+
+def learning_job(row: Row | None) -> Seen | None:
+    """The newest learning job a process should be working on, of a row of state()."""
+    if row is None or row.job_id is None:
+        return None
+    return Seen(row.job_id, row.job_state, row.job_owner, row.job_heartbeat_at,
+                row.job_created_at)
 
 
 def state(connection: Connection, project_id: str) -> Row | None:
     """The project's row of suggestion_models, with `links_changed`: the links written since
-    its model's snapshot."""
-    columns = [column for column in suggestion_models.c if column.name != "model"]
+    its model's snapshot, and its newest learning job a process should be working on
+    (`job_id`, `job_state`, … : learning_job)."""
+    models, c = suggestion_models.c, suggestion_jobs.c
+    columns = [column for column in models if column.name != "model"]
+    newest = select(c.id).where(c.project_id == models.project_id, c.kind == LEARN,
+                                c.state.in_(jobs.watched)).order_by(
+        c.created_at.desc(), c.id).limit(1).correlate(suggestion_models).scalar_subquery()
     return connection.execute(select(
-        *columns, (Project.links_written - suggestion_models.c.written_then).label(
-            "links_changed")).join(Project, Project.id == suggestion_models.c.project_id)
-        .where(suggestion_models.c.project_id == project_id)).one_or_none()
+        *columns, (Project.links_written - models.written_then).label("links_changed"),
+        c.id.label("job_id"), c.state.label("job_state"), c.owner.label("job_owner"),
+        c.heartbeat_at.label("job_heartbeat_at"), c.created_at.label("job_created_at"))
+        .join(Project, Project.id == models.project_id)
+        .outerjoin(suggestion_jobs, c.id == newest)
+        .where(models.project_id == project_id)).one_or_none()
 
 
 def load(connection: Connection, project_id: str) -> Model | None:

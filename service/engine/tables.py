@@ -163,8 +163,7 @@ tag_merge_links = Table(
 
 
 # Suggested tags (migration 0039, service/engine/suggested.py). Per project, the last model
-# learned (service/suggestions/model.py's bytes) and what the status says of it, and the job
-# learning now (`learning_owner`, `learning_since`).
+# learned (service/suggestions/model.py's bytes) and what the status says of it.
 suggestion_models = Table(
     "suggestion_models",
     Base.metadata,
@@ -178,9 +177,25 @@ suggestion_models = Table(
     # projects.links_written when the model's snapshot was read.
     Column("written_then", Integer, nullable=False, server_default="0"),
     Column("scored_through", Integer, nullable=False, server_default="0"),  # the last pk scored
-    Column("learning_owner", String(200), nullable=True),
-    Column("learning_since", DateTime, nullable=True),
-    Column("asked_at", DateTime, nullable=True),  # the last Refresh, or the last job started
+    Column("asked_at", DateTime, nullable=True),  # the last learning job made
+)
+
+# The suggestions' jobs (migration 0041): learning a project's model ("learn"), or scoring
+# the queries an import added ("score"), on the lifecycle every background job shares
+# (weblib/job_lifecycle.py: its COLUMNS). Ids are UUIDs, never given twice.
+suggestion_jobs = Table(
+    "suggestion_jobs",
+    Base.metadata,
+    Column("id", String(36), primary_key=True, default=new_uuid),
+    Column("project_id", ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+    Column("kind", String(10), nullable=False),
+    Column("state", String(20), nullable=False),
+    Column("owner", String(200), nullable=True),
+    Column("heartbeat_at", DateTime, nullable=True),
+    Column("created_at", DateTime, nullable=False, default=utcnow),
+    Column("finished_at", DateTime, nullable=True),
+    Column("message", Text, nullable=True),
+    Index("ix_suggestion_jobs_project", "project_id", "kind", "state"),
 )
 
 # Each query's suggested tags at or above suggested.KEPT_FROM, with their confidence; the

@@ -1,16 +1,22 @@
-"""The suggestions' job: a thread of this process learns a project's model from a snapshot
-read of its tagged queries and rejections (service.suggestions.learning), scores every query,
-and writes the model and its suggestions in one short transaction
-(service/engine/suggested.py); a request only asks for it and never waits.
+"""The suggestions' jobs: a job learns a project's model from a snapshot read of its tagged
+queries and rejections (service.suggestions.learning), scores every query, and writes the
+model and its suggestions in one short transaction with its end (service/engine/suggested.py);
+another scores the queries an import added. A request only asks for a job and never waits.
 
 - Asked after each write of links (`after_write`) once the project has learned: it starts
   when the links written since the last learning reach `min_share` of the links then, or
   `min_links` (at least one), and the last start is `min_seconds` old. Refresh (`refresh`)
   starts it whatever changed; so does the first look at a project's status (a project
   nobody asked suggestions of never spends a machine's time on them).
-- One job per project at a time: `suggestion_models.learning_owner` names the process that
-  claimed it; a claim whose process is gone, or older than `stale_seconds`, is taken over.
 - An import's queries are scored against the model when the import ends (`after_import`).
+- Each job is a row of `suggestion_jobs` on the lifecycle every background job shares
+  (weblib/job_lifecycle.py): queued, claimed by the process that runs it, its heartbeat
+  beaten every quarter of `stale_seconds` by a thread of that process, ended "learned",
+  "scored" or "failed" with a sentence. One learning job per project at a time: whoever asks
+  next marks a dead one (its process gone, or silent for `stale_seconds`) interrupted with a
+  sentence, and a new one may start; a live one is left to end.
+- Threads of the process that asked run the jobs; with a queue (service/learning/queue.py)
+  the job's id goes on it, the queue owns the job until a worker's process claims it.
 """
 
 from __future__ import annotations
@@ -19,21 +25,37 @@ import logging
 import math
 import threading
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from weblib.processes import ThreadPool, owner_is_dead, process_owner
+from weblib.job_lifecycle import Heartbeat
+from weblib.processes import ThreadPool, process_owner
 
 from ..engine import suggested
+from ..engine.suggested import FAILED, LEARN, LEARNED, SCORE, SCORED, jobs
 from ..store.db import begin_write
 from ..store.models import utcnow
+from .queue import NOT_QUEUED, QUEUE_NAME, Queue
 
 if TYPE_CHECKING:
     from ..suggestions.learning import Settings
 
 log = logging.getLogger(__name__)
+
+STOPPED = {
+    LEARN: "Tagdesk stopped learning this project's suggestions before it finished (the "
+           "service restarted or its process was stopped). The suggestions learned before "
+           "stay; learning starts again when it is next asked for.",
+    SCORE: "Tagdesk stopped scoring the queries an import added before it finished (the "
+           "service restarted or its process was stopped). The next learning scores them.",
+}
+BROKEN = {
+    LEARN: "Something went wrong on our side while learning. It has been noted. The "
+           "suggestions learned before stay.",
+    SCORE: "Something went wrong on our side while scoring the queries an import added. It "
+           "has been noted. The next learning scores them.",
+}
 
 
 @dataclass(frozen=True)
@@ -56,16 +78,17 @@ def thresholds_of(config: dict) -> Thresholds:
 
 class Learner:
     def __init__(self, sessions: sessionmaker, thresholds: Thresholds = Thresholds(),
-                 settings: Settings | None = None) -> None:
+                 settings: Settings | None = None, queue: Queue | None = None) -> None:
         self.sessions = sessions
         self.thresholds = thresholds
         self._settings = settings
+        self.queue = queue  # None: threads of this process run the jobs
         self._threads = ThreadPool(1, "tagdesk-suggestions")
         self._lock = threading.Lock()
 
     @property
     def settings(self) -> Settings:
-        """How it learns: as given, else learning's own (made on first use: see run)."""
+        """How it learns: as given, else learning's own (made on first use: see run_job)."""
         if self._settings is None:
             from ..suggestions.learning import Settings
 
@@ -84,19 +107,20 @@ class Learner:
         return self._ask(project_id, forced=True)
 
     def learning(self, row) -> bool:
-        """Whether the project's row (suggested.state) names a job still at work."""
-        if row is None or row.learning_owner is None:
-            return False
-        stale = row.learning_since is None or utcnow() - row.learning_since > timedelta(
-            seconds=self.thresholds.stale_seconds)
-        return not (stale or owner_is_dead(row.learning_owner))
+        """Whether the project's row (suggested.state) names a learning job still at work."""
+        seen = suggested.learning_job(row)
+        return seen is not None and not jobs.is_dead(seen, self.thresholds.stale_seconds)
 
     def _due(self, row) -> bool:
         needed = max(1, min(self.thresholds.min_links,
                             math.ceil(self.thresholds.min_share * row.links_at_learning)))
-        waited = row.asked_at is None or utcnow() - row.asked_at >= timedelta(
-            seconds=self.thresholds.min_seconds)
+        waited = row.asked_at is None or (utcnow() - row.asked_at).total_seconds() >= \
+            self.thresholds.min_seconds
         return row.links_changed >= needed and waited
+
+    def _owner(self) -> str:
+        """A queued job's owner: the queue, or this process (its threads run it)."""
+        return process_owner() if self.queue is None else self.queue.owner
 
     def _ask(self, project_id: str, forced: bool) -> bool:
         session: Session = self.sessions()
@@ -110,105 +134,214 @@ class Learner:
             begin_write(session)
             connection = session.connection()
             suggested.ensure(connection, project_id)
+            suggested.hold(connection, project_id)
             row = suggested.state(connection, project_id)
-            if row is None or self.learning(row) or not (forced or self._due(row)):
+            if row is None or not (forced or self._due(row)):
                 session.rollback()
                 return False
-            suggested.claim(connection, project_id, process_owner(), utcnow())
+            if self._interrupt_dead(connection, project_id):  # a live one learns already
+                session.commit()
+                return False
+            job_id = suggested.new_job(connection, project_id, LEARN, self._owner(), utcnow())
             session.commit()
         finally:
             session.close()
-        future = self._threads.submit(project_id, lambda: self.run(project_id))
-        future.add_done_callback(lambda _: self._threads.futures.pop(project_id, None))
-        return True
+        return self._submit(job_id)
+
+    def _interrupt_dead(self, connection, project_id: str) -> bool:
+        """The project's dead jobs marked interrupted (in the caller's transaction); whether
+        a learning job is still at work."""
+        live = False
+        for seen in suggested.watched(connection, project_id):
+            if jobs.is_dead(seen, self.thresholds.stale_seconds):
+                jobs.interrupt(connection, seen, STOPPED[seen.kind])
+            elif seen.kind == LEARN:
+                live = True
+        return live
 
     def after_import(self, project_id: str) -> None:
-        """Score the queries an import added, once it has committed."""
-        key = f"score:{project_id}"
-        future = self._threads.submit(key, lambda: self.score_new(project_id))
-        future.add_done_callback(lambda _: self._threads.futures.pop(key, None))
+        """Score the queries an import added, once it has committed, if the project has a
+        model."""
+        job_id = self._score_job(project_id, self._owner())
+        if job_id is not None:
+            self._submit(job_id)
+
+    def _score_job(self, project_id: str, owner: str) -> str | None:
+        session: Session = self.sessions()
+        try:
+            row = suggested.state(session.connection(), project_id)
+            if row is None or row.learned_at is None:
+                return None
+            session.rollback()
+            begin_write(session)
+            job_id = suggested.new_job(session.connection(), project_id, SCORE, owner,
+                                       utcnow())
+            session.commit()
+            return job_id
+        finally:
+            session.close()
+
+    def _submit(self, job_id: str) -> bool:
+        """The job to its runner; whether it got there."""
+        if self.queue is None:
+            future = self._threads.submit(job_id, lambda: self.run_job(job_id))
+            future.add_done_callback(lambda _: self._threads.futures.pop(job_id, None))
+            return True
+        try:
+            self.queue.put(job_id)
+            return True
+        except Exception:  # Redis unreachable: the job says so; the next asking starts another
+            log.warning("suggestions job %s could not be queued", job_id, exc_info=True)
+            session: Session = self.sessions()
+            try:
+                begin_write(session)
+                seen = suggested.job(session.connection(), job_id)
+                if seen is not None:
+                    jobs.interrupt(session.connection(), seen, NOT_QUEUED)
+                session.commit()
+            finally:
+                session.close()
+            return False
 
     # --- the work ----------------------------------------------------------------------------
 
-    def run(self, project_id: str) -> None:
-        """Learn and score the project (claimed by _ask), then let the claim go."""
+    def run_job(self, job_id: str) -> str | None:
+        """Claim the queued job and run it to its end in this thread, its heartbeat beaten by
+        another; its final state (None if it was not this process's to run, or was
+        interrupted meanwhile)."""
+        return self._run(job_id)[0]
+
+    def _run(self, job_id: str) -> tuple[str | None, int]:
+        owner = process_owner()
+        session: Session = self.sessions()
+        try:
+            begin_write(session)
+            if not jobs.claim(session.connection(), job_id, owner):
+                session.rollback()
+                return None, 0
+            job = suggested.job(session.connection(), job_id)
+            session.commit()
+            work = self._learn if job.kind == LEARN else self._score
+            try:
+                with self._heartbeat(job_id, owner):
+                    return work(session, job_id, owner, job.project_id)
+            except Exception:
+                session.rollback()
+                log.exception("suggestions job %s (%s) failed", job_id, job.kind)
+                begin_write(session)
+                ended = jobs.finish(session.connection(), job_id, owner, FAILED,
+                                    BROKEN[job.kind])
+                session.commit()
+                return (FAILED if ended else None), 0
+        finally:
+            session.close()
+
+    def _heartbeat(self, job_id: str, owner: str) -> Heartbeat:
+        def beat() -> bool:
+            session: Session = self.sessions()
+            try:
+                begin_write(session)
+                mine = jobs.beat(session.connection(), job_id, owner)
+                session.commit()
+                return mine
+            finally:
+                session.close()
+
+        return Heartbeat(beat, self.thresholds.stale_seconds / 4,
+                         f"tagdesk-suggestions-heartbeat-{job_id[:8]}")
+
+    def _learn(self, session: Session, job_id: str, owner: str,
+               project_id: str) -> tuple[str | None, int]:
+        """Learn and score the project; the model, its suggestions and the job's end in one
+        transaction, written only while the job is still this process's."""
         # Imported here: scikit-learn and SciPy take ~2 s to import, paid only by a process
         # that learns or scores, not by every process of the service.
         from ..suggestions.learning import learn
         from ..suggestions.scoring import suggest
 
-        session: Session = self.sessions()
-        try:
-            with session.begin():  # one read: what is learned from is one moment's
-                read = suggested.snapshot(session.connection(), project_id)
-            learned_at = utcnow()
-            model = learn(read.learned_from, list(zip(read.rejected.query_ids.tolist(),
-                                                      read.rejected.tag_ids.tolist(),
-                                                      strict=True)), self.settings)
-            default = suggested.default_of(model)
-            scored = suggest(model, read.keys, read.texts, carried=read.links,
-                             rejected=read.rejected,
-                             min_confidence=min(suggested.KEPT_FROM, default)
-                             if default is not None else math.inf)
-            begin_write(session)
-            suggested.replace(session.connection(), project_id, model, scored, read, learned_at)
-            session.commit()
-        finally:
-            self._let_go(session, project_id)
-            session.close()
-
-    def _let_go(self, session: Session, project_id: str) -> None:
-        session.rollback()
+        with session.begin():  # one read: what is learned from is one moment's
+            read = suggested.snapshot(session.connection(), project_id)
+        learned_at = utcnow()
+        model = learn(read.learned_from, list(zip(read.rejected.query_ids.tolist(),
+                                                  read.rejected.tag_ids.tolist(),
+                                                  strict=True)), self.settings)
+        default = suggested.default_of(model)
+        scored = suggest(model, read.keys, read.texts, carried=read.links,
+                         rejected=read.rejected,
+                         min_confidence=min(suggested.KEPT_FROM, default)
+                         if default is not None else math.inf)
         begin_write(session)
-        suggested.let_go(session.connection(), project_id, process_owner())
+        connection = session.connection()
+        learned = "query" if model.learned_from == 1 else "queries"
+        if not jobs.finish(connection, job_id, owner, LEARNED,
+                           f"Learned from {model.learned_from:,} tagged {learned}."):
+            session.rollback()  # interrupted meanwhile: another job learns
+            return None, 0
+        suggested.replace(connection, project_id, model, scored, read, learned_at)
         session.commit()
+        return LEARNED, len(read.keys)
 
-    def score_new(self, project_id: str) -> int:
-        """The queries entered since the last scoring, scored against the model; how many."""
+    def _score(self, session: Session, job_id: str, owner: str,
+               project_id: str) -> tuple[str | None, int]:
+        """The queries entered since the last scoring, scored against the model; their
+        suggestions and the job's end in one transaction."""
         from ..suggestions.scoring import suggest
 
-        session: Session = self.sessions()
-        try:
-            with session.begin():
-                row = suggested.state(session.connection(), project_id)
-                model = suggested.load(session.connection(), project_id)
-                if model is None:
-                    return 0
-                read = suggested.unscored(session.connection(), project_id,
-                                          row.scored_through)
-            if not len(read.keys):
-                return 0
+        with session.begin():
+            row = suggested.state(session.connection(), project_id)
+            model = suggested.load(session.connection(), project_id)
+            read = None if model is None else suggested.unscored(
+                session.connection(), project_id, row.scored_through)
+        count = 0 if read is None else len(read.keys)
+        scored = None
+        if count:
             default = suggested.default_of(model)
             scored = suggest(model, read.keys, read.texts, carried=read.links,
                              min_confidence=min(suggested.KEPT_FROM, default)
                              if default is not None else math.inf)
-            begin_write(session)
-            suggested.add_scored(session.connection(), project_id, model, scored, read,
+        begin_write(session)
+        connection = session.connection()
+        if not jobs.finish(connection, job_id, owner, SCORED,
+                           f"{count:,} new {'query' if count == 1 else 'queries'} scored."):
+            session.rollback()
+            return None, 0
+        if scored is not None:
+            suggested.add_scored(connection, project_id, model, scored, read,
                                  int(read.keys.max()))
-            session.commit()
-            return len(read.keys)
-        finally:
-            session.close()
+        session.commit()
+        return SCORED, count
+
+    def score_new(self, project_id: str) -> int:
+        """The queries entered since the last scoring, scored against the model in this
+        thread (a job of this process: the command line's import); how many."""
+        job_id = self._score_job(project_id, process_owner())
+        return 0 if job_id is None else self._run(job_id)[1]
 
     def wait(self, timeout: float | None = None) -> None:
-        """Wait for every job of this process (tests, shutdown)."""
+        """Wait for every job of this process's threads (tests, shutdown)."""
         for future in list(self._threads.futures.values()):
             future.result(timeout)
 
     def shutdown(self, wait: bool = False) -> None:
         self._threads.shutdown(wait)
+        if self.queue is not None:
+            self.queue.close()
 
 
 _made = threading.Lock()
 
 
 def of_app(app) -> Learner:
-    """The app's learner, made on first use from its configuration."""
+    """The app's learner, made on first use from its configuration: with SUGGESTIONS_QUEUE
+    (a Redis URL) its jobs go on that queue."""
     found = app.extensions.get("tagdesk_learner")
     if found is None:
         with _made:
             found = app.extensions.get("tagdesk_learner")
             if found is None:
+                url = app.config.get("SUGGESTIONS_QUEUE")
                 found = app.extensions["tagdesk_learner"] = Learner(
-                    app.extensions["tagdesk_sessionmaker"], thresholds_of(app.config))
+                    app.extensions["tagdesk_sessionmaker"], thresholds_of(app.config),
+                    queue=Queue(url, app.config.get("SUGGESTIONS_QUEUE_NAME") or QUEUE_NAME)
+                    if url else None)
     return found

@@ -1,0 +1,235 @@
+"""The suggestions' jobs on the one job lifecycle (weblib/job_lifecycle.py, table
+`suggestion_jobs`, migration 0041), over real HTTP on SQLite and (TAGDESK_TEST_POSTGRES=1)
+PostgreSQL: a learning job whose process is gone, or silent longer than the stale time, is
+marked interrupted with a sentence and learning starts again; a live one blocks Refresh; the
+heartbeat beats while a slow learning runs; with TAGDESK_SUGGESTIONS_QUEUE the job goes on a
+Redis queue that `flask --app service suggestions-worker` runs (TAGDESK_TEST_REDIS=1)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import DateTime, column, inspect, select, table, text
+
+from service.engine import suggested
+from service.engine.tables import suggestion_jobs
+from service.learning.learner import STOPPED, Learner, Thresholds, of_app
+from service.learning.queue import NOT_QUEUED, queue_owner
+from service.store.db import begin_write
+from service.store.models import utcnow
+from service.suggestions.learning import Settings
+from tests.service.migrating import (
+    P1,
+    engine_of_its_own,
+    migrate,
+    migrated_with_rows,
+    model_differences,
+)
+from tests.service.test_suggestions_api import REFRESH, STATUS, rows
+from tests.support.databases import REDIS_URL
+
+ROOT = Path(__file__).resolve().parents[2]
+OWNER_OF_A_PROCESS = ("from weblib.processes import process_owner; "
+                      "print(process_owner(), flush=True)")
+
+
+def jobs(world) -> list:
+    return world.run(lambda s: s.execute(text(
+        "SELECT id, kind, state, owner, message, heartbeat_at FROM suggestion_jobs "
+        "ORDER BY created_at, id")).all())
+
+
+def learning_elsewhere(world, owner: str, silent_for: timedelta | None = None) -> str:
+    """A learning job of the project that the process `owner` claimed (its heartbeat now, or
+    `silent_for` ago), as that process would have; its id."""
+    def start(session):
+        begin_write(session)
+        connection = session.connection()
+        suggested.ensure(connection, world.project_id)
+        job_id = suggested.new_job(connection, world.project_id, suggested.LEARN, owner,
+                                   utcnow())
+        assert suggested.jobs.claim(connection, job_id, owner)
+        if silent_for is not None:
+            connection.execute(text("UPDATE suggestion_jobs SET heartbeat_at = :at, "
+                                    "created_at = :at WHERE id = :id"),
+                               {"at": utcnow() - silent_for, "id": job_id})
+        return job_id
+
+    return world.run(start)
+
+
+@pytest.fixture
+def gone_owner() -> str:
+    """The owner of a process of this host that has ended."""
+    done = subprocess.run([sys.executable, "-c", OWNER_OF_A_PROCESS], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60, check=True)
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def live_owner():
+    """The owner of a process of this host that runs (and says nothing) until the test
+    ends."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", OWNER_OF_A_PROCESS + "; import time; time.sleep(600)"],
+        cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        yield process.stdout.readline().strip()
+    finally:
+        process.kill()
+        process.wait(10)
+        process.stdout.close()
+
+
+def test_a_job_whose_process_is_gone_is_interrupted_and_learning_starts_again(
+        api, world, service_app, gone_owner):
+    world.add_queries(rows())
+    dead = learning_elsewhere(world, gone_owner)
+    answer = api.post(REFRESH, {})
+    assert answer.status_code == 202
+    assert answer.json() == {"state": "learning", "started": True}
+    of_app(service_app).wait(120)
+    found = jobs(world)
+    assert [(job.id, job.state, job.message) for job in found if job.id == dead] == [
+        (dead, "interrupted", STOPPED["learn"])]
+    assert [(job.kind, job.state) for job in found if job.id != dead] == [("learn", "learned")]
+    assert api.post(STATUS, {}).json()["state"] == "ready"
+
+
+def test_a_silent_job_older_than_the_stale_time_is_interrupted_and_learning_starts_again(
+        api, world, service_app, live_owner):
+    world.add_queries(rows())
+    stale = of_app(service_app).thresholds.stale_seconds
+    silent = learning_elsewhere(world, live_owner, timedelta(seconds=stale + 60))
+    assert api.post(REFRESH, {}).json()["started"] is True
+    of_app(service_app).wait(120)
+    states = {job.id: (job.state, job.message) for job in jobs(world)}
+    assert states.pop(silent) == ("interrupted", STOPPED["learn"])
+    assert [state for state, _message in states.values()] == ["learned"]
+    assert api.post(STATUS, {}).json()["state"] == "ready"
+
+
+def test_a_live_job_blocks_refresh_and_the_status_says_learning(api, world, service_app,
+                                                                live_owner):
+    world.add_queries(rows())
+    live = learning_elsewhere(world, live_owner)
+    answer = api.post(REFRESH, {})
+    assert answer.status_code == 202
+    assert answer.json() == {"state": "learning", "started": False}
+    assert api.post(STATUS, {}).json()["state"] == "learning"  # never learned: not started
+    of_app(service_app).wait(120)
+    assert [(job.id, job.state) for job in jobs(world)] == [(live, "running")]
+
+
+def test_the_heartbeat_beats_while_a_slow_learning_runs(api, world, service_app):
+    """A project of 2,240 queries learned with many epochs (~4 s of learning on an idle
+    machine), against a stale time of 4 s (a beat every second)."""
+    world.add_queries([(f"{query} {n}", language, country, tags)
+                       for n in range(40) for query, language, country, tags in rows()])
+    service_app.extensions["tagdesk_learner"] = slow = Learner(
+        service_app.extensions["tagdesk_sessionmaker"], Thresholds(stale_seconds=4.0),
+        Settings(epochs=5000))
+    started = time.monotonic()
+    assert api.post(REFRESH, {}).json()["started"] is True
+    beats = []
+    while time.monotonic() - started < 120:
+        [job] = jobs(world)
+        if job.state not in ("queued", "running"):
+            break
+        if job.state == "running":
+            beats.append(job.heartbeat_at)
+            # Every look meanwhile finds it at work.
+            assert api.post(STATUS, {}).json()["state"] == "learning"
+        time.sleep(0.2)
+    slow.wait(120)
+    assert time.monotonic() - started > 3.5, "learning too fast to see beats: more epochs"
+    assert [job.state for job in jobs(world)] == ["learned"]
+    assert beats == sorted(beats)
+    assert len(set(beats)) >= 3, beats
+    assert api.post(STATUS, {}).json()["state"] == "ready"
+
+
+def test_a_queue_that_does_not_answer_leaves_the_job_interrupted(api, world, service_app):
+    service_app.config["SUGGESTIONS_QUEUE"] = "redis://127.0.0.1:1/0"  # nothing listens
+    world.add_queries(rows())
+    answer = api.post(REFRESH, {})
+    assert answer.status_code == 202
+    assert answer.json() == {"state": "learning", "started": False}
+    [job] = jobs(world)
+    assert (job.state, job.owner, job.message) == (
+        "interrupted", queue_owner("tagdesk-suggestions"), NOT_QUEUED)
+
+
+def test_the_worker_command_needs_the_queue(flask_cli):
+    result = flask_cli("suggestions-worker", "--burst")
+    assert result.exit_code == 2
+    assert "TAGDESK_SUGGESTIONS_QUEUE" in result.output
+
+
+@pytest.mark.redis
+def test_refresh_queues_the_job_and_a_worker_learns_it(api, world, service_app,
+                                                      database_url):
+    from redis import Redis
+    from rq import Queue
+
+    name = f"tagdesk-test-suggestions-{secrets.token_hex(4)}"
+    service_app.config.update(SUGGESTIONS_QUEUE=REDIS_URL, SUGGESTIONS_QUEUE_NAME=name)
+    world.add_queries(rows())
+    queue = Queue(name, connection=Redis.from_url(REDIS_URL))
+    try:
+        assert api.post(REFRESH, {}).json() == {"state": "learning", "started": True}
+        [job] = jobs(world)
+        assert (job.state, job.owner) == ("queued", queue_owner(name))
+        assert queue.job_ids == [job.id]  # its id, and nothing else
+        assert api.post(STATUS, {}).json()["state"] == "learning"
+        assert api.post(REFRESH, {}).json()["started"] is False
+        env = {**os.environ, "TAGDESK_DATABASE_URL": database_url,
+               "TAGDESK_SUGGESTIONS_QUEUE": REDIS_URL, "TAGDESK_SUGGESTIONS_QUEUE_NAME": name}
+        done = subprocess.run([sys.executable, "-m", "flask", "--app", "service",
+                               "suggestions-worker", "--burst"], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        [job] = jobs(world)
+        assert job.state == "learned", job
+        assert job.message == "Learned from 24 tagged queries."
+        host, pid, _token = job.owner.split(":")
+        assert int(pid) != os.getpid()  # the worker's process claimed it
+        assert api.post(STATUS, {}).json()["state"] == "ready"
+    finally:
+        queue.delete(delete_jobs=True)
+        queue.connection.close()
+
+
+# --- migration 0041 -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def test_migration_0041_moves_the_claim_to_a_job_and_back(kind, tmp_path):
+    with engine_of_its_own(kind, tmp_path, "tagdesk_test_suggestion_jobs_") as engine:
+        migrated_with_rows(engine, "0040", [("shoes", "en", "US")])
+        since = utcnow() - timedelta(minutes=5)
+        with engine.begin() as connection:
+            connection.execute(text(
+                "INSERT INTO suggestion_models (project_id, learning_owner, learning_since) "
+                "VALUES (:p, 'host:1:token', :since)"), {"p": P1, "since": since})
+        migrate(engine, "0041")
+        assert [d for d in model_differences(engine) if "suggest" in repr(d)] == []
+        c = suggestion_jobs.c
+        with engine.connect() as connection:
+            [job] = connection.execute(select(c.project_id, c.kind, c.state, c.owner,
+                                              c.heartbeat_at)).all()
+        assert tuple(job) == (P1, "learn", "running", "host:1:token", since)
+        migrate(engine, "0040", down=True)
+        assert "suggestion_jobs" not in inspect(engine).get_table_names()
+        claims = table("suggestion_models", column("learning_owner"),
+                       column("learning_since", DateTime))
+        with engine.connect() as connection:
+            assert tuple(connection.execute(select(claims)).one()) == ("host:1:token", since)
+        migrate(engine, "head")
