@@ -254,9 +254,11 @@ def index(project_id: str):
     }
     canonical = url_for("queries.index", project_id=project.id) + view.query_string()
     if wants_partial():
-        response = make_response(render_template("queries/partial.html", **context))
-        # A refresh (after a job, or Show) shows the same view again: no new history entry.
+        # A refresh (after a job, an accepted suggestion, or Show) shows the same view again:
+        # no new history entry, and the notice area keeps its sentence (and its Undo).
         refresh = request.headers.get("X-Tagdesk-Refresh") == "1"
+        response = make_response(render_template("queries/partial.html", keep_notices=refresh,
+                                                 **context))
         response.headers["HX-Push-Url"] = "false" if refresh else canonical
     else:
         capabilities = apiclient.capabilities()
@@ -384,13 +386,19 @@ def accept_suggestion(project_id: str):
         abort(400)
     client = apiclient.client()
     names = {tag.id: tag.name for tag in apiclient.tags(project.id)}
-    accepted = [tag_id for tag_id in chosen if client.accept_suggestions(
-        project.id, tag_id, query_ids=[query_id]).tagged]
+    accepted, item = {}, None
+    for tag_id in chosen:
+        done = client.accept_suggestions(project.id, tag_id, query_ids=[query_id])
+        if done.tagged and done.queries:
+            accepted[tag_id], item = names.get(tag_id, f"tag {tag_id}"), done.queries[0]
     apiclient.invalidate(project.id)
-    if not accepted:
+    if item is None:
         return _said("Nothing to accept: that suggestion is gone (the query has the tag, or "
                      "it was rejected).")
-    return _said(f"Accepted {wording.quoted([names.get(t, f'tag {t}') for t in accepted])}.")
+    edit = edits.record_accepted(project, query_id, item, accepted)
+    html = render_template("queries/_suggestion_accepted.html", project=project, edit=edit,
+                           summary=wording.what_it_did(edit))
+    return htmx_response(html, trigger={"tagdesk:resultsStale": True})
 
 
 @bp.post("/projects/<project_id>/queries/suggestions/reject")

@@ -11,7 +11,7 @@ from flask_login import current_user
 from markupsafe import Markup
 
 from jobs import suggestion_jobs
-from jobs.deltas import Delta
+from jobs.deltas import Change, Delta
 from jobs.edit import ACTIVE, Edit
 from jobs.store import Store, process_owner
 from queryapi import QueryFilters
@@ -81,6 +81,22 @@ def start_suggestions_job(project, tag, filters: QueryFilters, count: int) -> Ed
         owner=process_owner(), **who())
     runner().submit(edit.id)
     return store.get(edit.id)
+
+
+SUGGESTION = "suggestion"  # the scope of one query's suggested tags accepted
+
+
+def record_accepted(project, query_id: str, item, tags: dict[int, str]) -> Edit:
+    """One query's suggested tags accepted (`item`: the query as the service answered the
+    accept, `tags`: those it tagged, by id): recorded as an edit of that row, so that
+    Activity lists it and its Undo takes them away again, as a row's quick edit."""
+    ids = tuple(sorted(tags))
+    return jobs_store().record_finished(
+        [Change(query_id, item.query, item.language, item.country, added=ids)],
+        project_id=project.id, kind="edit", scope=SUGGESTION, scope_words=f"“{item.query}”",
+        delta=Delta(add=frozenset(ids)).to_json(),
+        tag_names={str(tag_id): name for tag_id, name in tags.items()}, expected=1, total=1,
+        processed=1, changed=1, untouched=0, **who())
 
 
 def project_and_edit(project_id: str, edit_id: str) -> tuple[Project, Edit]:

@@ -95,6 +95,8 @@ def task_title(edit: Edit, original: Edit | None = None) -> str:
     if edit.scope == "suggestions":
         name = (edit.scope_filter or {}).get("tagName", "")
         return f"Accept all {number:,} suggestions of ‘{name}’"
+    if edit.scope == "suggestion":
+        return f"Accept {quoted(_names(edit, _delta(edit).add))} for {edit.scope_words}"
     return _delta_sentence(_delta(edit), _target(edit, number), lambda ids: _names(edit, ids))
 
 
@@ -122,6 +124,8 @@ def what_it_did(edit: Edit) -> str:
         name = (edit.scope_filter or {}).get("tagName", "")
         return (f"Accepted {edit.changed:,} suggestion{'' if edit.changed == 1 else 's'} of "
                 f"‘{name}’")
+    if edit.scope == "suggestion":
+        return f"Accepted {quoted(_names(edit, _delta(edit).add))} for {edit.scope_words}"
     if edit.scope in ("rule", "rule-removal"):
         return _rule_did(edit)
     delta = _delta(edit)

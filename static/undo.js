@@ -9,7 +9,9 @@
   Tagdesk.component("#notices", function (notices) {
     notices.addEventListener("htmx:load", function (event) {
       var notice = event.target.closest("[data-edit-notice]");
-      if (!notice || !notices.contains(notice)) return;
+      // data-keep-focus: an accepted suggestion's sentence, whose Undo is z (the keys stay
+      // on the rows).
+      if (!notice || !notices.contains(notice) || notice.hasAttribute("data-keep-focus")) return;
       var undo = notice.querySelector("button[data-send-shown]:not([disabled])");
       (undo || notice).focus();
     });

@@ -114,7 +114,7 @@ def test_accept_tags_the_query_and_its_chip_says_it_was_a_suggestion(auth, learn
                             data={"query_id": query_id, "tag_id": tag_id},
                             headers=csrf(signed_in, learned))
     assert answer.status_code == 200, answer.get_data(as_text=True)
-    assert "Accepted ‘brand’." in answer.get_data(as_text=True)
+    assert f"Accepted ‘brand’ for “{query}”." in answer.get_data(as_text=True)
     assert "tagdesk:resultsStale" in answer.headers["HX-Trigger"]
     shown = page_of(signed_in, learned, f"?q={query}&tag=brand")
     assert re.search(r'title="Suggested, accepted by Ana on \d+ \w+ \d{4}, [\d:]+ UTC"', shown)
@@ -183,3 +183,28 @@ def test_the_status_line_says_what_stands_in_the_way():
     ready = SuggestionStatus("ready", now - timedelta(minutes=2), 4512, 0.962, 0.97, ((1, 3),))
     assert status_sentence(ready, now) == ("Suggestions learned from 4,512 tagged queries "
                                            "2 minutes ago · 96 % right on queries held back")
+
+
+def test_one_accepted_suggestion_has_undo_and_activity_says_it(auth, learned):
+    auth.sign_in(display_name="Ana")
+    signed_in = auth.client
+    page = page_of(signed_in, learned, "?untagged=1&q=shoes")
+    query_id, tag_id, query = first_suggestion(page)
+    answer = signed_in.post(f"/projects/{learned.project_id}/queries/suggestions/accept",
+                            data={"query_id": query_id, "tag_id": tag_id},
+                            headers=csrf(signed_in, learned))
+    said = answer.get_data(as_text=True)
+    assert f"Accepted ‘brand’ for “{query}”." in said
+    undo_url = re.search(r'hx-post="([^"]+/undo)"', said)
+    assert undo_url, said
+    # The keys stay on the rows (a a a): this sentence does not take the focus to its Undo.
+    assert "data-keep-focus" in said
+    activity = signed_in.get(f"/projects/{learned.project_id}/activity").get_data(as_text=True)
+    assert f"Accepted ‘brand’ for “{query}”" in activity
+    assert f'aria-label="Select {query}"' in page_of(signed_in, learned, f"?q={query}&tag=brand")
+
+    undone = signed_in.post(undo_url.group(1), data={"context": "notice"},
+                            headers=csrf(signed_in, learned))
+    assert undone.status_code == 200, undone.get_data(as_text=True)
+    assert f'aria-label="Select {query}"' not in page_of(signed_in, learned,
+                                                          f"?q={query}&tag=brand")

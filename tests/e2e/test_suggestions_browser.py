@@ -69,11 +69,15 @@ def test_accept_and_reject_by_pointer_and_the_suggested_group(request, live_dash
         first.click()
     else:
         first.tap()
-    expect(page.get_by_role("status").filter(has_text="Accepted ‘brand’.")).to_be_visible()
+    expect(page.get_by_role("status").filter(has_text=f"Accepted ‘brand’ for “{query}”.")
+           ).to_be_visible()
     row = page.locator("tr[data-row]", has=page.get_by_role("checkbox", name=f"Select {query}"))
     expect(row.locator(".chips .chip", has_text="brand")).to_have_attribute(
         "title", re.compile(r"^Suggested, accepted by Ana on "))
     expect(page.get_by_role("button", name=f"Accept brand for {query}")).to_have_count(0)
+    # Its Undo, as any edit's: z takes the tag away again.
+    page.keyboard.press("z")
+    expect(row.locator(".chips .chip", has_text="brand")).to_have_count(0)
 
     reject = page.get_by_role("button", name=re.compile(r"^Reject brand for ")).first
     rejected = reject.get_attribute("aria-label").removeprefix("Reject brand for ")
@@ -107,7 +111,8 @@ def test_the_keys_accept_and_reject_the_rows_first_suggestion(request, live_dash
     count = rows.count()
     page.keyboard.press("j")
     page.keyboard.press("a")
-    expect(page.get_by_role("status").filter(has_text="Accepted ‘brand’.")).to_be_visible()
+    expect(page.get_by_role("status").filter(
+        has_text=f"Accepted ‘brand’ for “{first_query}”.")).to_be_visible()
     # Accepted, the query is no longer suggested the tag: it leaves this view.
     expect(page.get_by_role("checkbox", name=f"Select {first_query}")).to_have_count(0)
     expect(rows).to_have_count(count - 1)
