@@ -11,7 +11,9 @@ import os
 import secrets
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
 
@@ -24,6 +26,7 @@ from service.learning.learner import STOPPED, Learner, Thresholds, of_app
 from service.learning.queue import NOT_QUEUED, queue_owner
 from service.store.db import begin_write
 from service.store.models import utcnow
+from service.suggestions import learning
 from service.suggestions.learning import Settings
 from tests.service.migrating import (
     P1,
@@ -46,15 +49,15 @@ def jobs(world) -> list:
         "ORDER BY created_at, id")).all())
 
 
-def learning_elsewhere(world, owner: str, silent_for: timedelta | None = None) -> str:
-    """A learning job of the project that the process `owner` claimed (its heartbeat now, or
-    `silent_for` ago), as that process would have; its id."""
+def learning_elsewhere(world, owner: str, silent_for: timedelta | None = None,
+                       kind: str = suggested.LEARN) -> str:
+    """A job of the project (learning, or `kind`) that the process `owner` claimed (its
+    heartbeat now, or `silent_for` ago), as that process would have; its id."""
     def start(session):
         begin_write(session)
         connection = session.connection()
         suggested.ensure(connection, world.project_id)
-        job_id = suggested.new_job(connection, world.project_id, suggested.LEARN, owner,
-                                   utcnow())
+        job_id = suggested.new_job(connection, world.project_id, kind, owner, utcnow())
         assert suggested.jobs.claim(connection, job_id, owner)
         if silent_for is not None:
             connection.execute(text("UPDATE suggestion_jobs SET heartbeat_at = :at, "
@@ -92,14 +95,16 @@ def test_a_job_whose_process_is_gone_is_interrupted_and_learning_starts_again(
         api, world, service_app, gone_owner):
     world.add_queries(rows())
     dead = learning_elsewhere(world, gone_owner)
+    scoring = learning_elsewhere(world, gone_owner, kind=suggested.SCORE)
     answer = api.post(REFRESH, {})
     assert answer.status_code == 202
     assert answer.json() == {"state": "learning", "started": True}
     of_app(service_app).wait(120)
-    found = jobs(world)
-    assert [(job.id, job.state, job.message) for job in found if job.id == dead] == [
-        (dead, "interrupted", STOPPED["learn"])]
-    assert [(job.kind, job.state) for job in found if job.id != dead] == [("learn", "learned")]
+    found = {job.id: job for job in jobs(world)}
+    assert (found[dead].state, found[dead].message) == ("interrupted", STOPPED["learn"])
+    assert (found[scoring].state, found[scoring].message) == ("interrupted", STOPPED["score"])
+    assert [(job.kind, job.state) for job in found.values()
+            if job.id not in (dead, scoring)] == [("learn", "learned")]
     assert api.post(STATUS, {}).json()["state"] == "ready"
 
 
@@ -126,6 +131,57 @@ def test_a_live_job_blocks_refresh_and_the_status_says_learning(api, world, serv
     assert api.post(STATUS, {}).json()["state"] == "learning"  # never learned: not started
     of_app(service_app).wait(120)
     assert [(job.id, job.state) for job in jobs(world)] == [(live, "running")]
+
+
+def test_refreshes_at_once_start_one_job(api, world, service_app, monkeypatch):
+    world.add_queries(rows())
+    assert api.post(REFRESH, {}).json()["started"] is True  # the project's row made
+    of_app(service_app).wait(120)
+    reading, release = threading.Event(), threading.Event()
+    real = learning.learn  # the learner imports it when it runs
+
+    def held(*args, **kwargs):
+        reading.set()
+        assert release.wait(60)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(learning, "learn", held)
+    made = suggested.new_job
+
+    def slowly_made(*args, **kwargs):  # every asker inside its transaction at once
+        time.sleep(0.5)
+        return made(*args, **kwargs)
+
+    monkeypatch.setattr(suggested, "new_job", slowly_made)
+    start = threading.Barrier(8)
+
+    def refresh(_n):
+        start.wait(30)
+        return api.another_session().post(REFRESH, {}).json()["started"]
+
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            started = list(pool.map(refresh, range(8)))
+        assert sorted(started) == [False] * 7 + [True]
+        assert reading.wait(60)
+        assert [(job.kind, job.state) for job in jobs(world)] == [
+            ("learn", "learned"), ("learn", "running")]
+    finally:
+        release.set()
+    of_app(service_app).wait(120)
+    assert [(job.kind, job.state) for job in jobs(world)] == [("learn", "learned")] * 2
+
+
+def test_an_import_s_queries_are_scored_by_a_job(api, world, service_app, flask_cli, tmp_path):
+    world.add_queries(rows())
+    assert api.post(REFRESH, {}).json()["started"] is True
+    of_app(service_app).wait(120)
+    path = tmp_path / "new.csv"
+    path.write_text("query,language,country,tags\nmountain shoes,en,US,\n")
+    assert flask_cli("import-queries", world.project_id, str(path)).exit_code == 0
+    assert [(job.kind, job.state, job.message) for job in jobs(world)] == [
+        ("learn", "learned", "Learned from 24 tagged queries."),
+        ("score", "scored", "1 new query scored.")]
 
 
 def test_the_heartbeat_beats_while_a_slow_learning_runs(api, world, service_app):
@@ -220,7 +276,7 @@ def test_migration_0041_moves_the_claim_to_a_job_and_back(kind, tmp_path):
                 "INSERT INTO suggestion_models (project_id, learning_owner, learning_since) "
                 "VALUES (:p, 'host:1:token', :since)"), {"p": P1, "since": since})
         migrate(engine, "0041")
-        assert [d for d in model_differences(engine) if "suggest" in repr(d)] == []
+        assert [d for d in model_differences(engine) if "suggestion" in repr(d)] == []
         c = suggestion_jobs.c
         with engine.connect() as connection:
             [job] = connection.execute(select(c.project_id, c.kind, c.state, c.owner,
