@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from sqlalchemy import (
+    Boolean,
     DateTime,
     Integer,
     String,
@@ -170,28 +171,29 @@ def merge(session: Session, project_id: str, tag: Tag, into: Tag, operation: str
     # Set-based, from the links themselves: a row at a time, 100,000 links took PostgreSQL
     # over two minutes on a loaded machine.
     merged_links = select(links.query_pk, links.rule_id, links.added_at, links.added_by,
-                          links.imported_from).where(links.tag_id == tag.id)
+                          links.imported_from, links.suggested).where(links.tag_id == tag.id)
     other = query_tags.alias("other")
     lacks_into = merged_links.where(~exists().where(other.c.query_pk == links.query_pk,
                                                     other.c.tag_id == into.id)).subquery()
     took = merged_links.subquery()
     session.execute(insert(tag_merge_links).from_select(
         ["operation", "made", "query_pk", "from_rule", "linked_at", "linked_by",
-         "linked_from"],
+         "linked_from", "linked_suggested"],
         select(literal(operation, String), false(), took.c.query_pk, took.c.rule_id,
-               took.c.added_at, took.c.added_by, took.c.imported_from)))
+               took.c.added_at, took.c.added_by, took.c.imported_from, took.c.suggested)))
     session.execute(insert(tag_merge_links).from_select(
         ["operation", "made", "query_pk"],
         select(literal(operation, String), true(), lacks_into.c.query_pk)))
     with Writer(session.connection(), project_id) as writer:
         if lacking:
-            # A link the merge makes keeps the merged link's rule, time, author and file.
+            # A link the merge makes keeps the merged link's rule, time, author, file and
+            # whether it was a suggestion accepted.
             session.execute(insert(query_tags).from_select(
                 ["query_pk", "tag_id", "updated_at", "rule_id", "added_at", "added_by",
-                 "imported_from"],
+                 "imported_from", "suggested"],
                 select(lacks_into.c.query_pk, literal(into.id, Integer), literal(now, DateTime),
                        lacks_into.c.rule_id, lacks_into.c.added_at, lacks_into.c.added_by,
-                       lacks_into.c.imported_from)))
+                       lacks_into.c.imported_from, lacks_into.c.suggested)))
             writer.added_links([(key, into.id) for key in lacking])
         session.execute(delete(query_tags).where(links.tag_id == tag.id)
                         .execution_options(synchronize_session=False))
@@ -308,7 +310,7 @@ def unmerge(session: Session, project_id: str, record) -> tuple[Tag, int]:
     now = utcnow()
     saved = tag_merge_links.c
     rows = session.execute(select(saved.made, saved.query_pk, saved.from_rule, saved.linked_at,
-                                  saved.linked_by, saved.linked_from)
+                                  saved.linked_by, saved.linked_from, saved.linked_suggested)
                            .where(saved.operation == record.operation)).all()
     taken = [row for row in rows if not row.made]
     made = [row.query_pk for row in rows if row.made]
@@ -321,15 +323,16 @@ def unmerge(session: Session, project_id: str, record) -> tuple[Tag, int]:
         back: list[int] = []
         groups: dict[tuple, list[int]] = {}
         for row in taken:
-            groups.setdefault((row.from_rule, row.linked_at, row.linked_by, row.linked_from),
-                              []).append(row.query_pk)
-        for (rule_id, added_at, added_by, imported_from), keys in groups.items():
+            groups.setdefault((row.from_rule, row.linked_at, row.linked_by, row.linked_from,
+                               row.linked_suggested), []).append(row.query_pk)
+        for (rule_id, added_at, added_by, imported_from, suggested), keys in groups.items():
             statement = insert(query_tags).from_select(
                 ["query_pk", "tag_id", "updated_at", "rule_id", "added_at", "added_by",
-                 "imported_from"],
+                 "imported_from", "suggested"],
                 select(Query.pk, literal(record.tag_id, Integer), literal(now),
                        literal(rule_id, Integer), literal(added_at, DateTime),
-                       literal(added_by, String), literal(imported_from, String))
+                       literal(added_by, String), literal(imported_from, String),
+                       literal(suggested, Boolean))
                 .where(keys_condition(session, Query.pk, keys),
                        Query.project_id == project_id)
             ).returning(query_tags.c.query_pk)

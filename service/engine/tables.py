@@ -159,6 +159,7 @@ tag_merge_links = Table(
     Column("linked_at", DateTime, nullable=True),
     Column("linked_by", String(100), nullable=True),
     Column("linked_from", String(255), nullable=True),  # migration 0036
+    Column("linked_suggested", Boolean, nullable=True),  # migration 0042
 )
 
 
