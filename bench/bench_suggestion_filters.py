@@ -4,6 +4,7 @@ service's job, filters and facets by suggestion (POST /api/queries/list and face
 
     flock /tmp/team/bench.lock uv run python bench/bench_suggestion_filters.py
     uv run python bench/bench_suggestion_filters.py --queries 100000 --runs 30   # quick
+    … --queries 10000000 --postgres postgresql+psycopg://postgres@127.0.0.1:5432
 
 The database is a copy of bench_service.py's (/tmp/tagdesk-bench-<queries>.sqlite3, seeded
 if new) made once (…-suggestions.sqlite3), so the suggestions written never change the
@@ -28,7 +29,7 @@ import requests
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sqlalchemy import func, select, text  # noqa: E402
+from sqlalchemy import create_engine, func, select, text  # noqa: E402
 
 from bench.bench_service import database_for, load_average, prepare, start_service  # noqa: E402
 from bench.loadkit import free_port, percentile  # noqa: E402
@@ -53,6 +54,23 @@ def copy_of(url: str, count: int) -> str:
         with sqlite3.connect(source) as reading, sqlite3.connect(copy) as writing:
             reading.backup(writing)
     return f"sqlite:///{copy}"
+
+
+def postgres_copy_of(server: str, count: int) -> str:
+    """A copy of the benchmarks' PostgreSQL database of this size (seeded first if there is
+    none), made by CREATE DATABASE … TEMPLATE (nobody may be connected to it meanwhile)."""
+    source = database_for(server, count)
+    prepare(source, count)
+    name = f"tagdesk_bench_{count}_suggestions"
+    admin_engine = create_engine(server + "/postgres", isolation_level="AUTOCOMMIT")
+    with admin_engine.connect() as connection:
+        if not connection.scalar(text("SELECT 1 FROM pg_database WHERE datname = :name"),
+                                 {"name": name}):
+            started = time.perf_counter()
+            connection.execute(text(f"CREATE DATABASE {name} TEMPLATE tagdesk_bench_{count}"))
+            print(f"copied the database in {time.perf_counter() - started:.0f} s")
+    admin_engine.dispose()
+    return f"{server}/{name}"
 
 
 def learned(url: str, project_id: str):
@@ -104,8 +122,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=1_000_000)
     parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--postgres", metavar="SERVER",
+                        help="a PostgreSQL server (postgresql+psycopg://postgres@127.0.0.1:5432) "
+                             "instead of SQLite: a copy of bench_service.py's database there")
     args = parser.parse_args()
-    url = copy_of(database_for(None, args.queries), args.queries)
+    url = (postgres_copy_of(args.postgres, args.queries) if args.postgres
+           else copy_of(database_for(None, args.queries), args.queries))
     key, project_id, total, popularity = prepare(url, args.queries)
     print(f"project: {total:,} queries; load average before: {load_average()}")
     app, learner = learned(url, project_id)
