@@ -247,8 +247,9 @@ class Load:
         return numbers
 
     def update_present(self, writer: Writer, present: str, params) -> None:
-        """Replace the numbers of the range's queries already present (before its insert:
-        the statement `present` selects pk, their numbers, the first staged row's)."""
+        """Replace the numbers of the range's queries already present (after its insert,
+        only when it left a row out: the statement `present` selects pk, their numbers, the
+        first staged row's, the queries the insert added left out)."""
         if self.update_numbers and self.carries_numbers:
             rows = self.connection.exec_driver_sql(present, params)
             self.numbers_updated += number_updates.apply(self.connection, writer, rows)
@@ -335,16 +336,6 @@ class _SqliteLoad(Load):
         run = self.connection.exec_driver_sql
         # The write lock from here: the writer marks its transaction (engine_writing).
         writer = Writer(self.connection, self.project_id).begin()
-        # The first row of each present key of the range (the row before it has another key).
-        self.update_present(writer, (
-            f"SELECT q.pk, {OLD_NUMBERS}, {NEW_NUMBERS} "
-            "FROM temp.bulk_load_order o JOIN temp.bulk_load_rows r ON r.seq = o.seq "
-            "JOIN queries q ON q.project_id = ? AND q.query = r.query "
-            "AND q.language = r.language AND q.country = r.country "
-            f"WHERE o.rn BETWEEN ? AND ? AND {CARRIES_ONE} AND NOT EXISTS ("
-            "SELECT 1 FROM temp.bulk_load_order p JOIN temp.bulk_load_rows s ON s.seq = p.seq "
-            "WHERE p.rn = o.rn - 1 AND s.query = r.query AND s.language = r.language "
-            "AND s.country = r.country)"), (self.project_id, first, last))
         before = run("SELECT coalesce(max(pk), 0) FROM queries").scalar_one()
         offset = before - first + 1  # the row at place `rn` gets the key offset + rn
         # The range's rows are indexed by a thread while SQLite inserts them (it leaves
@@ -368,6 +359,19 @@ class _SqliteLoad(Load):
             "WHERE o.rn BETWEEN ? AND ? ORDER BY o.rn "
             "ON CONFLICT (project_id, query, language, country) DO NOTHING",
             (offset, self.id_prefix(), self.project_id, first, last)).rowcount
+        if added < len(staged):  # a row of the range was not added: perhaps a present key's
+            # The first row of each present key of the range (the row before it has another
+            # key), the queries just added left out.
+            self.update_present(writer, (
+                f"SELECT q.pk, {OLD_NUMBERS}, {NEW_NUMBERS} "
+                "FROM temp.bulk_load_order o JOIN temp.bulk_load_rows r ON r.seq = o.seq "
+                "JOIN queries q ON q.project_id = ? AND q.query = r.query "
+                "AND q.language = r.language AND q.country = r.country "
+                f"WHERE o.rn BETWEEN ? AND ? AND q.pk <= ? AND {CARRIES_ONE} AND NOT EXISTS ("
+                "SELECT 1 FROM temp.bulk_load_order p JOIN temp.bulk_load_rows s "
+                "ON s.seq = p.seq WHERE p.rn = o.rn - 1 AND s.query = r.query "
+                "AND s.language = r.language AND s.country = r.country)"),
+                (self.project_id, first, last, before))
         if added:
             run("INSERT INTO query_tags (query_pk, tag_id, updated_at, imported_from, "
                 "added_at) "
@@ -512,14 +516,6 @@ class _PostgresLoad(Load):
         run = self.connection.exec_driver_sql
         writer = Writer(self.connection, self.project_id).begin()
         run("TRUNCATE bulk_load_added, bulk_load_linked")
-        self.update_present(writer, (
-            f"SELECT q.pk, {OLD_NUMBERS}, {NEW_NUMBERS} FROM ("
-            "  SELECT DISTINCT ON (query, language, country) * FROM bulk_load_order"
-            "  WHERE rn BETWEEN %(first)s AND %(last)s"
-            "  ORDER BY query, language, country, seq) r "
-            "JOIN queries q ON q.project_id = %(project)s AND (q.query, q.language, q.country)"
-            f" = (r.query, r.language, r.country) WHERE {CARRIES_ONE} ORDER BY q.pk"),
-            {"first": first, "last": last, "project": self.project_id})
         added = run(
             "WITH ranked AS MATERIALIZED ("
             "  SELECT DISTINCT ON (query, language, country) * FROM bulk_load_order"
@@ -552,6 +548,17 @@ class _PostgresLoad(Load):
             {"prefix": self.id_prefix(), "project": self.project_id, "first": first,
              "last": last, "existing_only": self.existing_tags_only,
              **dict(zip(("imported_from", "added_at"), self._origin(), strict=True))}).rowcount
+        if added < last - first + 1:  # a row of the range was not added: perhaps a present key's
+            self.update_present(writer, (
+                f"SELECT q.pk, {OLD_NUMBERS}, {NEW_NUMBERS} FROM ("
+                "  SELECT DISTINCT ON (query, language, country) * FROM bulk_load_order"
+                "  WHERE rn BETWEEN %(first)s AND %(last)s"
+                "  ORDER BY query, language, country, seq) r "
+                "JOIN queries q ON q.project_id = %(project)s AND (q.query, q.language, q.country)"
+                f" = (r.query, r.language, r.country) WHERE {CARRIES_ONE} "
+                # The queries just added left out.
+                "AND NOT EXISTS (SELECT FROM bulk_load_added a WHERE a.pk = q.pk) ORDER BY q.pk"),
+                {"first": first, "last": last, "project": self.project_id})
         if added:
             streamed = {"stream_results": True, "max_row_buffer": READ_BACK}
             self.indexed(
