@@ -96,17 +96,21 @@ def number_slices(batch: Batch) -> Values:
     (service/engine/number_index.py). Likewise each weighted number's product with its
     weight ("position*impressions"), for the averages the facets give."""
     found: dict[str, Iterable[int]] = {}
-    carrying = [(key, numbers) for key, numbers in zip(batch.keys, batch.fields["numbers"],
-                                                       strict=True) if numbers is not None]
-    if not carrying:
+    numbers = batch.fields["numbers"]
+    if not any(numbers):
         return found
-    keys = np.fromiter((key for key, _numbers in carrying), dtype=np.uint32,
-                       count=len(carrying))
-    # Every value in one array, a row per query and a column per number (-1: unknown).
-    table = np.array([-1 if value is None else value
-                      for _key, numbers in carrying for value in numbers],
-                     dtype=np.int64).reshape(len(carrying), len(NAMES))
-    columns = dict(zip(NAMES, table.T, strict=True))
+    # Every value in one array, a row per number and a column per query (-1: unknown): read
+    # by numpy at once as floats (None: NaN), exact below 2^53 (numbers.LARGEST); a larger
+    # value is read again as an integer.
+    table = np.array([_UNKNOWN if row is None else row for row in numbers], dtype=np.float64)
+    if (table >= _EXACT).any():
+        table = np.array([-1 if value is None else value for row in numbers
+                          for value in (_UNKNOWN if row is None else row)],
+                         dtype=np.int64).reshape(len(numbers), len(NAMES))
+    else:
+        table = np.where(table >= 0, table, -1).astype(np.int64)
+    columns = dict(zip(NAMES, np.ascontiguousarray(table.T), strict=True))
+    keys = np.array(batch.keys, dtype=np.uint32)
     for name in NAMES:
         _slices(found, name, keys, columns[name])
     for name, weight in PRODUCTS:
@@ -117,16 +121,21 @@ def number_slices(batch: Batch) -> Values:
     return found
 
 
+_UNKNOWN = (None,) * len(NAMES)
+_EXACT = float(2 ** 53)  # integers below it are exact as floats
+
+
 def _slices(found: dict, name: str, keys: np.ndarray, values: np.ndarray) -> None:
     known = values >= 0
     if not known.any():
         return
-    keys, values = keys[known], values[known]
+    if not known.all():
+        keys, values = keys[known], values[known]
     found[name] = bitmap_of(keys)
-    for bit in range(int(values.max()).bit_length()):
-        with_bit = keys[(values >> bit) & 1 == 1]
-        if len(with_bit):
-            found[slice_name(name, bit)] = bitmap_of(with_bit)
+    some = int(np.bitwise_or.reduce(values))  # the bits some value has: no other is looked at
+    for bit in range(some.bit_length()):
+        if some >> bit & 1:
+            found[slice_name(name, bit)] = bitmap_of(keys[(values >> bit) & 1 == 1])
 
 
 def _product_slices(found: dict, name: str, keys: np.ndarray, left: np.ndarray,
