@@ -323,7 +323,8 @@ class _Page:
         take = min(take, len(keys) - skip)
         read_all = len(keys) if len(keys) > COLLECT_ALWAYS or len(ordering) > 1 else 0
         walk = (skip + take) * self.size / len(keys) * WALK_COST
-        narrow = len(keys) * PLACE_COST + take
+        narrow = id_keys.placing_cost(len(keys), skip, len(keys) - skip - take,
+                                      self.size) * PLACE_COST + take
         direction = _id_direction(ordering[0]) if len(ordering) == 1 else None
         narrowable = direction is not None and len(keys) >= NARROW_FROM
         if narrowable and narrow < min(walk, len(keys)):

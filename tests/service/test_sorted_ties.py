@@ -217,3 +217,33 @@ def test_ties_lying_at_the_end_of_the_id_order_are_found_without_walking_it_all(
                 break  # the id order was read (in its thread) and the walk gave up for it
             time.sleep(0.02)
     assert narrowed, "the walk never gave up for the id order held in memory"
+
+
+def test_pages_found_by_counting_the_ties_per_block_of_the_id_order_are_exact(
+        api, many_ties, statements, monkeypatch):
+    """Large ties are counted per group of blocks of the id order, then per block (by
+    bitmaps; 1,024 buckets a block and 16 blocks a group, here 2 and 4, so that 6,000 queries
+    make 47 blocks in 12 groups) from the nearer end, and only the blocks holding the page's
+    places are placed key by key: pages exact in each order, with a filter, and after new
+    queries (blocks extended, and new ones past the last id)."""
+    world = many_ties
+    monkeypatch.setattr(id_keys, "BLOCK_BITS", 1)
+    monkeypatch.setattr(id_keys, "VISIT_SHARE", 0)
+    monkeypatch.setattr(id_keys, "VISIT_TIE_SHARE", 0)
+    monkeypatch.setattr(id_keys, "GROUP_BITS", 2)
+    narrowed = []
+    holding = id_keys.ProjectKeys.holding
+
+    def counted(project, keys, first, last):
+        part, before = holding(project, keys, first, last)
+        narrowed.append((len(keys), len(part), before))
+        return part, before
+
+    monkeypatch.setattr(id_keys.ProjectKeys, "holding", counted)
+    assert_pages_exact(api, world, statements)
+    world.run(lambda s: admin.insert_queries(s, world.project_id, rows(random.Random(8),
+                                                                         ROWS, 300)))
+    assert_pages_exact(api, world, statements)
+    # Ties of 1,500-2,900: a page's candidates come from a few blocks of 128 queries.
+    assert narrowed and all(part * 8 < keys for keys, part, _before in narrowed)
+    assert any(before for _keys, _part, before in narrowed)
