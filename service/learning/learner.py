@@ -272,6 +272,9 @@ class Learner:
                          if default is not None else math.inf)
         begin_write(session)
         connection = session.connection()
+        # The model's row first, as an asking holds it before it looks at the jobs: no two
+        # wait for each other.
+        suggested.hold(connection, project_id)
         learned = "query" if model.learned_from == 1 else "queries"
         if not jobs.finish(connection, job_id, owner, LEARNED,
                            f"Learned from {model.learned_from:,} tagged {learned}."):
@@ -301,6 +304,7 @@ class Learner:
                              if default is not None else math.inf)
         begin_write(session)
         connection = session.connection()
+        suggested.hold(connection, project_id)  # first, as in _learn
         if not jobs.finish(connection, job_id, owner, SCORED,
                            f"{count:,} new {'query' if count == 1 else 'queries'} scored."):
             session.rollback()
