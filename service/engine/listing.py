@@ -293,7 +293,8 @@ class _Page:
         if offset < len(known):
             reach = min(offset + self.limit, len(known))
             first = number_index.value_at(held, name, known, offset, descending)
-            last = number_index.value_at(held, name, known, reach - 1, descending)
+            last = first if reach <= first.before + len(first.ties) else \
+                number_index.value_at(held, name, known, reach - 1, descending)
             skip = offset - first.before
             if first.value == last.value:
                 return self._in_order(first.ties, skip, reach - offset, ties_order) + \

@@ -76,18 +76,23 @@ def value_at(held: Project_, name: str, candidates: BitMap, place: int,
     """The value at `place` (from 0) of the candidates (which all know the number) sorted by
     it: each bit, from the highest, splits the candidates that could hold that place into
     those with the bit set and the others; the half that comes first is counted (not made),
-    and either kept or passed (what is passed comes before the place)."""
-    group, value, ahead = candidates, 0, BitMap()
+    and either kept or passed (what is passed comes before the place). Inside a large tie
+    most bits split nothing: those cost the count alone."""
+    group, value, ahead, before = candidates, 0, BitMap(), 0
     for bit, bitmap in reversed(list(enumerate(slices(held, name)))):
+        size = len(group)
         ones = group.intersection_cardinality(bitmap)
-        first = ones if descending else len(group) - ones
-        if len(ahead) + first > place:  # the place is in the first half: keep it
-            group = group & bitmap if descending else group - bitmap
+        first = ones if descending else size - ones
+        if before + first > place:  # the place is in the first half: keep it
+            if first < size:  # (a half that is all of the group leaves it as it is)
+                group = group & bitmap if descending else group - bitmap
             value |= (1 << bit) if descending else 0
         else:  # the first half comes before the place; keep the second
-            passed = group & bitmap if descending else group - bitmap
-            ahead |= passed
-            group = group - passed
+            if first:
+                passed = group & bitmap if descending else group - bitmap
+                ahead |= passed
+                group = group - passed
+                before += first
             value |= 0 if descending else (1 << bit)
     return Place(value, ahead, group)
 
