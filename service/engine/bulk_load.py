@@ -232,11 +232,21 @@ class Load:
         if numbers is None:
             yield from map(self.numbers_of, batch)
             return
-        known = numbers >= 0
-        self.carries_numbers |= bool(known.any())
-        values = numbers.astype(object)
-        values[~known] = None
-        yield from zip(*(values[:, place].tolist() for place in range(WIDTH)), strict=True)
+        self.carries_numbers |= bool((numbers >= 0).any())
+        # A list of each column (Python's integers made by numpy at once), None put where
+        # unknown: a column no row knows is all None.
+        columns = []
+        for place in range(WIDTH):
+            column = numbers[:, place]
+            unknown = np.flatnonzero(column < 0).tolist()
+            if len(unknown) == len(column):
+                columns.append([None] * len(column))
+                continue
+            values = column.tolist()
+            for at in unknown:
+                values[at] = None
+            columns.append(values)
+        yield from zip(*columns, strict=True)
 
     def numbers_of(self, row: NewQuery) -> tuple:
         """The row's stored numbers in the order of NAMES (None: not named)."""
