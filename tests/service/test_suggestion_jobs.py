@@ -23,7 +23,7 @@ from sqlalchemy import DateTime, column, inspect, select, table, text
 from service.engine import suggested
 from service.engine.tables import suggestion_jobs
 from service.learning.learner import STOPPED, Learner, Thresholds, of_app
-from service.learning.queue import NOT_QUEUED, queue_owner
+from service.learning.queue import NOT_QUEUED
 from service.store.db import begin_write
 from service.store.models import utcnow
 from service.suggestions import learning
@@ -37,6 +37,7 @@ from tests.service.migrating import (
 )
 from tests.service.test_suggestions_api import REFRESH, STATUS, rows
 from tests.support.databases import REDIS_URL
+from weblib.job_lifecycle import queue_owner
 
 ROOT = Path(__file__).resolve().parents[2]
 OWNER_OF_A_PROCESS = ("from weblib.processes import process_owner; "
@@ -185,13 +186,13 @@ def test_an_import_s_queries_are_scored_by_a_job(api, world, service_app, flask_
 
 
 def test_the_heartbeat_beats_while_a_slow_learning_runs(api, world, service_app):
-    """A project of 2,240 queries learned with many epochs (~4 s of learning on an idle
+    """A project of 2,240 queries learned with many epochs (over 4 s of learning on an idle
     machine), against a stale time of 4 s (a beat every second)."""
     world.add_queries([(f"{query} {n}", language, country, tags)
                        for n in range(40) for query, language, country, tags in rows()])
     service_app.extensions["tagdesk_learner"] = slow = Learner(
         service_app.extensions["tagdesk_sessionmaker"], Thresholds(stale_seconds=4.0),
-        Settings(epochs=5000))
+        Settings(epochs=15000))
     started = time.monotonic()
     assert api.post(REFRESH, {}).json()["started"] is True
     beats = []
