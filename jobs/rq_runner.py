@@ -20,27 +20,16 @@ import os
 import secrets
 import threading
 
+from weblib.job_lifecycle import RQ_FAILURE_TTL, RQ_NO_TIME_LIMIT, RQ_RESULT_TTL, queue_owner
+
 from .store import Store
 
 log = logging.getLogger(__name__)
 
 JOBS_QUEUE = "tagdesk-jobs"
 PERFORM = "jobs.rq_worker.perform"
-# A job under tight rate limits may run for hours: RQ's time limit (180 s by default) would
-# kill it. Whether a job is still alive is the heartbeat's business.
-NO_TIME_LIMIT = -1
-# A finished job's return value is not needed (its state is in the jobs database); a job RQ
-# saw fail (a worker killed under it) is kept a week for whoever looks at RQ's registries.
-RESULT_TTL = 0
-FAILURE_TTL = 7 * 24 * 3600
 NOT_QUEUED = ("It could not be queued: the job queue (Redis) did not answer. Nothing was "
               "changed; resume it to try again.")
-
-
-def queue_owner(queue_name: str) -> str:
-    """A queued job's owner: not a process of this host (no pid), so only a very long silence
-    would count it as lost (weblib.job_lifecycle.QUEUED_STALE_SECONDS)."""
-    return f"queue:{queue_name}"
 
 
 class RQRunner:
@@ -75,7 +64,8 @@ class RQRunner:
                 # Unique per submission: a resumed job is queued again under a new id.
                 job_id=f"{job_id}-{secrets.token_hex(4)}",
                 description=f"Tagdesk job {job_id}",
-                job_timeout=NO_TIME_LIMIT, result_ttl=RESULT_TTL, failure_ttl=FAILURE_TTL)
+                job_timeout=RQ_NO_TIME_LIMIT, result_ttl=RQ_RESULT_TTL,
+                failure_ttl=RQ_FAILURE_TTL)
         except Exception:  # Redis unreachable: the job says so and can be resumed later
             log.warning("job %s could not be queued", job_id, exc_info=True)
             store.finish(job_id, "interrupted", NOT_QUEUED)

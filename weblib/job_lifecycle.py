@@ -40,6 +40,21 @@ COLUMNS = ("id", "state", "owner", "heartbeat_at", "created_at", "finished_at", 
 JOIN_SECONDS = 5.0
 
 
+# A job run by an RQ worker (the dashboard's jobs/rq_runner.py, the service's suggestions'
+# service/learning/queue.py). Such a job may run for hours: RQ's time limit (180 s by default)
+# would kill it; whether it is still alive is the heartbeat's business. Its end is in its own
+# database, so RQ keeps no result; a job RQ saw fail is kept a week in RQ's registries.
+RQ_NO_TIME_LIMIT = -1
+RQ_RESULT_TTL = 0
+RQ_FAILURE_TTL = 7 * 24 * 3600
+
+
+def queue_owner(queue_name: str) -> str:
+    """A queued job's owner: not a process of this host (no pid), so only a very long silence
+    counts it as lost (QUEUED_STALE_SECONDS)."""
+    return f"queue:{queue_name}"
+
+
 @dataclass(frozen=True)
 class Clock:
     """The time a table's time columns hold: `now()`, and `seconds` of the difference of two."""

@@ -16,22 +16,13 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from weblib.job_lifecycle import RQ_FAILURE_TTL, RQ_NO_TIME_LIMIT, RQ_RESULT_TTL, queue_owner
+
 QUEUE_NAME = "tagdesk-suggestions"
 PERFORM = "service.learning.queue.perform"
-# Learning a large project takes minutes: RQ's time limit (180 s by default) would kill it.
-# Whether a job is still alive is the heartbeat's business.
-NO_TIME_LIMIT = -1
-# Its end is in the service's database; a job RQ saw fail is kept a week in RQ's registries.
-RESULT_TTL = 0
-FAILURE_TTL = 7 * 24 * 3600
 NOT_QUEUED = ("It could not be queued: the job queue (Redis) did not answer. Nothing was "
               "changed; learning starts again when it is next asked for.")
 
-
-def queue_owner(queue_name: str) -> str:
-    """A queued job's owner: not a process of this host (no pid), so only a very long silence
-    counts it as lost (weblib.job_lifecycle.QUEUED_STALE_SECONDS)."""
-    return f"queue:{queue_name}"
 
 
 class Queue:
@@ -58,8 +49,8 @@ class Queue:
     def put(self, job_id: str) -> None:
         self._rq().enqueue(PERFORM, job_id, job_id=job_id,
                            description=f"Tagdesk suggestions job {job_id}",
-                           job_timeout=NO_TIME_LIMIT, result_ttl=RESULT_TTL,
-                           failure_ttl=FAILURE_TTL)
+                           job_timeout=RQ_NO_TIME_LIMIT, result_ttl=RQ_RESULT_TTL,
+                           failure_ttl=RQ_FAILURE_TTL)
 
     def close(self) -> None:
         with self._lock:
