@@ -103,9 +103,12 @@ def close_session(_exc=None) -> None:
 
 @contextmanager
 def session_scope(app):
-    """A session outside a request (command line, seeding), committed on success."""
+    """A write outside a request (command line, seeding), committed on success. It holds
+    SQLite's write lock from its first statement, so a running writer is waited for (a
+    transaction that read first would fail at its first write, "database is locked")."""
     session: Session = app.extensions["tagdesk_sessionmaker"]()
     try:
+        begin_write(session)
         yield session
         session.commit()
     except BaseException:
