@@ -73,12 +73,26 @@ def postgres_copy_of(server: str, count: int) -> str:
     return f"{server}/{name}"
 
 
+def resident_mb(field: str) -> float:
+    """This process's resident memory (VmRSS) or its peak (VmHWM), in MB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
 def learned(url: str, project_id: str):
-    """The app and its learner, the project learned and scored."""
+    """The app and its learner, the project learned and scored: the time of each step and
+    the job's peak resident memory."""
+    from service.suggestions import learning
+
     app = create_app({"DATABASE_URL": url})
     learner = Learner(app.extensions["tagdesk_sessionmaker"])
-    steps = {}
-    original = (suggested.snapshot, suggested.replace)
+    learner.settings  # noqa: B018  (scikit-learn imported before the peak is measured)
+    steps: dict[str, float] = {}
+    originals = {(suggested, "links"): "read", (suggested, "tagged_queries"): "read",
+                 (learning, "learn"): "learn", (suggested, "replace"): "write"}
+    saved = {place: getattr(*place) for place in originals}
 
     def timed(name, function):
         def run(*args, **kwargs):
@@ -86,23 +100,30 @@ def learned(url: str, project_id: str):
             try:
                 return function(*args, **kwargs)
             finally:
-                steps[name] = time.perf_counter() - started
+                steps[name] = steps.get(name, 0.0) + time.perf_counter() - started
         return run
 
-    suggested.snapshot = timed("read", original[0])
-    suggested.replace = timed("write", original[1])
+    for (module, attribute), name in originals.items():
+        setattr(module, attribute, timed(name, saved[module, attribute]))
+    Path("/proc/self/clear_refs").write_text("5")  # the peak starts again from here
+    before = resident_mb("VmRSS")
     started = time.perf_counter()
     assert learner.refresh(project_id)
     learner.wait()
     total = time.perf_counter() - started
-    suggested.snapshot, suggested.replace = original
+    peak = resident_mb("VmHWM")
+    for (module, attribute), function in saved.items():
+        setattr(module, attribute, function)
     with session_scope(app) as session:
         row = suggested.state(session.connection(), project_id)
         kept = session.scalar(text("SELECT count(*) FROM query_suggestions"))
+    score = total - sum(steps.values())
     print(f"learned from {row.learned_from:,} tagged queries: {total:.1f} s (read "
-          f"{steps['read']:.1f} s, learn and score {total - steps['read'] - steps['write']:.1f}"
-          f" s, write {steps['write']:.1f} s); default confidence {row.default_confidence}, "
-          f"held back right {row.held_back_right}; {kept:,} suggestions kept")
+          f"{steps['read']:.1f} s, learn {steps['learn']:.1f} s, read and score every query "
+          f"{score:.1f} s, write {steps['write']:.1f} s); peak resident {peak:,.0f} MB "
+          f"({peak - before:,.0f} MB over the {before:,.0f} MB before; target ≤ 1 GB at 1M); "
+          f"default confidence {row.default_confidence}, held back right "
+          f"{row.held_back_right}; {kept:,} suggestions kept")
     return app, learner
 
 

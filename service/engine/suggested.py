@@ -4,7 +4,8 @@ status (`suggestion_models`), each query's suggestions with their confidence
 the queries suggested each tag at the model's default confidence (kind `suggested`). The
 rejected pairs (`suggestion_rejections`) are never kept again, until the tag goes.
 
-What the learning job reads (`snapshot`, one read) and writes (`replace`, `add_scored`: one
+What the learning job reads (`links`, `rejections` and `tagged_queries` in one read, then
+the queries to score a part at a time: `texts_after`) and writes (`replace`, `add_scored`: one
 short transaction through a Writer, dropping pairs linked or rejected meanwhile), what a
 rejection writes (`reject`), and what the reads ask (`of_queries`, `keys_at`, `state`). The
 jobs that learn and score (`suggestion_jobs`) move as every background job's (`jobs`)."""
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from pyroaring import BitMap
-from sqlalchemy import and_, delete, exists, insert, select, tuple_, update
+from sqlalchemy import and_, delete, exists, func, insert, select, tuple_, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Row
 
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
 # Suggestions under this confidence are not kept (a suggestion more likely wrong than right).
 KEPT_FROM = 0.5
 WRITTEN_AT_ONCE = 5000
+READ_AT_ONCE = 50_000
 
 # The jobs' kinds: learning a project's model (and scoring every query), or scoring the
 # queries an import added. Queued, running and interrupted are every background job's.
@@ -62,15 +64,33 @@ KEPT_DAYS = 7  # a project's ended jobs are kept this long
 
 
 @dataclass(frozen=True, eq=False)
-class Snapshot:
-    """A project as learning reads it, in one read."""
+class Links:
+    """A project's links as the engine keeps them, each tag's queries as a bitmap (a few
+    bytes a link), read in one moment."""
 
-    learned_from: list[TaggedQuery]  # tagged queries, and those with a rejection
-    keys: np.ndarray  # every query's key, for scoring
-    texts: list[str]
-    links: Pairs
-    rejected: Pairs
+    by_tag: dict[int, BitMap]
     written: int  # projects.links_written when read
+
+    def count(self) -> int:
+        return sum(len(keys) for keys in self.by_tag.values())
+
+    def counts(self, tag_ids: np.ndarray) -> np.ndarray:
+        return np.array([len(self.by_tag.get(tag, ())) for tag in tag_ids.tolist()],
+                        dtype=np.int64)
+
+    def of(self, keys: np.ndarray) -> Pairs:
+        """The (query key, tag) links of these keys."""
+        from ..suggestions.scoring import Pairs
+
+        among = BitMap(keys.astype(np.uint32))
+        found = [(np.frombuffer((tagged & among).to_array(), dtype=np.uint32), tag)
+                 for tag, tagged in self.by_tag.items()]
+        return Pairs(np.concatenate([part.astype(np.int64) for part, _ in found] or [_NONE]),
+                     np.concatenate([np.full(len(part), tag, dtype=np.int64)
+                                     for part, tag in found] or [_NONE]))
+
+
+_NONE = np.zeros(0, dtype=np.int64)
 
 
 def default_of(model: Model) -> float | None:
@@ -176,26 +196,58 @@ def load(connection: Connection, project_id: str) -> Model | None:
     return None if saved is None else Model.load(io.BytesIO(saved))
 
 
-def snapshot(connection: Connection, project_id: str) -> Snapshot:
-    from ..suggestions.learning import TaggedQuery
-
+def links(connection: Connection, project_id: str) -> Links:
+    """The project's links, from the engine's bitmaps of its tags."""
     written = connection.execute(select(Project.links_written).where(
         Project.id == project_id)).scalar() or 0
-    rows = connection.execute(select(Query.pk, Query.query, Query.language).where(
-        Query.project_id == project_id).order_by(Query.pk)).all()
-    links = connection.execute(select(query_tags.c.query_pk, query_tags.c.tag_id).join(
-        Tag, Tag.id == query_tags.c.tag_id).where(Tag.project_id == project_id)).all()
-    rejected = connection.execute(
-        select(suggestion_rejections.c.query_pk, suggestion_rejections.c.tag_id).where(
-            suggestion_rejections.c.project_id == project_id)).all()
+    tags = set(connection.execute(select(Tag.id).where(Tag.project_id == project_id)).scalars())
+    by_tag: dict[int, BitMap] = {}
+    table = pieces.pieces.c
+    for value, keys in connection.execute(select(table.value, table["keys"]).where(
+            table.project_id == project_id, table.kind == kinds.TAG, table.size > 0)):
+        if int(value) in tags:
+            by_tag[int(value)] = by_tag.get(int(value), BitMap()) | BitMap.deserialize(keys)
+    return Links(by_tag, written)
+
+
+def rejections(connection: Connection, project_id: str) -> Pairs:
+    """The project's rejected (query key, tag) pairs (few: each is a person's click)."""
+    table = suggestion_rejections.c
+    return _pairs(connection.execute(select(table.query_pk, table.tag_id).where(
+        table.project_id == project_id)).all())
+
+
+def tagged_queries(connection: Connection, keys: BitMap, links: Links) -> list[TaggedQuery]:
+    """These queries (the project's) as learning reads them, with their tags, by key."""
+    from ..suggestions.learning import TaggedQuery
+
     tags_of: dict[int, list[int]] = defaultdict(list)
-    for pk, tag_id in links:
-        tags_of[pk].append(tag_id)
-    refused = {pk for pk, _tag in rejected}
-    learned_from = [TaggedQuery(pk, text, language, tuple(tags_of.get(pk, ())))
-                    for pk, text, language in rows if pk in tags_of or pk in refused]
-    return Snapshot(learned_from, np.array([row[0] for row in rows], dtype=np.int64),
-                    [row[1] for row in rows], _pairs(links), _pairs(rejected), written)
+    for tag, tagged in sorted(links.by_tag.items()):
+        for key in tagged & keys:
+            tags_of[key].append(tag)
+    ordered = list(keys)
+    found = []
+    for start in range(0, len(ordered), READ_AT_ONCE):
+        found.extend(TaggedQuery(pk, text, language, tuple(tags_of.get(pk, ())))
+                     for pk, text, language in connection.execute(
+                         select(Query.pk, Query.query, Query.language).where(keys_condition(
+                             On(connection), Query.pk, ordered[start:start + READ_AT_ONCE]))
+                         .order_by(Query.pk)))
+    return found
+
+
+def texts_after(connection: Connection, project_id: str, after: int,
+                limit: int) -> tuple[np.ndarray, list[str]]:
+    """The keys and texts of up to `limit` of the project's queries with keys above `after`,
+    in order of key: a part of the queries to score."""
+    rows = connection.execute(select(Query.pk, Query.query).where(
+        Query.project_id == project_id, Query.pk > after).order_by(Query.pk).limit(limit)).all()
+    return np.array([row[0] for row in rows], dtype=np.int64), [row[1] for row in rows]
+
+
+def last_key(connection: Connection, project_id: str) -> int:
+    return connection.execute(select(func.max(Query.pk)).where(
+        Query.project_id == project_id)).scalar() or 0
 
 
 def _pairs(rows) -> Pairs:
@@ -208,42 +260,45 @@ def _pairs(rows) -> Pairs:
     return Pairs(flat[:, 0].copy(), flat[:, 1].copy())
 
 
-def _inserted(connection: Connection, project_id: str, scored: Suggestions,
-              read: Snapshot) -> None:
-    """The scored pairs as rows, then those rejected meanwhile taken out again, and those
-    linked meanwhile when links were written since `read` (among its keys)."""
-    rows = [{"query_pk": pk, "tag_id": tag, "project_id": project_id, "confidence": value}
-            for pk, tag, value in zip(scored.query_ids.tolist(), scored.tag_ids.tolist(),
-                                      scored.confidence.tolist(), strict=True)]
-    for start in range(0, len(rows), WRITTEN_AT_ONCE):
-        connection.execute(insert(query_suggestions), rows[start:start + WRITTEN_AT_ONCE])
+def _inserted(connection: Connection, project_id: str, scored: Suggestions, written: int,
+              above: int = 0) -> None:
+    """The scored pairs as rows (a part at a time), then those rejected meanwhile taken out
+    again, and those linked meanwhile when links were written since they were read
+    (`written`), among the keys above `above`."""
+    for start in range(0, len(scored), WRITTEN_AT_ONCE):
+        part = slice(start, start + WRITTEN_AT_ONCE)
+        connection.execute(insert(query_suggestions), [
+            {"query_pk": pk, "tag_id": tag, "project_id": project_id, "confidence": value}
+            for pk, tag, value in zip(scored.query_ids[part].tolist(),
+                                      scored.tag_ids[part].tolist(),
+                                      scored.confidence[part].tolist(), strict=True)])
     table, rejected = query_suggestions.c, suggestion_rejections.c
     # A project's rejections are few: each pair looked up by its key.
     connection.execute(delete(query_suggestions).where(
         tuple_(table.query_pk, table.tag_id).in_(
             select(rejected.query_pk, rejected.tag_id).where(
                 rejected.project_id == project_id))))
-    written = connection.execute(select(Project.links_written).where(
+    now_written = connection.execute(select(Project.links_written).where(
         Project.id == project_id)).scalar_one()
-    if written != read.written and len(scored):
-        links = query_tags.c
+    if now_written != written and len(scored):
+        links_c = query_tags.c
         connection.execute(delete(query_suggestions).where(
-            keys_condition(On(connection), table.query_pk, np.unique(scored.query_ids).tolist()),
-            exists().where(and_(links.query_pk == table.query_pk, links.tag_id == table.tag_id))))
+            table.project_id == project_id, table.query_pk > above,
+            exists().where(and_(links_c.query_pk == table.query_pk,
+                                links_c.tag_id == table.tag_id))))
 
 
 def _at_default(connection: Connection, project_id: str, default: float | None,
-                keys: list[int] | None = None) -> dict[str, BitMap]:
-    """The suggestions kept at the default confidence by tag: the project's, or those of
-    `keys`."""
+                above: int = 0) -> dict[str, BitMap]:
+    """The project's suggestions kept at the default confidence by tag, of the queries with
+    keys above `above`."""
     if default is None:
         return {}
     table = query_suggestions.c
-    where = [table.project_id == project_id] if keys is None else [
-        keys_condition(On(connection), table.query_pk, keys)]
     found: dict[str, BitMap] = defaultdict(BitMap)
     for pk, tag in connection.execute(select(table.query_pk, table.tag_id).where(
-            *where, table.confidence >= default)):
+            table.project_id == project_id, table.query_pk > above,
+            table.confidence >= default)):
         found[str(tag)].add(pk)
     return found
 
@@ -258,14 +313,15 @@ def project_first(connection: Connection, project_id: str) -> None:
 
 
 def replace(connection: Connection, project_id: str, model: Model, scored: Suggestions,
-            snapshot_of: Snapshot, learned_at: datetime) -> None:
-    """A model learned and its suggestions in place of the last ones, in one transaction (the
-    caller's, begun for writing, committed by the caller)."""
+            read: Links, learned_at: datetime, scored_through: int) -> None:
+    """A model learned from the links `read` and its suggestions (of the queries with keys up
+    to `scored_through`) in place of the last ones, in one transaction (the caller's, begun
+    for writing, committed by the caller)."""
     project_first(connection, project_id)
     writer = Writer(connection, project_id).begin()
     connection.execute(delete(query_suggestions).where(
         query_suggestions.c.project_id == project_id))
-    _inserted(connection, project_id, scored, snapshot_of)
+    _inserted(connection, project_id, scored, read.written)
     default = default_of(model)
     now = _at_default(connection, project_id, default)
     before_values = connection.execute(select(pieces.pieces.c.value).where(
@@ -285,36 +341,22 @@ def replace(connection: Connection, project_id: str, model: Model, scored: Sugge
         suggestion_models.c.project_id == project_id).values(
         model=saved.getvalue(), learned_at=learned_at, learned_from=model.learned_from,
         held_back_right=model.held_back_right if default is not None else None,
-        default_confidence=default, links_at_learning=len(snapshot_of.links.query_ids),
-        written_then=snapshot_of.written,
-        scored_through=int(snapshot_of.keys.max()) if len(snapshot_of.keys) else 0))
-
-
-def unscored(connection: Connection, project_id: str, through: int) -> Snapshot:
-    """The queries entered since the last scoring (keys above `through`), with their links
-    and the project's rejections of them."""
-    written = connection.execute(select(Project.links_written).where(
-        Project.id == project_id)).scalar() or 0
-    rows = connection.execute(select(Query.pk, Query.query).where(
-        Query.project_id == project_id, Query.pk > through).order_by(Query.pk)).all()
-    keys = [row[0] for row in rows]
-    links = connection.execute(select(query_tags.c.query_pk, query_tags.c.tag_id).where(
-        keys_condition(On(connection), query_tags.c.query_pk, keys))).all() if keys else []
-    return Snapshot([], np.array(keys, dtype=np.int64), [row[1] for row in rows],
-                    _pairs(links), _pairs([]), written)
+        default_confidence=default, links_at_learning=read.count(), written_then=read.written,
+        scored_through=scored_through))
 
 
 def add_scored(connection: Connection, project_id: str, model: Model, scored: Suggestions,
-               read: Snapshot, scored_through: int) -> None:
-    """The suggestions of the queries `read` (entered since the last scoring), in one
+               written: int, above: int, scored_through: int) -> None:
+    """The suggestions of the queries entered since the last scoring (keys above `above`, up
+    to `scored_through`), their links read when links_written was `written`, in one
     transaction (the caller's, begun for writing, committed by the caller)."""
     project_first(connection, project_id)
     writer = Writer(connection, project_id).begin()
-    keys = read.keys.tolist()
+    table = query_suggestions.c
     connection.execute(delete(query_suggestions).where(
-        keys_condition(On(connection), query_suggestions.c.query_pk, keys)))
-    _inserted(connection, project_id, scored, read)
-    for value, found in _at_default(connection, project_id, default_of(model), keys).items():
+        table.project_id == project_id, table.query_pk > above))
+    _inserted(connection, project_id, scored, written, above)
+    for value, found in _at_default(connection, project_id, default_of(model), above).items():
         writer.changes.add(kinds.SUGGESTED, value, found)
     writer.finish()
     connection.execute(update(suggestion_models).where(

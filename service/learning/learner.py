@@ -21,12 +21,15 @@ another scores the queries an import added. A request only asks for a job and ne
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
+from pyroaring import BitMap
 from sqlalchemy.orm import Session, sessionmaker
 
 from weblib.job_lifecycle import Heartbeat
@@ -256,20 +259,24 @@ class Learner:
         transaction, written only while the job is still this process's."""
         # Imported here: scikit-learn and SciPy take ~2 s to import, paid only by a process
         # that learns or scores, not by every process of the service.
-        from ..suggestions.learning import learn
-        from ..suggestions.scoring import suggest
+        from ..suggestions.learning import learn, sample
 
         with session.begin():  # one read: what is learned from is one moment's
-            read = suggested.snapshot(session.connection(), project_id)
+            connection = session.connection()
+            links = suggested.links(connection, project_id)
+            rejected = suggested.rejections(connection, project_id)
+            # A sample, so that memory is bounded whatever the project's size; the queries
+            # with a rejection all teach.
+            chosen = sample(links.by_tag, self.settings) | BitMap(
+                rejected.query_ids.astype(np.uint32))
+            learned_from = suggested.tagged_queries(connection, chosen, links)
         learned_at = utcnow()
-        model = learn(read.learned_from, list(zip(read.rejected.query_ids.tolist(),
-                                                  read.rejected.tag_ids.tolist(),
-                                                  strict=True)), self.settings)
-        default = suggested.default_of(model)
-        scored = suggest(model, read.keys, read.texts, carried=read.links,
-                         rejected=read.rejected,
-                         min_confidence=min(suggested.KEPT_FROM, default)
-                         if default is not None else math.inf)
+        model = learn(learned_from, list(zip(rejected.query_ids.tolist(),
+                                             rejected.tag_ids.tolist(), strict=True)),
+                      self.settings)
+        del learned_from
+        model = dataclasses.replace(model, tag_query_counts=links.counts(model.tag_ids))
+        scored, through, count = self._scored(session, project_id, model, links, rejected, 0)
         begin_write(session)
         connection = session.connection()
         # The model's row first, as an asking holds it before it looks at the jobs: no two
@@ -280,28 +287,48 @@ class Learner:
                            f"Learned from {model.learned_from:,} tagged {learned}."):
             session.rollback()  # interrupted meanwhile: another job learns
             return None, 0
-        suggested.replace(connection, project_id, model, scored, read, learned_at)
+        suggested.replace(connection, project_id, model, scored, links, learned_at, through)
         session.commit()
-        return LEARNED, len(read.keys)
+        return LEARNED, count
+
+    def _scored(self, session: Session, project_id: str, model, links: suggested.Links,
+                rejected, after: int):
+        """The suggestions of the project's queries with keys above `after`, read and scored
+        a part at a time (each read its own short transaction), none of a link in `links` or
+        a rejection; with the last key read and how many were read."""
+        from ..suggestions.scoring import Suggestions, suggest
+
+        default = suggested.default_of(model)
+        found, count = [], 0
+        while True:
+            with session.begin():
+                keys, texts = suggested.texts_after(session.connection(), project_id, after,
+                                                    self.settings.scored_at_once)
+            if not len(keys):
+                break
+            count += len(keys)
+            after = int(keys[-1])
+            if default is not None:
+                found.append(suggest(model, keys, texts, carried=links.of(keys),
+                                     rejected=rejected,
+                                     min_confidence=min(suggested.KEPT_FROM, default)))
+        parts = [(part.query_ids, part.tag_ids, part.confidence) for part in found] or [
+            (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float32))]
+        return Suggestions(*(np.concatenate(column) for column in zip(*parts, strict=True))), \
+            after, count
 
     def _score(self, session: Session, job_id: str, owner: str,
                project_id: str) -> tuple[str | None, int]:
         """The queries entered since the last scoring, scored against the model; their
         suggestions and the job's end in one transaction."""
-        from ..suggestions.scoring import suggest
-
         with session.begin():
-            row = suggested.state(session.connection(), project_id)
-            model = suggested.load(session.connection(), project_id)
-            read = None if model is None else suggested.unscored(
-                session.connection(), project_id, row.scored_through)
-        count = 0 if read is None else len(read.keys)
-        scored = None
-        if count:
-            default = suggested.default_of(model)
-            scored = suggest(model, read.keys, read.texts, carried=read.links,
-                             min_confidence=min(suggested.KEPT_FROM, default)
-                             if default is not None else math.inf)
+            connection = session.connection()
+            row = suggested.state(connection, project_id)
+            model = suggested.load(connection, project_id)
+            links = None if model is None else suggested.links(connection, project_id)
+            rejected = None if model is None else suggested.rejections(connection, project_id)
+        scored, through, count = (None, 0, 0) if model is None else self._scored(
+            session, project_id, model, links, rejected, row.scored_through)
         begin_write(session)
         connection = session.connection()
         suggested.hold(connection, project_id)  # first, as in _learn
@@ -309,9 +336,9 @@ class Learner:
                            f"{count:,} new {'query' if count == 1 else 'queries'} scored."):
             session.rollback()
             return None, 0
-        if scored is not None:
-            suggested.add_scored(connection, project_id, model, scored, read,
-                                 int(read.keys.max()))
+        if count:
+            suggested.add_scored(connection, project_id, model, scored, links.written,
+                                 row.scored_through, through)
         session.commit()
         return SCORED, count
 

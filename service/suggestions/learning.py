@@ -4,7 +4,11 @@ Each tag with enough queries is learned one-vs-rest: the queries carrying it are
 every other tagged query negative, and a query whose suggestion of it was rejected is a
 negative with more weight. Part of the tagged queries is held back (chosen by a hash of
 their id, so the same ones each time) to measure how often suggestions are right and to
-choose the default confidence; then the model is learned again from all of them."""
+choose the default confidence; then the model is learned again from all of them.
+
+A project with many tagged queries learns from a sample of them (`sample`): every query of a
+tag with few, a share of a tag's when it has more, so that what learning holds stays bounded
+whatever the project's size."""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
+from pyroaring import BitMap
 from scipy import sparse
 from sklearn.linear_model import SGDClassifier
 from sklearn.utils import murmurhash3_32
@@ -50,6 +55,31 @@ class Settings:
     negatives_per_positive: int = 4  # a tag learns from at most this many others a query
     min_negatives: int = 5_000
     threads: int = 2
+    most_learned_from: int = 100_000  # tagged queries learned from, about, whatever the size
+    least_per_tag: int = 1_000  # a tag keeps this many in the sample however many tags
+    scored_at_once: int = 50_000  # queries read and scored at a time
+
+
+# An odd 64-bit constant (the golden ratio's): a query's key times it, as a share of 2**64,
+# is spread evenly over [0, 1) for keys in any order or range.
+SPREAD = np.uint64(0x9E3779B97F4A7C15)
+
+
+def sample(by_tag: dict[int, BitMap], settings: Settings = Settings()) -> BitMap:
+    """The tagged queries learned from, given each tag's queries: all of them for a tag with
+    up to its share of `most_learned_from` (never under `least_per_tag`), else that many of
+    them, chosen by their key (the same ones each time while the tag has the same queries).
+    A query chosen for one tag is learned with all of its tags."""
+    share = max(settings.most_learned_from // max(1, len(by_tag)), settings.least_per_tag)
+    chosen = BitMap()
+    for keys in by_tag.values():
+        if len(keys) <= share:
+            chosen |= keys
+            continue
+        found = np.frombuffer(keys.to_array(), dtype=np.uint32)
+        spread = (found.astype(np.uint64) * SPREAD) >> np.uint64(11)  # 53 bits: a float's
+        chosen |= BitMap(found[spread < np.uint64(share / len(keys) * 2.0**53)])
+    return chosen
 
 
 def learn(

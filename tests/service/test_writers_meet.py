@@ -34,7 +34,7 @@ from service.org import admin
 from service.store.db import begin_write, session_scope
 from service.suggestions.features import FeatureShape
 from service.suggestions.model import Model
-from service.suggestions.scoring import Pairs, Suggestions
+from service.suggestions.scoring import Suggestions
 from tests.support.api import Api
 from tests.support.imports import HEADER
 from tests.support.servers import LiveServer
@@ -310,11 +310,12 @@ def suggest_everywhere(s: Setting, tag_id: int) -> None:
             dtype=np.int64)
         begin_write(session)
         suggested.ensure(session.connection(), s.project_id)
-        read = suggested.Snapshot([], keys, [], Pairs.none(), Pairs.none(), 0)
+        read = suggested.links(session.connection(), s.project_id)
         scored = Suggestions(keys, np.full(len(keys), tag_id, dtype=np.int64),
                              np.full(len(keys), 0.9, dtype=np.float32))
         now = datetime.now(UTC).replace(tzinfo=None)
-        suggested.replace(session.connection(), s.project_id, model, scored, read, now)
+        suggested.replace(session.connection(), s.project_id, model, scored, read, now,
+                          int(keys.max()))
         # As if its job had just run: none learns again during the test (the interval).
         session.execute(text("UPDATE suggestion_models SET asked_at = :now "
                              "WHERE project_id = :p"), {"now": now, "p": s.project_id})
