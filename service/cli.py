@@ -22,7 +22,7 @@ from .engine import pieces
 from .imports import import_sources, imports, language_detection
 from .learning import learner, queue
 from .org import accounts, admin, audit
-from .store.db import session_scope
+from .store.db import write_scope
 from .store.models import Organization, Project
 
 
@@ -33,7 +33,7 @@ def _engine():
 def _run(operation):
     """Run an admin operation in a transaction; AdminError becomes a clean CLI error."""
     try:
-        with session_scope(current_app) as session:
+        with write_scope(current_app) as session:
             return operation(session)
     except admin.AdminError as error:
         raise click.ClickException(str(error)) from None

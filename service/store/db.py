@@ -103,12 +103,9 @@ def close_session(_exc=None) -> None:
 
 @contextmanager
 def session_scope(app):
-    """A write outside a request (command line, seeding), committed on success. It holds
-    SQLite's write lock from its first statement, so a running writer is waited for (a
-    transaction that read first would fail at its first write, "database is locked")."""
+    """A session outside a request (seeding, tests), committed on success."""
     session: Session = app.extensions["tagdesk_sessionmaker"]()
     try:
-        begin_write(session)
         yield session
         session.commit()
     except BaseException:
@@ -116,6 +113,17 @@ def session_scope(app):
         raise
     finally:
         session.close()
+
+
+@contextmanager
+def write_scope(app):
+    """A write outside a request (the command line), committed on success. It holds
+    SQLite's write lock from its first statement, so a running writer is waited for, as a
+    request's write does (one that read first fails at its first write, "database is
+    locked", when another holds the lock)."""
+    with session_scope(app) as session:
+        begin_write(session)
+        yield session
 
 
 def init_app(app) -> None:

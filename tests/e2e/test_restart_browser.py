@@ -25,7 +25,7 @@ from jobs.store import Store
 from queryapi import Client
 from service import create_app as create_service_app
 from service.org import admin
-from service.store.db import session_scope
+from service.store.db import session_scope, write_scope
 from tests.support.e2e import LAPTOP
 from tests.support.servers import LiveServer
 from tests.support.world import UNLIMITED, small_org
@@ -152,7 +152,7 @@ def test_a_job_interrupted_by_a_restart_is_reported_and_resumed(browser, setup, 
         tagged_then = {q for q, (names, _) in middle.items() if "brand" in names}
         assert ALREADY + stopped.processed - stopped.untouched <= len(tagged_then) < QUERIES
         # The tight limit was there to stop the job half-way; the rest need not be slow.
-        with session_scope(setup["service_app"]) as session:
+        with write_scope(setup["service_app"]) as session:  # the killed writer waited for
             admin.set_limits(session, setup["org_id"], 100_000, 1_000_000, 10_000_000)
 
         # It starts again: the job is reported as interrupted, with what was done.
