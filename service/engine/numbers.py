@@ -48,14 +48,29 @@ class Number:
         return stored if self.whole else stored / self.scale
 
     def lower_bound(self, value: float) -> int:
-        """The least stored value a range's minimum takes in (inclusive)."""
+        """The least stored value a range's minimum takes in (inclusive): the least whose
+        shown value is at least `value`, as brute force over the shown values compares."""
         value = _within_reach(value)
-        return math.ceil(value * self.scale - 1e-9) if not self.whole else math.ceil(value)
+        if self.whole:
+            return math.ceil(value)
+        stored = math.ceil(value * self.scale)  # off by one either way at most (rounding)
+        while self.shown(stored - 1) >= value:
+            stored -= 1
+        while self.shown(stored) < value:
+            stored += 1
+        return stored
 
     def upper_bound(self, value: float) -> int:
         """The greatest stored value a range's maximum takes in (inclusive)."""
         value = _within_reach(value)
-        return math.floor(value * self.scale + 1e-9) if not self.whole else math.floor(value)
+        if self.whole:
+            return math.floor(value)
+        stored = math.floor(value * self.scale)
+        while self.shown(stored + 1) <= value:
+            stored += 1
+        while self.shown(stored) > value:
+            stored -= 1
+        return stored
 
 
 def _within_reach(value: float) -> float:
