@@ -9,8 +9,9 @@ import random
 
 import numpy as np
 import pytest
+from pyroaring import BitMap
 
-from service.suggestions.learning import Settings, TaggedQuery, learn
+from service.suggestions.learning import Settings, TaggedQuery, learn, sample
 from service.suggestions.model import Model
 from service.suggestions.scoring import Pairs, suggest
 
@@ -262,3 +263,25 @@ def test_texts_are_split_into_their_own_words_whatever_they_hold():
     assert holds[1].sum() == 2 and holds[2].sum() == 2
     assert holds[4].max() == 2  # one distinct word, twice
     assert texts_of([], FeatureShape()).holds.shape[0] == 0
+
+
+def test_a_sample_keeps_every_query_of_a_small_tag_and_a_share_of_a_large_one():
+    settings = Settings(most_learned_from=10_000, least_per_tag=1_000)
+    rng = np.random.default_rng(49)
+    large = BitMap(rng.choice(3_000_000, 400_000, replace=False).astype(np.uint32))
+    middle = BitMap(range(5_000_000, 5_003_000))  # under its share: all of it
+    small = BitMap(range(7_000_000, 7_000_030, 3))
+    by_tag = {1: large, 2: middle, 3: small}
+    chosen = sample(by_tag, settings)
+    share = settings.most_learned_from // 3
+    assert abs(len(chosen & large) - share) <= 0.05 * share
+    assert middle <= chosen and small <= chosen
+    assert chosen <= large | middle | small
+    assert sample(by_tag, settings) == chosen  # the same each time
+    # Keys spread over the whole range, not the first ones.
+    kept = np.frombuffer((chosen & large).to_array(), dtype=np.uint32)
+    assert kept.min() < 100_000 and kept.max() > 2_900_000
+    # Many tags: each keeps at least least_per_tag.
+    many = {tag: BitMap(range(tag * 100_000, tag * 100_000 + 20_000)) for tag in range(40)}
+    chosen = sample(many, settings)
+    assert all(len(chosen & keys) >= 0.95 * settings.least_per_tag for keys in many.values())
