@@ -5,8 +5,9 @@ the queries suggested each tag at the model's default confidence (kind `suggeste
 rejected pairs (`suggestion_rejections`) are never kept again, until the tag goes.
 
 What the learning job reads (`links`, `rejections` and `tagged_queries` in one read, then
-the queries to score a part at a time: `texts_after`) and writes (`replace`, `add_scored`: one
-short transaction through a Writer, dropping pairs linked or rejected meanwhile), what a
+the queries to score a part at a time: `texts_after`) and writes (each part's suggestions in
+a short transaction of its own, `write_part`, dropping pairs linked or rejected meanwhile;
+then the bitmaps and the model in one more: `replace`, `add_scored`), what a
 rejection writes (`reject`), and what the reads ask (`of_queries`, `keys_at`, `state`). The
 jobs that learn and score (`suggestion_jobs`) move as every background job's (`jobs`)."""
 
@@ -261,10 +262,10 @@ def _pairs(rows) -> Pairs:
 
 
 def _inserted(connection: Connection, project_id: str, scored: Suggestions, written: int,
-              above: int = 0) -> None:
-    """The scored pairs as rows (a part at a time), then those rejected meanwhile taken out
-    again, and those linked meanwhile when links were written since they were read
-    (`written`), among the keys above `above`."""
+              above: int, through: int) -> None:
+    """The scored pairs (of queries with keys in (above, through]) as rows, a slice at a
+    time, then those rejected meanwhile taken out again, and those linked meanwhile when links
+    were written since they were read (`written`)."""
     for start in range(0, len(scored), WRITTEN_AT_ONCE):
         part = slice(start, start + WRITTEN_AT_ONCE)
         connection.execute(insert(query_suggestions), [
@@ -283,9 +284,22 @@ def _inserted(connection: Connection, project_id: str, scored: Suggestions, writ
     if now_written != written and len(scored):
         links_c = query_tags.c
         connection.execute(delete(query_suggestions).where(
-            table.project_id == project_id, table.query_pk > above,
+            table.project_id == project_id, table.query_pk > above, table.query_pk <= through,
             exists().where(and_(links_c.query_pk == table.query_pk,
                                 links_c.tag_id == table.tag_id))))
+
+
+def write_part(connection: Connection, project_id: str, scored: Suggestions, written: int,
+               above: int, through: int) -> None:
+    """The suggestions of the queries with keys in (above, through] in place of theirs, in
+    the caller's short write transaction: a new model's are written a part at a time, so no
+    transaction holds the project for long. The project's row first, as every writer of
+    links takes it before their suggestions: a link and its suggestion never both stand."""
+    project_first(connection, project_id)
+    table = query_suggestions.c
+    connection.execute(delete(query_suggestions).where(
+        table.project_id == project_id, table.query_pk > above, table.query_pk <= through))
+    _inserted(connection, project_id, scored, written, above, through)
 
 
 def _at_default(connection: Connection, project_id: str, default: float | None,
@@ -312,16 +326,14 @@ def project_first(connection: Connection, project_id: str) -> None:
     connection.execute(statement)
 
 
-def replace(connection: Connection, project_id: str, model: Model, scored: Suggestions,
-            read: Links, learned_at: datetime, scored_through: int) -> None:
-    """A model learned from the links `read` and its suggestions (of the queries with keys up
-    to `scored_through`) in place of the last ones, in one transaction (the caller's, begun
-    for writing, committed by the caller)."""
+def replace(connection: Connection, project_id: str, model: Model, read: Links,
+            learned_at: datetime, scored_through: int) -> None:
+    """A model learned from the links `read` in place of the last one, its suggestions (of
+    the queries with keys up to `scored_through`) already written by write_part: the bitmaps
+    of those at its default confidence and its row, in one short transaction (the caller's,
+    begun for writing, committed by the caller)."""
     project_first(connection, project_id)
     writer = Writer(connection, project_id).begin()
-    connection.execute(delete(query_suggestions).where(
-        query_suggestions.c.project_id == project_id))
-    _inserted(connection, project_id, scored, read.written)
     default = default_of(model)
     now = _at_default(connection, project_id, default)
     before_values = connection.execute(select(pieces.pieces.c.value).where(
@@ -345,17 +357,13 @@ def replace(connection: Connection, project_id: str, model: Model, scored: Sugge
         scored_through=scored_through))
 
 
-def add_scored(connection: Connection, project_id: str, model: Model, scored: Suggestions,
-               written: int, above: int, scored_through: int) -> None:
-    """The suggestions of the queries entered since the last scoring (keys above `above`, up
-    to `scored_through`), their links read when links_written was `written`, in one
-    transaction (the caller's, begun for writing, committed by the caller)."""
+def add_scored(connection: Connection, project_id: str, model: Model, above: int,
+               scored_through: int) -> None:
+    """The bitmaps of the suggestions of the queries entered since the last scoring (keys in
+    (above, scored_through], written by write_part), in one short transaction (the caller's,
+    begun for writing, committed by the caller)."""
     project_first(connection, project_id)
     writer = Writer(connection, project_id).begin()
-    table = query_suggestions.c
-    connection.execute(delete(query_suggestions).where(
-        table.project_id == project_id, table.query_pk > above))
-    _inserted(connection, project_id, scored, written, above)
     for value, found in _at_default(connection, project_id, default_of(model), above).items():
         writer.changes.add(kinds.SUGGESTED, value, found)
     writer.finish()

@@ -255,8 +255,9 @@ class Learner:
 
     def _learn(self, session: Session, job_id: str, owner: str,
                project_id: str) -> tuple[str | None, int]:
-        """Learn and score the project; the model, its suggestions and the job's end in one
-        transaction, written only while the job is still this process's."""
+        """Learn and score the project, its suggestions written a part at a time, then the
+        model and the job's end in one short transaction, each written only while the job
+        is still this process's."""
         # Imported here: scikit-learn and SciPy take ~2 s to import, paid only by a process
         # that learns or scores, not by every process of the service.
         from ..suggestions.learning import learn, sample
@@ -276,7 +277,10 @@ class Learner:
                       self.settings)
         del learned_from
         model = dataclasses.replace(model, tag_query_counts=links.counts(model.tag_ids))
-        scored, through, count = self._scored(session, project_id, model, links, rejected, 0)
+        scored = self._scored(session, job_id, owner, project_id, model, links, rejected, 0)
+        if scored is None:
+            return None, 0  # interrupted meanwhile: another job learns
+        through, count = scored
         begin_write(session)
         connection = session.connection()
         # The model's row first, as an asking holds it before it looks at the jobs: no two
@@ -285,50 +289,60 @@ class Learner:
         learned = "query" if model.learned_from == 1 else "queries"
         if not jobs.finish(connection, job_id, owner, LEARNED,
                            f"Learned from {model.learned_from:,} tagged {learned}."):
-            session.rollback()  # interrupted meanwhile: another job learns
+            session.rollback()
             return None, 0
-        suggested.replace(connection, project_id, model, scored, links, learned_at, through)
+        suggested.replace(connection, project_id, model, links, learned_at, through)
         session.commit()
         return LEARNED, count
 
-    def _scored(self, session: Session, project_id: str, model, links: suggested.Links,
-                rejected, after: int):
-        """The suggestions of the project's queries with keys above `after`, read and scored
-        a part at a time (each read its own short transaction), none of a link in `links` or
-        a rejection; with the last key read and how many were read."""
+    def _scored(self, session: Session, job_id: str, owner: str, project_id: str, model,
+                links: suggested.Links, rejected, after: int) -> tuple[int, int] | None:
+        """The project's queries with keys above `after` read, scored and their suggestions
+        written a part at a time (each read and each write a short transaction of its own),
+        none of a link in `links` or a rejection; the last key read and how many were read,
+        or None when the job stopped being this process's meanwhile."""
         from ..suggestions.scoring import Suggestions, suggest
 
         default = suggested.default_of(model)
-        found, count = [], 0
+        count = 0
         while True:
             with session.begin():
                 keys, texts = suggested.texts_after(session.connection(), project_id, after,
                                                     self.settings.scored_at_once)
             if not len(keys):
-                break
+                return after, count
+            # Without a default confidence none is kept: the part's old ones only go.
+            found = Suggestions.none() if default is None else suggest(
+                model, keys, texts, carried=links.of(keys), rejected=rejected,
+                min_confidence=min(suggested.KEPT_FROM, default))
+            begin_write(session)
+            connection = session.connection()
+            if not jobs.beat(connection, job_id, owner):
+                session.rollback()
+                return None
+            suggested.write_part(connection, project_id, found, links.written, after,
+                                 int(keys[-1]))
+            session.commit()
             count += len(keys)
             after = int(keys[-1])
-            if default is not None:
-                found.append(suggest(model, keys, texts, carried=links.of(keys),
-                                     rejected=rejected,
-                                     min_confidence=min(suggested.KEPT_FROM, default)))
-        parts = [(part.query_ids, part.tag_ids, part.confidence) for part in found] or [
-            (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float32))]
-        return Suggestions(*(np.concatenate(column) for column in zip(*parts, strict=True))), \
-            after, count
 
     def _score(self, session: Session, job_id: str, owner: str,
                project_id: str) -> tuple[str | None, int]:
-        """The queries entered since the last scoring, scored against the model; their
-        suggestions and the job's end in one transaction."""
+        """The queries entered since the last scoring, scored against the model, their
+        suggestions written a part at a time; then their bitmaps and the job's end in one
+        transaction."""
         with session.begin():
             connection = session.connection()
             row = suggested.state(connection, project_id)
             model = suggested.load(connection, project_id)
             links = None if model is None else suggested.links(connection, project_id)
             rejected = None if model is None else suggested.rejections(connection, project_id)
-        scored, through, count = (None, 0, 0) if model is None else self._scored(
-            session, project_id, model, links, rejected, row.scored_through)
+        above = 0 if row is None else row.scored_through
+        scored = (above, 0) if model is None else self._scored(
+            session, job_id, owner, project_id, model, links, rejected, above)
+        if scored is None:
+            return None, 0
+        through, count = scored
         begin_write(session)
         connection = session.connection()
         suggested.hold(connection, project_id)  # first, as in _learn
@@ -337,8 +351,7 @@ class Learner:
             session.rollback()
             return None, 0
         if count:
-            suggested.add_scored(connection, project_id, model, scored, links.written,
-                                 row.scored_through, through)
+            suggested.add_scored(connection, project_id, model, above, through)
         session.commit()
         return SCORED, count
 

@@ -44,6 +44,10 @@ class Suggestions:
     def __len__(self) -> int:
         return len(self.query_ids)
 
+    @classmethod
+    def none(cls) -> Suggestions:
+        return _empty()
+
     def by_query(self) -> dict[int, list[tuple[int, float]]]:
         grouped: dict[int, list[tuple[int, float]]] = {}
         for query, tag, confidence in zip(

@@ -1,13 +1,14 @@
-"""Learning holds a bounded sample and scores in parts: the memory a learning job needs does
-not grow with the project (a 10M-query project once took 24 GB, enough to end the service's
-process), and every query is still scored."""
+"""Learning holds a bounded sample and scores and writes in parts: the memory a learning job
+needs does not grow with the project (a 10M-query project once took 24 GB, enough to end the
+service's process), no transaction of it writes more than a part's suggestions (one of all of
+them held a million-query project's writers for 10 to 30 s), and every query is scored."""
 
 from __future__ import annotations
 
 import random
 import tracemalloc
 
-from sqlalchemy import text
+from sqlalchemy import event, text
 
 from service import create_app
 from service.learning.learner import Learner
@@ -24,11 +25,15 @@ FILLER = [f"w{n}" for n in range(3000)]
 SMALL = Settings(most_learned_from=600, least_per_tag=100, scored_at_once=500)
 
 
-def learned(database_url: str, queries: int) -> tuple[int, int, set[int]]:
+def learned(database_url: str, queries: int,
+            written: list[int] | None = None) -> tuple[int, int, set[int]]:
     """A project of `queries` queries, half tagged by their theme's word, learned: the peak
     of memory allocated while learning, how many tagged queries it learned from, and the keys
-    of the untagged queries given a suggestion."""
+    of the untagged queries given no suggestion. `written` gets the suggestions each of the
+    learning's transactions wrote."""
     app = create_app({"TESTING": True, "DATABASE_URL": database_url})
+    if written is not None:
+        count_suggestions_written(app.extensions["tagdesk_engine"], written)
     try:
         rng = random.Random(queries)
         with session_scope(app) as session:
@@ -75,3 +80,29 @@ def test_the_memory_of_learning_does_not_grow_with_the_project(database_url):
     # Every part was scored: nearly every untagged query, in the last part as in the first,
     # has a suggestion (each holds its theme's word).
     assert len(small_left) <= 0.05 * 1_500 and len(large_left) <= 0.05 * 6_000
+
+
+def count_suggestions_written(engine, written: list[int]) -> None:
+    """Appends to `written`, at each commit, the suggestions the transaction inserted."""
+    @event.listens_for(engine, "after_cursor_execute")
+    def counted(connection, _cursor, statement, _parameters, context, executemany):
+        if statement.startswith("INSERT INTO query_suggestions"):
+            connection.info["suggestions"] = connection.info.get("suggestions", 0) + max(
+                context.rowcount, 0)
+
+    @event.listens_for(engine, "commit")
+    def committed(connection):
+        if connection.info.get("suggestions"):
+            written.append(connection.info.pop("suggestions"))
+
+    @event.listens_for(engine, "rollback")
+    def rolled_back(connection):
+        connection.info.pop("suggestions", None)
+
+
+def test_no_transaction_of_learning_writes_more_than_a_parts_suggestions(database_url):
+    written: list[int] = []
+    learned(database_url, 3_000, written)
+    assert len(written) >= 3_000 // SMALL.scored_at_once - 1, written
+    # A part of 500 queries, each suggested at most its three tags.
+    assert max(written) <= SMALL.scored_at_once * len(THEMES), written

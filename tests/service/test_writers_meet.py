@@ -314,8 +314,9 @@ def suggest_everywhere(s: Setting, tag_id: int) -> None:
         scored = Suggestions(keys, np.full(len(keys), tag_id, dtype=np.int64),
                              np.full(len(keys), 0.9, dtype=np.float32))
         now = datetime.now(UTC).replace(tzinfo=None)
-        suggested.replace(session.connection(), s.project_id, model, scored, read, now,
-                          int(keys.max()))
+        suggested.write_part(session.connection(), s.project_id, scored, read.written, 0,
+                             int(keys.max()))
+        suggested.replace(session.connection(), s.project_id, model, read, now, int(keys.max()))
         # As if its job had just run: none learns again during the test (the interval).
         session.execute(text("UPDATE suggestion_models SET asked_at = :now "
                              "WHERE project_id = :p"), {"now": now, "p": s.project_id})
