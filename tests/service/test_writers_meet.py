@@ -4,11 +4,14 @@ the writers of a project's links, run at the same moment on the same queries, lo
 The writers are the real ones over real HTTP: the dashboard's jobs (jobs.work.run_job with a
 real queryapi Client) for a bulk add, a bulk remove and an Undo; the rules API for a rule's
 apply, unapply and restore, a part at a time; the tags API for a merge; an import of a
-file with a rule on entry; and an import that changes the present queries' numbers into a
-rule's range. Each owns tags of its own, so what the project's links must be at
-the end is known whatever the order: every link some writer added and none removed is there,
-and nothing some writer removed and none added came back. Small batches and parts (10 rows,
-10 links) make the writers' reads and writes interleave."""
+file with a rule on entry; an import that changes the present queries' numbers into a
+rule's range; and suggestions accepted: all of a view's, a part at a time (the dashboard's
+Accept all), one row's at a time (its Accept on a row), and one row's then its Undo, as the
+dashboard records and undoes it within the request. Each owns tags of its own, so what the
+project's links must be at the end is known whatever the order: every link some writer added
+and none removed is there, and nothing some writer removed and none added came back (and an
+accepted suggestion never stands beside its tag). Small batches and parts (10 rows, 10 links)
+make the writers' reads and writes interleave."""
 
 from __future__ import annotations
 
@@ -23,10 +26,14 @@ import numpy as np
 import pytest
 from sqlalchemy import text
 
-from jobs.deltas import Change, Delta, undo_filters
-from jobs.store import Store
+from dashboard.edits import SUGGESTION
+from dashboard.undo import covering_filters, runs_in_request
+from jobs.deltas import Change, Delta, RowKey, undo_filters
+from jobs.fresh import by_recency, find_rows
+from jobs.rewrite import held_for_write, rewrite, write
+from jobs.store import Store, new_id
 from jobs.work import run_job
-from queryapi import Client, QueryFilters
+from queryapi import Client, Mode, QueryFilters
 from service.engine import accepting, rule_links, suggested
 from service.imports import imports
 from service.learning.learner import of_app
@@ -61,6 +68,7 @@ class Setting:
     edits: dict[str, str] = field(default_factory=dict)  # writer -> its job's id
     rules: dict[str, int] = field(default_factory=dict)
     operation: str = ""
+    suggested: list[int] = field(default_factory=list)  # the tags suggest_everywhere gave
 
     @property
     def store(self) -> Store:
@@ -98,6 +106,15 @@ class Setting:
         page = self.api.queries(limit=1000).json()
         assert page["page"]["totalRecords"] <= 1000
         return {record["query"]: set(record["tags"]) for record in page["results"]}
+
+    def ids(self) -> dict[str, str]:
+        """The queries' ids, by text."""
+        return {record["query"]: record["id"]
+                for record in self.api.queries(limit=1000).json()["results"]}
+
+    def client(self) -> Client:
+        """A client as the dashboard's pages hold one (dashboard/apiclient.py)."""
+        return Client(self.api.base_url, self.key, Mode.INTERACTIVE, actor="Ann")
 
     def recorded(self, writer: str) -> dict[str, Change]:
         """What the job of `writer` says it changed, by query text."""
@@ -294,15 +311,17 @@ class Merge(Writer):
 
 
 def suggest_everywhere(s: Setting, tag_id: int) -> None:
-    """Every query there is suggested the tag at 0.9 (a model's default confidence 0.6), as
-    the suggestions' job writes them (service/engine/suggested.py)."""
+    """Every query there is suggested the tag (and those this setting was suggested before)
+    at 0.9 (a model's default confidence 0.6), as the suggestions' job writes them
+    (service/engine/suggested.py), in place of the suggestions there were."""
+    s.suggested.append(tag_id)
+    tag_ids = np.array(s.suggested, dtype=np.int64)
     model = Model(shape=FeatureShape(), columns=np.zeros(0, dtype=np.int64),
                   idf=np.zeros(0, dtype=np.float32), unseen_idf=1.0,
-                  weights=np.zeros((0, 1), dtype=np.float32),
-                  bias=np.zeros(1, dtype=np.float32), calibration=(1.0, 0.0),
-                  tag_ids=np.array([tag_id], dtype=np.int64),
-                  tag_query_counts=np.zeros(1, dtype=np.int64), learned_from=0, held_back=0,
-                  held_back_right=1.0, default_confidence=0.6)
+                  weights=np.zeros((0, len(tag_ids)), dtype=np.float32),
+                  bias=np.zeros(len(tag_ids), dtype=np.float32), calibration=(1.0, 0.0),
+                  tag_ids=tag_ids, tag_query_counts=np.zeros(len(tag_ids), dtype=np.int64),
+                  learned_from=0, held_back=0, held_back_right=1.0, default_confidence=0.6)
     of_app(s.app).wait(60)  # a learning the writers' preparations started, ended first
     with session_scope(s.app) as session:
         keys = np.array(sorted(session.execute(text(
@@ -311,8 +330,8 @@ def suggest_everywhere(s: Setting, tag_id: int) -> None:
         begin_write(session)
         suggested.ensure(session.connection(), s.project_id)
         read = suggested.links(session.connection(), s.project_id)
-        scored = Suggestions(keys, np.full(len(keys), tag_id, dtype=np.int64),
-                             np.full(len(keys), 0.9, dtype=np.float32))
+        scored = Suggestions(np.repeat(keys, len(tag_ids)), np.tile(tag_ids, len(keys)),
+                             np.full(len(keys) * len(tag_ids), 0.9, dtype=np.float32))
         now = datetime.now(UTC).replace(tzinfo=None)
         suggested.write_part(session.connection(), s.project_id, scored, read.written, 0,
                              int(keys.max()))
@@ -344,12 +363,116 @@ class Accept(Writer):
         return set(s.texts)
 
 
+def suggested_to(s: Setting, tag_id: int) -> set[str]:
+    """The queries there from the start that are suggested the tag: those the filter finds
+    (the engine's bitmaps), which must be those whose own suggestions name it (the rows)."""
+    found = s.api.post("/api/queries/list", {"suggestedTagIds": [tag_id], "limit": 1000})
+    every = s.api.post("/api/queries/list", {"limit": 1000, "include": ["suggestions"]})
+    by_filter = {record["query"] for record in found.json()["results"]}
+    by_rows = {record["query"] for record in every.json()["results"]
+               if any(made["tagId"] == tag_id for made in record.get("suggestions", ()))}
+    assert by_filter & set(s.texts) == by_rows & set(s.texts)
+    return by_filter & set(s.texts)
+
+
+class AcceptOne(Writer):
+    """Every other row's suggestion of "one" accepted, a row at a time, as the dashboard's
+    Accept on a row (key a) does it (blueprints/queries.py accept_suggestion):
+    suggestions/accept with that one query's id, through the dashboard's client. The other
+    rows keep theirs."""
+
+    tag = "one"
+
+    def prepare(self, s):
+        suggest_everywhere(s, s.tags["one"])
+
+    def chosen(self, s) -> list[str]:
+        return s.texts[1::2]
+
+    def run(self, s):
+        ids = s.ids()
+        with s.client() as client:
+            for query in self.chosen(s):
+                done = client.accept_suggestions(s.project_id, s.tags["one"],
+                                                 query_ids=[ids[query]])
+                assert done.tagged == 1, (query, done)
+                assert [item.query for item in done.queries] == [query]
+
+    def must_have(self, s, final):
+        assert suggested_to(s, s.tags["one"]) == set(s.texts) - set(self.chosen(s))
+        return set(self.chosen(s))
+
+
+class AcceptUndo(Writer):
+    """Every third row's suggestion of "undone" accepted and then undone, as the dashboard's
+    Accept on a row (a) and its Undo (z) do it: the accept recorded as an edit of that row
+    (dashboard/edits.py record_accepted), its Undo within the request
+    (dashboard/undo.py undo_in_request: the row read afresh by a filter that covers it,
+    tags-edit taking the tag away). The accept took the row's suggestion away (a link made
+    takes it, service/engine/suggestion_links.py) and the Undo does not bring it back: it
+    is no rejection, so the next learning may suggest it again. The other rows keep theirs."""
+
+    tag = "undone"
+
+    def prepare(self, s):
+        suggest_everywhere(s, s.tags["undone"])
+
+    def chosen(self, s) -> list[str]:
+        return s.texts[::3]
+
+    def run(self, s):
+        tag_id, ids, store = s.tags["undone"], s.ids(), s.store
+        with s.client() as client:
+            for query in self.chosen(s):
+                done = client.accept_suggestions(s.project_id, tag_id, query_ids=[ids[query]])
+                assert done.tagged == 1, (query, done)
+                item = done.queries[0]
+                edit = store.record_finished(
+                    [Change(ids[query], item.query, item.language, item.country, (tag_id,))],
+                    project_id=s.project_id, kind="edit", scope=SUGGESTION,
+                    delta=Delta(add=frozenset({tag_id})).to_json(), expected=1, total=1,
+                    processed=1, changed=1, untouched=0, actor="Ann")
+                assert runs_in_request(edit)
+                assert self.undo(s, client, store, edit) == [Change(
+                    ids[query], query, "de", "DE", (), (tag_id,))]
+
+    @staticmethod
+    def undo(s: Setting, client: Client, store: Store, edit) -> list[Change]:
+        """dashboard/undo.py undo_edit and undo_in_request, without their request."""
+        undo_id = new_id()
+        assert store.mark_undone(edit.id, undo_id)
+        changes = list(store.changes(edit.id).values())
+        keys = [RowKey(c.query_id, c.query, c.language, c.country) for c in changes]
+        by_id = {change.query_id: change for change in changes}
+        with held_for_write(store, client, s.project_id, undo_id, 10):
+            first = by_recency(client, s.project_id, covering_filters(edit, changes))
+            found, gone = find_rows(client, s.project_id, keys, first, first_covers=True)
+            step = rewrite(found.values(), lambda record: by_id[record.id].undo(record.tags))
+            write(client, s.project_id, step)
+        assert gone == []
+        store.record_finished(
+            step.changes, id=undo_id, project_id=s.project_id, kind="undo", scope=edit.scope,
+            delta=edit.delta, undo_of=edit.id, expected=edit.changed, total=len(found),
+            processed=len(found), changed=len(step.changes), untouched=step.untouched,
+            actor="Ann")
+        return step.changes
+
+    def must_have(self, s, final):
+        tag_id = s.tags["undone"]
+        assert suggested_to(s, tag_id) == set(s.texts) - set(self.chosen(s))
+        with session_scope(s.app) as session:
+            assert session.execute(text(
+                "SELECT count(*) FROM suggestion_rejections WHERE project_id = :p "
+                "AND tag_id = :t"), {"p": s.project_id, "t": tag_id}).scalar_one() == 0
+        return set()
+
+
 WRITERS = {writer.__name__: writer for writer in (
     BulkAdd, BulkRemove, Undo, RuleApply, RuleUnapply, RuleRestore, Import, Renumber, Merge,
-    Accept)}
+    Accept, AcceptOne, AcceptUndo)}
 PAIRS = list(itertools.combinations(WRITERS, 2))
 TAGS = ("add", "remove", "undo", "apply", "unapply", "restore", "import", "renumbered",
-        "merged", "into", "kept", "accept")
+        "merged", "into", "kept", "accept", "one", "undone")
 
 
 def initial_tags(index: int) -> list[str]:
