@@ -42,8 +42,8 @@ def chosen(counting: Counter, tag_id: int, keys: list[int] | None, condition: Fi
     min_confidence) or matched by the condition (at the default confidence, or at
     min_confidence) that lack the tag."""
     if keys is not None:
-        found = BitMap(keys) & counting.suggested(
-            tag_id, KEPT_FROM if min_confidence is None else min_confidence)
+        found = counting.suggested_among(
+            tag_id, keys, KEPT_FROM if min_confidence is None else min_confidence)
     else:
         found = counting.matches(condition(tags)) & counting.suggested(tag_id, min_confidence)
     return found - counting.tag(tag_id)

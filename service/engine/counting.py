@@ -166,6 +166,11 @@ class Counter:
         return self.store.term(key, lambda: FrozenBitMap(kept_suggestions.keys_at(
             self.session.connection(), self.project_id, tag_id, min_confidence)))
 
+    def suggested_among(self, tag_id: int, keys: list[int], min_confidence: float) -> BitMap:
+        """Those of `keys` suggested the tag at or above a confidence, read for them alone."""
+        return kept_suggestions.keys_among(self.session.connection(), self.project_id, tag_id,
+                                           keys, min_confidence)
+
     def suggested_tags(self, min_confidence: float | None) -> list[int]:
         """The tags suggested to at least one query."""
         held = {int(value) for value in self.held.values(kinds.SUGGESTED)}

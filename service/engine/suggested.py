@@ -418,6 +418,21 @@ def of_queries(connection: Connection, project_id: str, keys: list[int],
     return found
 
 
+def keys_among(connection: Connection, project_id: str, tag_id: int, keys: list[int],
+               min_confidence: float) -> BitMap:
+    """Those of `keys` suggested the tag at or above a confidence (as keys_at, read by the
+    keys: a row's accept reads its own suggestion, not the tag's all)."""
+    table, models = query_suggestions.c, suggestion_models.c
+    if not keys:
+        return BitMap()
+    return BitMap(connection.execute(select(table.query_pk).join(
+        suggestion_models, models.project_id == table.project_id).where(
+        keys_condition(On(connection), table.query_pk, keys),
+        table.project_id == project_id, table.tag_id == tag_id,
+        models.default_confidence.is_not(None),
+        table.confidence >= min_confidence)).scalars())
+
+
 def keys_at(connection: Connection, project_id: str, tag_id: int,
             min_confidence: float) -> BitMap:
     """The queries suggested the tag at or above a confidence (none when the model has no

@@ -197,6 +197,22 @@ def test_accept_by_query_ids(api, world, ready):
     assert brand not in after[unsuggested["query"]]["tags"]
 
 
+def test_accepting_one_row_reads_only_its_own_suggestions(api, world, ready, statements):
+    """A row's Accept (the dashboard's `a`) after any write asks for that row's suggestions,
+    not every suggestion of the tag in the project (a read that grows with the project)."""
+    brand = world.tags["brand"]
+    records = [record for record in listed(api, include=["suggestions"]).values()
+               if brand in {item["tagId"] for item in record["suggestions"]}]
+    for record in records[:2]:  # each accept is a write: the next reads afresh
+        statements.clear()
+        done = api.post(ACCEPT, {"tagId": brand, "queryIds": [record["id"]]})
+        assert [query["id"] for query in done.json()["queries"]] == [record["id"]]
+        read = [statement for statement in statements
+                if "FROM query_suggestions" in statement and "confidence >=" in statement]
+        assert read and all("json_each" in statement or "ANY" in statement.upper()
+                            for statement in read), read
+
+
 def test_rejected_is_never_suggested_again_even_after_relearning(api, world, ready,
                                                                   service_app):
     brand = world.tags["brand"]
