@@ -7,7 +7,7 @@ rejected pairs (`suggestion_rejections`) are never kept again, until the tag goe
 What the learning job reads (`links`, `rejections` and `tagged_queries` in one read, then
 the queries to score a part at a time: `texts_after`) and writes (each part's suggestions in
 a short transaction of its own, `write_part`, dropping pairs linked or rejected meanwhile;
-then the bitmaps and the model in one more: `replace`, `add_scored`), what a
+each exact with its bitmaps; then the model in one more: `replace`, `add_scored`), what a
 rejection writes (`reject`), and what the reads ask (`of_queries`, `keys_at`, `state`). The
 jobs that learn and score (`suggestion_jobs`) move as every background job's (`jobs`)."""
 
@@ -293,26 +293,42 @@ def write_part(connection: Connection, project_id: str, scored: Suggestions, wri
                above: int, through: int) -> None:
     """The suggestions of the queries with keys in (above, through] in place of theirs, in
     the caller's short write transaction: a new model's are written a part at a time, so no
-    transaction holds the project for long. The project's row first, as every writer of
-    links takes it before their suggestions: a link and its suggestion never both stand."""
+    transaction holds the project for long. The bitmaps follow at the default confidence the
+    project has now (a new model's is set at its end, by replace): they stay exact at every
+    commit. The project's row first, as every writer of links takes it before their
+    suggestions: a link and its suggestion never both stand."""
     project_first(connection, project_id)
+    writer = Writer(connection, project_id).begin()
+    default = connection.execute(select(suggestion_models.c.default_confidence).where(
+        suggestion_models.c.project_id == project_id)).scalar()
+    was = _at_default(connection, project_id, default, above, through)
     table = query_suggestions.c
     connection.execute(delete(query_suggestions).where(
         table.project_id == project_id, table.query_pk > above, table.query_pk <= through))
     _inserted(connection, project_id, scored, written, above, through)
+    now = _at_default(connection, project_id, default, above, through)
+    for value in set(was) | set(now):
+        new, old = now.get(value, BitMap()), was.get(value, BitMap())
+        if new - old:
+            writer.changes.add(kinds.SUGGESTED, value, new - old)
+        if old - new:
+            writer.changes.remove(kinds.SUGGESTED, value, old - new)
+    writer.finish()
 
 
 def _at_default(connection: Connection, project_id: str, default: float | None,
-                above: int = 0) -> dict[str, BitMap]:
+                above: int = 0, through: int | None = None) -> dict[str, BitMap]:
     """The project's suggestions kept at the default confidence by tag, of the queries with
-    keys above `above`."""
+    keys in (above, through]."""
     if default is None:
         return {}
     table = query_suggestions.c
+    where = [table.project_id == project_id, table.query_pk > above,
+             table.confidence >= default]
+    if through is not None:
+        where.append(table.query_pk <= through)
     found: dict[str, BitMap] = defaultdict(BitMap)
-    for pk, tag in connection.execute(select(table.query_pk, table.tag_id).where(
-            table.project_id == project_id, table.query_pk > above,
-            table.confidence >= default)):
+    for pk, tag in connection.execute(select(table.query_pk, table.tag_id).where(*where)):
         found[str(tag)].add(pk)
     return found
 
@@ -357,16 +373,9 @@ def replace(connection: Connection, project_id: str, model: Model, read: Links,
         scored_through=scored_through))
 
 
-def add_scored(connection: Connection, project_id: str, model: Model, above: int,
-               scored_through: int) -> None:
-    """The bitmaps of the suggestions of the queries entered since the last scoring (keys in
-    (above, scored_through], written by write_part), in one short transaction (the caller's,
-    begun for writing, committed by the caller)."""
-    project_first(connection, project_id)
-    writer = Writer(connection, project_id).begin()
-    for value, found in _at_default(connection, project_id, default_of(model), above).items():
-        writer.changes.add(kinds.SUGGESTED, value, found)
-    writer.finish()
+def add_scored(connection: Connection, project_id: str, scored_through: int) -> None:
+    """The queries entered since the last scoring scored through `scored_through` (their
+    suggestions and bitmaps written by write_part), in the caller's write transaction."""
     connection.execute(update(suggestion_models).where(
         suggestion_models.c.project_id == project_id,
         suggestion_models.c.scored_through < scored_through).values(

@@ -329,8 +329,7 @@ class Learner:
     def _score(self, session: Session, job_id: str, owner: str,
                project_id: str) -> tuple[str | None, int]:
         """The queries entered since the last scoring, scored against the model, their
-        suggestions written a part at a time; then their bitmaps and the job's end in one
-        transaction."""
+        suggestions written a part at a time; then the job's end."""
         with session.begin():
             connection = session.connection()
             row = suggested.state(connection, project_id)
@@ -351,7 +350,7 @@ class Learner:
             session.rollback()
             return None, 0
         if count:
-            suggested.add_scored(connection, project_id, model, above, through)
+            suggested.add_scored(connection, project_id, through)
         session.commit()
         return SCORED, count
 
