@@ -6,14 +6,18 @@ suggested, and the queries an import adds are scored when the import ends."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 
 import pytest
 from sqlalchemy import text
 
+from service.engine import suggested
 from service.learning import learner
 from service.learning.learner import of_app
+from service.store.db import begin_write, session_scope
 from service.suggestions import learning
+from tests.service.counters import assert_counters_exact
 from tests.service.test_imports import EMAIL, PASSWORD, Browser
 from tests.service.test_suggestions_api import REFRESH, STATUS, listed, rows
 from tests.support.api import Api
@@ -123,3 +127,43 @@ def test_the_command_line_s_import_is_scored_when_it_ends(api, world, flask_cli,
     assert world.run(lambda s: s.execute(text(
         "SELECT count(*) FROM query_suggestions s JOIN queries q ON q.pk = s.query_pk "
         "WHERE q.query = 'mountain shoes'")).scalar()) == 1
+
+
+def test_a_learning_stopped_half_way_leaves_every_count_exact(api, world, service_app, first,
+                                                               monkeypatch):
+    """Its suggestions are written a part at a time: when the job stops being this
+    process's half-way (another process found it dead), the parts written stay, the rest is
+    left, and the suggested bitmaps equal the suggestions kept at every commit."""
+    before = learned_at(api)
+    real_learn = learning.learn
+
+    def suggesting_every_tag(*args, **kwargs):  # a new model whose suggestions all differ
+        model = real_learn(*args, **kwargs)
+        return dataclasses.replace(model, bias=model.bias + 50)
+
+    monkeypatch.setattr(learning, "learn", suggesting_every_tag)
+    parts = learner.Learner(service_app.extensions["tagdesk_sessionmaker"],
+                            settings=learning.Settings(scored_at_once=8))
+    real, reads = suggested.texts_after, []
+
+    def interrupted_on_the_third_part(connection, project_id, after, limit):
+        reads.append(after)
+        if len(reads) == 3:
+            with session_scope(service_app) as session:
+                begin_write(session)
+                for seen in suggested.watched(session.connection(), project_id):
+                    suggested.jobs.interrupt(session.connection(), seen, "Stopped (test).")
+        return real(connection, project_id, after, limit)
+
+    monkeypatch.setattr(suggested, "texts_after", interrupted_on_the_third_part)
+    parts.refresh(world.project_id)
+    parts.wait(120)
+    assert len(reads) == 3
+    assert world.run(lambda s: s.execute(text(
+        "SELECT state FROM suggestion_jobs ORDER BY created_at DESC LIMIT 1")).scalar()) == \
+        "interrupted"
+    assert learned_at(api) == before  # the model is the last finished learning's
+    every = world.run(lambda s: s.execute(text(
+        "SELECT count(*) FROM query_suggestions WHERE confidence > 0.999")).scalar())
+    assert every >= 16  # the two parts written: each query suggested every tag it lacks
+    assert_counters_exact(world)
