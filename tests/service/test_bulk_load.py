@@ -229,6 +229,33 @@ def test_a_bulk_load_into_a_project_with_rows_loaded_in_bulk(two_projects, monke
     assert_same_tables(two_projects)
 
 
+def test_present_keys_of_every_range_take_the_numbers_their_first_row_names(two_projects,
+                                                                           monkeypatch):
+    """Rows of keys the project has, in every range of the key's order (the first and last
+    of a range among them), replace the numbers they name with their key's first row's;
+    the others are added with theirs."""
+    world = two_projects
+    batch = rows()  # a few keys repeated: their first row's numbers win
+    keys = list(dict.fromkeys(admin.normalize_query(*row[:3]) for row in batch))
+    present = keys[::3] + keys[-1:] + sorted(keys)[:1] + sorted(keys)[-1:]
+    load(world, world.project_id, [(*key, [], WHEN) for key in present], bulk=False,
+         monkeypatch=monkeypatch)
+    normalized = [(*admin.normalize_query(*row[:3]), [], None,
+                   {"clicks": index, "volume": 10 * index})
+                  for index, row in enumerate(batch)]
+    world.run(lambda s: imports.add_rows(s, world.project_id, [normalized], batch_rows=40))
+    first = {}
+    for row in normalized:
+        first.setdefault(row[:3], row[5])
+    stored = world.run(lambda s: {tuple(row[:3]): {"clicks": row[3], "volume": row[4]}
+                                  for row in s.execute(text(
+                                      "SELECT query, language, country, clicks, volume "
+                                      "FROM queries WHERE project_id = :p"),
+                                      {"p": world.project_id})})
+    assert stored == first
+    world.run(assert_engine_exact)
+
+
 def test_search_and_counts_through_the_api_are_exact(live_service, two_projects, monkeypatch):
     batch = rows()
     load_both(two_projects, batch, monkeypatch)
