@@ -67,6 +67,26 @@ def test_read_at_once_as_one_by_one(names, seed):
         assert expected[1] != [(0, [], 0)] * len(names)  # some cells were counted
 
 
+@pytest.mark.parametrize("longest", [15, 16])
+def test_plain_cells_of_many_digits_read_at_once_as_one_by_one(longest):
+    # Digits with a point anywhere or none, leading zeros, up to 15 digits (read by numpy at
+    # once) or 16 (the column read by float()), halves of a millionth: the values at once are
+    # float()'s, to the last bit, in every column.
+    rng = random.Random(longest)
+
+    def cell() -> str:
+        if rng.random() < 0.3:  # halfway between two millionths: rounded by the last bit
+            return f"{rng.randint(0, 99)}.{rng.randint(0, 999_999):06d}5"
+        digits = "".join(rng.choice("0123456789") for _ in range(rng.randint(1, longest)))
+        at = rng.randint(0, len(digits))
+        return digits if rng.random() < 0.3 else digits[:at] + "." + digits[at:]
+
+    rows = [["q", "en", "US", *(cell() for _ in NAMES)] for _ in range(3000)]
+    lines = list(range(2, 3002))
+    assert at_once(header_of(list(NAMES)), rows, lines, 1000) == one_by_one(
+        header_of(list(NAMES)), rows, lines)
+
+
 def test_columns_of_one_kind_of_cell_each():
     # Every cell of a column alike: percentages, plain ratios, counts, or values out of bounds.
     for names, cells in ((["ctr"], ["2.91%", "0.5%", ""]), (["ctr"], ["0.03", "1", "0"]),
