@@ -14,6 +14,7 @@ jobs that learn and score (`suggestion_jobs`) move as every background job's (`j
 from __future__ import annotations
 
 import io
+import itertools
 import math
 from collections import defaultdict
 from dataclasses import dataclass
@@ -266,13 +267,7 @@ def _inserted(connection: Connection, project_id: str, scored: Suggestions, writ
     """The scored pairs (of queries with keys in (above, through]) as rows, a slice at a
     time, then those rejected meanwhile taken out again, and those linked meanwhile when links
     were written since they were read (`written`)."""
-    for start in range(0, len(scored), WRITTEN_AT_ONCE):
-        part = slice(start, start + WRITTEN_AT_ONCE)
-        connection.execute(insert(query_suggestions), [
-            {"query_pk": pk, "tag_id": tag, "project_id": project_id, "confidence": value}
-            for pk, tag, value in zip(scored.query_ids[part].tolist(),
-                                      scored.tag_ids[part].tolist(),
-                                      scored.confidence[part].tolist(), strict=True)])
+    _insert_rows(connection, project_id, scored)
     table, rejected = query_suggestions.c, suggestion_rejections.c
     # A project's rejections are few: each pair looked up by its key.
     connection.execute(delete(query_suggestions).where(
@@ -287,6 +282,28 @@ def _inserted(connection: Connection, project_id: str, scored: Suggestions, writ
             table.project_id == project_id, table.query_pk > above, table.query_pk <= through,
             exists().where(and_(links_c.query_pk == table.query_pk,
                                 links_c.tag_id == table.tag_id))))
+
+
+INSERTED = "INSERT INTO query_suggestions (query_pk, tag_id, project_id, confidence)"
+
+
+def _insert_rows(connection: Connection, project_id: str, scored: Suggestions) -> None:
+    """The scored pairs as rows of query_suggestions, a slice at a time: by COPY on
+    PostgreSQL, plain tuples to SQLite (6.8M rows at 10M queries took 435 s as rows of
+    parameters through SQLAlchemy)."""
+    for start in range(0, len(scored), WRITTEN_AT_ONCE):
+        part = slice(start, start + WRITTEN_AT_ONCE)
+        rows = zip(scored.query_ids[part].tolist(), scored.tag_ids[part].tolist(),
+                   itertools.repeat(project_id), scored.confidence[part].tolist())
+        if connection.dialect.name == "postgresql":
+            driver = connection.connection.driver_connection
+            with driver.cursor() as cursor, cursor.copy(
+                    "COPY query_suggestions (query_pk, tag_id, project_id, confidence)"
+                    " FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+        else:
+            connection.exec_driver_sql(INSERTED + " VALUES (?, ?, ?, ?)", list(rows))
 
 
 def write_part(connection: Connection, project_id: str, scored: Suggestions, written: int,

@@ -8,9 +8,10 @@ from __future__ import annotations
 import random
 import tracemalloc
 
-from sqlalchemy import event, text
+from sqlalchemy import text
 
 from service import create_app
+from service.engine import suggested
 from service.learning.learner import Learner
 from service.org import admin
 from service.store.db import session_scope
@@ -25,15 +26,11 @@ FILLER = [f"w{n}" for n in range(3000)]
 SMALL = Settings(most_learned_from=600, least_per_tag=100, scored_at_once=500)
 
 
-def learned(database_url: str, queries: int,
-            written: list[int] | None = None) -> tuple[int, int, set[int]]:
+def learned(database_url: str, queries: int, watch: bool = False):
     """A project of `queries` queries, half tagged by their theme's word, learned: the peak
     of memory allocated while learning, how many tagged queries it learned from, and the keys
-    of the untagged queries given no suggestion. `written` gets the suggestions each of the
-    learning's transactions wrote."""
+    of the untagged queries given no suggestion; to `watch` it, the suggestions kept."""
     app = create_app({"TESTING": True, "DATABASE_URL": database_url})
-    if written is not None:
-        count_suggestions_written(app.extensions["tagdesk_engine"], written)
     try:
         rng = random.Random(queries)
         with session_scope(app) as session:
@@ -56,7 +53,10 @@ def learned(database_url: str, queries: int,
             learned_from = session.execute(text(
                 "SELECT learned_from FROM suggestion_models WHERE project_id = :p"),
                 {"p": org.project_id}).scalar_one()
-            suggested = set(session.execute(text(
+            kept = session.execute(text(
+                "SELECT count(*) FROM query_suggestions WHERE project_id = :p"),
+                {"p": org.project_id}).scalar_one()
+            given = set(session.execute(text(
                 "SELECT s.query_pk FROM query_suggestions s WHERE s.project_id = :p AND NOT "
                 "EXISTS (SELECT 1 FROM query_tags t WHERE t.query_pk = s.query_pk)"),
                 {"p": org.project_id}).scalars())
@@ -64,8 +64,10 @@ def learned(database_url: str, queries: int,
                 "SELECT q.pk FROM queries q WHERE q.project_id = :p AND NOT EXISTS "
                 "(SELECT 1 FROM query_tags t WHERE t.query_pk = q.pk)"),
                 {"p": org.project_id}).scalars())
-        assert suggested <= untagged
-        return peak, learned_from, untagged - suggested
+        assert given <= untagged
+        if watch:
+            return kept
+        return peak, learned_from, untagged - given
     finally:
         app.extensions["tagdesk_engine"].dispose()
 
@@ -82,27 +84,24 @@ def test_the_memory_of_learning_does_not_grow_with_the_project(database_url):
     assert len(small_left) <= 0.05 * 1_500 and len(large_left) <= 0.05 * 6_000
 
 
-def count_suggestions_written(engine, written: list[int]) -> None:
-    """Appends to `written`, at each commit, the suggestions the transaction inserted."""
-    @event.listens_for(engine, "after_cursor_execute")
-    def counted(connection, _cursor, statement, _parameters, context, executemany):
-        if statement.startswith("INSERT INTO query_suggestions"):
-            connection.info["suggestions"] = connection.info.get("suggestions", 0) + max(
-                context.rowcount, 0)
+def test_no_transaction_of_learning_writes_more_than_a_parts_suggestions(database_url,
+                                                                         monkeypatch):
+    """The suggestions kept, seen from another connection as each part begins to be read:
+    they grow a part at a time (one transaction at the end wrote them all, and every
+    look saw none)."""
+    seen: list[int] = []
+    real = suggested.texts_after
 
-    @event.listens_for(engine, "commit")
-    def committed(connection):
-        if connection.info.get("suggestions"):
-            written.append(connection.info.pop("suggestions"))
+    def counted(connection, project_id, after, limit):
+        with connection.engine.connect() as other:
+            seen.append(other.execute(text(
+                "SELECT count(*) FROM query_suggestions WHERE project_id = :p"),
+                {"p": project_id}).scalar_one())
+        return real(connection, project_id, after, limit)
 
-    @event.listens_for(engine, "rollback")
-    def rolled_back(connection):
-        connection.info.pop("suggestions", None)
-
-
-def test_no_transaction_of_learning_writes_more_than_a_parts_suggestions(database_url):
-    written: list[int] = []
-    learned(database_url, 3_000, written)
-    assert len(written) >= 3_000 // SMALL.scored_at_once - 1, written
+    monkeypatch.setattr(suggested, "texts_after", counted)
+    kept = learned(database_url, 3_000, watch=True)
+    grown = [later - earlier for earlier, later in zip(seen, [*seen[1:], kept], strict=True)]
+    assert sum(1 for step in grown if step > 0) >= 3_000 // SMALL.scored_at_once - 1, grown
     # A part of 500 queries, each suggested at most its three tags.
-    assert max(written) <= SMALL.scored_at_once * len(THEMES), written
+    assert max(grown) <= SMALL.scored_at_once * len(THEMES), grown
