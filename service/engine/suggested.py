@@ -325,12 +325,16 @@ def write_part(connection: Connection, project_id: str, scored: Suggestions, wri
     _inserted(connection, project_id, scored, written, above, through)
     now = _at_default(connection, project_id, default, above, through)
     for value in set(was) | set(now):
-        new, old = now.get(value, BitMap()), was.get(value, BitMap())
-        if new - old:
-            writer.changes.add(kinds.SUGGESTED, value, new - old)
-        if old - new:
-            writer.changes.remove(kinds.SUGGESTED, value, old - new)
+        _follow(writer, value, was.get(value, BitMap()), now.get(value, BitMap()))
     writer.finish()
+
+
+def _follow(writer: Writer, value: str, was: BitMap, now: BitMap) -> None:
+    """A tag's suggested bitmap from `was` to `now`, as the writer's changes."""
+    if now - was:
+        writer.changes.add(kinds.SUGGESTED, value, now - was)
+    if was - now:
+        writer.changes.remove(kinds.SUGGESTED, value, was - now)
 
 
 def _at_default(connection: Connection, project_id: str, default: float | None,
@@ -373,12 +377,8 @@ def replace(connection: Connection, project_id: str, model: Model, read: Links,
         pieces.pieces.c.project_id == project_id, pieces.pieces.c.kind == kinds.SUGGESTED,
         pieces.pieces.c.size > 0).distinct()).scalars().all()
     for value in set(before_values) | set(now):
-        was = pieces.read_union(connection, project_id, kinds.SUGGESTED, [value])
-        new = now.get(value, BitMap())
-        if new - was:
-            writer.changes.add(kinds.SUGGESTED, value, new - was)
-        if was - new:
-            writer.changes.remove(kinds.SUGGESTED, value, was - new)
+        _follow(writer, value, pieces.read_union(connection, project_id, kinds.SUGGESTED,
+                                                 [value]), now.get(value, BitMap()))
     writer.finish()  # the project's row first, then the model's (as every write)
     saved = io.BytesIO()
     model.save(saved)
