@@ -41,7 +41,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, lru_cache
 from itertools import chain, islice
 from operator import itemgetter
 from typing import BinaryIO, TextIO
@@ -260,6 +260,12 @@ def _names(kind: str) -> dict[str, str]:
     return found
 
 
+# A file's languages and countries are a few values over and over: each read once (1M rows of
+# "United States": 3 s of folding names).
+CODES_KEPT = 4096
+
+
+@lru_cache(maxsize=CODES_KEPT)
 def language_code(value: str) -> str:
     """A language as an import reads it: its code (any case) as it is, or the code of its
     English name ("German" → "de"); anything else as it is, for the import to judge."""
@@ -269,6 +275,7 @@ def language_code(value: str) -> str:
     return value
 
 
+@lru_cache(maxsize=CODES_KEPT)
 def country_code(value: str) -> str:
     """A country as an import reads it: its code as it is, or the code of its name ("Germany",
     "Deutschland" → "DE"; "UK", "USA", "Turkey": COUNTRY_ALIASES)."""
