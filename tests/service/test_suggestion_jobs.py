@@ -192,7 +192,7 @@ def test_the_heartbeat_beats_while_a_slow_learning_runs(api, world, service_app)
                        for n in range(40) for query, language, country, tags in rows()])
     service_app.extensions["tagdesk_learner"] = slow = Learner(
         service_app.extensions["tagdesk_sessionmaker"], Thresholds(stale_seconds=4.0),
-        Settings(epochs=15000))
+        Settings(epochs=9000))
     started = time.monotonic()
     assert api.post(REFRESH, {}).json()["started"] is True
     beats = []
