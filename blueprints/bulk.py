@@ -48,6 +48,7 @@ from dashboard import apiclient, wording
 from dashboard.activity_log import undo_answer
 from dashboard.current_project import load_project
 from dashboard.edits import (
+    SUGGESTION,
     job_panel,
     jobs_store,
     lock_wait,
@@ -591,8 +592,11 @@ def undo(project_id: str, edit_id: str):
         main = Markup(render_template(  # noqa: S704 (rendered, so escaped)
             "bulk/_undo_notice.html", summary=wording.what_undo_did(undone.edit, edit)))
         # As after the edit: the page's counts and progress are read again (counts.js), and
-        # the selection stays.
-        trigger = {"tagdesk:bulkDone": {"keepSelection": True}}
+        # the selection stays. An accepted suggestion's Undo gives the suggestion back, which
+        # the rows drawn from the undo's answer do not show: the list is read again, as after
+        # the accept.
+        trigger = {"tagdesk:resultsStale": True} if edit.scope == SUGGESTION else \
+            {"tagdesk:bulkDone": {"keepSelection": True}}
     else:
         main = job_panel(project, undone.edit)
         # A job's panel: the list is loaded again, with its counts (htmx, then counts.js).

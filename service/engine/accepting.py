@@ -17,7 +17,7 @@ from .counting import Counter, FilterOf
 from .keys import keys_condition
 from .listing import counter, project_tags
 from .suggested import KEPT_FROM
-from .tables import Query, query_tags
+from .tables import Query, query_suggestions, query_tags
 from .tag_holds import hold_tags
 from .tagging import touch
 from .writer import Writer
@@ -66,10 +66,16 @@ def accept_part(session: Session, project_id: str, tag_id: int, keys: list[int] 
     made = BitMap()
     if part:
         dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
+        # Each link keeps the confidence it was suggested at (read before the Writer takes
+        # the suggestion away): taken away again, it gives the suggestion back.
+        confidence = select(query_suggestions.c.confidence).where(
+            query_suggestions.c.query_pk == Query.pk,
+            query_suggestions.c.tag_id == tag_id).scalar_subquery()
         links = dialect.insert(query_tags).from_select(
-            ["query_pk", "tag_id", "updated_at", "added_at", "added_by", "suggested"],
+            ["query_pk", "tag_id", "updated_at", "added_at", "added_by", "suggested",
+             "suggested_confidence"],
             select(Query.pk, literal(tag_id, Integer), literal(now), literal(now),
-                   literal(actor, String), literal(True, Boolean)).where(
+                   literal(actor, String), literal(True, Boolean), confidence).where(
                 keys_condition(session, Query.pk, list(part)))
         ).on_conflict_do_nothing().returning(query_tags.c.query_pk)
         made = BitMap(session.execute(links).scalars())

@@ -45,6 +45,9 @@ query_tags = Table(
     Column("imported_from", String(255), nullable=True),
     # True when the link is a suggestion someone accepted (suggestions/accept, migration 0039).
     Column("suggested", Boolean, nullable=True),
+    # The accepted suggestion's confidence (migration 0043): taken away again, the link gives
+    # its suggestion back at it (service/engine/suggestion_links.py).
+    Column("suggested_confidence", Float, nullable=True),
     Index("ix_query_tags_tag_time", "tag_id", "updated_at", "query_pk"),
     # The links rules added, by rule (rules/unapply); the others are not in it.
     Index("ix_query_tags_rule", "rule_id", "query_pk",

@@ -163,6 +163,20 @@ def _write_links(session: Session, removals: list[tuple[int, int]],
                           "added_by": actor} for q, t in additions])
 
 
+def accepted_confidences(session: Session, links: list[tuple[int, int]]
+                         ) -> list[tuple[int, int, float]]:
+    """Of these links (query key, tag), those made by an accepted suggestion, with the
+    confidence it had (query_tags.suggested_confidence)."""
+    if not links:
+        return []
+    wanted = set(links)
+    rows = session.execute(select(
+        query_tags.c.query_pk, query_tags.c.tag_id, query_tags.c.suggested_confidence).where(
+        keys_condition(session, query_tags.c.query_pk, sorted({pk for pk, _tag in links})),
+        query_tags.c.suggested_confidence.is_not(None)))
+    return [(pk, tag, confidence) for pk, tag, confidence in rows if (pk, tag) in wanted]
+
+
 def touch(session: Session, query_pks: list[int], now) -> None:
     """The queries' `updatedAt` becomes `now`, and so does their links' copy of it."""
     if not query_pks:
@@ -223,6 +237,7 @@ def _write_tags_once(session: Session, project_id: str, items: list[Item],
             current[row.pk] = sorted(after)
 
     try:
+        writer.suggestions_back(accepted_confidences(session, removals))
         _write_links(session, removals, additions, now, actor)
         writer.added_links(additions)
         writer.removed_links(removals)

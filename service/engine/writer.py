@@ -70,6 +70,9 @@ class Writer:
         self.changes = pieces.Changes()
         self.texts_changed = False
         self.dropped_tags: list[str] = []
+        # Links of accepted suggestions taken away: (key, tag, confidence) whose suggestion
+        # comes back (suggestion_links.given_back).
+        self.given_back: list[tuple[int, int, float]] = []
 
     def __enter__(self) -> Writer:
         return self.begin()
@@ -117,6 +120,11 @@ class Writer:
         for tag, keys in links_changes(links).items():
             self.changes.remove(kinds.TAG, tag, keys)
 
+    def suggestions_back(self, links: list[tuple[int, int, float]]) -> None:
+        """These links (key, tag, confidence), accepted suggestions, are being taken away:
+        their suggestions come back with them."""
+        self.given_back += links
+
     def dropped_tag(self, tag_id: int) -> None:
         """The tag is gone: its pieces go, and every process reads the project again."""
         self.dropped_tags.append(str(tag_id))
@@ -139,6 +147,9 @@ class Writer:
         # project's row, as every write takes the two.
         written = suggestion_links.links_written(self.connection, self.project_id,
                                                  self.changes)
+        if self.given_back:
+            suggestion_links.given_back(self.connection, self.project_id, self.given_back,
+                                        self.changes)
         if self.dropped_tags:
             self.connection.execute(table.delete().where(
                 table.c.project_id == self.project_id,

@@ -75,9 +75,10 @@ def test_accept_and_reject_by_pointer_and_the_suggested_group(request, live_dash
     expect(row.locator(".chips .chip", has_text="brand")).to_have_attribute(
         "title", re.compile(r"^Suggested, accepted by Ana on "))
     expect(page.get_by_role("button", name=f"Accept brand for {query}")).to_have_count(0)
-    # Its Undo, as any edit's: z takes the tag away again.
+    # Its Undo, as any edit's: z takes the tag away again, and gives the suggestion back.
     page.keyboard.press("z")
     expect(row.locator(".chips .chip", has_text="brand")).to_have_count(0)
+    expect(page.get_by_role("button", name=f"Accept brand for {query}")).to_be_visible()
 
     reject = page.get_by_role("button", name=re.compile(r"^Reject brand for ")).first
     rejected = reject.get_attribute("aria-label").removeprefix("Reject brand for ")

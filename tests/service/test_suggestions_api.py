@@ -181,6 +181,43 @@ def test_accept_in_parts_with_a_cursor_and_undo_takes_exactly_those(api, world, 
     assert links(world) == before_links
 
 
+def test_an_accepted_suggestion_taken_away_again_comes_back_at_its_confidence(api, world,
+                                                                              ready):
+    """An Undo of an accept (tags-edit taking the tag away) or set-tags leaving the tag out
+    gives the suggestion back as it was, at its confidence, in lists, filters and counts; a
+    link made by hand and taken away gives nothing."""
+    brand, question = world.tags["brand"], world.tags["question"]
+    before = kept(world)
+    records = listed(api, include=["suggestions"])
+    chosen = [record for record in records.values()
+              if brand in {item["tagId"] for item in record["suggestions"]}][:3]
+    assert len(chosen) == 3
+    by_hand = next(record for record in records.values() if record not in chosen)
+    done = api.post(ACCEPT, {"tagId": brand, "queryIds": [r["id"] for r in chosen]})
+    assert done.json()["tagged"] == 3
+    assert api.set_tags([{"query": by_hand["query"], "language": by_hand["language"],
+                          "country": by_hand["country"],
+                          "tagIds": [*by_hand["tags"], question]}]).status_code == 200
+    assert not kept(world) >= before
+    # Two taken away by tags-edit (as Undo does), one by set-tags; the hand-made link too.
+    undo = api.call("PATCH", "/api/queries/many/tags-edit", {"queries": [
+        {"query": r["query"], "language": r["language"], "country": r["country"],
+         "remove": [brand]} for r in chosen[:2]]})
+    assert undo.status_code == 200, undo.text
+    last = chosen[2]
+    assert api.set_tags([
+        {"query": last["query"], "language": last["language"], "country": last["country"],
+         "tagIds": last["tags"]},
+        {"query": by_hand["query"], "language": by_hand["language"],
+         "country": by_hand["country"], "tagIds": by_hand["tags"]}]).status_code == 200
+    assert kept(world) == before
+    after = listed(api, include=["suggestions"])
+    for record in (*chosen, by_hand):
+        assert after[record["query"]]["suggestions"] == record["suggestions"]
+    assert {r["query"] for r in chosen} <= set(listed(api, suggestedTagIds=[brand]))
+    assert_counters_exact(world)
+
+
 def test_accept_by_query_ids(api, world, ready):
     brand = world.tags["brand"]
     records = listed(api, include=["suggestions"])
@@ -331,12 +368,29 @@ def test_migration_0039_adds_the_suggestions_tables_and_takes_them_away(kind, tm
         differences = model_differences_after(engine, "0038", "0039")
         assert [d for d in differences if "suggest" in repr(d) and "suggestion_jobs" not in
                 repr(d) and "learning_" not in repr(d)  # suggestion_jobs: 0041
-                and "linked_suggested" not in repr(d)] == []  # 0042
+                and "linked_suggested" not in repr(d)  # 0042
+                and "suggested_confidence" not in repr(d)] == []  # 0043
         assert set(inspect(engine).get_table_names()) >= SUGGESTION_TABLES
         migrate(engine, "0038", down=True)
         assert not SUGGESTION_TABLES & set(inspect(engine).get_table_names())
         assert "suggested" not in {c["name"] for c in inspect(engine).get_columns("query_tags")}
         migrate(engine, "head")
+
+
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def test_migration_0043_keeps_an_accepted_suggestions_confidence_and_takes_it_away(kind,
+                                                                                 tmp_path):
+    with engine_of_its_own(kind, tmp_path, "tagdesk_test_accepted_confidence_") as engine:
+        differences = model_differences_after(engine, "0042", "0043")
+        assert [d for d in differences if "suggested_confidence" in repr(d)] == []
+        assert "suggested_confidence" in link_columns(engine)
+        migrate(engine, "0042", down=True)
+        assert "suggested_confidence" not in link_columns(engine)
+        migrate(engine, "head")
+
+
+def link_columns(engine) -> set[str]:
+    return {column["name"] for column in inspect(engine).get_columns("query_tags")}
 
 
 def test_without_a_default_confidence_the_status_says_null_and_nothing_is_suggested(

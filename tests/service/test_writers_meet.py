@@ -409,8 +409,8 @@ class AcceptUndo(Writer):
     (dashboard/edits.py record_accepted), its Undo within the request
     (dashboard/undo.py undo_in_request: the row read afresh by a filter that covers it,
     tags-edit taking the tag away). The accept took the row's suggestion away (a link made
-    takes it, service/engine/suggestion_links.py) and the Undo does not bring it back: it
-    is no rejection, so the next learning may suggest it again. The other rows keep theirs."""
+    takes it, service/engine/suggestion_links.py) and the Undo gives it back: every row ends
+    suggested "undone", none rejected."""
 
     tag = "undone"
 
@@ -459,7 +459,7 @@ class AcceptUndo(Writer):
 
     def must_have(self, s, final):
         tag_id = s.tags["undone"]
-        assert suggested_to(s, tag_id) == set(s.texts) - set(self.chosen(s))
+        assert suggested_to(s, tag_id) == set(s.texts)
         with session_scope(s.app) as session:
             assert session.execute(text(
                 "SELECT count(*) FROM suggestion_rejections WHERE project_id = :p "
