@@ -52,7 +52,7 @@ from typing import BinaryIO
 import numpy as np
 from pydantic import TypeAdapter, ValidationError
 from sqlalchemy import column, select, table
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from weblib.spreadsheet_cells import csv_line, guard_cell, unguard_cell
@@ -66,7 +66,7 @@ from ..engine import bulk_load
 from ..engine.numbers import BY_NAME as NUMBERS_BY_NAME
 from ..engine.numbers import NAMES as NUMBER_NAMES
 from ..org import admin
-from ..store.db import begin_write
+from ..store.db import begin_write, retryable
 from ..store.models import Id, Tag, utcnow
 from . import number_values
 
@@ -1029,7 +1029,11 @@ class Adding:
             raise
 
     def _insert(self, session: Session, load: bulk_load.Load, first: int, last: int) -> None:
+        """The range in one transaction, run again when it met another writer's same new
+        query, or lost a deadlock (PostgreSQL: a range's numbers, updated, re-check rules'
+        links that another writer, such as a rule's unapply, holds meanwhile)."""
         for attempt in range(ATTEMPTS):
+            counted = getattr(load, "numbers_updated", 0)
             try:
                 begin_write(session)
                 gone = self.used - load.present_tags(self.used) if self.used else set()
@@ -1057,9 +1061,11 @@ class Adding:
                     load.committed()
                     self.sink.done(self.end, after)
                 return
-            except IntegrityError:
+            except (IntegrityError, OperationalError) as error:
                 session.rollback()
-                if attempt == ATTEMPTS - 1:
+                load.numbers_updated = counted  # the rolled-back attempt's are not counted
+                if attempt == ATTEMPTS - 1 or (isinstance(error, OperationalError)
+                                               and not retryable(error)):
                     raise
 
 
