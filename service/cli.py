@@ -17,6 +17,8 @@ from flask import Flask, current_app
 from flask.cli import with_appcontext
 from sqlalchemy import select
 
+from weblib.collector import collect_young_less_often
+
 from . import schema
 from .engine import pieces
 from .imports import import_sources, imports, language_detection
@@ -216,6 +218,7 @@ def import_queries(project_id, file, query_column, language_column, language, co
     guessed from its header or named by the options (Search Console, Keyword Planner,
     Semrush, Ahrefs exports). Prints the count added; rejected rows are listed with their
     line and reason, and the others imported: the exit status is then 1."""
+    collect_young_less_often()  # an import's batches die young (weblib/collector.py)
     choice = import_sources.Choice(query_column, language_column, language, country_column,
                                    country, tuple(tags_column), tags_separator, sheet,
                                    detect_language or bool(detect_languages),
@@ -382,6 +385,7 @@ def suggestions_worker(burst: bool, name: str | None) -> None:
             "The worker runs the suggestions' jobs queued in Redis: set "
             "TAGDESK_SUGGESTIONS_QUEUE (as for the service). Without it the service runs "
             "them itself.")
+    collect_young_less_often()
     learning = learner.of_app(current_app)
     click.echo(f"Tagdesk suggestions worker: queue {learning.queue.name!r}", err=True)
     queue.work(learning.run_job, _engine(), config["SUGGESTIONS_QUEUE"], learning.queue.name,

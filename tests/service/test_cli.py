@@ -1,5 +1,6 @@
 """The command line contract: `flask --app service <command>`, ids and keys on the last line."""
 
+import gc
 import os
 import re
 import subprocess
@@ -16,6 +17,7 @@ from service.store.db import session_scope
 from service.store.models import ApiKey, Organization, User
 from tests.service.commands import command_line, last_line
 from tests.support.servers import LiveServer
+from weblib.collector import YOUNG_OBJECTS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -217,3 +219,17 @@ def test_an_organization_neither_id_nor_name_is_a_sentence(cli):
     assert "No organization has the id or the name 'Nobody'." in result.output
     assert "No organization has the id or the name 'Nobody'." in cli(
         "list-projects", "Nobody", ok=False).output
+
+
+def test_an_import_collects_young_objects_less_often(cli, tmp_path):
+    """An import's batches die before a young collection sees them (weblib/collector.py)."""
+    project = last_line(cli("create-project", last_line(cli("create-org", "Acme")), "Web"))
+    csv_file = tmp_path / "q.csv"
+    csv_file.write_text("query,language,country,clicks\nshoes,en,US,12\n")
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, *before[1:])
+        assert last_line(cli("import-queries", project, str(csv_file))) == "1"
+        assert gc.get_threshold() == (YOUNG_OBJECTS, *before[1:])
+    finally:
+        gc.set_threshold(*before)
