@@ -21,6 +21,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    column,
     text,
 )
 from sqlalchemy.orm import Mapped, mapped_column
@@ -62,8 +63,11 @@ class Query(Base):
     __tablename__ = "queries"
     __table_args__ = (
         UniqueConstraint("project_id", "query", "language", "country", name="uq_queries_key"),
-        # On SQLite the two update-time indexes hold updated_at DESC (migration 0007).
-        Index("ix_queries_updated", "project_id", "updated_at", "id"),
+        # The two update-time indexes hold updated_at DESC (migration 0007; on PostgreSQL
+        # the first only, which also holds the key: a page's walk in the default order reads
+        # it alone, migration 0044).
+        Index("ix_queries_updated", "project_id", column("updated_at").desc(), "id",
+              postgresql_include=["pk"]),
         Index("ix_queries_project_id", "project_id", "id"),
         Index("ix_queries_project_pk", "project_id", "pk"),
         Index("ix_queries_language_id", "project_id", "language", "id"),
