@@ -151,10 +151,15 @@ COPIED_FROM = 2000
 def _upsert_copied(connection: Connection, project_id: str, stamp: int,
                    rows: list[dict]) -> None:
     # ON COMMIT DELETE ROWS: the table outlives the transaction (made once per session), its
-    # rows do not; TRUNCATE for a second write in the same transaction.
+    # rows do not; TRUNCATE for a second write in the same transaction. Its pieces are not
+    # compressed, as engine_pieces' are not (migration 0045): a value compressed here would
+    # be carried into engine_pieces compressed.
     connection.execute(text(
-        "CREATE TEMPORARY TABLE IF NOT EXISTS tagdesk_written_pieces (kind smallint,"
-        " value text, chunk integer, size integer, keys bytea) ON COMMIT DELETE ROWS"))
+        "DO $$ BEGIN IF to_regclass('pg_temp.tagdesk_written_pieces') IS NULL THEN"
+        " CREATE TEMPORARY TABLE tagdesk_written_pieces (kind smallint, value text,"
+        " chunk integer, size integer, keys bytea) ON COMMIT DELETE ROWS;"
+        " ALTER TABLE tagdesk_written_pieces ALTER COLUMN keys SET STORAGE EXTERNAL;"
+        " END IF; END $$"))
     connection.execute(text("TRUNCATE tagdesk_written_pieces"))
     driver = connection.connection.driver_connection
     with driver.cursor() as cursor, cursor.copy(
