@@ -47,10 +47,16 @@ class Number:
         """The API's value of a stored one."""
         return stored if self.whole else stored / self.scale
 
+    def _near(self, value: float) -> float:
+        """A bound past every value this number can store, brought near them: it takes
+        in the same values, and the steps that find its stored form stay few (far out, a
+        float's consecutive values lie many millionths apart, so each step moved nothing)."""
+        return max(self.lowest - 1, min(2 * LARGEST / self.scale, value))
+
     def lower_bound(self, value: float) -> int:
         """The least stored value a range's minimum takes in (inclusive): the least whose
         shown value is at least `value`, as brute force over the shown values compares."""
-        value = _within_reach(value)
+        value = self._near(value)
         if self.whole:
             return math.ceil(value)
         stored = math.ceil(value * self.scale)  # off by one either way at most (rounding)
@@ -62,7 +68,7 @@ class Number:
 
     def upper_bound(self, value: float) -> int:
         """The greatest stored value a range's maximum takes in (inclusive)."""
-        value = _within_reach(value)
+        value = self._near(value)
         if self.whole:
             return math.floor(value)
         stored = math.floor(value * self.scale)
@@ -71,11 +77,6 @@ class Number:
         while self.shown(stored) > value:
             stored -= 1
         return stored
-
-
-def _within_reach(value: float) -> float:
-    """A bound past every stored value, brought near them (1e308 × a million is infinite)."""
-    return max(-REACH, min(REACH, value))
 
 
 NUMBERS: tuple[Number, ...] = (
@@ -94,4 +95,3 @@ NAMES = tuple(BY_NAME)
 # The largest stored value any number may have: 2^53 (a count; a value in millionths up to
 # about nine billion), so that every stored value and every sum is exact as a float too.
 LARGEST = 2 ** 53
-REACH = float(2 ** 60)
