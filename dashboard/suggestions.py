@@ -46,6 +46,8 @@ def status_sentence(found: SuggestionStatus, now: datetime | None = None) -> str
         return (f"No suggestions yet: a tag needs {more} before it is suggested."
                 if needed else "No suggestions yet: too few tagged queries.")
     if found.state == "learning" and found.learned_at is None:
+        if found.problem:  # tried again a couple of minutes on, or now by Refresh
+            return f"No suggestions yet. {found.problem}"
         return "Learning suggestions from the tagged queries…"
     parts = []
     if found.learned_at is not None:
@@ -56,4 +58,5 @@ def status_sentence(found: SuggestionStatus, now: datetime | None = None) -> str
         parts.append(f"{round(found.held_back_right * 100)} % right on queries held back")
     if found.state == "learning":
         parts.append("learning again now")
-    return " · ".join(parts)
+    line = " · ".join(parts)
+    return f"{line}. {found.problem}" if found.problem else line

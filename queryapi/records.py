@@ -369,7 +369,8 @@ class SuggestionStatus:
     """A project's suggestions (`suggestion_status`): `state` "ready", "learning" or "too few
     tags" (then `needed`: how many more queries a tag needs); the last learning's time, how
     many tagged queries it learned from, the share of held-back suggestions right and the
-    default confidence (None where unknown); (tag id, queries suggested it) per tag."""
+    default confidence (None where unknown); (tag id, queries suggested it) per tag; and the
+    sentence of the last learning when it failed or was stopped (`problem`)."""
 
     state: str
     learned_at: datetime | None
@@ -378,6 +379,7 @@ class SuggestionStatus:
     default_confidence: float | None
     tags: tuple[tuple[int, int], ...]
     needed: int | None = None
+    problem: str | None = None
 
 
 @dataclass(frozen=True)
@@ -663,7 +665,8 @@ def read_suggestion_status(payload: Any, what: str) -> SuggestionStatus:
             tags=tuple((_integer(_get(tag, "id", f"tags[{i}]"), f"tags[{i}].id"),
                         _count(_get(tag, "suggested", f"tags[{i}]"), f"tags[{i}].suggested"))
                        for i, tag in enumerate(tags)),
-            needed=_optional(payload.get("needed"), _count, "needed"))
+            needed=_optional(payload.get("needed"), _count, "needed"),
+            problem=_optional(payload.get("problem"), _text, "problem"))
     return _read(what, parse)
 
 

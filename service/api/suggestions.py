@@ -12,6 +12,8 @@ from flask import current_app
 from pydantic import Field, model_validator
 from sqlalchemy.orm import Session
 
+from weblib.job_lifecycle import INTERRUPTED
+
 from ..bodies.errors import BadRequest, NotFound
 from ..bodies.records import timestamp
 from ..bodies.validation import (
@@ -98,9 +100,12 @@ def status(session: Session, project_id: str, _body: StatusBody, store: Held) ->
     elif learner.learning(row) or row is None or row.learned_at is None:
         state = LEARNING
         session.rollback()
-        learner.refresh(project_id)  # never learned: it starts now (or is already at work)
+        learner.first_look(project_id)  # never learned: it starts now, unless at work
     else:
         state = READY
+    last = suggested.last_learning(session.connection(), project_id)
+    if last is not None and last.state in (suggested.FAILED, INTERRUPTED):
+        answer["problem"] = last.message  # and none learns now: a new one would be newest
     answer["tags"] = [{"id": tag_id, "suggested": len(counting.suggested(tag_id, None))}
                       for tag_id in sorted(tags) if counts.get(tag_id, 0) >= minimum]
     return {"state": state, **answer}

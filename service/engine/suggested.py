@@ -163,6 +163,14 @@ class Seen:
     created_at: datetime
 
 
+def last_learning(connection: Connection, project_id: str) -> Row | None:
+    """The project's newest learning job, whatever its state (`state`, `message`)."""
+    c = suggestion_jobs.c
+    return connection.execute(select(c.state, c.message).where(
+        c.project_id == project_id, c.kind == LEARN).order_by(
+        c.created_at.desc(), c.id).limit(1)).one_or_none()
+
+
 def learning_job(row: Row | None) -> Seen | None:
     """The newest learning job a process should be working on, of a row of state()."""
     if row is None or row.job_id is None:

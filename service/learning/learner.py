@@ -7,7 +7,8 @@ another scores the queries an import added. A request only asks for a job and ne
   when the links written since the last learning reach `min_share` of the links then, or
   `min_links` (at least one), and the last start is `min_seconds` old. Refresh (`refresh`)
   starts it whatever changed; so does the first look at a project's status (a project
-  nobody asked suggestions of never spends a machine's time on them).
+  nobody asked suggestions of never spends a machine's time on them), and a look at one
+  that has not learned yet once its last start is `min_seconds` old (its learning failed).
 - An import's queries are scored against the model when the import ends (`after_import`).
 - Each job is a row of `suggestion_jobs` on the lifecycle every background job shares
   (weblib/job_lifecycle.py): queued, claimed by the process that runs it, its heartbeat
@@ -26,15 +27,17 @@ import logging
 import math
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pyroaring import BitMap
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from weblib.job_lifecycle import Heartbeat
 from weblib.processes import ThreadPool, process_owner
 
+from .. import schema
 from ..engine import suggested
 from ..engine.suggested import FAILED, LEARN, LEARNED, SCORE, SCORED, jobs
 from ..store.db import begin_write
@@ -42,6 +45,8 @@ from ..store.models import utcnow
 from .queue import NOT_QUEUED, QUEUE_NAME, Queue
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ..suggestions.learning import Settings
 
 log = logging.getLogger(__name__)
@@ -103,11 +108,20 @@ class Learner:
     def after_write(self, project_id: str) -> bool:
         """Start learning if the project learned before and its links changed enough since;
         whether it started."""
-        return self._ask(project_id, forced=False)
+        return self._ask(project_id, lambda row: row is not None and row.learned_at is not None
+                         and self._due(row))
 
     def refresh(self, project_id: str) -> bool:
         """Start learning now, unless a job is already learning the project."""
-        return self._ask(project_id, forced=True)
+        return self._ask(project_id, lambda _row: True)
+
+    def first_look(self, project_id: str) -> bool:
+        """Start learning if the project never learned, unless a job is already learning it
+        (or one has just learned it: the asker's read of the project may be older), or its
+        last asking is younger than `min_seconds` (a first learning that failed is tried
+        again then, not at each look)."""
+        return self._ask(project_id, lambda row: row is None or (
+            row.learned_at is None and self._waited(row)))
 
     def learning(self, row) -> bool:
         """Whether the project's row (suggested.state) names a learning job still at work."""
@@ -117,29 +131,32 @@ class Learner:
     def _due(self, row) -> bool:
         needed = max(1, min(self.thresholds.min_links,
                             math.ceil(self.thresholds.min_share * row.links_at_learning)))
-        waited = row.asked_at is None or (utcnow() - row.asked_at).total_seconds() >= \
+        return row.links_changed >= needed and self._waited(row)
+
+    def _waited(self, row) -> bool:
+        """Whether the project's last asking is `min_seconds` old (or it was never asked)."""
+        return row.asked_at is None or (utcnow() - row.asked_at).total_seconds() >= \
             self.thresholds.min_seconds
-        return row.links_changed >= needed and waited
 
     def _owner(self) -> str:
         """A queued job's owner: the queue, or this process (its threads run it)."""
         return process_owner() if self.queue is None else self.queue.owner
 
-    def _ask(self, project_id: str, forced: bool) -> bool:
+    def _ask(self, project_id: str, wanted: Callable[[Any], bool]) -> bool:
+        """Start learning if `wanted` holds of the project's row (None: never asked) and no
+        job is at work; whether it started. Looked at first without a lock, so that most
+        askings end there, then again holding the row."""
         session: Session = self.sessions()
         try:
             row = suggested.state(session.connection(), project_id)
-            if not forced and (row is None or row.learned_at is None):
-                return False  # never learned: its status or Refresh asks first
-            if row is not None and (self.learning(row) or not (forced or self._due(row))):
+            if not wanted(row) or (row is not None and self.learning(row)):
                 return False
             session.rollback()
             begin_write(session)
             connection = session.connection()
             suggested.ensure(connection, project_id)
             suggested.hold(connection, project_id)
-            row = suggested.state(connection, project_id)
-            if row is None or not (forced or self._due(row)):
+            if not wanted(suggested.state(connection, project_id)):
                 session.rollback()
                 return False
             if self._interrupt_dead(connection, project_id):  # a live one learns already
@@ -293,6 +310,10 @@ class Learner:
             return None, 0
         suggested.replace(connection, project_id, model, links, learned_at, through)
         session.commit()
+        try:
+            schema.tidy_rewritten(session.get_bind(), "query_suggestions")
+        except SQLAlchemyError:  # learned all the same: autovacuum comes later
+            log.warning("suggestions of project %s: VACUUM failed", project_id, exc_info=True)
         return LEARNED, count
 
     def _scored(self, session: Session, job_id: str, owner: str, project_id: str, model,

@@ -4,6 +4,7 @@ Reject, and an accepted suggestion's origin; none of it against a service withou
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
@@ -183,6 +184,12 @@ def test_the_status_line_says_what_stands_in_the_way():
     ready = SuggestionStatus("ready", now - timedelta(minutes=2), 4512, 0.962, 0.97, ((1, 3),))
     assert status_sentence(ready, now) == ("Suggestions learned from 4,512 tagged queries "
                                            "2 minutes ago · 96 % right on queries held back")
+    broken = "Something went wrong on our side while learning. It has been noted."
+    failed = SuggestionStatus("learning", None, None, None, None, (), problem=broken)
+    assert status_sentence(failed) == f"No suggestions yet. {broken}"
+    assert status_sentence(dataclasses.replace(ready, problem=broken), now) == (
+        "Suggestions learned from 4,512 tagged queries 2 minutes ago · 96 % right on queries "
+        f"held back. {broken}")
 
 
 def test_one_accepted_suggestion_has_undo_and_activity_says_it(auth, learned):

@@ -45,6 +45,22 @@ def test_status_refresh_list_accept_and_reject(client, world, service_app):
         project, QueryFilters(text=second.query), limit=10).results[0].tags
 
 
+def test_the_status_says_why_a_learning_failed(client, world, service_app, monkeypatch):
+    from service.learning.learner import BROKEN
+    from service.suggestions import learning
+
+    def broken(*_args, **_kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(learning, "learn", broken)
+    world.add_queries(rows())
+    client.refresh_suggestions(world.project_id)
+    of_app(service_app).wait(120)
+    status = client.suggestion_status(world.project_id)
+    assert (status.state, status.learned_at, status.problem) == ("learning", None,
+                                                                 BROKEN["learn"])
+
+
 def test_the_filter_round_trips_and_checks_its_confidence():
     filters = QueryFilters(suggested_tag_ids=(3,), min_confidence=0.8)
     assert filters.to_body() == {"suggestedTagIds": [3], "minConfidence": 0.8}
