@@ -71,13 +71,16 @@ class Durations:
 
 def write_committed() -> None:
     """tests/file_seconds.json from this checkout's records in .pytest_cache, whole seconds;
-    files that are gone (a record keeps every file it ever saw) are left out."""
+    files that are gone (a record keeps every file it ever saw) are left out. The committed
+    records of the sets of suites this checkout has not run stay as they were."""
     folder = ROOT / ".pytest_cache" / "v" / KEY
-    records = {f"{KEY}/{path.name}": {name: round(seconds) for name, seconds
-                                     in sorted(json.loads(path.read_text()).items())
-                                     if (ROOT / name).exists()}
-               for path in sorted(folder.iterdir())}
-    COMMITTED.write_text(json.dumps(records, indent=1) + "\n", encoding="utf-8")
+    records = json.loads(COMMITTED.read_text(encoding="utf-8")) if COMMITTED.exists() else {}
+    records.update({f"{KEY}/{path.name}": {name: round(seconds) for name, seconds
+                                          in sorted(json.loads(path.read_text()).items())
+                                          if (ROOT / name).exists()}
+                    for path in sorted(folder.iterdir())})
+    COMMITTED.write_text(json.dumps(dict(sorted(records.items())), indent=1) + "\n",
+                         encoding="utf-8")
 
 
 if __name__ == "__main__":
