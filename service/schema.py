@@ -84,8 +84,7 @@ def analyze(engine: Engine) -> None:
         with engine.begin() as connection:
             connection.exec_driver_sql("ANALYZE")
         return
-    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
-        connection.exec_driver_sql("VACUUM ANALYZE")
+    _vacuum_analyze(engine, "")
 
 
 def tidy_rewritten(engine: Engine, table: str) -> None:
@@ -93,7 +92,11 @@ def tidy_rewritten(engine: Engine, table: str) -> None:
     on PostgreSQL VACUUM ANALYZE it, so that its dead rows (6.8M at ten million queries) no
     longer slow each read of a few of its rows (577 ms for a page's suggestions, until
     autovacuum came) and the planner knows its rows again. SQLite reuses freed pages itself."""
-    if engine.dialect.name != "postgresql":
-        return
+    if engine.dialect.name == "postgresql":
+        _vacuum_analyze(engine, table)
+
+
+def _vacuum_analyze(engine: Engine, table: str) -> None:
+    """PostgreSQL's VACUUM ANALYZE of `table` ("": every table), outside a transaction."""
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
-        connection.exec_driver_sql(f"VACUUM ANALYZE {table}")
+        connection.exec_driver_sql(f"VACUUM ANALYZE {table}".strip())
