@@ -578,12 +578,18 @@ class _PostgresLoad(Load):
              **dict(zip(("imported_from", "added_at"), self._origin(), strict=True))}).rowcount
         if added:
             streamed = {"stream_results": True, "max_row_buffer": READ_BACK}
+            # The rows without their numbers, which are read apart, as an array.
             self.indexed(
                 writer,
-                run(f"SELECT pk, query, language, country, {COLUMN_LIST} FROM bulk_load_added",
+                run("SELECT pk, query, language, country FROM bulk_load_added",
                     execution_options=streamed),
                 run("SELECT query_pk, tag_id FROM bulk_load_linked",
                     execution_options=streamed))
+            if self.carries_numbers:
+                table = bigint_rows(self.connection, (
+                    "SELECT pk, " + ", ".join(f"coalesce({name}, -1)" for name in NAMES)
+                    + " FROM bulk_load_added"), 1 + len(NAMES))
+                writer.added_numbers(table[:, 0].astype(np.uint32), table[:, 1:])
             if self.merges_followed:
                 # Each new query is the first row of its key in the range (as `ranked`).
                 run("WITH firsts AS ("
@@ -609,6 +615,36 @@ class _PostgresLoad(Load):
 
     def close(self) -> None:
         self.connection.exec_driver_sql(f"DROP TABLE IF EXISTS {self.TABLES}")
+
+
+# PostgreSQL's binary COPY format: a signature, 32-bit flags and the length of a header
+# extension that follows; then, a row each, a 16-bit count of fields and each field's 32-bit
+# length and value, big-endian; then a 16-bit -1.
+COPY_SIGNATURE = b"PGCOPY\n\xff\r\n\x00"
+
+
+def bigint_rows(connection: Connection, statement: str, width: int) -> np.ndarray:
+    """The rows of a statement selecting `width` integer columns, none of them null, as an
+    int64 array (a row each), read as PostgreSQL's binary COPY: no Python object is made a
+    value (a million rows with eight numbers: about 2 s of this process's time as rows)."""
+    columns = ", ".join(f"c{place}::bigint" for place in range(width))
+    cursor = connection.connection.driver_connection.cursor()
+    with cursor, cursor.copy(f"COPY (SELECT {columns} FROM ({statement}) s "
+                             f"(" + ", ".join(f"c{place}" for place in range(width)) + ")) "
+                             "TO STDOUT (FORMAT BINARY)") as copy:
+        data = b"".join(copy)
+    if not data.startswith(COPY_SIGNATURE):
+        raise ValueError("not PostgreSQL's binary COPY")
+    start = len(COPY_SIGNATURE) + 8 + int.from_bytes(data[15:19], "big")
+    row = np.dtype([("fields", ">i2"), *((f"length{place}", ">i4") if half == 0 else
+                                         (f"value{place}", ">i8")
+                                         for place in range(width) for half in (0, 1))])
+    count, rest = divmod(len(data) - start - 2, row.itemsize)
+    rows = np.frombuffer(data, row, count, start)
+    if rest or (rows["fields"] != width).any() or any(
+            (rows[f"length{place}"] != 8).any() for place in range(width)):
+        raise ValueError("a row of the binary COPY is not of the integers asked for")
+    return np.stack([rows[f"value{place}"] for place in range(width)], axis=1).astype(np.int64)
 
 
 # Texts looked up at a time (within SQLite's bound variables).

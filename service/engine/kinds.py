@@ -95,11 +95,10 @@ def number_slices(batch: Batch) -> Values:
     value ("clicks:3"): a bit-sliced index, whose bitmaps answer ranges, ranks and sums
     (service/engine/number_index.py). Likewise each weighted number's product with its
     weight ("position*impressions"), for the averages the facets give."""
-    found: dict[str, Iterable[int]] = {}
     numbers = batch.fields["numbers"]
     if not any(numbers):
-        return found
-    # Every value in one array, a row per number and a column per query (-1: unknown): read
+        return {}
+    # Every value in one array, a row per query and a column per number (-1: unknown): read
     # by numpy at once as floats (None: NaN), exact below 2^53 (numbers.LARGEST); a larger
     # value is read again as an integer.
     table = np.array([_UNKNOWN if row is None else row for row in numbers], dtype=np.float64)
@@ -109,8 +108,14 @@ def number_slices(batch: Batch) -> Values:
                          dtype=np.int64).reshape(len(numbers), len(NAMES))
     else:
         table = np.where(table >= 0, table, -1).astype(np.int64)
+    return table_slices(np.array(batch.keys, dtype=np.uint32), table)
+
+
+def table_slices(keys: np.ndarray, table: np.ndarray) -> Values:
+    """number_slices of keys and their numbers given as an array: a row per key, a column
+    per number of NAMES (int64, -1: unknown)."""
+    found: dict[str, Iterable[int]] = {}
     columns = dict(zip(NAMES, np.ascontiguousarray(table.T), strict=True))
-    keys = np.array(batch.keys, dtype=np.uint32)
     for name in NAMES:
         _slices(found, name, keys, columns[name])
     for name, weight in PRODUCTS:

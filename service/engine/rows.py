@@ -28,11 +28,12 @@ _NO_NUMBERS = (None,) * len(NAMES)
 
 
 def query_rows(rows: Iterable[Sequence]) -> Iterator[QueryRow]:
-    """The rows of a statement that selects COLUMNS, as QueryRows (made as they are read)."""
+    """The rows of a statement that selects COLUMNS (or the first four only: no numbers), as
+    QueryRows (made as they are read)."""
     for row in rows:
         numbers = tuple(row[4:])
         yield QueryRow(row[0], row[1], row[2], row[3],
-                       None if numbers == _NO_NUMBERS else numbers)
+                       None if not numbers or numbers == _NO_NUMBERS else numbers)
 
 
 def numbers_tuple(numbers: dict[str, int] | None) -> tuple[int | None, ...] | None:

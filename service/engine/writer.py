@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from itertools import islice
 
+import numpy as np
 from pyroaring import BitMap
 from sqlalchemy import select, update
 from sqlalchemy.engine import Connection
@@ -111,6 +112,11 @@ class Writer:
                 self.changes.add(kinds.NUMBER, value, now - was)
             if was - now:
                 self.changes.remove(kinds.NUMBER, value, was - now)
+
+    def added_numbers(self, keys: np.ndarray, table: np.ndarray) -> None:
+        """New queries' numbers given apart from their rows (kinds.table_slices)."""
+        for value, found in kinds.table_slices(keys, table).items():
+            self.changes.add(kinds.NUMBER, value, found)
 
     def added_links(self, links: Iterable[tuple[int, int]]) -> None:
         for tag, keys in links_changes(links).items():
