@@ -646,18 +646,13 @@ class _PostgresLoad(Load):
 COPY_SIGNATURE = b"PGCOPY\n\xff\r\n\x00"
 
 
-def _copied_row(width: int) -> np.dtype:
-    """A row of `width` bigints as the binary COPY has it."""
-    return np.dtype([("fields", ">i2"), *((f"length{place}", ">i4") if half == 0 else
-                                          (f"value{place}", ">i8")
-                                          for place in range(width) for half in (0, 1))])
-
-
 def copy_bigint_rows(connection: Connection, table: str, rows: np.ndarray) -> None:
     """Copy an integer array into a table of as many bigint columns, a row each, as
     PostgreSQL's binary COPY: no Python object is made a value."""
     count, width = rows.shape
-    data = np.empty(count, _copied_row(width))
+    data = np.empty(count, np.dtype([("fields", ">i2"), *(
+        (f"length{place}", ">i4") if half == 0 else (f"value{place}", ">i8")
+        for place in range(width) for half in (0, 1))]))
     data["fields"] = width
     for place in range(width):
         data[f"length{place}"] = 8
@@ -669,24 +664,21 @@ def copy_bigint_rows(connection: Connection, table: str, rows: np.ndarray) -> No
 
 def bigint_rows(connection: Connection, statement: str, width: int) -> np.ndarray:
     """The rows of a statement selecting `width` integer columns, none of them null, as an
-    int64 array (a row each), read as PostgreSQL's binary COPY: no Python object is made a
-    value (a million rows with eight numbers: about 2 s of this process's time as rows)."""
-    columns = ", ".join(f"c{place}::bigint" for place in range(width))
+    int64 array (a row each), read as one value: every row's integers as 8 big-endian bytes
+    each (int8send), one after the other. No Python object is made a value, nor a message
+    of the server's a row (a million rows of eight integers: 2 s of this process's time as
+    rows, 1.3 s as a binary COPY's rows)."""
+    names = ", ".join(f"c{place}" for place in range(width))
+    packed = " || ".join(f"int8send(c{place}::bigint)" for place in range(width))
     cursor = connection.connection.driver_connection.cursor()
-    with cursor, cursor.copy(f"COPY (SELECT {columns} FROM ({statement}) s "
-                             f"(" + ", ".join(f"c{place}" for place in range(width)) + ")) "
-                             "TO STDOUT (FORMAT BINARY)") as copy:
-        data = b"".join(copy)
-    if not data.startswith(COPY_SIGNATURE):
-        raise ValueError("not PostgreSQL's binary COPY")
-    start = len(COPY_SIGNATURE) + 8 + int.from_bytes(data[15:19], "big")
-    row = _copied_row(width)
-    count, rest = divmod(len(data) - start - 2, row.itemsize)
-    rows = np.frombuffer(data, row, count, start)
-    if rest or (rows["fields"] != width).any() or any(
-            (rows[f"length{place}"] != 8).any() for place in range(width)):
-        raise ValueError("a row of the binary COPY is not of the integers asked for")
-    return np.stack([rows[f"value{place}"] for place in range(width)], axis=1).astype(np.int64)
+    with cursor:
+        count, data = cursor.execute(
+            f"SELECT count(*), string_agg({packed}, ''::bytea) FROM ({statement}) s ({names})",
+            binary=True).fetchone()
+    data = data or b""
+    if len(data) != count * width * 8:  # a null made its row's bytes null: left out
+        raise ValueError("a row is not of the integers asked for")
+    return np.frombuffer(data, ">i8").reshape(count, width).astype(np.int64)
 
 
 # Texts looked up at a time (within SQLite's bound variables).

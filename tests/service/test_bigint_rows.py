@@ -1,6 +1,6 @@
 """bulk_load.bigint_rows and copy_bigint_rows: integer rows read from a PostgreSQL statement
-into an array, and copied from an array into a table, as PostgreSQL's binary COPY — as a bulk
-load stages an import's numbers and reads back its new queries' — every value exact (up to
+into an array, and copied from an array into a table (PostgreSQL's binary COPY), as a bulk
+load reads back its new queries' numbers and stages an import's — every value exact (up to
 63 bits and negative ones), every row, none; a null or a column of another type refused,
 never misread."""
 
