@@ -1,8 +1,6 @@
-"""bulk_load.bigint_rows and copy_bigint_rows: integer rows read from a PostgreSQL statement
-into an array, and copied from an array into a table (PostgreSQL's binary COPY), as a bulk
-load reads back its new queries' numbers and stages an import's — every value exact (up to
-63 bits and negative ones), every row, none; a null or a column of another type refused,
-never misread."""
+"""bulk_load.bigint_rows: a PostgreSQL statement's integer rows read into an array, as a bulk
+load reads back its new queries' numbers — every value exact (up to 63 bits and negative
+ones), every row, none; a null or a column of another type refused, never misread."""
 
 from __future__ import annotations
 
@@ -11,7 +9,7 @@ import pytest
 from psycopg.errors import DataError
 from sqlalchemy import create_engine
 
-from service.engine.bulk_load import bigint_rows, copy_bigint_rows
+from service.engine.bulk_load import bigint_rows
 
 LARGE = 2**62 + 12_345  # past what a float holds exactly
 
@@ -53,14 +51,3 @@ def test_a_null_is_refused_not_read_as_a_number(connection):
 def test_a_column_that_is_no_integer_is_refused(connection):
     with pytest.raises(DataError, match="invalid input syntax"):
         bigint_rows(connection, "SELECT 1, 'one'", 2)
-
-
-def test_an_array_copied_into_a_table_is_read_back_the_same(connection):
-    rng = np.random.default_rng(5)
-    rows = np.column_stack([np.arange(1, 30_001), rng.integers(-1, 2**63 - 1, (30_000, 3))])
-    connection.exec_driver_sql(
-        "CREATE TEMP TABLE copied (a bigint, b bigint, c bigint, d bigint)")
-    copy_bigint_rows(connection, "copied", rows)
-    copy_bigint_rows(connection, "copied", rows[:0])
-    assert connection.exec_driver_sql("SELECT count(*) FROM copied").scalar_one() == 30_000
-    assert (bigint_rows(connection, "SELECT * FROM copied ORDER BY a", 4) == rows).all()
