@@ -11,13 +11,14 @@ added in pieces of at most 53 - log2(queries) bits (one piece for any count or v
 millionths a tool writes; products take two) and the pieces' sums joined as Python integers.
 
 A project whose keys are spread far wider than their count (arrays by key would be mostly
-empty), or a product past 64 bits, is summed a bit slice at a time (number_index.sums).
+empty) has its arrays by place among its keys instead. A product past 64 bits (values past
+2^32 each, which tools do not write) is summed a bit slice at a time (number_index.sums).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from pyroaring import BitMap
@@ -26,8 +27,10 @@ from . import number_index
 from .held import Project_, all_keys
 from .kinds import ALL, COUNTRY, LANGUAGE, NUMBER, TAG
 
-# Arrays by key are made while the keys' span is at most this many times their count.
+# Arrays are indexed by key while the keys' span is at most SPREAD times their count and
+# SLACK more (a small project's keys among others'); else by each key's place among them.
 SPREAD = 4
+SLACK = 1 << 16
 EXACT_BITS = 53
 GROUP_KINDS = (ALL, LANGUAGE, COUNTRY, TAG)
 SUMMED_KINDS = (*GROUP_KINDS, NUMBER)
@@ -38,6 +41,10 @@ class Layout:
     offset: int  # the least key: arrays are indexed by key - offset
     span: int
     count: int
+    # Or, where the keys are spread too wide, indexed by each key's place among them (sorted:
+    # `keys`); span is then their count.
+    by_place: bool = False
+    keys: np.ndarray | None = field(default=None, compare=False, repr=False)
 
 
 def layout(held: Project_) -> Layout | None:
@@ -46,16 +53,23 @@ def layout(held: Project_) -> Layout | None:
         return None
     offset = every.min()
     span = every.max() - offset + 1
-    return Layout(offset, span, len(every)) if span <= SPREAD * len(every) + (1 << 16) \
-        else None
+    if span <= SPREAD * len(every) + SLACK:
+        return Layout(offset, span, len(every))
+    keys = np.frombuffer(every.to_array(), dtype=np.uint32)
+    return Layout(offset, len(every), len(every), True, keys)
 
 
 def positions(keys: BitMap, at: Layout) -> np.ndarray:
-    """The keys as indexes into the arrays; keys past them (queries added since the layout was
-    made, while a read sums: new keys are larger) are left out."""
+    """The keys as indexes into the arrays; keys the layout lacks (queries added since it was
+    made, while a read sums) are left out."""
     if not keys:
         return np.empty(0, dtype=np.intp)
     found = np.frombuffer(keys.to_array(), dtype=np.uint32)
+    if at.keys is not None:
+        places = np.searchsorted(at.keys, found)
+        inside = places < at.span
+        inside[inside] = at.keys[places[inside]] == found[inside]
+        return places[inside] if not inside.all() else places
     if keys.max() >= at.offset + at.span:
         found = found[:np.searchsorted(found, at.offset + at.span)]
     found = found.astype(np.intp)
