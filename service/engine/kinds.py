@@ -17,7 +17,7 @@ import numpy as np
 from pyroaring import BitMap
 
 from . import folding
-from .numbers import NAMES, PRODUCTS
+from .numbers import NAMES
 from .rows import QueryRow, by_field
 
 
@@ -93,8 +93,8 @@ def slice_name(number: str, bit: int) -> str:
 def number_slices(batch: Batch) -> Values:
     """The keys by number known (value: the number's name) and by each bit set in its stored
     value ("clicks:3"): a bit-sliced index, whose bitmaps answer ranges, ranks and sums
-    (service/engine/number_index.py). Likewise each weighted number's product with its
-    weight ("position*impressions"), for the averages the facets give."""
+    (service/engine/number_index.py). A weighted number's products with its weight are not
+    kept: the facets multiply them as they add them up (service/engine/number_sums.py)."""
     numbers = batch.fields["numbers"]
     if not any(numbers):
         return {}
@@ -118,12 +118,6 @@ def table_slices(keys: np.ndarray, table: np.ndarray) -> Values:
     columns = dict(zip(NAMES, np.ascontiguousarray(table.T), strict=True))
     for name in NAMES:
         _slices(found, name, keys, columns[name])
-    for name, weight in PRODUCTS:
-        value, by = columns[name], columns[weight]
-        both = (value >= 0) & (by >= 0)
-        if both.any():
-            _product_slices(found, f"{name}*{weight}", np.compress(both, keys),
-                            np.compress(both, value), np.compress(both, by))
     return found
 
 
@@ -144,22 +138,6 @@ def _slices(found: dict, name: str, keys: np.ndarray, values: np.ndarray) -> Non
             # np.compress: five times faster than indexing by the mask (numpy 2.4).
             found[slice_name(name, bit)] = bitmap_of(np.compress((values >> bit) & 1 == 1,
                                                                  keys))
-
-
-def _product_slices(found: dict, name: str, keys: np.ndarray, left: np.ndarray,
-                    right: np.ndarray) -> None:
-    """The slices of left × right: with numpy where every product fits in 63 bits, else
-    with Python's integers (values past 2^31 × 2^31, which tools do not write)."""
-    if int(left.max()).bit_length() + int(right.max()).bit_length() <= 63:
-        _slices(found, name, keys, left * right)
-        return
-    products = [int(a) * int(b) for a, b in zip(left.tolist(), right.tolist(), strict=True)]
-    found[name] = bitmap_of(keys)
-    for bit in range(max(products).bit_length()):
-        with_bit = [int(key) for key, product in zip(keys.tolist(), products, strict=True)
-                    if product >> bit & 1]
-        if with_bit:
-            found[slice_name(name, bit)] = BitMap(with_bit)
 
 
 def bitmap_of(keys: np.ndarray) -> BitMap:

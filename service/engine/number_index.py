@@ -1,7 +1,7 @@
 """The numbers' bitmaps read: each number is a bit-sliced index (kinds.NUMBER: the queries that
 know it, and one bitmap per bit of its stored value), so that a range is about one bitmap
 operation per bit, the value at any place of a sorted order a walk down its bits, and a sum
-one intersection count per bit (the facets' sums where no dense arrays are kept:
+one intersection count per bit (the facets' sums where no dense arrays can be made:
 service/engine/number_sums.py)."""
 
 from __future__ import annotations
@@ -99,7 +99,18 @@ def value_at(held: Project_, name: str, candidates: BitMap, place: int,
 
 def total(held: Project_, name: str, within: BitMap) -> int:
     """The sum of the stored values of the queries within: each bit's weight times how many
-    of them have it set (one intersection count a bit, nothing made)."""
+    of them have it set (one intersection count a bit, nothing made). A product of two
+    numbers ("position*impressions"), which is not kept: each pair of their bits' weight
+    times how many have both set."""
+    if "*" in name:
+        left, right = name.split("*")
+        rights = [(bit, bitmap) for bit, bitmap in enumerate(slices(held, right)) if bitmap]
+        found = 0
+        for bit, bitmap in enumerate(slices(held, left)):
+            if part := bitmap & within:
+                found += sum(part.intersection_cardinality(other) << (bit + other_bit)
+                             for other_bit, other in rights)
+        return found
     return sum(bitmap.intersection_cardinality(within) << bit
                for bit, bitmap in enumerate(slices(held, name)) if bitmap)
 
@@ -116,9 +127,9 @@ class Summed:
 
 
 def summed(name: str) -> Summed:
-    """A count's sum; the average of a number weighted by another (both known: the products
-    are kept as a number of their own, kinds.number_slices); CTR as clicks ÷ impressions of
-    the sums (both known); None where nothing is there to average."""
+    """A count's sum; the average of a number weighted by another (both known: the sum of
+    their products, "position*impressions", over the weight's); CTR as clicks ÷ impressions
+    of the sums (both known); None where nothing is there to average."""
     number = BY_NAME[name]
     if number.ratio:
         part, whole = number.ratio
@@ -126,7 +137,7 @@ def summed(name: str) -> Summed:
                       lambda totals: totals[0] / totals[1] if totals[1] else None)
     if number.weight:
         product, scale = f"{name}*{number.weight}", number.scale
-        return Summed((product, number.weight), (product,),
+        return Summed((product, number.weight), (name, number.weight),
                       lambda totals: totals[0] / totals[1] / scale if totals[1] else None)
     return Summed((name,), (), lambda totals: totals[0])
 

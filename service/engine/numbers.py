@@ -89,8 +89,6 @@ NUMBERS: tuple[Number, ...] = (
     Number("difficulty", "Difficulty", MICRO, 0, 100, weight="volume"),
 )
 BY_NAME = {number.name: number for number in NUMBERS}
-# The numbers averaged with a weight, each with it: their products are kept too (kinds.py).
-PRODUCTS = tuple((number.name, number.weight) for number in NUMBERS if number.weight)
 NAMES = tuple(BY_NAME)
 # The largest stored value any number may have: 2^53 (a count; a value in millionths up to
 # about nine billion), so that every stored value and every sum is exact as a float too.

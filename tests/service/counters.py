@@ -49,18 +49,7 @@ def expected_bitmaps(session) -> dict[tuple[str, int, str], BitMap]:
         for bit in range(value.bit_length()):
             if value >> bit & 1:
                 found[str(project), KINDS["number"], f"{name}:{bit}"].add(pk)
-    # And the products of the numbers averaged with a weight (position by impressions, CPC and
-    # difficulty by volume).
-    for name, weight in (("position", "impressions"), ("cpc", "volume"),
-                         ("difficulty", "volume")):
-        for pk, project, value, by in session.execute(text(
-                f"SELECT pk, project_id, {name}, {weight} FROM queries "
-                f"WHERE {name} IS NOT NULL AND {weight} IS NOT NULL")):
-            product, named = value * by, f"{name}*{weight}"
-            found[str(project), KINDS["number"], named].add(pk)
-            for bit in range(product.bit_length()):
-                if product >> bit & 1:
-                    found[str(project), KINDS["number"], f"{named}:{bit}"].add(pk)
+    # (No products of the weighted numbers: not kept, migration 0046.)
     for pk, tag_id, project in session.execute(text(
             "SELECT l.query_pk, l.tag_id, t.project_id FROM query_tags l "
             "JOIN tags t ON t.id = l.tag_id")):
