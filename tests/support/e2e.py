@@ -69,9 +69,11 @@ class Org:
 
     def set_limits(self, per_second: int, per_minute: int, per_hour: int) -> None:
         from service.org import admin
-        from service.store.db import session_scope
+        from service.store.db import write_scope
 
-        with session_scope(self.dashboard.service_app) as session:
+        # The write lock first: a job's batches commit meanwhile, and a transaction that read
+        # the organization before one of them fails at its write ("database is locked").
+        with write_scope(self.dashboard.service_app) as session:
             admin.set_limits(session, self.org_id, per_second, per_minute, per_hour)
 
 
