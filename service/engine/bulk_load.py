@@ -430,6 +430,10 @@ class _PostgresLoad(Load):
              f"country text, {NUMBER_TYPES.format('bigint')})",
              "CREATE TEMP TABLE bulk_load_linked (query_pk integer, tag_id integer)")
 
+    # The staged rows' columns, as COPY's binary format sends them: the server reads each
+    # value as it is stored, where text is parsed (seven numbers a row, and the timestamp).
+    STAGED_TYPES = ("int4", "text", "text", "text", "timestamp", *("int8",) * len(NAMES))
+
     def open(self) -> None:
         run = self.connection.exec_driver_sql
         self.close()
@@ -443,7 +447,8 @@ class _PostgresLoad(Load):
         start = self.staged
         now = utcnow()
         cursor = self.connection.connection.driver_connection.cursor()
-        with cursor, cursor.copy("COPY bulk_load_rows FROM STDIN") as copy:
+        with cursor, cursor.copy("COPY bulk_load_rows FROM STDIN (FORMAT BINARY)") as copy:
+            copy.set_types(self.STAGED_TYPES)
             for (seq, row), values in zip(self.numbered(batch),
                                           self.numbers_each(batch, numbers), strict=True):
                 copy.write_row((seq, row[0], row[1], row[2], row[4] or now, *values))
@@ -451,7 +456,8 @@ class _PostgresLoad(Load):
                  for tag_id in set(row[3])]
         if links:
             cursor = self.connection.connection.driver_connection.cursor()
-            with cursor, cursor.copy("COPY bulk_load_tags FROM STDIN") as copy:
+            with cursor, cursor.copy("COPY bulk_load_tags FROM STDIN (FORMAT BINARY)") as copy:
+                copy.set_types(("int4", "int4"))
                 for link in links:
                     copy.write_row(link)
 
@@ -516,8 +522,9 @@ class _PostgresLoad(Load):
     def _copy(self, helper: Load, select: str, params: dict, table: str) -> None:
         source = self.connection.connection.driver_connection.cursor()
         target = helper.connection.connection.driver_connection.cursor()
-        with source, target, source.copy(f"COPY ({select}) TO STDOUT", params) as rows, \
-                target.copy(f"COPY {table} FROM STDIN") as into:
+        with source, target, \
+                source.copy(f"COPY ({select}) TO STDOUT (FORMAT BINARY)", params) as rows, \
+                target.copy(f"COPY {table} FROM STDIN (FORMAT BINARY)") as into:
             for data in rows:
                 into.write(data)
 
