@@ -430,15 +430,17 @@ class _PostgresLoad(Load):
              f"country text, {NUMBER_TYPES.format('bigint')})",
              "CREATE TEMP TABLE bulk_load_linked (query_pk integer, tag_id integer)")
 
-    # The staged rows' columns, as COPY's binary format sends them: the server reads each
-    # value as it is stored, where text is parsed (seven numbers a row, and the timestamp).
-    STAGED_TYPES = ("int4", "text", "text", "text", "timestamp", *("int8",) * len(NAMES))
+    # The staged rows' columns, made with these types and sent in COPY's binary format by
+    # them: the server reads each value as it is stored, where text is parsed (seven numbers
+    # a row, and the timestamp).
+    STAGED = (("seq", "int4"), ("query", "text"), ("language", "text"), ("country", "text"),
+              ("updated_at", "timestamp"), *((name, "int8") for name in NAMES))
 
     def open(self) -> None:
         run = self.connection.exec_driver_sql
         self.close()
-        run("CREATE TEMP TABLE bulk_load_rows (seq integer, query text, language text, "
-            f"country text, updated_at timestamp, {NUMBER_TYPES.format('bigint')})")
+        columns = ", ".join(f"{name} {kind}" for name, kind in self.STAGED)
+        run(f"CREATE TEMP TABLE bulk_load_rows ({columns})")
         run("CREATE TEMP TABLE bulk_load_tags (seq integer, tag_id integer)")
         for statement in (*self.ADDED, self.MERGED):
             run(statement)
@@ -448,7 +450,7 @@ class _PostgresLoad(Load):
         now = utcnow()
         cursor = self.connection.connection.driver_connection.cursor()
         with cursor, cursor.copy("COPY bulk_load_rows FROM STDIN (FORMAT BINARY)") as copy:
-            copy.set_types(self.STAGED_TYPES)
+            copy.set_types([kind for _name, kind in self.STAGED])
             for (seq, row), values in zip(self.numbered(batch),
                                           self.numbers_each(batch, numbers), strict=True):
                 copy.write_row((seq, row[0], row[1], row[2], row[4] or now, *values))
