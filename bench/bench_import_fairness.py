@@ -55,6 +55,7 @@ from tests.support.imports import (  # noqa: E402
     percentile,
     write_lines,
 )
+from tests.support.ports import free_port  # noqa: E402
 from tests.support.xlsx import workbook  # noqa: E402
 
 QUOTES = '",'
@@ -128,7 +129,7 @@ class Gunicorn:
 
         app = create_app({"TESTING": True, "DATABASE_URL": database_url, "REDIS_URL": None})
         self.world = import_server.make_world(app)
-        port = _free_port()
+        port = free_port()
         self.url = f"http://127.0.0.1:{port}"
         env = {**os.environ, import_server.SERVED: json.dumps(
             [database_url, str(folder), config])}
@@ -161,14 +162,6 @@ class Gunicorn:
 class Werkzeug(ServiceProcess):
     def workers(self) -> list[int]:
         return [self.process.pid]
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def peak(pid: int) -> int:

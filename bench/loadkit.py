@@ -27,7 +27,7 @@ from service import schema
 from service.org import admin
 from service.store.db import session_scope
 from tests.faults import processes
-from tests.faults.stores import free_port
+from tests.support.ports import free_port
 
 
 @contextmanager

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ import requests
 
 from app import create_app
 from tests.support.dashboard import close_app, csrf_token
+from tests.support.ports import free_port
 from tests.support.world import UNLIMITED
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,12 +85,6 @@ def test_a_forked_process_starts_its_own_internal_server(shop, database_url, tmp
     assert answer["child"]["status"] == 200
     assert answer["child"]["url"] != answer["parent"]
     assert answer["after"] == answer["parent"]  # the parent's server is untouched
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.mark.parametrize("options", [["--workers", "1"],

@@ -25,16 +25,11 @@ import requests
 import app as app_module
 from app import create_app
 from tests.support.dashboard import close_app
+from tests.support.ports import free_port
 from tests.support.processes import stop_group
 
 ROOT = Path(__file__).resolve().parents[2]
 START_SECONDS = 90  # migrations and a small demo on a busy machine
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @contextmanager

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -27,6 +26,7 @@ from service import create_app as create_service_app
 from service.org import admin
 from service.store.db import session_scope, write_scope
 from tests.support.e2e import LAPTOP
+from tests.support.ports import free_port
 from tests.support.servers import LiveServer
 from tests.support.world import UNLIMITED, small_org
 
@@ -35,12 +35,6 @@ pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
 QUERIES = 1000
 ALREADY = 150  # of them have the tag before the edit
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 class DashboardProcess:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from .stores import free_port
+from tests.support.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 

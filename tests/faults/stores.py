@@ -9,7 +9,6 @@ import os
 import pwd
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -17,16 +16,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.ports import free_port
+
 # Debian's server binaries, of whichever major version the machine has (the newest if several).
 POSTGRES_BIN = max(Path("/usr/lib/postgresql").glob("*/bin"),
                    key=lambda path: int(path.parent.name) if path.parent.name.isdigit() else 0,
                    default=Path("/usr/lib/postgresql/15/bin"))
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def require_binaries() -> None:

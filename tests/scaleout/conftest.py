@@ -26,6 +26,7 @@ from sqlalchemy import create_engine
 
 from service import schema
 from tests.support.databases import REDIS_URL
+from tests.support.ports import free_port
 from tests.support.scaleout import (
     REDIS_DB,
     ROOT,
@@ -36,7 +37,6 @@ from tests.support.scaleout import (
     create_database,
     drop_database,
     forget_in_redis,
-    free_port,
     gunicorn,
     job_ids,
     redis_url_with_db,

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.ports import free_port
 from tests.support.processes import stop_group
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,12 +55,6 @@ def nginx_binary() -> str | None:
     return shutil.which("nginx") or next(
         (path for path in ("/usr/sbin/nginx", "/usr/local/sbin/nginx") if os.access(path, os.X_OK)),
         None)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def site_config(port: int, dashboard_port: int, service_port: int,

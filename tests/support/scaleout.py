@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -27,12 +26,6 @@ from tests.support.databases import POSTGRES_ADMIN_URL
 ROOT = Path(__file__).resolve().parents[2]
 REDIS_DB = 14
 START_SECONDS = 60
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def redis_url_with_db(url: str, db: int) -> str:
