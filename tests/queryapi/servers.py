@@ -16,6 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import requests
 
 from tests.support.background import Background
+from tests.support.ports import free_port
 
 
 @dataclass
@@ -240,7 +241,4 @@ def closes_kept_alive_connection_as_the_next_request_arrives() -> Callable[[sock
 
 def closed_port() -> str:
     """The URL of a loopback port nobody listens on."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
+    return f"http://127.0.0.1:{free_port()}"

@@ -27,9 +27,8 @@ def free_port() -> int:
     could take it and the server fail with "Address already in use". Below the range, only
     another listener can take it, and the probe sees those."""
     low, _ = ephemeral_range()
-    candidates = list(range(LOWEST, low)) if low > LOWEST + 1_000 else []
-    random.shuffle(candidates)
-    for port in candidates[:200]:
+    candidates = random.sample(range(LOWEST, low), 200) if low > LOWEST + 1_000 else []
+    for port in candidates:
         with socket.socket() as probe:
             try:
                 probe.bind(("127.0.0.1", port))
