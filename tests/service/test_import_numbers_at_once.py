@@ -67,11 +67,11 @@ def test_read_at_once_as_one_by_one(names, seed):
         assert expected[1] != [(0, [], 0)] * len(names)  # some cells were counted
 
 
-@pytest.mark.parametrize("longest", [15, 16])
+@pytest.mark.parametrize("longest", [15, 16, 24])
 def test_plain_cells_of_many_digits_read_at_once_as_one_by_one(longest):
-    # Digits with a point anywhere or none, leading zeros, up to 15 digits (read by numpy at
-    # once) or 16 (the column read by float()), halves of a millionth: the values at once are
-    # float()'s, to the last bit, in every column.
+    # Digits with a point anywhere or none, leading zeros, up to 15 digits (exact as floats),
+    # 16 or 24 (rounded), halves of a millionth: the values at once are float()'s, to the
+    # last bit, in every column.
     rng = random.Random(longest)
 
     def cell() -> str:
