@@ -93,7 +93,10 @@ def test_columns_of_one_kind_of_cell_each():
                          (["ctr"], ["150%", "2"]), (["position"], ["0", "0.5", "1"]),
                          (["difficulty"], ["100", "100.000001", "101"]),
                          (["clicks", "impressions", "ctr"], ["9007199254740992", "3", ""]),
-                         (["clicks"], ["", ""])):
+                         (["clicks"], ["", ""]),
+                         # Keyword Planner's ranges: mostly (read one by one), or a few.
+                         (["volume"], ["1K – 10K", "10K – 100K", "<10", "", "1,234", "7"]),
+                         (["volume"], ["1,234", "7", "12", "90", "1K – 10K", ""])):
         rng = random.Random(1)
         rows = rows_of(rng, names, 500, cells)
         lines = list(range(2, 502))
