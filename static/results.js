@@ -23,9 +23,19 @@
                                 function (box) { return box.checked; });
   }
 
+  // An answer aimed at the results that swaps nothing there (hx-swap "none": a suggestion's
+  // Accept or Reject, whose rows come with the refresh after it, or its error) leaves the
+  // rows in place.
+  function swapsNothing(event) {
+    var asked = event.detail.requestConfig && event.detail.requestConfig.elt;
+    var from = asked && asked.closest("[hx-swap]");
+    var swap = event.detail.swapOverride || (from ? from.getAttribute("hx-swap") : "");
+    return /^none\b/.test(swap || "");
+  }
+
   document.addEventListener("htmx:beforeSwap", function (event) {
     var results = event.detail.target;
-    if (!results || results.id !== "results") return;
+    if (!results || results.id !== "results" || swapsNothing(event)) return;
     droppedSelection = ticked(results);
     if (!event.detail.shouldSwap) return;
     var active = document.activeElement;

@@ -10,6 +10,15 @@
   var cursorId = null;
   var cursorIndex = -1; // the cursor row's place among the rows, kept for a redraw
   var refreshing = false; // the rows being drawn again after an edit, the view unchanged
+  // a, A or r pressed while the last one's answer is on its way is kept, in order, and
+  // pressed once the rows are drawn again: on the row with the cursor then (the one that
+  // took the accepted row's place), as a mail client keeps keys typed ahead. Pressed at
+  // once, the second accepted nothing, and its sentence took the place of the first's Undo.
+  var answering = 0; // the suggestion key being answered, numbered (0: none)
+  var asked = 0;
+  var typedAhead = [];
+  var TYPED_AHEAD = 20;
+  var ANSWER_PATIENCE = 10000; // ms
 
   function isTyping(element) {
     if (!element || !element.tagName) return false;
@@ -68,8 +77,33 @@
 
   // The rows drawn anew, or one row drawn again in place: the cursor stays on its row.
   // Focus reaching a row's checkbox (by Tab or a click) puts the cursor there too.
+  function stopAnswering() {
+    answering = 0;
+    typedAhead = [];
+  }
+
+  // The rows drawn again after a suggestion's answer: the next key typed ahead is pressed
+  // once they are painted (keys pressed meanwhile still wait behind it).
+  function pressTypedAhead() {
+    var next = typedAhead.shift();
+    answering = next ? -1 : 0;
+    if (!next) return;
+    Tagdesk.afterNextPaint(function () {
+      answering = 0;
+      if (document.querySelector("dialog[open]") || !shortcut(next)) stopAnswering();
+    });
+  }
+
   Tagdesk.component("#results", function (results) {
     showCursor();
+    if (answering) pressTypedAhead();
+    results.addEventListener("htmx:afterRequest", function (event) {
+      var from = event.detail.requestConfig && event.detail.requestConfig.elt;
+      if (answering && !event.detail.successful && from &&
+          (from.closest(".suggestions") || from.matches("[data-refresh-results]"))) {
+        stopAnswering();  // its sentence says why; the keys typed ahead go with it
+      }
+    });
     results.addEventListener("htmx:load", showCursor);
     results.addEventListener("htmx:beforeRequest", function (event) {
       refreshing = event.target.matches("[data-refresh-results]");
@@ -119,11 +153,18 @@
     } else if (key === "a" || key === "A" || key === "r") {
       // The row's suggested tags (where the API suggests them): the first's Accept or
       // Reject, or Accept all (Shift+A), pressed as a click would.
+      if (answering) {
+        if (typedAhead.length < TYPED_AHEAD) typedAhead.push(key);
+        return true;
+      }
       var suggested = cursorId ? document.getElementById(cursorId) : null;
       if (!suggested || !suggested.querySelector("[data-suggestion-accept]")) return false;
       var button = suggested.querySelector(key === "r" ? "[data-suggestion-reject]"
         : key === "A" ? "[data-suggestion-accept-all]" : "[data-suggestion-accept]");
       if (!button && key === "A") button = suggested.querySelector("[data-suggestion-accept]");
+      var mine = answering = ++asked;
+      // Rows never drawn again (the refresh itself lost): keys work again after a while.
+      setTimeout(function () { if (answering === mine) stopAnswering(); }, ANSWER_PATIENCE);
       button.click();
     } else if (key === "?") {
       var dialog = shortcutsDialog();

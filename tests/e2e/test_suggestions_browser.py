@@ -132,6 +132,77 @@ def test_the_keys_accept_and_reject_the_rows_first_suggestion(request, live_dash
     assert axe_serious(page) == []
 
 
+def test_a_pressed_again_before_the_answer_accepts_the_next_row(page, live_dashboard, org):
+    """Keys typed ahead are kept in order, as a mail client keeps them: a second a pressed
+    while the first row's answer is on its way accepts the row that takes its place, not the
+    same row again (which answered "Nothing to accept" over the first one's Undo)."""
+    sign_in(page, live_dashboard.url, org.key)
+    open_project(page, live_dashboard.url, org.projects["Shop"], "?suggested=brand&sort=query")
+    rows = page.locator("tr[data-row]")
+    expect(rows.first.locator("[data-suggestion-accept]").first).to_be_visible()
+    first, second = (rows.nth(n).locator("td.col-query").inner_text() for n in (0, 1))
+    count = rows.count()
+    # The fewest rows the page ever showed, counted after each change of the page.
+    page.evaluate("""() => {
+      window.fewestRows = Infinity;
+      new MutationObserver(() => {
+        window.fewestRows = Math.min(window.fewestRows,
+                                     document.querySelectorAll("tr[data-row]").length);
+      }).observe(document.body, {childList: true, subtree: true});
+    }""")
+    page.keyboard.press("j")
+    page.keyboard.press("a")
+    page.keyboard.press("a")
+    expect(rows).to_have_count(count - 2)
+    # Never an empty table between an answer and the rows drawn after it.
+    assert page.evaluate("window.fewestRows") == count - 2
+    for query in (first, second):
+        expect(page.get_by_role("checkbox", name=f"Select {query}", exact=True)
+               ).to_have_count(0)
+    expect(page.get_by_role("status").filter(
+        has_text=f"Accepted ‘brand’ for “{second}”.")).to_be_visible()
+    expect(page.get_by_text("Nothing to accept")).to_have_count(0)
+    # The Undo on screen is the second row's: z takes its tag away, the first keeps its own.
+    page.keyboard.press("z")
+    expect(page.get_by_role("status").filter(has_text="Undone")).to_be_visible()
+    with org.api() as api:
+        tagged = {query.query for query in api.iter_queries(
+            org.projects["Shop"], QueryFilters(tag_names=("brand",)))}
+    assert first in tagged
+    assert second not in tagged
+
+
+def test_keys_typed_ahead_go_with_an_answer_that_failed(page, live_dashboard, org):
+    """The first a's answer fails: the rows stay as they were (an answer that swaps nothing
+    emptied the table), the a typed behind it is not sent (it would go to the same row), and
+    a works again at once."""
+    sign_in(page, live_dashboard.url, org.key)
+    open_project(page, live_dashboard.url, org.projects["Shop"], "?suggested=brand&sort=query")
+    rows = page.locator("tr[data-row]")
+    expect(rows.first.locator("[data-suggestion-accept]").first).to_be_visible()
+    first = rows.first.locator("td.col-query").inner_text()
+    count = rows.count()
+    failed = []
+
+    def busy(route):
+        failed.append(route.request.url)
+        route.fulfill(status=503, content_type="text/html", body="<p>Busy.</p>")
+
+    page.route("**/queries/suggestions/accept", busy)
+    page.keyboard.press("j")
+    page.keyboard.press("a")
+    page.keyboard.press("a")
+    page.wait_for_function("() => !document.querySelector('.htmx-request')")
+    page.wait_for_timeout(300)  # a second request, if one were sent, would be out by now
+    assert len(failed) == 1
+    expect(rows).to_have_count(count)  # the answer swapped nothing: the rows stay
+    page.unroute("**/queries/suggestions/accept")
+    page.keyboard.press("a")
+    expect(page.get_by_role("status").filter(
+        has_text=f"Accepted ‘brand’ for “{first}”.")).to_be_visible()
+    expect(rows).to_have_count(count - 1)
+
+
 @pytest.mark.parametrize("size", SIZES)
 def test_accept_all_is_a_job_with_undo(request, live_dashboard, org, size):
     page = a_page(request, size)
