@@ -182,19 +182,20 @@ def test_keys_typed_ahead_go_with_an_answer_that_failed(page, live_dashboard, or
     expect(rows.first.locator("[data-suggestion-accept]").first).to_be_visible()
     first = rows.first.locator("td.col-query").inner_text()
     count = rows.count()
-    failed = []
-
-    def busy(route):
-        failed.append(route.request.url)
-        route.fulfill(status=503, content_type="text/html", body="<p>Busy.</p>")
-
-    page.route("**/queries/suggestions/accept", busy)
+    held = []  # the accepts sent, answered by the test below
+    page.route("**/queries/suggestions/accept", lambda route: held.append(route))
     page.keyboard.press("j")
     page.keyboard.press("a")
-    page.keyboard.press("a")
+    for _ in range(500):
+        if held:
+            break
+        page.wait_for_timeout(20)
+    assert held
+    page.keyboard.press("a")  # typed ahead, while the first answer is awaited
+    held[0].fulfill(status=503, content_type="text/html", body="<p>Busy.</p>")
     page.wait_for_function("() => !document.querySelector('.htmx-request')")
     page.wait_for_timeout(300)  # a second request, if one were sent, would be out by now
-    assert len(failed) == 1
+    assert len(held) == 1
     expect(rows).to_have_count(count)  # the answer swapped nothing: the rows stay
     page.unroute("**/queries/suggestions/accept")
     page.keyboard.press("a")
