@@ -14,7 +14,9 @@
   // pressed once the rows are drawn again: on the row with the cursor then (the one that
   // took the accepted row's place), as a mail client keeps keys typed ahead. Pressed at
   // once, the second accepted nothing, and its sentence took the place of the first's Undo.
-  var answering = 0; // the suggestion key being answered, numbered (0: none)
+  var answering = 0; // the suggestion key being answered, numbered (0: none; -1: the next
+                     // key typed ahead, about to be pressed)
+  var answered = false; // its answer came: the rows drawn next are drawn after it
   var asked = 0;
   var typedAhead = [];
   var TYPED_AHEAD = 20;
@@ -96,13 +98,15 @@
 
   Tagdesk.component("#results", function (results) {
     showCursor();
-    if (answering) pressTypedAhead();
+    if (answering > 0 && answered) pressTypedAhead();  // not rows drawn for another reason
     results.addEventListener("htmx:afterRequest", function (event) {
       var from = event.detail.requestConfig && event.detail.requestConfig.elt;
-      if (answering && !event.detail.successful && from &&
-          (from.closest(".suggestions") || from.matches("[data-refresh-results]"))) {
-        stopAnswering();  // its sentence says why; the keys typed ahead go with it
+      var suggestion = from && from.closest(".suggestions");
+      if (answering <= 0 || !(suggestion || (from && from.matches("[data-refresh-results]")))) {
+        return;
       }
+      if (!event.detail.successful) stopAnswering();  // its sentence says why; the keys go
+      else if (suggestion) answered = true;
     });
     results.addEventListener("htmx:load", showCursor);
     results.addEventListener("htmx:beforeRequest", function (event) {
@@ -163,6 +167,7 @@
         : key === "A" ? "[data-suggestion-accept-all]" : "[data-suggestion-accept]");
       if (!button && key === "A") button = suggested.querySelector("[data-suggestion-accept]");
       var mine = answering = ++asked;
+      answered = false;
       // Rows never drawn again (the refresh itself lost): keys work again after a while.
       setTimeout(function () { if (answering === mine) stopAnswering(); }, ANSWER_PATIENCE);
       button.click();
