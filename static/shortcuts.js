@@ -77,8 +77,6 @@
     row.scrollIntoView({ block: "nearest" });
   }
 
-  // The rows drawn anew, or one row drawn again in place: the cursor stays on its row.
-  // Focus reaching a row's checkbox (by Tab or a click) puts the cursor there too.
   function stopAnswering() {
     answering = 0;
     typedAhead = [];
@@ -96,6 +94,8 @@
     });
   }
 
+  // The rows drawn anew, or one row drawn again in place: the cursor stays on its row.
+  // Focus reaching a row's checkbox (by Tab or a click) puts the cursor there too.
   Tagdesk.component("#results", function (results) {
     showCursor();
     if (answering > 0 && answered) pressTypedAhead();  // not rows drawn for another reason
