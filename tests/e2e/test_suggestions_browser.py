@@ -45,6 +45,16 @@ def a_page(request, size: str):
     return request.getfixturevalue("page" if size == "laptop" else "phone")
 
 
+def suggested_rows(page, live_dashboard, org):
+    """Signed in, the rows of the view of queries suggested brand, by query, shown with
+    their Accept buttons."""
+    sign_in(page, live_dashboard.url, org.key)
+    open_project(page, live_dashboard.url, org.projects["Shop"], "?suggested=brand&sort=query")
+    rows = page.locator("tr[data-row]")
+    expect(rows.first.locator("[data-suggestion-accept]").first).to_be_visible()
+    return rows
+
+
 def accept_buttons(page):
     return page.get_by_role("button", name=re.compile(r"^Accept brand for "))
 
@@ -104,10 +114,7 @@ def test_accept_and_reject_by_pointer_and_the_suggested_group(request, live_dash
 def test_the_keys_accept_and_reject_the_rows_first_suggestion(request, live_dashboard, org,
                                                               size):
     page = a_page(request, size)
-    sign_in(page, live_dashboard.url, org.key)
-    open_project(page, live_dashboard.url, org.projects["Shop"], "?suggested=brand&sort=query")
-    rows = page.locator("tr[data-row]")
-    expect(rows.first.locator("[data-suggestion-accept]").first).to_be_visible()
+    rows = suggested_rows(page, live_dashboard, org)
     first_query = rows.first.locator("td.col-query").inner_text()
     count = rows.count()
     page.keyboard.press("j")
@@ -136,10 +143,7 @@ def test_a_pressed_again_before_the_answer_accepts_the_next_row(page, live_dashb
     """Keys typed ahead are kept in order, as a mail client keeps them: a second a pressed
     while the first row's answer is on its way accepts the row that takes its place, not the
     same row again (which answered "Nothing to accept" over the first one's Undo)."""
-    sign_in(page, live_dashboard.url, org.key)
-    open_project(page, live_dashboard.url, org.projects["Shop"], "?suggested=brand&sort=query")
-    rows = page.locator("tr[data-row]")
-    expect(rows.first.locator("[data-suggestion-accept]").first).to_be_visible()
+    rows = suggested_rows(page, live_dashboard, org)
     first, second = (rows.nth(n).locator("td.col-query").inner_text() for n in (0, 1))
     count = rows.count()
     # The fewest rows the page ever showed, counted after each change of the page.
@@ -176,10 +180,7 @@ def test_keys_typed_ahead_go_with_an_answer_that_failed(page, live_dashboard, or
     """The first a's answer fails: the rows stay as they were (an answer that swaps nothing
     emptied the table), the a typed behind it is not sent (it would go to the same row), and
     a works again at once."""
-    sign_in(page, live_dashboard.url, org.key)
-    open_project(page, live_dashboard.url, org.projects["Shop"], "?suggested=brand&sort=query")
-    rows = page.locator("tr[data-row]")
-    expect(rows.first.locator("[data-suggestion-accept]").first).to_be_visible()
+    rows = suggested_rows(page, live_dashboard, org)
     first = rows.first.locator("td.col-query").inner_text()
     count = rows.count()
     held = []  # the accepts sent, answered by the test below
