@@ -51,6 +51,8 @@ from dashboard.viewstate import (
 from jobs.export import export_sort
 from queryapi import (
     NUMBER_NAMES,
+    ApiError,
+    AuthError,
     Project,
     RateLimited,
     Tag,
@@ -268,6 +270,7 @@ def index(project_id: str):
             **filter_fields.picker_context(picking),
             "pickers": filter_fields.picker_templates(),
             "tag_logic": capabilities.tag_logic,  # the progress and the counts (facets)
+            "progress_now": _progress_now(project, view) if capabilities.tag_logic else None,
             **saved_views_context(project, view, tags),
             "suggestion_status": _status_line(project.id),
             "page_sizes": PAGE_SIZES,
@@ -296,6 +299,20 @@ def counts(project_id: str):
     response.headers["Cache-Control"] = "no-store"
     return response
 
+
+
+def _progress_now(project, view: QueryView) -> dict | None:
+    """The project's progress drawn with the page (from the session's cache, filled by the
+    projects page, else one facets call), so that nothing below it moves when the counts
+    paint it again; None when the service could not say (the counts draw it then)."""
+    try:
+        progress = facets.project_progress(project.id)
+    except AuthError:
+        raise
+    except ApiError:
+        return None
+    return {"progress": progress, "link": _progress_link(project, view),
+            "biggest_link": progress.biggest and _biggest_link(project, view, progress.biggest)}
 
 
 def _progress_link(project, view: QueryView) -> str:

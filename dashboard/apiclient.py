@@ -24,7 +24,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from flask import abort, current_app, session
+from flask import abort, current_app, g, session
 from flask_login import current_user
 
 from queryapi import ApiError, AuthError, Capabilities, Client, Mode, Project, Tag
@@ -218,10 +218,17 @@ def cached_read(what: str, project_id: str, read: Callable[[], object],
     `invalidate`), or read afresh when `refresh`."""
     entry = _entry()
     cached = entry.reads.get((what, project_id))
-    if refresh or not _fresh(cached):
+    if refresh or not (_fresh(cached) or _read_in_this_request(cached)):
         cached = _Cached(read(), time.monotonic(), _epoch())
         entry.reads[(what, project_id)] = cached
+        g.setdefault("tagdesk_reads", []).append(cached)
     return cached.value
+
+
+def _read_in_this_request(cached: _Cached | None) -> bool:
+    """A read made earlier in the same request is not made again, however short the
+    cache's life (two parts of one page ask for the same facets)."""
+    return any(each is cached for each in g.get("tagdesk_reads", ()))
 
 
 def tags_covering(project_id: str, tag_ids) -> list[Tag]:
