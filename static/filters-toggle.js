@@ -10,7 +10,7 @@
       document.documentElement.classList.toggle("filters-shown", shown);
     }
 
-    toggle.hidden = false;
+    toggle.removeAttribute("data-unbound");  // seen, and pressed, from now on
     toggle.addEventListener("click", function () {
       show(toggle.getAttribute("aria-expanded") !== "true");
     });

@@ -112,7 +112,7 @@ def show_filters(page) -> None:
     toggle = page.locator("[data-filters-toggle]")
     if not toggle.count() or page.viewport_size["width"] > 640:
         return
-    # The filters fold as soon as components.js runs; the button shows a moment later, when
+    # The filters fold from the first paint; the button shows a moment later, when
     # filters-toggle.js binds it (htmx's first load): wait for it rather than find it hidden.
     expect(toggle).to_be_visible()
     if toggle.get_attribute("aria-expanded") != "true":
