@@ -21,7 +21,7 @@ from flask import (
 )
 from flask_login import login_required
 
-from dashboard import apiclient
+from dashboard import apiclient, wording
 from dashboard.counts import counts_response, every_count
 from dashboard.current_project import load_project
 from dashboard.edits import jobs_store, who
@@ -29,7 +29,15 @@ from dashboard.htmx import wants_partial
 from dashboard.refusals import refusal
 from dashboard.rows import chip_html
 from dashboard.viewstate import QueryView, TagView
-from queryapi import Conflict, InvalidRequest, NotFound, QueryFilters, Tag
+from queryapi import (
+    ApiError,
+    AuthError,
+    Conflict,
+    InvalidRequest,
+    NotFound,
+    QueryFilters,
+    Tag,
+)
 from weblib.colors import colour_code, colour_field
 from weblib.tag_names import fold_tag_name
 from weblib.text_rules import has_forbidden_character
@@ -53,6 +61,7 @@ def index(project_id: str):
     needle = fold_tag_name(view.name)
     shown = [tag for tag in every if needle in fold_tag_name(tag.name)] if needle else every
     queries_url = url_for("queries.index", project_id=project.id)
+    counted = _counts_now(project.id) if shown else None
     tags = [{
         "id": tag.id,
         "name": tag.name,
@@ -60,6 +69,7 @@ def index(project_id: str):
         "link": chip_html(tag.name, tag.color, description=tag.description,
                           href=queries_url + QueryView(QueryFilters(tag_names=(tag.name,)))
                           .query_string()),
+        "count": None if counted is None else wording.count(counted.get(tag.id, 0)),
     } for tag in shown]
     offered = apiclient.capabilities()
     title = (f"“{view.name}” – " if view.name else "") + f"Tags · {project.name} · Tagdesk"
@@ -69,7 +79,9 @@ def index(project_id: str):
         "view": view,
         "tags": tags,
         "count_text": count_text(len(shown), len(every), bool(needle)),
-        "counts_url": url_for("tags.counts", project_id=project.id) + view.query_string(),
+        # Without counts drawn with the page, they load after it.
+        "counts_url": None if counted is not None
+        else url_for("tags.counts", project_id=project.id) + view.query_string(),
         "page_title": title,
         "editing": offered.tag_editing,
         "merging": offered.tag_merging and len(every) > 1,
@@ -81,6 +93,20 @@ def index(project_id: str):
                                            + view.query_string())
         return response
     return render_template("tags/index.html", **context)
+
+
+def _counts_now(project_id: str) -> dict[int, int] | None:
+    """Every tag's number of queries, drawn with the page where one facets call counts them
+    all, so that nothing in the list moves when they come; None without facets, or when the
+    service could not say just now (they load after the page then, one call a tag)."""
+    if not apiclient.capabilities().tag_logic:
+        return None
+    try:
+        return dict(apiclient.client().facets(project_id, QueryFilters()).tags)
+    except AuthError:
+        raise
+    except ApiError:
+        return None
 
 
 @bp.get("/projects/<project_id>/tags/counts")

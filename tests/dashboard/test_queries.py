@@ -153,7 +153,8 @@ def test_one_api_call_per_page_view_in_steady_state(signed_in, shop, api_calls):
     signed_in.get("/projects")
     assert api_calls.total == 0  # the project list is cached since sign-in
     signed_in.get(project_url(shop, suffix="tags"))
-    assert api_calls.paths == {"/api/tags/list": 1}
+    # The tag list, read afresh, and every tag's count with it (one facets call).
+    assert api_calls.paths == {"/api/tags/list": 1, "/api/queries/facets": 1}
 
 
 def test_lists_are_read_again_when_the_cache_expires(signed_in, shop, api_calls, app):

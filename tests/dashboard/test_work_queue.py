@@ -137,8 +137,16 @@ def test_project_cards_and_the_tags_page_count_with_facets(app, signed_in, shop,
     mine = re.search(rf'id="count-p-{shop.project_id}"[^>]*>(.*?)</span>\n', cards, re.S)
     assert f"{UNTAGGED} of {TOTAL} queries untagged" in text_of(mine.group(1))
     assert 'aria-label="Queries tagged"' in mine.group(1)
-    # The tags page: every tag counted by one call, no loader left to come back.
-    signed_in.get(f"/projects/{shop.project_id}/tags")
+    # The tags page: every tag counted with the page by one facets call, no loader to come.
+    api_calls.reset()
+    page = signed_in.get(f"/projects/{shop.project_id}/tags").get_data(as_text=True)
+    assert api_calls.paths["/api/queries/facets"] == 1
+    assert "count-loader" not in page
+    for name, tag_id in shop.tags.items():
+        carriers = sum(1 for *_, tags in SAMPLE if name in tags)
+        noun = "query" if carriers == 1 else "queries"
+        assert f'<span id="count-t-{tag_id}" class="query-count">{carriers} {noun}</span>' in page
+    # Its counts alone (what a page drawn without them loads after it): one call, no loader.
     api_calls.reset()
     body = signed_in.get(f"/projects/{shop.project_id}/tags/counts",
                          headers={"HX-Request": "true"}).get_data(as_text=True)
