@@ -2,13 +2,18 @@
    project's progress. One request per view, sent as its rows settle, so that the server
    counts while the browser paints the rows; its answer is painted only after the rows' frame,
    so that the rows never wait for it. Asked again after an edit (tagdesk:bulkDone), the
-   answer read afresh then and after a job's end (tagdesk:resultsStale). One small JSON answer
-   fills the ~450 places in one pass (docs/decisions.md). */
+   answer read afresh then and after a job's end (tagdesk:resultsStale); rows drawn again
+   after edits wait for the edits to pause. One small JSON answer fills the ~450 places in
+   one pass (docs/decisions.md). */
 (function () {
   "use strict";
 
   var request = null;
   var fresh = false;
+  // The rows drawn again after an edit, and again after the next in a run (a, a, a…): their
+  // counts are asked once the edits pause, not after each (one facets call, not one an edit).
+  var PAUSE_MS = 1000;
+  var pausing = null;
 
   // Each place shows the count of its option's input (by the input's name and value), or the
   // one it names (data-count-name, data-count-value); the answer has each field's counts by
@@ -38,6 +43,8 @@
 
   // `wait`: a promise to settle before the answer is painted.
   function load(wait) {
+    clearTimeout(pausing);
+    pausing = null;
     var form = document.querySelector("form[data-view-form][data-counts-url]");
     if (!form || !window.fetch) return;
     if (request) request.abort();
@@ -70,7 +77,12 @@
       return;
     }
     results.addEventListener("htmx:afterSettle", function (event) {
-      if (event.target === results) {
+      if (event.target !== results) return;
+      var asked = event.detail.requestConfig && event.detail.requestConfig.elt;
+      if (asked && asked.matches("[data-refresh-results]")) {
+        clearTimeout(pausing);
+        pausing = setTimeout(function () { load(null); }, PAUSE_MS);
+      } else {
         load(afterTheFrame());
       }
     }, { once: true });

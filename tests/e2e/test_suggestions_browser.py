@@ -227,3 +227,29 @@ def test_accept_all_is_a_job_with_undo(request, live_dashboard, org, size):
     with org.api() as api:
         tagged = api.list_queries(org.projects["Shop"], QueryFilters(tag_names=("brand",)))
     assert tagged.page.total_records == 12  # the twelve tagged by hand, as before
+
+
+def test_a_run_of_accepts_asks_for_the_counts_once_it_pauses(page, live_dashboard, org):
+    """Each a draws the rows again; the counts beside the choices and the saved views' counts
+    are asked once the run of edits pauses (a second), not after each accept: one facets call
+    for the run, not one an edit. They are right once asked."""
+    rows = suggested_rows(page, live_dashboard, org)
+    count = rows.count()
+    counted = []
+    page.on("request", lambda request: counted.append(request.url)
+            if re.search(r"/(queries|views)/counts\b", request.url) else None)
+    page.keyboard.press("j")
+    for _ in range(4):
+        page.keyboard.press("a")
+    expect(rows).to_have_count(count - 4)
+    page.wait_for_function("() => !document.querySelector('.htmx-request')")
+    assert [url for url in counted if "/queries/counts" in url] == []  # not yet: a pause
+    with org.api() as api:
+        suggested = api.list_queries(org.projects["Shop"], QueryFilters(suggested_tag_ids=(
+            org.tags["Shop"]["brand"],)), limit=1).page.total_records
+    # The Tags picker's "Suggested brand" count: of the queries still suggested brand.
+    place = page.locator('label:has(input[name="suggested"][value="brand"]) [data-count]')
+    expect(place).to_have_text(f"{suggested:,}")
+    page.wait_for_timeout(500)  # any further request would be out by now
+    assert len([url for url in counted if "/queries/counts" in url]) == 1, counted
+    assert len([url for url in counted if "/views/counts" in url]) == 1, counted
