@@ -8,8 +8,6 @@
 (function () {
   "use strict";
 
-  document.documentElement.classList.add("js");
-
   var kinds = [];
 
   // One walk of the new content for every kind (new rows come with each change of view),

@@ -6,6 +6,9 @@ a tag's name once landed above it: the progress line had pushed the filters down
 
 from __future__ import annotations
 
+import re
+import time
+
 import pytest
 
 from tests.e2e.test_browser import open_shop
@@ -29,10 +32,17 @@ PAGES = ["/projects", "queries", "queries?tag=brand&lang=de", "tags", "activity"
          "report", "views", "queries/words", "rules/new"]
 
 
+def late(route) -> None:
+    time.sleep(0.3)
+    route.continue_()
+
+
 @pytest.mark.parametrize("width", [1280, 390])
 def test_no_page_moves_once_drawn(page, live_dashboard, width):
     page.set_viewport_size({"width": width, "height": 860})
     project = open_shop(page, live_dashboard).rsplit("/", 1)[0]
+    # The scripts come late, as on a slow line: the page is painted before they run.
+    page.route(re.compile(r"/static/components\.js"), late)
     moved = {}
     for where in PAGES:
         # Drawn, and everything it asks for after (counts, progress) answered and painted.
