@@ -108,7 +108,10 @@ def test_another_organizations_calls_are_not_held_up_while_a_hostile_file_is_rea
             else:
                 assert admin_http.finished(report, timeout=120)["state"] == "failed"
     assert len(timed.seconds) >= 5
-    assert max(timed.seconds) < 1.0, sorted(timed.seconds)[-5:]
+    # The fault held one call for 47 s; a loaded two-core CI run (load 11: browsers, three
+    # workers) once took 1.1 s over one call with no fault at all.
+    assert timed.p95 < 1.0, sorted(timed.seconds)[-5:]
+    assert max(timed.seconds) < 3.0, sorted(timed.seconds)[-5:]
 
 
 # --- the heartbeat -----------------------------------------------------------------------------
