@@ -43,6 +43,7 @@ def test_no_page_moves_once_drawn(page, live_dashboard, width):
     project = open_shop(page, live_dashboard).rsplit("/", 1)[0]
     # The scripts come late, as on a slow line: the page is painted before they run.
     page.route(re.compile(r"/static/components\.js"), late)
+    page.context.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": 6})
     moved = {}
     for where in PAGES:
         # Drawn, and everything it asks for after (counts, progress) answered and painted.
