@@ -2,7 +2,9 @@
 shift, with no input, in the seconds after each page of a project loads, at 1280 and at 390 px.
 Parts that come after the page (counts, progress, the phone's Filters button) keep their room
 from the first paint, so that a click or a tap lands where it was aimed (a CI run's click on
-a tag's name once landed above it: the progress line had pushed the filters down)."""
+a tag's name once landed above it: the progress line had pushed the filters down). The
+processor is slowed (and the settings pages' line), so that the browser paints pages it has
+only partly parsed, as a loaded CI machine did: the frame paints nothing before the footer."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import time
 import pytest
 
 from tests.e2e.test_browser import open_shop
+from tests.support.e2e import settings_sign_in
 
 pytestmark = pytest.mark.browser
 
@@ -32,6 +35,23 @@ PAGES = ["/projects", "queries", "queries?tag=brand&lang=de", "tags", "activity"
          "report", "views", "queries/words", "rules/new"]
 
 
+SETTINGS_PAGES = ["/settings/api", "/settings/api/new", "/settings/projects",
+                  "/settings/projects/{project}", "/settings/projects/{project}/import",
+                  "/settings/people", "/settings/people/add", "/settings/activity"]
+
+
+def slowed(page, line: int | None = None) -> None:
+    """The processor slowed as a cheap phone's is; with `line`, the pages come over a line of
+    that many bytes a second, a few kilobytes at a time: the browser paints what it has
+    parsed so far."""
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Emulation.setCPUThrottlingRate", {"rate": 6})
+    if line is not None:
+        cdp.send("Network.enable")
+        cdp.send("Network.emulateNetworkConditions", {
+            "offline": False, "latency": 0, "downloadThroughput": line, "uploadThroughput": -1})
+
+
 def late(route) -> None:
     time.sleep(0.3)
     route.continue_()
@@ -43,11 +63,27 @@ def test_no_page_moves_once_drawn(page, live_dashboard, width):
     project = open_shop(page, live_dashboard).rsplit("/", 1)[0]
     # The scripts come late, as on a slow line: the page is painted before they run.
     page.route(re.compile(r"/static/components\.js"), late)
-    page.context.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": 6})
+    slowed(page)
     moved = {}
     for where in PAGES:
         # Drawn, and everything it asks for after (counts, progress) answered and painted.
         page.goto(live_dashboard.url + where if where.startswith("/") else f"{project}/{where}",
+                  wait_until="networkidle")
+        if shifts := page.evaluate(OBSERVE):
+            moved[where] = shifts
+    assert moved == {}
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_no_settings_page_moves_once_drawn(page, site, width):
+    """The settings area shares the page frame: a project's page, painted half parsed, moved
+    its tags table when the rest came."""
+    page.set_viewport_size({"width": width, "height": 860})
+    settings_sign_in(page, site.url + "/settings/api")
+    slowed(page, line=64_000)  # the settings pages are small: slowed alone, few painted early
+    moved = {}
+    for where in SETTINGS_PAGES:
+        page.goto(site.url + where.format(project=site.world.project_id),
                   wait_until="networkidle")
         if shifts := page.evaluate(OBSERVE):
             moved[where] = shifts
