@@ -49,21 +49,23 @@ def app(dashboard_config, busy, shop):
     close_app(app)
 
 
-def test_the_tags_page_comes_without_its_counts_and_loads_them_after(signed_in, shop, busy):
+def page_while_busy(client, busy, path: str) -> str:
+    """The page drawn while the service refuses facets: it comes all the same."""
     busy.front.busy = True
-    response = signed_in.get(f"/projects/{shop.project_id}/tags")
-    html = response.get_data(as_text=True)
+    response = client.get(path)
     assert response.status_code == 200 and busy.front.refused >= 1
+    return response.get_data(as_text=True)
+
+
+def test_the_tags_page_comes_without_its_counts_and_loads_them_after(signed_in, shop, busy):
+    html = page_while_busy(signed_in, busy, f"/projects/{shop.project_id}/tags")
     assert 'class="count-loader"' in html
     for tag_id in shop.tags.values():
         assert f'<span id="count-t-{tag_id}" class="query-count"></span>' in html
 
 
 def test_the_queries_page_comes_without_its_progress(signed_in, shop, busy):
-    busy.front.busy = True
-    response = signed_in.get(f"/projects/{shop.project_id}/queries")
-    html = response.get_data(as_text=True)
-    assert response.status_code == 200 and busy.front.refused >= 1
+    html = page_while_busy(signed_in, busy, f"/projects/{shop.project_id}/queries")
     assert '<p class="project-progress" data-progress aria-live="polite"></p>' in html
     busy.front.busy = False
     again = signed_in.get(f"/projects/{shop.project_id}/queries").get_data(as_text=True)
