@@ -144,7 +144,7 @@ def test_the_columns_choice_is_kept_in_the_address(numbered_to_read):
     assert "sort=-clicks&amp;cols=clicks,volume" in shown
     assert "cols=" not in page(signed_in, numbered,
                                "q=boots&cols=volume,clicks,impressions,position").split(
-        'class="results__numbers"')[0].split("<main")[1]
+        'class="columns-choice"')[0].split("<main")[1]
     none = page(signed_in, numbered, "q=boots&cols=none")
     assert headers(none) == [] and "data-number=" not in none
     assert choices_of(none)["Show Volume"].endswith("?q=boots&cols=volume")
