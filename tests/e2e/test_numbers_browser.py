@@ -138,3 +138,23 @@ def test_on_a_phone_the_page_never_scrolls_sideways(phone, live_dashboard, org):
     # The number headers are still the sort links, reachable and named.
     expect(phone.get_by_role("link", name="Clicks")).to_be_visible()
     assert axe_serious(phone) == []
+
+
+def test_the_count_and_the_views_actions_share_a_line_on_a_laptop(page, live_dashboard, org):
+    """1280 px: Export CSV, Columns, Report and Make a rule from this view beside the count,
+    so the table starts high enough for its first rows to be on the first screen (each on a
+    line of its own, the rows began at 790 px of 860)."""
+    sign_in(page, live_dashboard.url, org.key)
+    page.goto(f"{live_dashboard.url}/projects/{org.projects[PROJECT]}/queries?sort=query")
+    count = page.locator("#results-count").bounding_box()
+    actions = [page.get_by_role("link", name=re.compile(r"^Export CSV")),
+               page.locator(".columns-choice summary"),
+               page.get_by_role("link", name="Report", exact=True),
+               page.get_by_role("link", name="Make a rule from this view", exact=True)]
+    for action in actions:
+        expect(action).to_be_visible()
+        box = action.bounding_box()
+        assert box["y"] <= count["y"] + count["height"] and count["y"] <= box["y"] + box["height"]
+        assert box["x"] > count["x"] + count["width"]
+    first_row = page.locator("tr[data-row]").first.bounding_box()
+    assert first_row["y"] + first_row["height"] <= page.viewport_size["height"]
