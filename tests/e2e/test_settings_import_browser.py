@@ -236,6 +236,12 @@ def test_a_search_console_export_with_its_columns_chosen(request, size, site, tm
     assert api_rows(site) == {}
     if size == "phone":
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    else:  # the numbers' columns and the languages side by side, not one under another
+        for first, second in (("Clicks column", "Impressions column"),
+                              ("Czech (cs)", "Danish (da)")):
+            one, two = (page.get_by_label(name, exact=True).bounding_box()
+                        for name in (first, second))
+            assert abs(one["y"] - two["y"]) < 2 and two["x"] > one["x"], (first, second)
     page.screenshot(path=screenshots / f"settings-import-columns-{size}.png", full_page=True)
     assert axe_serious(page) == []
     page.get_by_role("button", name="Import queries", exact=True).click()
