@@ -88,3 +88,27 @@ def test_no_settings_page_moves_once_drawn(page, site, width):
         if shifts := page.evaluate(OBSERVE):
             moved[where] = shifts
     assert moved == {}
+
+
+# What takes room on the page after the element the frame's paint waits for, in document
+# order (its own content included): the browser may paint as soon as that element's start
+# tag is parsed, so whatever comes after it may arrive after the first paint.
+AFTER_THE_WAIT = """() => {
+  const link = document.querySelector('link[rel="expect"][blocking="render"]');
+  const target = link && document.getElementById(link.getAttribute('href').slice(1));
+  if (!target) return ['no element to wait for'];
+  return Array.from(document.body.querySelectorAll('*')).filter(element =>
+    (target.compareDocumentPosition(element) & Node.DOCUMENT_POSITION_FOLLOWING) &&
+    element.getClientRects().length && element.getBoundingClientRect().height > 0)
+    .map(element => element.nodeName + '.' + element.className);
+}"""
+
+
+def test_the_paint_waits_for_everything_that_takes_room(page, live_dashboard, site):
+    """A CI run under load saw the settings' footer move (people/add, 1280 px): the paint had
+    waited for the footer's start tag only, and its line of text, parsed after the first
+    paint, made the footer taller, which moved it up from the window's bottom."""
+    open_shop(page, live_dashboard)
+    assert page.evaluate(AFTER_THE_WAIT) == []
+    settings_sign_in(page, site.url + "/settings/people/add")
+    assert page.evaluate(AFTER_THE_WAIT) == []
