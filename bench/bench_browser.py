@@ -11,8 +11,9 @@ Playwright drives Debian's headless Chromium (/usr/bin/chromium) against the das
 deployed: the service and the dashboard each under gunicorn in a process of their own (one
 worker with 4 threads each, loopback HTTP between them, rate limits lifted, Server-Timing on);
 with --embedded, the demo's shape (werkzeug in this process, the service inside it). One person
-signs in and, on the main project's queries page, makes --changes changes of each kind after
---warmup unmeasured ones:
+signs in, waits until the project's suggestions are no longer being learned (its first look
+starts that, beside the pages: bench_dashboard.learned), and, on the main project's queries
+page, makes --changes changes of each kind after --warmup unmeasured ones:
 
 - language, country, tag   an option ticked or unticked in its picker (tick, untick, next);
 - untagged                 the tag picker's Untagged ticked, then unticked;
@@ -88,6 +89,7 @@ from bench.bench_dashboard import (  # noqa: E402
     PROJECT,
     Embedded,
     Processes,
+    learned,
     prepared_setup,
     setup_parser,
 )
@@ -574,6 +576,8 @@ def main() -> None:
                 context.add_init_script(INSTRUMENT)
                 page = context.new_page()
                 queries_url = sign_in(page, setup.base, key)
+                state, waited = learned(setup.api_url, key, queries_url.split("/")[-2])
+                print(f"suggestions {state!r} after {waited:.1f} s: measured from here", flush=True)
                 loadavg = {"start": os.getloadavg()}
                 results, calls = {}, {}
                 for kind in args.kinds:
