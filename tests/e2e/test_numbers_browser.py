@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 
 from tests.browser import axe_serious
 from tests.e2e.test_bulk_browser import sign_in
-from tests.support.e2e import PHONE, assert_no_sideways_scroll, csp_errors
+from tests.support.e2e import PHONE, SCREENSHOTS, assert_no_sideways_scroll, csp_errors
 from tests.support.numbered import numbered_org
 
 pytestmark = pytest.mark.browser
@@ -158,3 +158,30 @@ def test_the_count_and_the_views_actions_share_a_line_on_a_laptop(page, live_das
         assert box["x"] > count["x"] + count["width"]
     first_row = page.locator("tr[data-row]").first.bounding_box()
     assert first_row["y"] + first_row["height"] <= page.viewport_size["height"]
+
+
+def test_between_phone_and_laptop_the_count_keeps_the_first_actions_line(page, live_dashboard,
+                                                                         org):
+    """800 px: the actions wrap to two lines; the count stays on the first (centred between
+    the two, it sat on neither). With no saved view, its sentence and Save view share a line,
+    and Save view stays where it was when its form opens."""
+    page.set_viewport_size({"width": 800, "height": 1000})
+    sign_in(page, live_dashboard.url, org.key)
+    page.goto(f"{live_dashboard.url}/projects/{org.projects[PROJECT]}/queries?sort=query")
+    count = page.locator("#results-count").bounding_box()
+    export = page.get_by_role("link", name=re.compile(r"^Export CSV")).bounding_box()
+    rule = page.get_by_role("link", name="Make a rule from this view", exact=True).bounding_box()
+    assert rule["y"] >= export["y"] + export["height"]  # two lines of actions
+    assert export["y"] <= count["y"] and count["y"] + count["height"] <= export["y"] + \
+        export["height"]
+
+    empty = page.get_by_text("No saved views yet").bounding_box()
+    save = page.locator(".save-view summary")
+    closed = save.bounding_box()
+    assert closed["x"] > empty["x"] + empty["width"]
+    assert closed["y"] <= empty["y"] + empty["height"] and empty["y"] <= closed["y"] + \
+        closed["height"]
+    save.click()
+    expect(page.get_by_label("View name")).to_be_visible()
+    assert save.bounding_box() == closed
+    page.locator("#saved-views").screenshot(path=SCREENSHOTS / "saved-views-open-800.png")
