@@ -71,3 +71,26 @@ def test_the_settings_header_fits_every_width(browser, site):
             assert_header_fits(page, f"a project's settings at {width} px")
     finally:
         context.close()
+
+
+def test_on_a_phone_the_account_shares_the_brands_line(browser, live_dashboard, org):
+    """390 px: the brand's mark alone (its name kept for screen readers, a 40 px target), so
+    that Settings and the account fit beside it: a line less above every page (the account
+    had a line of its own under the brand)."""
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    try:
+        page.goto(live_dashboard.url + "/signin")
+        page.get_by_label("API key").fill(org.key)
+        page.get_by_role("button", name="Sign in").click()
+        page.goto(f"{live_dashboard.url}/projects/{org.projects[PROJECT]}/queries")
+        brand = page.get_by_role("link", name="Tagdesk", exact=True).bounding_box()
+        assert brand["width"] >= 40 and brand["height"] >= 40
+        for name in ("Settings", "Sign out"):
+            box = page.locator(".site-header").get_by_role(
+                "link" if name == "Settings" else "button", name=name).bounding_box()
+            assert abs((box["y"] + box["height"] / 2) - (brand["y"] + brand["height"] / 2)) < 4, \
+                name
+        assert_header_fits(page, "queries at 390 px")
+    finally:
+        context.close()
