@@ -139,8 +139,10 @@
     } else if (key === "l") {
       // A click the page makes (not trusted): the dialog knows it was opened by key.
       var add = document.querySelector('[data-bulk-action][hx-get$="action=add"]');
-      if (!add) return false;
-      if (add.disabled) say("Select a row first: j and k move between rows, x selects one.");
+      if (!add) {  // no rows, so no Add tags: said, not nothing
+        if (!document.getElementById("results")) return false;
+        say("No rows to tag here: change the search or the filters.");
+      } else if (add.disabled) say("Select a row first: j and k move between rows, x selects one.");
       else add.click();
     } else if (key === "Escape") {
       var results = document.getElementById("results");

@@ -121,7 +121,14 @@ def test_no_shortcut_while_typing_or_with_a_modifier(page, live_dashboard, org):
     expect(search).to_have_value("xj")
     expect(cursor(page)).to_have_count(0)
     expect(page.locator("[data-selected-count]")).to_have_text("0")
+    # No rows (the search matches none): l says so. It said nothing, and a CI run pressed the
+    # l below before the rows were back, which this test now waits for.
+    expect(page.get_by_role("heading", name="No queries match")).to_be_visible()
+    page.locator("h1").click()
+    page.keyboard.press("l")
+    expect(page.get_by_role("status").filter(has_text="No rows to tag here")).to_be_visible()
     search.fill("")
+    expect(page.locator("tr[data-row]")).to_have_count(len(ROWS))
     page.locator("h1").click()
     page.keyboard.press("Alt+j")
     page.keyboard.press("Control+l")
