@@ -340,6 +340,7 @@ def decided(number: Number, values: list[str], hint: str = ".", name: str = "") 
 
 _EMPTY = -1.0  # an empty cell's value in `_plain_cells` (no plain cell is negative)
 _EMPTY_TEXT = "-1"
+_EXACT = 2 ** 53  # integers below it are exact as floats
 _FIRST_CELLS = 64  # the cells looked at to tell a column of plain cells from one of others
 # A cell of other characters than a plain one's (or the cells' separator within one).
 _NOT_PLAIN = re.compile(r"[^0-9.,\n]")
@@ -439,7 +440,17 @@ def _floats(joined: str, count: int) -> np.ndarray | None:
     `_EMPTY_TEXT`; joined by "\n"), read by numpy's text parser at once: correctly rounded
     as float() is, to the last bit, whatever the number of digits (50,000 cells: 3.4 ms,
     float() one by one 4.5, the digits summed by numpy 6.1). None when a cell is one
-    float() refuses ("1.2.3", ".")."""
+    float() refuses ("1.2.3", ".").
+    Cells with no point (counts, most columns) are read as integers first, three times as
+    fast (1M cells: 28 ms, 81 as floats) and the same values: below 2^53 an integer is
+    exact as a float; a larger one (numpy's integers stop at 2^63) is read as a float."""
+    if "." not in joined:
+        try:
+            whole = np.fromstring(joined, dtype=np.int64, sep="\n")
+        except ValueError:  # read again below, which says why
+            whole = None
+        if whole is not None and len(whole) == count and int(whole.max(initial=0)) < _EXACT:
+            return whole.astype(np.float64)
     try:
         values = np.fromstring(joined, sep="\n")
     except ValueError:  # the text did not read to its end
