@@ -5,9 +5,12 @@ the Settings link."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import pytest
 from playwright.sync_api import expect
 
+from tests.e2e.test_bulk_browser import sign_in
 from tests.support.e2e import assert_no_sideways_scroll, make_org, settings_sign_in
 
 pytestmark = pytest.mark.browser
@@ -44,20 +47,25 @@ def org(live_dashboard):
     return make_org(live_dashboard, "Header e2e", {PROJECT: [("rain jacket", "en", "GB", [])]})
 
 
-def test_the_dashboards_header_fits_every_width(browser, live_dashboard, org):
-    context = browser.new_context(viewport={"width": WIDTHS[0], "height": 800})
+@contextmanager
+def queries_page(browser, live_dashboard, org, width: int, height: int):
+    """The project's queries page, signed in, in a window of this size of its own."""
+    context = browser.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
     try:
-        page.goto(live_dashboard.url + "/signin")
-        page.get_by_label("API key").fill(org.key)
-        page.get_by_role("button", name="Sign in").click()
+        sign_in(page, live_dashboard.url, org.key)
         page.goto(f"{live_dashboard.url}/projects/{org.projects[PROJECT]}/queries")
         expect(page.get_by_role("link", name=PROJECT)).to_be_visible()
+        yield page
+    finally:
+        context.close()
+
+
+def test_the_dashboards_header_fits_every_width(browser, live_dashboard, org):
+    with queries_page(browser, live_dashboard, org, WIDTHS[0], 800) as page:
         for width in WIDTHS:
             page.set_viewport_size({"width": width, "height": 800})
             assert_header_fits(page, f"queries at {width} px")
-    finally:
-        context.close()
 
 
 def test_the_settings_header_fits_every_width(browser, site):
@@ -77,20 +85,12 @@ def test_on_a_phone_the_account_shares_the_brands_line(browser, live_dashboard, 
     """390 px: the brand's mark alone (its name kept for screen readers, a 40 px target), so
     that Settings and the account fit beside it: a line less above every page (the account
     had a line of its own under the brand)."""
-    context = browser.new_context(viewport={"width": 390, "height": 844})
-    page = context.new_page()
-    try:
-        page.goto(live_dashboard.url + "/signin")
-        page.get_by_label("API key").fill(org.key)
-        page.get_by_role("button", name="Sign in").click()
-        page.goto(f"{live_dashboard.url}/projects/{org.projects[PROJECT]}/queries")
+    with queries_page(browser, live_dashboard, org, 390, 844) as page:
         brand = page.get_by_role("link", name="Tagdesk", exact=True).bounding_box()
         assert brand["width"] >= 40 and brand["height"] >= 40
-        for name in ("Settings", "Sign out"):
-            box = page.locator(".site-header").get_by_role(
-                "link" if name == "Settings" else "button", name=name).bounding_box()
+        header = page.locator(".site-header")
+        for role, name in (("link", "Settings"), ("button", "Sign out")):
+            box = header.get_by_role(role, name=name).bounding_box()
             assert abs((box["y"] + box["height"] / 2) - (brand["y"] + brand["height"] / 2)) < 4, \
                 name
         assert_header_fits(page, "queries at 390 px")
-    finally:
-        context.close()
