@@ -42,10 +42,19 @@ def notice(page):
 
 
 def add_local(page, text: str) -> None:
+    """`local` added to the row of `text` alone, and the sentence of this edit awaited (the
+    previous edit's sentence stays until the answer comes: it is marked as seen). The
+    selection stays after an edit, so it is cleared first."""
+    clear = page.get_by_role("button", name="Clear selection", exact=True)
+    if clear.is_visible():
+        clear.click()
+    page.evaluate("document.querySelectorAll('#notices [data-edit-notice]')"
+                  ".forEach(function (old) { old.setAttribute('data-seen', ''); })")
     tick(page, text)
     pick_tags(page, "Add tags", "local")
     apply(page)
-    expect(notice(page)).to_contain_text("Added ‘local’ to 1 query.")
+    expect(page.locator("#notices [data-edit-notice]:not([data-seen])")).to_contain_text(
+        "Added ‘local’ to 1 query.")
 
 
 @pytest.mark.parametrize("width", WIDTHS)

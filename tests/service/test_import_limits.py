@@ -82,10 +82,23 @@ def test_a_first_line_is_checked_in_time_linear_in_its_length(person):
              ("query,language,country" + ",a" * limit)[:limit - 1],
              ("query;language;country" + ";tags" * limit)[:limit - 1]]
     for line in lines:
+        assert best_of_three(check_refused, line) < 0.05, line[:40]
+
+
+def check_refused(line: str) -> None:
+    with pytest.raises(imports.NotCsv):
+        imports.check_file(io.BytesIO(line.encode() + b"\nx,en,US\n"))
+
+
+def best_of_three(call, *args) -> float:
+    """Seconds of the fastest of three calls: a busy machine's pause is not the check's time
+    (the quadratic checks took seconds every time)."""
+    times = []
+    for _ in range(3):
         started = time.perf_counter()
-        with pytest.raises(imports.NotCsv):
-            imports.check_file(io.BytesIO(line.encode() + b"\nx,en,US\n"))
-        assert time.perf_counter() - started < 0.05, line[:40]
+        call(*args)
+        times.append(time.perf_counter() - started)
+    return min(times)
 
 
 def test_another_organizations_calls_are_not_held_up_while_a_hostile_file_is_read(
