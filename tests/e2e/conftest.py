@@ -20,16 +20,15 @@ from tests.support.e2e import (
     LAPTOP,
     PHONE,
     SCREENSHOTS,
+    WAIT_MS,
     Dashboard,
 )
 from tests.support.reference_proxy import WithoutExtensions
 from tests.support.servers import LiveServer
 from tests.support.world import UNLIMITED
 
-# Assertions wait as long as actions do (the contexts' default timeout below): on a busy
-# two-core machine a page behind the live dashboard and its embedded service, built while
-# other test workers run, has taken over 5 s to come.
-expect.set_options(timeout=10_000)
+# Assertions wait as long as actions do (the contexts' default timeout below).
+expect.set_options(timeout=WAIT_MS)
 
 
 @pytest.fixture(scope="session")
@@ -64,7 +63,7 @@ def site(live_service, world):
 @pytest.fixture
 def context(browser):
     context = browser.new_context(viewport=LAPTOP)
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(WAIT_MS)
     yield context
     context.close()
 
@@ -74,7 +73,7 @@ def phone(browser):
     """A page on a phone: 390 px wide, touch, no hover; its console messages kept."""
     context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True,
                                   device_scale_factor=2)
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(WAIT_MS)
     page = context.new_page()
     page.console_messages = []
     page.on("console", lambda message: page.console_messages.append(message.text))

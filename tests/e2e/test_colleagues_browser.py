@@ -20,7 +20,7 @@ from tests.e2e.test_bulk_browser import (
     sign_in,
     tick,
 )
-from tests.support.e2e import LAPTOP, csp_errors, make_org
+from tests.support.e2e import LAPTOP, WAIT_MS, csp_errors, make_org
 
 pytestmark = pytest.mark.browser
 
@@ -49,7 +49,7 @@ def quick_poll(live_dashboard):
 def colleague(browser):
     """The other person: a browser context of their own, signed in separately."""
     context = browser.new_context(viewport=LAPTOP)
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(WAIT_MS)
     yield context.new_page()
     context.close()
 
@@ -88,7 +88,7 @@ def test_a_colleagues_edit_is_announced_and_shown_on_demand(
     before = row_places(page)
     tag_one_row(colleague, "wanderschuhe 01", "brand")
     expect(notice).to_have_text("1 query on this page changed — Show",
-                                timeout=10_000)
+                                timeout=WAIT_MS)
     # Said politely, and nothing on the page moved or was drawn again.
     region = page.locator("[data-colleagues]")
     expect(region).to_have_attribute("aria-live", "polite")

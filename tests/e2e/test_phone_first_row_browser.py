@@ -14,7 +14,14 @@ from playwright.sync_api import expect
 from queryapi import QueryFilters
 from tests.browser import axe_serious
 from tests.e2e.test_bulk_browser import open_project, sign_in
-from tests.support.e2e import LAPTOP, PHONE, assert_no_sideways_scroll, csp_errors, make_org
+from tests.support.e2e import (
+    LAPTOP,
+    PHONE,
+    WAIT_MS,
+    assert_no_sideways_scroll,
+    csp_errors,
+    make_org,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -117,7 +124,7 @@ def test_add_tags_shows_a_described_tags_whole_name(browser, live_dashboard, org
                                                    screenshots):
     touch = size == PHONE
     context = browser.new_context(viewport=size, is_mobile=touch, has_touch=touch)
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(WAIT_MS)
     try:
         page = context.new_page()
         sign_in(page, live_dashboard.url, org.key)

@@ -17,6 +17,10 @@ ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "tests" / "screenshots"
 DEMO_QUERIES = 400
 LAPTOP = {"width": 1280, "height": 860}
+# How long an action or an assertion waits (ms). On a busy two-core machine a page behind the
+# live dashboard and its embedded service, drawn while other test workers run, has taken over
+# 10 s to load; a test that fails still fails, later.
+WAIT_MS = 20_000
 PHONE = {"width": 390, "height": 844}
 
 
