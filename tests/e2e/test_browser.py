@@ -17,7 +17,7 @@ from queryapi import Client, QueryFilters, Unavailable
 from service.org import admin
 from service.store.db import session_scope
 from tests.browser import axe_serious
-from tests.support.e2e import DEMO_QUERIES, LAPTOP, csp_errors
+from tests.support.e2e import DEMO_QUERIES, LAPTOP, WAIT_MS, csp_errors
 
 pytestmark = pytest.mark.browser
 
@@ -373,8 +373,8 @@ def test_busy_service_banner_retries_by_itself(page, live_dashboard, monkeypatch
     expect(banner).to_contain_text("temporarily unavailable")
     assert rows(page) == before  # the table was left alone
     # After the wait the page loads the view again, by itself.
-    page.wait_for_url(lambda url: params(url).get("q") == ["a"], timeout=8000)
-    expect(page.locator("#notices .notice")).to_have_count(0, timeout=8000)
+    page.wait_for_url(lambda url: params(url).get("q") == ["a"], timeout=WAIT_MS)
+    expect(page.locator("#notices .notice")).to_have_count(0, timeout=WAIT_MS)
     expect(page.locator(".results__count")).to_contain_text("queries")
     assert page.url.startswith(base)
 

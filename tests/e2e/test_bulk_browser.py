@@ -18,7 +18,7 @@ from playwright.sync_api import expect
 from queryapi import Client, RateLimited
 from queryapi.stats import StatsCounter
 from tests.browser import axe_serious
-from tests.support.e2e import LAPTOP, csp_errors, make_org
+from tests.support.e2e import LAPTOP, WAIT_MS, csp_errors, make_org
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.browser
@@ -237,7 +237,7 @@ def test_select_all_matching_runs_with_progress_to_the_end(page, live_dashboard,
         job = page.locator("[data-job]").first
         expect(job.get_by_role("heading")).to_have_text(
             f"Add ‘brand’ to {BIG_GERMAN:,} queries matching language German (de)")
-        expect(job.locator("[data-done]")).not_to_have_text("0", timeout=15_000)
+        expect(job.locator("[data-done]")).not_to_have_text("0", timeout=WAIT_MS)
         expect(job).to_contain_text(f"of {BIG_GERMAN:,} queries")
         expect(job).to_contain_text("left")
         expect(job.get_by_role("button", name="Cancel")).to_be_visible()
