@@ -23,7 +23,7 @@ from service import create_app as create_service_app
 from service import schema
 from service.org import accounts
 from tests.support.api import Api
-from tests.support.databases import database_for, postgres_database_of_its_own
+from tests.support.databases import close_service_app, database_for, postgres_database_of_its_own
 from tests.support.ordering import (
     Durations,
     committed_seconds,
@@ -198,7 +198,7 @@ def service_config(database_url, tmp_path) -> dict:
 def service_app(service_config):
     app = create_service_app(service_config)
     yield app
-    app.extensions["tagdesk_engine"].dispose()
+    close_service_app(app)
 
 
 @pytest.fixture

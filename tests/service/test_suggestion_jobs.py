@@ -36,7 +36,8 @@ from tests.service.migrating import (
     model_differences,
 )
 from tests.service.test_suggestions_api import REFRESH, STATUS, rows
-from tests.support.databases import REDIS_URL
+from tests.support.databases import REDIS_URL, close_service_app
+from tests.support.waiting import wait_until
 from weblib.job_lifecycle import queue_owner
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -185,6 +186,26 @@ def test_an_import_s_queries_are_scored_by_a_job(api, world, service_app, flask_
     assert [(job.kind, job.state, job.message) for job in jobs(world)] == [
         ("learn", "learned", "Learned from 24 tagged queries."),
         ("score", "scored", "1 new query scored.")]
+
+
+def test_a_service_app_closed_by_the_tests_ends_its_jobs_first(api, world, service_app,
+                                                                 monkeypatch):
+    """The tests' teardown of a service app (close_service_app) waits for the learning its
+    threads run: a job left running wrote into the next test's database, which PostgreSQL's
+    emptying of it met as a deadlock (CI, the OpenAPI conformance of suggestions/accept)."""
+    world.add_queries(rows())
+    learn = learning.learn
+
+    def slowly(*args, **kwargs):
+        model = learn(*args, **kwargs)
+        time.sleep(2)
+        return model
+
+    monkeypatch.setattr(learning, "learn", slowly)  # the job imports it as it starts
+    assert api.post(REFRESH, {}).json()["started"] is True
+    assert wait_until(lambda: [job.state for job in jobs(world)] == ["running"], 60, 0.05)
+    close_service_app(service_app)
+    assert [(job.kind, job.state) for job in jobs(world)] == [("learn", "learned")]
 
 
 def test_the_heartbeat_beats_while_a_slow_learning_runs(api, world, service_app,

@@ -86,3 +86,13 @@ def database_for(kind: str, request, tmp_path, sqlite_template) -> str:
     path = tmp_path / "service.sqlite3"
     shutil.copy(sqlite_template, path)
     return f"sqlite:///{path}"
+
+
+def close_service_app(app) -> None:
+    """A service app of a test closed: the jobs its threads run (learning, imports) waited
+    for, then its connections closed. A job left running would write into the next test's
+    database (on PostgreSQL, emptied for that test: a deadlock with the emptying)."""
+    for runner in ("tagdesk_learner", "tagdesk_imports"):
+        if (found := app.extensions.get(runner)) is not None:
+            found.shutdown(wait=True)
+    app.extensions["tagdesk_engine"].dispose()
