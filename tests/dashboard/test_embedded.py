@@ -87,6 +87,12 @@ def test_a_forked_process_starts_its_own_internal_server(shop, database_url, tmp
     assert answer["after"] == answer["parent"]  # the parent's server is untouched
 
 
+# How long a page may take under gunicorn. Longer than its worker timeout (20 s): a deadlocked
+# worker is killed and its request fails, whereas a busy CI machine once took over 10 s to
+# answer one page with one sync worker.
+ANSWER_SECONDS = 40
+
+
 @pytest.mark.parametrize("options", [["--workers", "1"],
                                      ["--preload", "--workers", "2", "--threads", "2"]],
                          ids=["one-sync-worker", "preloaded-threaded-workers"])
@@ -118,15 +124,16 @@ def test_gunicorn_workers_serve_pages_without_deadlock(shop, database_url, tmp_p
                 if time.monotonic() > deadline:
                     pytest.fail("gunicorn did not start")
                 time.sleep(0.2)
-        answer = browser.post(base + "/signin", timeout=10, data={
+        answer = browser.post(base + "/signin", timeout=ANSWER_SECONDS, data={
             "csrf_token": csrf_token(page.text), "api_key": shop.key})
         assert answer.status_code == 200 and answer.url == base + "/projects"
         for _ in range(6):  # several views, landing on either worker
             view = browser.get(f"{base}/projects/{shop.project_id}/queries?q=schuhe",
-                               timeout=10)
+                               timeout=ANSWER_SECONDS)
             assert view.status_code == 200
             assert "laufschuhe" in view.text
-        assert browser.get(base + "/api/openapi.json", timeout=10).status_code == 200
+        assert browser.get(base + "/api/openapi.json",
+                           timeout=ANSWER_SECONDS).status_code == 200
         # No control socket: the service's and the dashboard's servers on one machine would
         # both make it at the same default path, the second replacing the first's.
         assert not (home / ".gunicorn").exists()
