@@ -188,20 +188,26 @@ def test_an_import_s_queries_are_scored_by_a_job(api, world, service_app, flask_
         ("score", "scored", "1 new query scored.")]
 
 
+def learning_slowed(monkeypatch, seconds: float) -> None:
+    """Each learning, the real one, then a wait of `seconds` inside the job (the job imports
+    `learn` as it starts)."""
+    learn = learning.learn
+
+    def slowly(*args, **kwargs):
+        model = learn(*args, **kwargs)
+        time.sleep(seconds)
+        return model
+
+    monkeypatch.setattr(learning, "learn", slowly)
+
+
 def test_a_service_app_closed_by_the_tests_ends_its_jobs_first(api, world, service_app,
                                                                  monkeypatch):
     """The tests' teardown of a service app (close_service_app) waits for the learning its
     threads run: a job left running wrote into the next test's database, which PostgreSQL's
     emptying of it met as a deadlock (CI, the OpenAPI conformance of suggestions/accept)."""
     world.add_queries(rows())
-    learn = learning.learn
-
-    def slowly(*args, **kwargs):
-        model = learn(*args, **kwargs)
-        time.sleep(2)
-        return model
-
-    monkeypatch.setattr(learning, "learn", slowly)  # the job imports it as it starts
+    learning_slowed(monkeypatch, 2)
     assert api.post(REFRESH, {}).json()["started"] is True
     assert wait_until(lambda: [job.state for job in jobs(world)] == ["running"], 60, 0.05)
     close_service_app(service_app)
@@ -216,14 +222,7 @@ def test_the_heartbeat_beats_while_a_slow_learning_runs(api, world, service_app,
     loaded machine (25 minutes in all) once found the job silent that long and began another."""
     world.add_queries([(f"{query} {n}", language, country, tags)
                        for n in range(40) for query, language, country, tags in rows()])
-    learn = learning.learn
-
-    def slowly(*args, **kwargs):
-        model = learn(*args, **kwargs)
-        time.sleep(8)
-        return model
-
-    monkeypatch.setattr(learning, "learn", slowly)  # the job imports it as it starts
+    learning_slowed(monkeypatch, 8)
     service_app.extensions["tagdesk_learner"] = slow = Learner(
         service_app.extensions["tagdesk_sessionmaker"], Thresholds(stale_seconds=10.0))
     started = time.monotonic()
