@@ -28,6 +28,7 @@ NUMBERED = [
     ("green boots", "en", "GB", [], {"clicks": 45, "volume": 5000}),
     ("a very long query about waterproof hiking boots for wide feet in winter", "en", "GB",
      ["brand"], {"volume": 150, "clicks": 2}),
+    ("botas de caminhada", "pt", "BR", [], None),  # the longest language name shown
 ] + [(f"plain boots {i:02d}", "en", "US", [], None) for i in range(8)]
 
 
@@ -158,6 +159,23 @@ def test_the_count_and_the_views_actions_share_a_line_on_a_laptop(page, live_das
         assert box["x"] > count["x"] + count["width"]
     first_row = page.locator("tr[data-row]").first.bounding_box()
     assert first_row["y"] + first_row["height"] <= page.viewport_size["height"]
+
+
+def test_on_a_laptop_every_column_is_on_screen(page, live_dashboard, org):
+    """1280 px, the project's four numbers shown: the table fits its frame, Updated included.
+    Language, country and Updated were kept on one line each, so the columns needed 1,331 px
+    of the page's 1,190 at any window width, and Updated was reached only by scrolling the
+    table sideways. They wrap where the table is short of room."""
+    sign_in(page, live_dashboard.url, org.key)
+    page.goto(f"{live_dashboard.url}/projects/{org.projects[PROJECT]}/queries?sort=query")
+    expect(page.locator("thead th.col-number")).to_have_count(4)
+    frame = page.locator(".table-wrap")
+    assert frame.evaluate("e => e.scrollWidth <= e.clientWidth")
+    updated = page.locator("thead th.col-updated").bounding_box()
+    assert updated["x"] + updated["width"] <= page.viewport_size["width"]
+    # Wrapped between words only: each language and country word whole on its line.
+    for cell in page.locator("td.col-language, td.col-country").all():
+        assert cell.evaluate("e => e.scrollWidth <= e.clientWidth")
 
 
 def test_between_phone_and_laptop_the_count_keeps_the_first_actions_line(page, live_dashboard,
