@@ -8,6 +8,8 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.test_browser import SHOP, sign_in_with_demo
+from tests.e2e.test_bulk_browser import sign_in
+from tests.support.e2e import make_org
 
 pytestmark = pytest.mark.browser
 
@@ -45,3 +47,19 @@ def test_the_cards_stay_in_place_when_their_counts_arrive(page, live_dashboard, 
 
     page.get_by_role("link", name=SHOP, exact=True).click()
     expect(page.get_by_role("heading", name="Queries", level=1)).to_be_visible()
+
+
+def test_the_names_of_cards_side_by_side_share_their_top(page, live_dashboard):
+    """A card taller than its neighbours (here a name on two lines) left theirs stretched to
+    its height with their lines spread over it: their names sat lower than its own."""
+    rows = [("boots", "en", "US", []), ("hats", "en", "US", ["brand"])]
+    org = make_org(live_dashboard, "Cards e2e", {
+        "Shoes": rows, "Seasonal campaigns for the whole of Europe and both Americas": rows,
+        "Hats": rows})
+    sign_in(page, live_dashboard.url, org.key)
+    expect(page.locator(".project-list__item progress")).to_have_count(3)
+    cards = page.evaluate(PLACES)
+    assert len({top for _left, top, _width, _height in cards}) == 1  # one row of cards
+    tops = page.evaluate("[...document.querySelectorAll('.project-list__link')]"
+                         ".map(link => link.getBoundingClientRect().top)")
+    assert max(tops) - min(tops) < 1, tops
