@@ -152,6 +152,9 @@ class Embedded:
                             demo_queries)
                 key = demo.seed(self.service_app, demo_queries)
                 write_private(self.kept_file(DEMO_KEY_FILE), key + "\n")
+                # The administrator kept is the previous demo's (its database emptied to start
+                # over): this demo gets one of its own below.
+                self.kept_file(DEMO_ADMIN_FILE).unlink(missing_ok=True)
             key = read_demo_key(self.kept_file(DEMO_KEY_FILE))
             if key and not self._answers(key):
                 log.warning("The kept demo key does not answer in this database (revoked, or "

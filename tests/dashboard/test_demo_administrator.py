@@ -16,7 +16,7 @@ import app as app_module
 from app import create_app
 from service.org import accounts
 from service.store.db import session_scope
-from service.store.models import User
+from service.store.models import Organization, User
 from tests.support.dashboard import close_app, csrf_token
 
 CREATE_USER = "uv run flask --app service create-user <org> <email>"
@@ -85,6 +85,26 @@ def test_a_demo_made_before_there_was_an_administrator_gets_one(dashboard_config
         assert email == "admin@demo.example"
         assert password != demo_app.config["DEMO_ADMIN"][1]
         assert settings_sign_in(again, email, password).status_code == 303
+    finally:
+        close_app(again)
+
+
+def test_a_demo_seeded_again_on_an_emptied_database_gets_an_administrator(dashboard_config,
+                                                                          demo_app):
+    """The database emptied to start the demo over, the instance folder kept: the new demo has
+    an administrator of its own. The old demo's file stayed, so none was made, and the start-up
+    text said to make the first one by hand."""
+    old = demo_app.config["DEMO_ADMIN"]
+    service_run(demo_app, lambda s: s.execute(delete(Organization)))
+    assert service_run(demo_app, lambda s: s.query(User).count()) == 0
+    again = create_app(dashboard_config)
+    try:
+        email, password = again.config["DEMO_ADMIN"]
+        assert email == "admin@demo.example" and password != old[1]
+        assert settings_sign_in(again, email, password).status_code == 303
+        path = again.extensions["tagdesk_embedded"].kept_file("demo-admin")
+        with open(path, encoding="utf-8") as kept:
+            assert kept.read() == f"{email}\n{password}\n"
     finally:
         close_app(again)
 
