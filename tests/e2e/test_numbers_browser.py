@@ -178,6 +178,20 @@ def test_on_a_laptop_every_column_is_on_screen(page, live_dashboard, org):
         assert cell.evaluate("e => e.scrollWidth <= e.clientWidth")
 
 
+def test_on_a_wide_screen_languages_and_countries_stay_on_one_line(page, live_dashboard, org):
+    """1500 px and wider: the page grows to use the screen (up to 1,440 px), and the table has
+    room for every language and country on one line, in a frame that still fits."""
+    page.set_viewport_size({"width": 1500, "height": 900})
+    sign_in(page, live_dashboard.url, org.key)
+    page.goto(f"{live_dashboard.url}/projects/{org.projects[PROJECT]}/queries?sort=query")
+    expect(page.locator("thead th.col-number")).to_have_count(4)
+    lines = page.evaluate("""[...document.querySelectorAll('td.col-language, td.col-country')]
+      .map(cell => { const range = document.createRange(); range.selectNodeContents(cell);
+                     return [cell.textContent, range.getClientRects().length]; })""")
+    assert lines and all(count == 1 for _text, count in lines), lines
+    assert page.locator(".table-wrap").evaluate("e => e.scrollWidth <= e.clientWidth")
+
+
 def test_between_phone_and_laptop_the_count_keeps_the_first_actions_line(page, live_dashboard,
                                                                          org):
     """800 px: the actions wrap to two lines; the count stays on the first (centred between
