@@ -165,7 +165,7 @@ def test_on_a_laptop_every_column_is_on_screen(page, live_dashboard, org):
     """1280 px, the project's four numbers shown: the table fits its frame, Updated included.
     Language, country and Updated were kept on one line each, so the columns needed 1,331 px
     of the page's 1,190 at any window width, and Updated was reached only by scrolling the
-    table sideways. They wrap where the table is short of room."""
+    table sideways. Language and country now wrap between words where room is short."""
     sign_in(page, live_dashboard.url, org.key)
     page.goto(f"{live_dashboard.url}/projects/{org.projects[PROJECT]}/queries?sort=query")
     expect(page.locator("thead th.col-number")).to_have_count(4)
