@@ -141,6 +141,28 @@ def test_on_a_phone_the_page_never_scrolls_sideways(phone, live_dashboard, org):
     assert axe_serious(phone) == []
 
 
+def test_on_a_phone_each_number_reads_the_same_way(phone, live_dashboard, org):
+    """390 px: every number of a row under its name, at the name's left. The cells in the
+    row's narrower column put the value under the name, those in the wider one on the name's
+    line at the far right: "Volume / 12,345" beside "Clicks ........ 1,200"."""
+    sign_in(phone, live_dashboard.url, org.key)
+    phone.set_viewport_size(PHONE)
+    phone.goto(f"{live_dashboard.url}/projects/{org.projects[PROJECT]}/queries"
+               "?q=blue+boots&cols=volume,clicks,impressions,position")
+    cells = phone.locator("tr[data-row]").first.locator("td.col-number")
+    expect(cells).to_have_count(4)
+    placed = cells.evaluate_all("""cells => cells.map(cell => {
+        const box = cell.getBoundingClientRect(), range = document.createRange();
+        range.selectNodeContents(cell);
+        const value = range.getBoundingClientRect();
+        return {label: cell.dataset.label, left: value.left - box.left,
+                below: value.top - box.top, height: box.height}; })""")
+    for cell in placed:
+        assert abs(cell["left"]) <= 1, placed  # at the name's left
+        assert cell["below"] >= 10, placed  # on the line under the name
+    assert len({round(cell["height"]) for cell in placed}) == 1, placed
+
+
 def test_the_count_and_the_views_actions_share_a_line_on_a_laptop(page, live_dashboard, org):
     """1280 px: Export CSV, Columns, Report and Make a rule from this view beside the count,
     so the table starts high enough for its first rows to be on the first screen (each on a
