@@ -562,6 +562,32 @@ def read_number(text: str) -> int | float | None:
     return value if math.isfinite(value) and abs(value) <= LARGEST else None
 
 
+def read_bound(name: str, text: str) -> tuple[int | float | None, str]:
+    """A range's bound of the number `name` as typed, or None and why not ("" when nothing is
+    typed). A CTR is typed as the table writes it ("5%", "5 %") or as a share (0.05); over
+    100 % it is refused in words, since "5" would be 500 % and match nothing."""
+    text = text.strip()
+    if not text:
+        return None, ""
+    percent = name == "ctr" and text.endswith("%")
+    value = read_number(text[:-1] if percent else text)
+    if value is None:
+        return None, "not a number"
+    if name == "ctr":
+        value = value / 100 if percent else value
+        if value > 1:
+            return None, "a CTR is at most 100 %" + (
+                "" if percent else f": write {text}% for {text} per cent")
+    return value, ""
+
+
+def typed_bound(name: str, value: int | float | None) -> str:
+    """A bound as its input shows it (read again by read_bound): a CTR as a percentage."""
+    if value is None:
+        return ""
+    return f"{plain_number(round(value * 100, 9))}%" if name == "ctr" else plain_number(value)
+
+
 def plain_number(value: int | float) -> str:
     """A bound as the address writes it: 100, 4.5."""
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
@@ -570,7 +596,7 @@ def plain_number(value: int | float) -> str:
 
 
 # What each number's input takes, where it is not plain.
-HINTS = {"ctr": "A share: 0.05 is 5 %.", "position": "1 is the top.",
+HINTS = {"ctr": "A percentage or a share: 5% or 0.05.", "position": "1 is the top.",
          "difficulty": "From 0 to 100."}
 
 
@@ -596,7 +622,7 @@ class Numbers(FilterField):
     def read(self, args) -> dict:
         ranges = {}
         for name in NUMBER_NAMES:
-            least, greatest = (read_number(text) for text in self._bounds(args, name))
+            least, greatest = (read_bound(name, text)[0] for text in self._bounds(args, name))
             if (least is None and greatest is None) or (
                     least is not None and greatest is not None and least > greatest):
                 continue
@@ -607,11 +633,12 @@ class Numbers(FilterField):
         ignored = []
         for name in NUMBER_NAMES:
             texts = self._bounds(args, name)
-            for text, words in zip(texts, ("at least", "at most"), strict=True):
-                if text and read_number(text) is None:
-                    ignored.append(Ignored(f"{LABELS[name]} {words} {quoted(text)}",
-                                           "not a number"))
-            least, greatest = (read_number(text) for text in texts)
+            bounds = [read_bound(name, text) for text in texts]
+            for text, (_value, why), words in zip(texts, bounds, ("at least", "at most"),
+                                                  strict=True):
+                if why:
+                    ignored.append(Ignored(f"{LABELS[name]} {words} {quoted(text)}", why))
+            least, greatest = (value for value, _why in bounds)
             if least is not None and greatest is not None and least > greatest:
                 ignored.append(Ignored(
                     f"{LABELS[name]} at least {plain_number(least)} and at most "
@@ -671,8 +698,7 @@ class Numbers(FilterField):
                 continue
             least, greatest = ranges.get(name, (None, None))
             inputs.append({"name": name, "label": LABELS[name], "hint": HINTS.get(name, ""),
-                           "min": "" if least is None else plain_number(least),
-                           "max": "" if greatest is None else plain_number(greatest)})
+                           "min": typed_bound(name, least), "max": typed_bound(name, greatest)})
         return {"number_inputs": inputs}
 
     def beyond_reference(self, filters):

@@ -203,6 +203,32 @@ def chip_of(html: str) -> str:
     return re.findall(r'aria-label="Remove filter ([^"]+)"', html)[0]
 
 
+@pytest.mark.parametrize("bound", ["10%", "10 %", "10%25", "0.1"])
+def test_a_ctr_is_typed_as_the_table_writes_it(numbered_to_read, bound):
+    """The table writes a CTR as "15.0%": "10%" in CTR at least is ten per cent, as 0.1 is
+    (it was "not a number", and the view unfiltered)."""
+    signed_in, numbered = numbered_to_read.client, numbered_to_read.world
+    html = page(signed_in, numbered, f"q=boots&ctr_min={bound}&sort=query")
+    assert row_queries(html) == ["red boots"]
+    assert chip_of(html) == "Search: “boots”"
+    assert re.findall(r'aria-label="Remove filter ([^"]+)"', html)[1] == "CTR: at least 10%"
+    assert not ignored(html)
+    assert 'name="ctr_min" value="10%"' in html  # as the table writes it, whichever was typed
+
+
+@pytest.mark.parametrize(("bound", "named"), [
+    ("ctr_min=5", "CTR at least “5” (a CTR is at most 100 %: write 5% for 5 per cent)"),
+    ("ctr_max=150%25", "CTR at most “150%” (a CTR is at most 100 %)"),
+    ("volume_min=5%25", "Volume at least “5%” (not a number)"),
+])
+def test_a_ctr_over_100_percent_is_a_sentence(numbered_to_read, bound, named):
+    """"5" in CTR at least was taken as 500 %: no query matched, with no word why."""
+    signed_in, numbered = numbered_to_read.client, numbered_to_read.world
+    html = page(signed_in, numbered, bound)
+    assert ignored(html) == f"Ignored from the address: {named}."
+    assert f"of {TOTAL + len(NUMBERED)} queries" in html
+
+
 @pytest.mark.parametrize(("query", "named"), [
     ("volume_min=abc", "Volume at least “abc” (not a number)"),
     ("clicks_max=1e999", "Clicks at most “1e999” (not a number)"),
