@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 
 from babel import Locale
+from babel.numbers import format_decimal
 
 from .figures import LABELS, count_text, number_text, person_locale
 
@@ -21,6 +22,9 @@ HOW = {"ctr": "CTR as clicks ÷ impressions",
        "cpc": "CPC weighted by volume",
        "difficulty": "difficulty weighted by volume"}
 SLUG = re.compile(r"[^A-Za-z0-9]+")
+# A row's position and difficulty are averages: each column to the same decimals, so that
+# its figures line up ("50" stood under "37.5", "10.0" under "2.67").
+AVERAGES = {"position": "#,##0.00", "difficulty": "#,##0.0"}
 
 
 def label(name: str) -> str:
@@ -65,7 +69,11 @@ class Formatter:
 
     def figure(self, name: str, value: int | float | None) -> str:
         """A row's figure of a number; '—' when unknown."""
-        return "—" if value is None else number_text(name, value, self.currency, self.locale)
+        if value is None:
+            return "—"
+        if name in AVERAGES:
+            return format_decimal(value, AVERAGES[name], locale=self.locale)
+        return number_text(name, value, self.currency, self.locale)
 
     def share(self, ratio: float | None) -> str:
         """A share as a CTR is written: a percentage with one decimal; '—' when unknown."""

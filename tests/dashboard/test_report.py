@@ -104,21 +104,22 @@ def test_each_tag_row_sums_the_numbers_of_its_queries_and_its_share_of_the_click
                        "Volume", "CPC", "Difficulty", "Share of clicks"]
     table = by_tag(rows)
     total_clicks = 1200 + 500 + 300 + 200 + 100
-    # brand: position weighted by impressions (to two decimals, as the queries page), CPC
-    # and difficulty by volume.
+    # brand: position weighted by impressions, CPC and difficulty by volume. Each column's
+    # figures to the same decimals (two for a position, one for a difficulty), so that they
+    # line up: "50" stood under "37.5", "10.0" under "2.67".
     assert table["brand"] == [
         "2", "1,700", "15,000", "11.3%", "2.67", "8,000",
         "1.50", "37.5", f"{1700 / total_clicks:.1%}"]
     # sale: CPC and difficulty of the one query that has them (and its volume).
-    assert table["sale"] == ["2", "800", "8,000", "10.0%", "4.75", "4,000", "2.00", "50",
+    assert table["sale"] == ["2", "800", "8,000", "10.0%", "4.75", "4,000", "2.00", "50.0",
                              f"{800 / total_clicks:.1%}"]
     # question: a query without numbers: sums of nothing are 0, weighted figures unknown.
     assert table["question"] == ["1", "0", "0", "—", "—", "0", "—", "—", "0.0%"]
-    assert table["Untagged"] == [f"{1 + FILLER}", "200", "2,000", "10.0%", "10.0", "1,000",
+    assert table["Untagged"] == [f"{1 + FILLER}", "200", "2,000", "10.0%", "10.00", "1,000",
                                  "—", "—", f"{200 / total_clicks:.1%}"]
     # CTR: clicks ÷ impressions of the queries with both ("sizes" has no impressions).
     assert table["All queries in this view"] == [
-        f"{6 + FILLER}", "2,300", "20,000", "11.0%", "3.9", "10,000", "1.50", "37.5", "100.0%"]
+        f"{6 + FILLER}", "2,300", "20,000", "11.0%", "3.90", "10,000", "1.50", "37.5", "100.0%"]
     # Biggest share first; the tags no query of the view has are not listed.
     assert [row[0] for row in rows[1:]] == ["brand", "sale", "=HYPERLINK(1)",
                                             "Größe, \"fit\"", "question", "Untagged",
