@@ -56,6 +56,10 @@ def status_sentence(found: SuggestionStatus, now: datetime | None = None) -> str
                      f"{when}")
     if found.held_back_right is not None:
         parts.append(f"{round(found.held_back_right * 100)} % right on queries held back")
+    elif found.learned_at is not None and found.default_confidence is None:
+        # No confidence was right often enough: no query is suggested a tag, and why is said.
+        parts.append("none shown yet: on queries held back they were not right often enough; "
+                     "tagging more queries helps")
     if found.state == "learning":
         parts.append("learning again now")
     line = " · ".join(parts)

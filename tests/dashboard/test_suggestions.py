@@ -184,6 +184,13 @@ def test_the_status_line_says_what_stands_in_the_way():
     ready = SuggestionStatus("ready", now - timedelta(minutes=2), 4512, 0.962, 0.97, ((1, 3),))
     assert status_sentence(ready, now) == ("Suggestions learned from 4,512 tagged queries "
                                            "2 minutes ago · 96 % right on queries held back")
+    # Learned, but no confidence was right often enough on the queries held back: no tag is
+    # suggested, and the line said only "learned from 298 tagged queries".
+    unsure = SuggestionStatus("ready", now - timedelta(minutes=2), 298, None, None,
+                              ((1, 0), (2, 0)))
+    assert status_sentence(unsure, now) == (
+        "Suggestions learned from 298 tagged queries 2 minutes ago · none shown yet: on "
+        "queries held back they were not right often enough; tagging more queries helps")
     broken = "Something went wrong on our side while learning. It has been noted."
     failed = SuggestionStatus("learning", None, None, None, None, (), problem=broken)
     assert status_sentence(failed) == f"No suggestions yet. {broken}"
