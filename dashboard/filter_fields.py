@@ -641,8 +641,8 @@ class Numbers(FilterField):
             least, greatest = (value for value, _why in bounds)
             if least is not None and greatest is not None and least > greatest:
                 ignored.append(Ignored(
-                    f"{LABELS[name]} at least {plain_number(least)} and at most "
-                    f"{plain_number(greatest)}", "nothing is both: give the smaller number "
+                    f"{LABELS[name]} at least {typed_bound(name, least)} and at most "
+                    f"{typed_bound(name, greatest)}", "nothing is both: give the smaller number "
                                                  "first"))
         return ignored
 

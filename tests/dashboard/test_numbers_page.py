@@ -219,6 +219,8 @@ def test_a_ctr_is_typed_as_the_table_writes_it(numbered_to_read, bound):
 @pytest.mark.parametrize(("bound", "named"), [
     ("ctr_min=5", "CTR at least “5” (a CTR is at most 100 %: write 5% for 5 per cent)"),
     ("ctr_max=150%25", "CTR at most “150%” (a CTR is at most 100 %)"),
+    ("ctr_min=10%25&ctr_max=0.05", "CTR at least 10% and at most 5% (nothing is both: give "
+                                   "the smaller number first)"),
     ("volume_min=5%25", "Volume at least “5%” (not a number)"),
 ])
 def test_a_ctr_over_100_percent_is_a_sentence(numbered_to_read, bound, named):
